@@ -1,0 +1,76 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sreh/core/expected.hpp"
+
+namespace sreh::actors {
+
+enum class risk_class { read_only, low, medium, high };
+[[nodiscard]] const char* to_string(risk_class r);
+
+/// Everything a tool gets for one call.
+struct tool_call {
+  std::string run_id;
+  std::string args;              // JSON, validated against the schema
+  std::string idempotency_key;   // `<run id>:<step n>`
+  std::stop_token cancel;        // set when the run is cancelled
+};
+
+/// What a tool returns: a JSON result or an error message (recorded as the step's outcome).
+struct tool_result {
+  bool ok = true;
+  std::string result = "{}";
+  std::string error;
+  static tool_result success(std::string json) { return {true, std::move(json), {}}; }
+  static tool_result failure(std::string msg) { return {false, "{}", std::move(msg)}; }
+};
+
+/// Did the call with this idempotency key take effect?
+struct reconcile_result {
+  enum status { happened, not_happened, unknown } state = unknown;
+  std::string result = "{}";     // the recorded result when it happened
+};
+
+/// A tool the agent can call. Implementations are thread-safe: several runs call one tool.
+class tool {
+ public:
+  virtual ~tool() = default;
+  [[nodiscard]] virtual const std::string& name() const = 0;
+  [[nodiscard]] virtual const std::string& description() const = 0;
+  /// JSON schema of the arguments (draft-07 subset: type, properties, required, enum, minimum,
+  /// maximum, maxLength, additionalProperties=false).
+  [[nodiscard]] virtual const std::string& schema() const = 0;
+  [[nodiscard]] virtual risk_class risk() const = 0;
+  /// Read-only and safe to repeat: re-run on recovery instead of reconciled.
+  [[nodiscard]] virtual bool idempotent() const = 0;
+  /// Blocks (I/O, subprocess): runs on the tool pool, not on an actor thread.
+  [[nodiscard]] virtual bool blocking() const { return false; }
+  [[nodiscard]] virtual std::chrono::milliseconds timeout() const {
+    return std::chrono::seconds(30);
+  }
+  virtual tool_result execute(const tool_call& call) = 0;
+  /// Non-idempotent tools answer whether the call with `idempotency_key` happened.
+  virtual reconcile_result reconcile(std::string_view /*idempotency_key*/) { return {}; }
+};
+
+using tool_ptr = std::shared_ptr<tool>;
+
+/// The tools a node offers, by name. Filled at start, read-only afterwards (thread-safe reads).
+class tool_registry {
+ public:
+  void add(tool_ptr t);
+  [[nodiscard]] tool_ptr find(std::string_view name) const;
+  [[nodiscard]] std::vector<tool_ptr> all() const;
+
+ private:
+  std::map<std::string, tool_ptr, std::less<>> tools_;
+};
+
+} // namespace sreh::actors

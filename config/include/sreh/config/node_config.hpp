@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sreh/core/expected.hpp"
+#include "sreh/core/run.hpp"
+
+namespace sreh::config {
+
+struct store_config {
+  std::string kind = "sqlite";        // sqlite | postgres
+  std::string path;                   // sqlite file; default <data_dir>/sreh.db
+  std::string synchronous = "normal"; // sqlite: normal | full
+  std::string url;                    // postgres: connection URL (may use ${ENV})
+};
+
+struct logging_config {
+  std::string level = "info";         // trace | debug | info | warn | error | off
+  std::string format = "text";        // text | json
+};
+
+struct limits_config {
+  std::int64_t max_body_bytes = 1 << 20;       // request bodies over this get 413
+  std::int64_t max_header_bytes = 16 * 1024;   // request headers over this get 431
+  std::int64_t max_json_depth = 32;            // deeper JSON gets 400
+  std::int64_t max_connections = 1024;         // further connections are refused with 503
+  std::int64_t sse_queue_events = 10'000;      // a client further behind than this is cut
+  std::int64_t sse_heartbeat_ms = 15'000;      // comment line on idle SSE streams
+  std::int64_t http_threads = 2;
+  std::int64_t scheduler_threads = 2;          // CAF worker threads
+  std::int64_t tool_threads = 4;               // pool for blocking tools
+};
+
+/// A scripted step of the `scripted` model provider: call `tool` with `args` (JSON).
+struct scripted_step {
+  std::string tool;
+  std::string args = "{}";
+};
+
+struct model_config {
+  std::string provider = "builtin";   // builtin | scripted (tests, demos)
+  std::vector<scripted_step> script;  // for `scripted`
+};
+
+struct tool_config {
+  /// Where the `test.record` tool appends the idempotency keys it executed (crash tests).
+  std::string record_file;
+};
+
+/// The node's configuration. Every field has a default so that no file is needed for the
+/// embedded default (SQLite under ./data, listening on 127.0.0.1:7070).
+struct node_config {
+  std::string node_id = "node-1";
+  std::string listen = "127.0.0.1:7070"; // host:port
+  std::string data_dir = "./data";
+  std::string policy_mode = "review";    // read_only | review | autonomous
+  store_config store;
+  logging_config logging;
+  limits_config limits;
+  run_budget budget;                     // defaults for new runs
+  model_config model;
+  tool_config tools;
+  std::string source;                    // file it was loaded from ("" = defaults)
+};
+
+/// Loads and validates a YAML config file. `${NAME}` in string values is replaced by the
+/// environment variable NAME (an unset variable is an error). Unknown keys, wrong types and
+/// out-of-range values are errors formatted as `FILE:LINE:COLUMN: field.path: what is wrong`.
+[[nodiscard]] expected<node_config> load_file(const std::string& path);
+
+/// Same, from text (`name` is used in messages in place of a file name).
+[[nodiscard]] expected<node_config> load_string(const std::string& text, const std::string& name);
+
+/// Fills derived defaults (store.path from data_dir) and checks cross-field rules.
+[[nodiscard]] sreh::error finalize(node_config& cfg);
+
+/// Splits "host:port" (port 0..65535; host may be "[::1]"). Error names `field`.
+[[nodiscard]] sreh::error parse_listen(const std::string& s, const std::string& field,
+                                       std::string& host, std::uint16_t& port);
+
+} // namespace sreh::config

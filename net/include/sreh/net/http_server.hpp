@@ -1,0 +1,46 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sreh/actors/event_hub.hpp"
+#include "sreh/actors/kernel_api.hpp"
+#include "sreh/config/node_config.hpp"
+#include "sreh/core/clock.hpp"
+#include "sreh/core/id.hpp"
+#include "sreh/persistence/store.hpp"
+
+namespace sreh::net {
+
+/// What the HTTP front needs from the node. All references outlive the server.
+struct server_context {
+  persistence::store& store;
+  actors::kernel_api& kernel;
+  actors::event_hub& hub;
+  const config::node_config& cfg;
+  const sreh::clock& clock;
+  id_generator& ids;
+};
+
+/// The Beast HTTP/1.1 server: REST under /v1, SSE streams, /healthz, /readyz. Runs its own
+/// io_context on `cfg.limits.http_threads` threads; reaches the kernel only through kernel_api.
+class http_server {
+ public:
+  explicit http_server(server_context ctx);
+  ~http_server();
+  http_server(const http_server&) = delete;
+  http_server& operator=(const http_server&) = delete;
+
+  /// Binds and starts serving. Port 0 picks a free port (see `port()`).
+  [[nodiscard]] sreh::error start(const std::string& host, std::uint16_t port);
+  [[nodiscard]] std::uint16_t port() const;
+  /// Stops accepting, closes every connection and joins the threads.
+  void stop();
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace sreh::net

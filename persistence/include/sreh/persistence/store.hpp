@@ -1,0 +1,90 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sreh/core/event.hpp"
+#include "sreh/core/expected.hpp"
+#include "sreh/core/run.hpp"
+#include "sreh/core/step.hpp"
+
+namespace sreh::persistence {
+
+/// One run's writes for one durable commit. Batches from many runs are applied in one
+/// transaction by the group-commit writer (transactional outbox: step rows, the run's checkpoint
+/// and the events they produce commit together or not at all).
+struct write_batch {
+  /// Insert a new run. When another run already holds `create->idempotency_key` (non-empty),
+  /// nothing of this batch is applied and the result names the existing run.
+  std::optional<run> create;
+  /// Replace the stored row of an existing run (state, checkpoint, counters, ...).
+  std::optional<run> update;
+  /// Upsert by (run_id, n): the intent inserts, the outcome replaces.
+  std::vector<step> steps;
+  /// Appended to the event log; `seq` is assigned at commit.
+  std::vector<event> events;
+};
+
+/// What happened to one batch.
+struct commit_result {
+  sreh::error err;               // set when the transaction failed (nothing applied)
+  std::string existing_run_id;   // set when `create` met an existing idempotency key
+  std::vector<event> events;     // the batch's events with their assigned `seq`
+};
+
+struct run_filter {
+  std::optional<run_state> state;
+  std::string before_id;         // cursor: runs with id < before_id (newest first)
+  int limit = 50;                // 1..500
+};
+
+struct run_page {
+  std::vector<run> runs;
+  std::string next_cursor;       // empty on the last page
+};
+
+struct event_filter {
+  std::int64_t after_seq = 0;    // events with seq > after_seq, ascending
+  std::string run_id;            // empty = all runs
+  int limit = 1000;
+};
+
+struct store_stats {
+  std::int64_t runs = 0;
+  std::int64_t steps = 0;
+  std::int64_t events = 0;
+  std::int64_t last_event_seq = 0;
+};
+
+/// The durable store. `commit` is called by one writer at a time (the group-commit writer);
+/// reads are thread-safe and may run concurrently with a commit. Implementations: SQLite
+/// (embedded default), PostgreSQL (cluster). Both pass tests/integration/store_conformance.
+class store {
+ public:
+  virtual ~store() = default;
+
+  /// Applies every batch in one transaction and returns one result per batch, in order.
+  /// On failure every result carries the same error and nothing is applied.
+  [[nodiscard]] virtual std::vector<commit_result> commit(std::vector<write_batch>& batches) = 0;
+
+  [[nodiscard]] virtual expected<std::optional<run>> get_run(std::string_view id) = 0;
+  [[nodiscard]] virtual expected<run_page> list_runs(const run_filter& f) = 0;
+  [[nodiscard]] virtual expected<std::vector<step>> get_steps(std::string_view run_id) = 0;
+  [[nodiscard]] virtual expected<std::vector<event>> read_events(const event_filter& f) = 0;
+  /// Runs in pending, running or waiting owned by `node_id`, oldest first.
+  [[nodiscard]] virtual expected<std::vector<run>> unfinished_runs(std::string_view node_id) = 0;
+  /// The run created with this idempotency key, if any.
+  [[nodiscard]] virtual expected<std::optional<std::string>> find_by_idempotency_key(
+    std::string_view key) = 0;
+  [[nodiscard]] virtual expected<store_stats> stats() = 0;
+  /// Cheap liveness probe for /readyz.
+  [[nodiscard]] virtual sreh::error ping() = 0;
+};
+
+using store_ptr = std::unique_ptr<store>;
+
+} // namespace sreh::persistence

@@ -1,0 +1,2 @@
+// The one translation unit that instantiates CAF's test runner for the integration tests.
+#include <caf/test/unit_test_impl.hpp>
