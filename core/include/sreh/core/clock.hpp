@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace sreh {
@@ -36,5 +37,9 @@ class test_clock final : public clock {
 
 /// Formats a timestamp as RFC 3339 UTC with microseconds ("2026-11-30T04:08:39.123456Z").
 [[nodiscard]] std::string_view format_rfc3339(timestamp_us t, char (&buf)[32]);
+
+/// Parses an RFC 3339 timestamp ("Z" or a numeric offset; fraction truncated to microseconds).
+/// The inverse of `format_rfc3339`; nullopt when malformed.
+[[nodiscard]] std::optional<timestamp_us> parse_rfc3339(std::string_view s);
 
 } // namespace sreh

@@ -12,7 +12,7 @@ template <class T>
 class [[nodiscard]] expected {
  public:
   expected(T v) : v_(std::move(v)) {}
-  expected(error e) : v_(std::move(e)) {}
+  expected(sreh::error e) : v_(std::move(e)) {}
   [[nodiscard]] bool has_value() const { return v_.index() == 0; }
   explicit operator bool() const { return has_value(); }
   T& value() & { return std::get<0>(v_); }

@@ -23,7 +23,14 @@ using writer = rapidjson::Writer<rapidjson::StringBuffer>;
 /// Same, and requires an object at the top.
 [[nodiscard]] expected<rapidjson::Document> parse_object(std::string_view text, int max_depth = 64);
 
-/// Writes a stored JSON text as a raw value (it was validated when stored).
+/// The JSON type of a value as users read it: "null", "boolean", "number", "string", "array",
+/// "object" (for messages like "expected a string, got number").
+[[nodiscard]] const char* type_of(const rapidjson::Value& v);
+
+/// Serializes a value as compact JSON text.
+[[nodiscard]] std::string stringify(const rapidjson::Value& v);
+
+/// Writes a stored JSON text as a raw value (it was validated when stored); null when empty.
 void raw(writer& w, std::string_view json_text);
 
 /// Writes an optional timestamp as RFC 3339, or null when 0.

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "sreh/persistence/commit_queue.hpp"
 #include "sreh/persistence/store.hpp"
 
 namespace sreh::persistence {
@@ -27,14 +28,19 @@ struct group_writer_stats {
 ///
 /// Concurrency: `submit` is thread-safe and never blocks on I/O. Callbacks and the committed-events
 /// listener run on the writer thread, in commit order: they must be quick and must not block
-/// (hand work to actors with a message). `stop` commits what was submitted, then joins.
-class group_writer {
+/// (hand work to actors with a message), and must not call `stop`. `stop` commits what was
+/// submitted, then joins; a `submit` after `stop` is answered at once with `unavailable`.
+///
+/// Failure: when a transaction fails with `internal` (a faulty batch, a bug), its batches are
+/// committed again one by one so that only the faulty one fails; on `unavailable` (store away)
+/// every batch of the transaction gets the error.
+class group_writer final : public commit_queue {
  public:
-  using callback = std::function<void(commit_result)>;
+  using callback = commit_queue::callback;
   using events_listener = std::function<void(const std::vector<event>&)>;
 
   group_writer(store& s, group_writer_options opts = {});
-  ~group_writer();
+  ~group_writer() override;
   group_writer(const group_writer&) = delete;
   group_writer& operator=(const group_writer&) = delete;
 
@@ -42,7 +48,7 @@ class group_writer {
   void set_events_listener(events_listener l);
   void start();
   void stop();
-  void submit(write_batch b, callback cb);
+  void submit(write_batch b, callback cb) override;
   [[nodiscard]] group_writer_stats stats() const;
 
  private:

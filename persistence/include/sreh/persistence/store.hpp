@@ -68,7 +68,10 @@ class store {
   virtual ~store() = default;
 
   /// Applies every batch in one transaction and returns one result per batch, in order.
-  /// On failure every result carries the same error and nothing is applied.
+  /// On failure every result carries the same error, nothing is applied and the batches are left
+  /// as given (so a caller may retry them). On success each applied batch's events are moved
+  /// into its result with their `seq` set (in batch order, gap-free); a batch skipped for an
+  /// existing idempotency key keeps its events.
   [[nodiscard]] virtual std::vector<commit_result> commit(std::vector<write_batch>& batches) = 0;
 
   [[nodiscard]] virtual expected<std::optional<run>> get_run(std::string_view id) = 0;

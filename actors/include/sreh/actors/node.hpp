@@ -1,0 +1,40 @@
+#pragma once
+
+#include <memory>
+
+#include "sreh/actors/kernel_api.hpp"
+#include "sreh/actors/model_provider.hpp"
+#include "sreh/actors/tool.hpp"
+#include "sreh/config/node_config.hpp"
+#include "sreh/core/clock.hpp"
+#include "sreh/core/id.hpp"
+#include "sreh/persistence/commit_queue.hpp"
+#include "sreh/persistence/store.hpp"
+
+namespace sreh::actors {
+
+/// The actor side of a node: the CAF actor system, the supervisor, the kernel and its run
+/// actors, the pool for blocking tools. Everything it borrows outlives it; the writer must be
+/// started before `start` and stopped after `stop`.
+class node {
+ public:
+  node(const config::node_config& cfg, persistence::store& store, persistence::commit_queue& writer,
+       const tool_registry& tools, model_provider_ptr provider, const sreh::clock& clock,
+       id_generator& ids);
+  ~node();
+  node(const node&) = delete;
+  node& operator=(const node&) = delete;
+
+  /// Starts the actor system and the kernel, which recovers unfinished runs.
+  [[nodiscard]] sreh::error start();
+  /// Stops every actor (runs stay durable in the store) and the tool pool.
+  void stop();
+  /// Thread-safe facade for the HTTP front and the CLI.
+  [[nodiscard]] kernel_api& kernel();
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace sreh::actors

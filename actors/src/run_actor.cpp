@@ -1,0 +1,332 @@
+#include "run_actor.hpp"
+
+#include <fmt/format.h>
+
+#include <stop_token>
+
+#include "run_journal.hpp"
+#include "sreh/core/failpoint.hpp"
+#include "sreh/core/json.hpp"
+#include "sreh/core/json_schema.hpp"
+
+namespace sreh::actors {
+
+namespace {
+
+/// What to do once the pending commit is acknowledged.
+enum class after_commit { nothing, created, execute, finish, passivate };
+
+struct run_state_t {
+  runtime_ptr rt;
+  run_journal journal;
+  after_commit next = after_commit::nothing;
+  std::uint64_t commits = 0;              // tokens handed out
+  std::uint64_t awaited = 0;              // commit token we wait for (0 = none)
+  persistence::write_batch in_flight;     // kept to resubmit after a failed commit
+  std::vector<std::int64_t> in_flight_outcomes; // steps whose outcome the commit carries
+  int commit_failures = 0;
+  std::stop_source cancel;
+  std::string cancelled_by;
+  std::vector<caf::typed_response_promise<kernel_reply>> cancel_waiters;
+  caf::typed_response_promise<kernel_reply> creator; // the submitter, answered after the create
+  std::string existing_run_id;                       // the create met this idempotency key
+  static inline const char* name = "sreh.run";
+};
+
+using self_ptr = run_actor::stateful_pointer<run_state_t>;
+
+void advance(self_ptr self);
+void execute(self_ptr self);
+void on_reconciled(self_ptr self, std::int64_t n, int status, std::string result);
+
+void submit_commit(self_ptr self) {
+  auto& st = self->state;
+  auto token = ++st.commits;
+  st.awaited = token;
+  auto handle = run_actor{self};
+  auto batch = st.in_flight; // the writer consumes a copy; we keep ours for a retry
+  st.rt->writer.submit(std::move(batch), [handle, token](persistence::commit_result r) {
+    caf::anon_send(handle, committed_atom::value, token, static_cast<int>(r.err.code),
+                   std::move(r.err.message), std::move(r.existing_run_id));
+  });
+}
+
+void commit(self_ptr self, after_commit next) {
+  auto& st = self->state;
+  st.next = next;
+  st.in_flight = st.journal.take_batch(st.in_flight_outcomes);
+  st.commit_failures = 0;
+  submit_commit(self);
+}
+
+void finish(self_ptr self, run_state final_state, std::string message) {
+  auto& j = self->state.journal;
+  j.end_run(final_state, std::move(message));
+  commit(self, after_commit::finish);
+}
+
+void fail(self_ptr self, std::string why) {
+  self->state.rt->log->warn("run {} failed: {}", self->state.journal.r.id, why);
+  finish(self, run_state::failed, std::move(why));
+}
+
+/// The outcome of the current tool step is known: journal it (committed with the next step).
+void on_tool_done(self_ptr self, std::int64_t n, bool ok, std::string result, std::string err) {
+  auto& st = self->state;
+  failpoint("after_effect", n);
+  st.journal.record_outcome(n, ok, std::move(result), std::move(err));
+  st.rt->counters.steps.fetch_add(1, std::memory_order_relaxed);
+  advance(self);
+}
+
+void execute(self_ptr self) {
+  auto& st = self->state;
+  auto& s = st.journal.steps.back();
+  if (st.cancel.stop_requested()) {
+    st.journal.record_cancelled(s.n, "cancelled before execution by " + st.cancelled_by);
+    finish(self, run_state::cancelled, "cancelled by " + st.cancelled_by);
+    return;
+  }
+  auto t = st.rt->tools.find(s.tool);
+  if (!t) {
+    on_tool_done(self, s.n, false, "{}", fmt::format("unknown tool '{}'", s.tool));
+    return;
+  }
+  if (auto err = json::validate(t->schema(), s.args)) {
+    on_tool_done(self, s.n, false, "{}",
+                 fmt::format("invalid arguments for '{}': {}", s.tool, err.message));
+    return;
+  }
+  tool_call call{st.journal.r.id, s.args, s.idempotency_key, st.cancel.get_token()};
+  if (!t->blocking()) {
+    auto res = t->execute(call);
+    on_tool_done(self, s.n, res.ok, std::move(res.result), std::move(res.error));
+    return;
+  }
+  auto handle = run_actor{self};
+  auto n = s.n;
+  st.rt->pool.post([handle, t, call = std::move(call), n] {
+    tool_result res;
+    try {
+      res = t->execute(call);
+    } catch (const std::exception& e) {
+      res = tool_result::failure(fmt::format("tool '{}' threw: {}", t->name(), e.what()));
+    }
+    caf::anon_send(handle, tool_done_atom::value, n, res.ok, std::move(res.result),
+                   std::move(res.error));
+  });
+}
+
+/// Asks the model for the next step and journals its intent (or the conclusion).
+void advance(self_ptr self) {
+  auto& st = self->state;
+  auto& j = st.journal;
+  if (st.cancel.stop_requested())
+    return finish(self, run_state::cancelled, "cancelled by " + st.cancelled_by);
+  if (auto why = j.budget_exhausted(st.rt->clock.now_us()); !why.empty())
+    return fail(self, why);
+  decision d;
+  try {
+    d = st.rt->provider->decide(run_context{j.r, j.steps, st.rt->tools});
+  } catch (const std::exception& e) {
+    return fail(self, fmt::format("model provider '{}' failed: {}", st.rt->provider->name(),
+                                  e.what()));
+  }
+  j.r.tokens += d.tokens;
+  if (j.r.tokens > j.r.budget.max_tokens)
+    return fail(self, fmt::format("budget exhausted: {} tokens used, max_tokens is {}",
+                                  j.r.tokens, j.r.budget.max_tokens));
+  switch (d.kind) {
+    case decision::call_tool:
+      j.add_tool_intent(d);
+      return commit(self, after_commit::execute);
+    case decision::conclude:
+      j.add_conclusion(d);
+      return finish(self, run_state::succeeded, d.conclusion);
+    case decision::give_up:
+      return fail(self, d.conclusion.empty() ? std::string{"the model gave up"} : d.conclusion);
+  }
+}
+
+/// The run's row and its run.created event, committed before the submitter hears of the run.
+void create(self_ptr self) {
+  auto& st = self->state;
+  st.creator = self->make_response_promise<kernel_reply>();
+  st.in_flight = st.journal.take_create_batch();
+  st.in_flight_outcomes.clear();
+  st.next = after_commit::created;
+  submit_commit(self);
+}
+
+void on_created(self_ptr self) {
+  auto& st = self->state;
+  kernel_reply rep;
+  if (!st.existing_run_id.empty()) {
+    // A retried submission: the key already names a run. This actor never became a run.
+    rep.run_id = st.existing_run_id;
+    rep.created = false;
+    st.creator.deliver(rep);
+    for (auto& p : st.cancel_waiters)
+      p.deliver(reply_error(errc::conflict, "the run was not created (idempotency key reused)"));
+    st.cancel_waiters.clear();
+    return self->quit();
+  }
+  st.rt->counters.started.fetch_add(1, std::memory_order_relaxed);
+  rep.run_id = st.journal.r.id;
+  rep.created = true;
+  rep.state = static_cast<int>(st.journal.r.state);
+  st.creator.deliver(rep);
+  st.journal.start();
+  advance(self);
+}
+
+void on_committed(self_ptr self, std::uint64_t token, int code, std::string msg,
+                  std::string existing) {
+  auto& st = self->state;
+  if (token != st.awaited)
+    return;
+  if (code != 0 && st.next == after_commit::created) {
+    // Tell the submitter now rather than keep it waiting on a store that is away.
+    st.creator.deliver(reply_error(static_cast<errc>(code), std::move(msg)));
+    return self->quit();
+  }
+  if (code != 0) {
+    // Nothing of the transaction was applied: resubmit the same batch after a backoff.
+    auto delay = std::chrono::milliseconds(std::min(5000, 50 << std::min(st.commit_failures, 7)));
+    ++st.commit_failures;
+    st.rt->log->error("run {}: commit failed ({}), retrying in {} ms", st.journal.r.id, msg,
+                      delay.count());
+    self->delayed_send(self, delay, retry_atom::value, token);
+    return;
+  }
+  st.awaited = 0;
+  st.existing_run_id = std::move(existing);
+  for (auto n : st.in_flight_outcomes)
+    failpoint("after_outcome", n);
+  switch (std::exchange(st.next, after_commit::nothing)) {
+    case after_commit::created:
+      return on_created(self);
+    case after_commit::execute:
+      failpoint("after_intent", st.journal.steps.back().n);
+      return execute(self);
+    case after_commit::finish: {
+      st.rt->counters.finished.fetch_add(1, std::memory_order_relaxed);
+      kernel_reply rep;
+      rep.run_id = st.journal.r.id;
+      rep.state = static_cast<int>(st.journal.r.state);
+      for (auto& p : st.cancel_waiters)
+        p.deliver(rep);
+      st.cancel_waiters.clear();
+      return self->quit();
+    }
+    case after_commit::passivate:
+      return self->quit();
+    case after_commit::nothing:
+      return;
+  }
+}
+
+/// Resumes a run found unfinished at start: decide what its last step's intent means.
+void recover(self_ptr self) {
+  auto& st = self->state;
+  auto& j = st.journal;
+  st.rt->counters.recovered.fetch_add(1, std::memory_order_relaxed);
+  j.emit("run.recovered", fmt::format(R"({{"node":{},"steps":{}}})", json::quote(st.rt->cfg.node_id),
+                                      j.steps.size()));
+  if (j.r.state == run_state::pending) {
+    j.start();
+    return advance(self);
+  }
+  if (j.steps.empty() || j.steps.back().state != step_state::intent)
+    return advance(self);
+  auto& s = j.steps.back();
+  auto t = st.rt->tools.find(s.tool);
+  if (s.kind != step_kind::tool || !t || t->idempotent()) {
+    // Read-only (or unknown) work is safe to repeat: run the step again.
+    ++s.attempts;
+    return execute(self);
+  }
+  auto n = s.n;
+  auto key = s.idempotency_key;
+  if (!t->blocking()) {
+    auto rr = t->reconcile(key);
+    return on_reconciled(self, n, static_cast<int>(rr.state), std::move(rr.result));
+  }
+  auto handle = run_actor{self};
+  st.rt->pool.post([handle, t, key, n] {
+    reconcile_result rr;
+    try {
+      rr = t->reconcile(key);
+    } catch (const std::exception&) {
+      rr.state = reconcile_result::unknown;
+    }
+    caf::anon_send(handle, reconciled_atom::value, n, static_cast<int>(rr.state),
+                   std::move(rr.result));
+  });
+}
+
+void on_reconciled(self_ptr self, std::int64_t n, int status, std::string result) {
+  auto& st = self->state;
+  auto& s = st.journal.steps.back();
+  if (s.n != n)
+    return;
+  switch (static_cast<reconcile_result::status>(status)) {
+    case reconcile_result::happened:
+      st.rt->log->info("run {} step {}: reconciled, the call took effect before the crash",
+                       st.journal.r.id, n);
+      return on_tool_done(self, n, true, std::move(result), {});
+    case reconcile_result::not_happened:
+      st.rt->log->info("run {} step {}: reconciled, the call did not take effect; executing",
+                       st.journal.r.id, n);
+      ++s.attempts;
+      return execute(self);
+    case reconcile_result::unknown:
+      st.rt->log->warn("run {} step {}: in doubt, waiting for a human", st.journal.r.id, n);
+      st.journal.mark_in_doubt(n);
+      return commit(self, after_commit::passivate);
+  }
+}
+
+run_actor::behavior_type run_behavior(self_ptr self, runtime_ptr rt, run r,
+                                      std::vector<step> steps) {
+  self->state.rt = std::move(rt);
+  self->state.journal.init(*self->state.rt, std::move(r), std::move(steps));
+  return {
+    [=](create_atom) -> caf::result<kernel_reply> {
+      create(self);
+      return self->state.creator;
+    },
+    [=](recover_atom) { recover(self); },
+    [=](cancel_atom, const std::string&, const std::string& by) {
+      auto& st = self->state;
+      auto rp = self->make_response_promise<kernel_reply>();
+      st.cancel_waiters.push_back(rp);
+      if (!st.cancel.stop_requested()) {
+        st.cancelled_by = by;
+        st.cancel.request_stop(); // the in-flight tool sees it through its stop_token
+      }
+      return rp;
+    },
+    [=](committed_atom, std::uint64_t token, int code, std::string& msg, std::string& existing) {
+      on_committed(self, token, code, std::move(msg), std::move(existing));
+    },
+    [=](retry_atom, std::uint64_t token) {
+      if (token == self->state.awaited)
+        submit_commit(self);
+    },
+    [=](tool_done_atom, std::int64_t n, bool ok, std::string& result, std::string& err) {
+      on_tool_done(self, n, ok, std::move(result), std::move(err));
+    },
+    [=](reconciled_atom, std::int64_t n, int status, std::string& result) {
+      on_reconciled(self, n, status, std::move(result));
+    },
+  };
+}
+
+} // namespace
+
+run_actor spawn_run(caf::local_actor* parent, runtime_ptr rt, run r, std::vector<step> steps) {
+  return parent->spawn<caf::linked>(run_behavior, std::move(rt), std::move(r), std::move(steps));
+}
+
+} // namespace sreh::actors

@@ -1,0 +1,206 @@
+#include "run_journal.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sreh/core/json.hpp"
+
+namespace sreh::actors {
+
+namespace {
+
+std::int64_t run_seq_of(const std::string& checkpoint) {
+  auto doc = json::parse(checkpoint);
+  if (!doc || !doc->IsObject())
+    return 0;
+  auto m = doc->FindMember("run_seq");
+  return m != doc->MemberEnd() && m->value.IsInt64() ? m->value.GetInt64() : 0;
+}
+
+/// A short result for the event stream: full when small, else a marker (the step has it all).
+std::string result_for_event(const std::string& result) {
+  if (result.empty())
+    return "null";
+  if (result.size() <= 2048)
+    return result;
+  return fmt::format(R"({{"omitted":true,"bytes":{}}})", result.size());
+}
+
+} // namespace
+
+std::string cap_result(std::string result, std::int64_t max_bytes, bool& truncated) {
+  truncated = false;
+  if (static_cast<std::int64_t>(result.size()) <= max_bytes)
+    return result;
+  truncated = true;
+  std::size_t cut = std::min<std::size_t>(1024, result.size());
+  while (cut > 0 && (static_cast<unsigned char>(result[cut]) & 0xC0) == 0x80)
+    --cut; // never split a UTF-8 sequence
+  return fmt::format(R"({{"truncated":true,"bytes":{},"preview":{}}})", result.size(),
+                     json::quote(std::string_view{result}.substr(0, cut)));
+}
+
+void run_journal::init(const runtime& rt, run initial, std::vector<step> journaled) {
+  rt_ = &rt;
+  r = std::move(initial);
+  steps = std::move(journaled);
+  run_seq_ = run_seq_of(r.checkpoint);
+}
+
+persistence::write_batch run_journal::take_create_batch() {
+  emit("run.created", fmt::format(R"({{"goal":{},"submitter":{},"labels":{}}})",
+                                  json::quote(r.goal), json::quote(r.submitter), r.labels));
+  r.checkpoint = fmt::format(R"({{"run_seq":{}}})", run_seq_);
+  persistence::write_batch b;
+  b.create = r;
+  b.events = std::move(events_);
+  events_.clear();
+  return b;
+}
+
+void run_journal::start() {
+  r.state = run_state::running;
+  emit("run.started", fmt::format(R"({{"node":{}}})", json::quote(rt_->cfg.node_id)));
+}
+
+void run_journal::emit(const char* kind, std::string data) {
+  event e;
+  e.id = rt_->ids.next("evt");
+  e.run_id = r.id;
+  e.run_seq = ++run_seq_;
+  e.kind = kind;
+  e.at = rt_->clock.now_us();
+  e.data = std::move(data);
+  events_.push_back(std::move(e));
+}
+
+std::string run_journal::budget_exhausted(timestamp_us now) const {
+  if (static_cast<std::int64_t>(steps.size()) >= r.budget.max_steps)
+    return fmt::format("budget exhausted: {} steps taken, max_steps is {}", steps.size(),
+                       r.budget.max_steps);
+  if (r.budget.deadline_us > 0 && now >= r.budget.deadline_us)
+    return "budget exhausted: the run's deadline has passed";
+  return {};
+}
+
+step& run_journal::step_at(std::int64_t n) {
+  return steps.at(static_cast<std::size_t>(n - 1));
+}
+
+void run_journal::touch(std::int64_t n) {
+  if (std::find(dirty_.begin(), dirty_.end(), n) == dirty_.end())
+    dirty_.push_back(n);
+}
+
+void run_journal::add_tool_intent(const decision& d) {
+  step s;
+  s.run_id = r.id;
+  s.n = static_cast<std::int64_t>(steps.size()) + 1;
+  s.kind = step_kind::tool;
+  s.state = step_state::intent;
+  s.tool = d.tool;
+  s.args = d.args.empty() ? "{}" : d.args;
+  s.idempotency_key = fmt::format("{}:{}", r.id, s.n);
+  s.decision = fmt::format(R"({{"thought":{},"detail":{}}})", json::quote(d.thought),
+                           d.detail.empty() ? "{}" : d.detail);
+  s.started_at = rt_->clock.now_us();
+  emit("step.intent", fmt::format(R"({{"n":{},"kind":"tool","tool":{},"args":{},"thought":{}}})",
+                                  s.n, json::quote(s.tool), s.args, json::quote(d.thought)));
+  steps.push_back(std::move(s));
+  r.steps = static_cast<std::int64_t>(steps.size());
+  touch(r.steps);
+}
+
+void run_journal::add_conclusion(const decision& d) {
+  step s;
+  s.run_id = r.id;
+  s.n = static_cast<std::int64_t>(steps.size()) + 1;
+  s.kind = step_kind::conclude;
+  s.state = step_state::succeeded;
+  s.decision = fmt::format(R"({{"thought":{},"detail":{}}})", json::quote(d.thought),
+                           d.detail.empty() ? "{}" : d.detail);
+  s.result = fmt::format(R"({{"conclusion":{}}})", json::quote(d.conclusion));
+  s.started_at = s.finished_at = rt_->clock.now_us();
+  emit("step.outcome", fmt::format(R"({{"n":{},"kind":"conclude","state":"succeeded","result":{}}})",
+                                   s.n, s.result));
+  steps.push_back(std::move(s));
+  r.steps = static_cast<std::int64_t>(steps.size());
+  touch(r.steps);
+}
+
+void run_journal::emit_outcome(const step& s) {
+  emit("step.outcome",
+       fmt::format(R"({{"n":{},"kind":{},"tool":{},"state":{},"error":{},"result":{},)"
+                   R"("truncated":{},"attempts":{},"duration_us":{}}})",
+                   s.n, json::quote(to_string(s.kind)), json::quote(s.tool),
+                   json::quote(to_string(s.state)), s.error.empty() ? "null" : json::quote(s.error),
+                   result_for_event(s.result), s.result_truncated, s.attempts,
+                   s.finished_at - s.started_at));
+}
+
+void run_journal::record_outcome(std::int64_t n, bool ok, std::string result, std::string error) {
+  auto& s = step_at(n);
+  s.state = ok ? step_state::succeeded : step_state::failed;
+  s.result = cap_result(std::move(result), r.budget.max_result_bytes, s.result_truncated);
+  s.error = std::move(error);
+  s.finished_at = rt_->clock.now_us();
+  emit_outcome(s);
+  touch(n);
+}
+
+void run_journal::record_cancelled(std::int64_t n, std::string why) {
+  auto& s = step_at(n);
+  s.state = step_state::cancelled;
+  s.error = std::move(why);
+  s.finished_at = rt_->clock.now_us();
+  emit_outcome(s);
+  touch(n);
+}
+
+void run_journal::mark_in_doubt(std::int64_t n) {
+  auto& s = step_at(n);
+  s.state = step_state::in_doubt;
+  s.error = fmt::format("tool '{}' cannot tell whether call {} took effect before the crash",
+                        s.tool, s.idempotency_key);
+  s.finished_at = rt_->clock.now_us();
+  emit_outcome(s);
+  touch(n);
+  r.state = run_state::waiting;
+  r.waiting_for = wait_reason::approval;
+  emit("run.waiting", fmt::format(R"({{"for":"approval","reason":"in_doubt","step":{}}})", n));
+}
+
+void run_journal::end_run(run_state final_state, std::string message) {
+  r.state = final_state;
+  r.waiting_for = wait_reason::none;
+  if (final_state == run_state::succeeded)
+    r.conclusion = message;
+  else
+    r.error = message;
+  const char* kind = final_state == run_state::succeeded ? "run.succeeded"
+                     : final_state == run_state::cancelled ? "run.cancelled"
+                                                           : "run.failed";
+  emit(kind, fmt::format(R"({{"message":{},"steps":{}}})", json::quote(message), steps.size()));
+}
+
+persistence::write_batch run_journal::take_batch(std::vector<std::int64_t>& outcomes) {
+  persistence::write_batch b;
+  outcomes.clear();
+  r.updated_at = rt_->clock.now_us();
+  r.checkpoint = fmt::format(R"({{"run_seq":{}}})", run_seq_);
+  b.update = r;
+  b.steps.reserve(dirty_.size());
+  for (auto n : dirty_) {
+    auto& s = step_at(n);
+    if (s.state != step_state::intent)
+      outcomes.push_back(n);
+    b.steps.push_back(s);
+  }
+  dirty_.clear();
+  b.events = std::move(events_);
+  events_.clear();
+  return b;
+}
+
+} // namespace sreh::actors

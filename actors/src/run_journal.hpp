@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime.hpp"
+#include "sreh/actors/model_provider.hpp"
+#include "sreh/core/event.hpp"
+#include "sreh/core/run.hpp"
+#include "sreh/core/step.hpp"
+#include "sreh/persistence/store.hpp"
+
+namespace sreh::actors {
+
+/// The in-memory image of one run and the writes it has not handed to the store yet. Every
+/// mutation goes through here so that a step row, the run's checkpoint and the events they
+/// produce always travel in the same write_batch (transactional outbox).
+///
+/// Concurrency: owned by one run actor; not thread-safe.
+class run_journal {
+ public:
+  run r;
+  std::vector<step> steps;
+
+  void init(const runtime& rt, run initial, std::vector<step> journaled);
+
+  /// The batch that creates the run: its row and the run.created event.
+  [[nodiscard]] persistence::write_batch take_create_batch();
+  /// pending → running (emits run.started).
+  void start();
+  /// Appends an event of this run (run_seq assigned here, seq at commit).
+  void emit(const char* kind, std::string data);
+  /// A non-empty reason when the step, token or deadline budget is used up.
+  [[nodiscard]] std::string budget_exhausted(timestamp_us now) const;
+
+  void add_tool_intent(const decision& d);
+  void add_conclusion(const decision& d);
+  void record_outcome(std::int64_t n, bool ok, std::string result, std::string error);
+  void record_cancelled(std::int64_t n, std::string why);
+  /// The tool cannot tell whether step n took effect: the step is in doubt, the run waits for a
+  /// human decision.
+  void mark_in_doubt(std::int64_t n);
+  /// Moves the run to a terminal state (emits run.succeeded / run.failed / run.cancelled).
+  void end_run(run_state final_state, std::string message);
+
+  /// Everything changed since the last call, as one batch (the run row with its checkpoint,
+  /// the changed steps, the new events). `outcomes` receives the step numbers whose outcome
+  /// the batch carries.
+  [[nodiscard]] persistence::write_batch take_batch(std::vector<std::int64_t>& outcomes);
+
+ private:
+  step& step_at(std::int64_t n);
+  void touch(std::int64_t n);
+  void emit_outcome(const step& s);
+
+  const runtime* rt_ = nullptr;
+  std::int64_t run_seq_ = 0;
+  std::vector<std::int64_t> dirty_;      // step numbers changed since the last batch
+  std::vector<event> events_;
+};
+
+/// Cuts a tool result to `max_bytes`: over the limit it becomes
+/// `{"truncated":true,"bytes":N,"preview":"<first KiB, cut at a UTF-8 boundary>"}`.
+[[nodiscard]] std::string cap_result(std::string result, std::int64_t max_bytes, bool& truncated);
+
+} // namespace sreh::actors

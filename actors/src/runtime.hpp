@@ -1,0 +1,47 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "sreh/actors/kernel_api.hpp"
+#include "sreh/actors/model_provider.hpp"
+#include "sreh/actors/tool.hpp"
+#include "sreh/config/node_config.hpp"
+#include "sreh/core/clock.hpp"
+#include "sreh/core/id.hpp"
+#include "sreh/core/logger.hpp"
+#include "sreh/persistence/commit_queue.hpp"
+#include "sreh/persistence/store.hpp"
+#include "tool_pool.hpp"
+
+namespace sreh::actors {
+
+/// Counters read by kernel_api::stats(); written by actors with relaxed atomics.
+struct kernel_counters {
+  std::atomic<std::int64_t> active{0};
+  std::atomic<std::int64_t> started{0};
+  std::atomic<std::int64_t> finished{0};
+  std::atomic<std::int64_t> recovered{0};
+  std::atomic<std::int64_t> steps{0};
+};
+
+/// What every actor of a node shares. Owned by the node facade; outlives every actor.
+/// Thread-safe: all members are thread-safe or read-only after start.
+struct runtime {
+  const config::node_config& cfg;
+  persistence::store& store;
+  persistence::commit_queue& writer;
+  const tool_registry& tools;
+  model_provider_ptr provider;
+  const sreh::clock& clock;
+  id_generator& ids;
+  tool_pool& pool;
+  std::shared_ptr<spdlog::logger> log;
+  kernel_counters counters;
+  std::atomic<bool> ready{false};
+};
+
+using runtime_ptr = std::shared_ptr<runtime>;
+
+} // namespace sreh::actors

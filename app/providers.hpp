@@ -1,0 +1,14 @@
+#pragma once
+
+#include "sreh/actors/model_provider.hpp"
+#include "sreh/actors/tool.hpp"
+#include "sreh/config/node_config.hpp"
+#include "sreh/core/expected.hpp"
+
+namespace sreh::app {
+
+/// Registers the node's tools and builds the model provider named by `cfg.model.provider`.
+[[nodiscard]] expected<actors::model_provider_ptr> make_tools_and_provider(
+  const config::node_config& cfg, actors::tool_registry& tools);
+
+} // namespace sreh::app

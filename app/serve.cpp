@@ -1,0 +1,186 @@
+// The composition root of a node: config → store → group-commit writer → actors → HTTP front.
+
+#include "serve.hpp"
+
+#include <signal.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "providers.hpp"
+#include "sreh/actors/event_hub.hpp"
+#include "sreh/actors/node.hpp"
+#include "sreh/actors/tool.hpp"
+#include "sreh/config/node_config.hpp"
+#include "sreh/core/id.hpp"
+#include "sreh/core/logger.hpp"
+#include "sreh/net/http_server.hpp"
+#include "sreh/persistence/group_writer.hpp"
+#include "sreh/persistence/sqlite_store.hpp"
+
+namespace sreh::app {
+
+namespace {
+
+struct serve_args {
+  std::string config_file;
+  std::string listen;
+  std::string data_dir;
+};
+
+bool parse_args(int argc, char** argv, serve_args& out) {
+  for (int i = 0; i < argc; ++i) {
+    std::string_view a = argv[i];
+    auto value = [&](std::string& dst) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "sreh serve: %s needs a value\n", argv[i]);
+        return false;
+      }
+      dst = argv[++i];
+      return true;
+    };
+    if (a == "--config") {
+      if (!value(out.config_file))
+        return false;
+    } else if (a == "--listen") {
+      if (!value(out.listen))
+        return false;
+    } else if (a == "--data-dir") {
+      if (!value(out.data_dir))
+        return false;
+    } else {
+      std::fprintf(stderr,
+                   "sreh serve: unknown option '%s'\n"
+                   "usage: sreh serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR]\n",
+                   argv[i]);
+      return false;
+    }
+  }
+  return true;
+}
+
+expected<config::node_config> load_config(const serve_args& args) {
+  config::node_config cfg;
+  if (!args.config_file.empty()) {
+    auto loaded = config::load_file(args.config_file);
+    if (!loaded)
+      return loaded.error();
+    cfg = std::move(*loaded);
+  }
+  if (!args.data_dir.empty()) {
+    cfg.data_dir = args.data_dir;
+    cfg.store.path.clear(); // derive it from the new data dir unless the file set it
+  }
+  if (!args.listen.empty())
+    cfg.listen = args.listen;
+  if (auto err = config::finalize(cfg))
+    return err;
+  return cfg;
+}
+
+/// Blocks until SIGINT or SIGTERM.
+void wait_for_signal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+  logger("node")->info("received {}, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+int fail(const std::string& what) {
+  std::fprintf(stderr, "sreh serve: %s\n", what.c_str());
+  return 1;
+}
+
+} // namespace
+
+int serve_command(int argc, char** argv) {
+  serve_args args;
+  if (!parse_args(argc, argv, args))
+    return 2;
+  // Block the shutdown signals in every thread we start; the main thread waits for them.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto cfg = load_config(args);
+  if (!cfg)
+    return fail(cfg.error().message);
+  if (auto err = setup_logging(cfg->logging.level, cfg->logging.format))
+    return fail("logging: " + err.message);
+  auto log = logger("node");
+  std::string host;
+  std::uint16_t port = 0;
+  if (auto err = config::parse_listen(cfg->listen, "listen", host, port))
+    return fail(err.message);
+  std::error_code ec;
+  std::filesystem::create_directories(cfg->data_dir, ec);
+  if (ec)
+    return fail("cannot create data dir '" + cfg->data_dir + "': " + ec.message());
+
+  auto store = persistence::open_sqlite_store({cfg->store.path, cfg->store.synchronous});
+  if (!store)
+    return fail(store.error().message);
+  actors::event_hub hub;
+  persistence::group_writer writer{**store};
+  writer.set_events_listener([&hub](const std::vector<event>& evs) { hub.publish(evs); });
+  writer.start();
+
+  actors::tool_registry tools;
+  auto provider = make_tools_and_provider(*cfg, tools);
+  if (!provider)
+    return fail(provider.error().message);
+  system_clock clock;
+  id_generator ids{clock};
+  actors::node node{*cfg, **store, writer, tools, *provider, clock, ids};
+  if (auto err = node.start())
+    return fail(err.message);
+  net::http_server http{{**store, node.kernel(), hub, *cfg, clock, ids}};
+  if (auto err = http.start(host, port)) {
+    node.stop();
+    writer.stop();
+    return fail(err.message);
+  }
+  log->info("sreh {} node '{}' serving on http://{}:{} (store: {} {}, model: {}, tools: {})",
+            SREH_VERSION, cfg->node_id, host, http.port(), cfg->store.kind, cfg->store.path,
+            (*provider)->name(), tools.all().size());
+  std::fprintf(stderr,
+               "\n  sreh is up: http://%s:%u   (Ctrl-C stops it; runs are durable in %s)\n"
+               "  try:  sreh submit \"checkout is failing - find out why and fix it\" --watch\n"
+               "        sreh runs          curl -N http://%s:%u/v1/events\n\n",
+               host.c_str(), http.port(), cfg->store.path.c_str(), host.c_str(), http.port());
+  wait_for_signal();
+  http.stop();
+  node.stop();
+  writer.stop();
+  log->info("stopped cleanly");
+  return 0;
+}
+
+int config_check_command(int argc, char** argv) {
+  if (argc != 2 || std::string_view{argv[0]} != "check") {
+    std::fputs("usage: sreh config check FILE\n", stderr);
+    return 2;
+  }
+  auto cfg = config::load_file(argv[1]);
+  if (!cfg) {
+    std::fprintf(stderr, "%s\n", cfg.error().message.c_str());
+    return 1;
+  }
+  if (auto err = config::finalize(*cfg)) {
+    std::fprintf(stderr, "%s: %s\n", argv[1], err.message.c_str());
+    return 1;
+  }
+  std::printf("%s: ok (node '%s', listen %s, store %s)\n", argv[1], cfg->node_id.c_str(),
+              cfg->listen.c_str(), cfg->store.kind.c_str());
+  return 0;
+}
+
+} // namespace sreh::app

@@ -1,0 +1,93 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <initializer_list>
+
+#include "sreh/config/node_config.hpp"
+
+namespace sreh::config {
+
+namespace {
+
+error field_error(std::string_view field, std::string_view what) {
+  return error{errc::invalid_argument, fmt::format("{}: {}", field, what)};
+}
+
+error check_one_of(const std::string& value, std::string_view field,
+                   std::initializer_list<std::string_view> allowed) {
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end())
+    return {};
+  return field_error(field, fmt::format("expected one of {}, got '{}'",
+                                        fmt::join(allowed, ", "), value));
+}
+
+} // namespace
+
+error parse_listen(const std::string& s, const std::string& field, std::string& host,
+                   std::uint16_t& port) {
+  auto bad = [&](std::string_view why) {
+    return field_error(field, fmt::format("{}, got '{}'", why, s));
+  };
+  std::string_view h;
+  std::string_view p;
+  if (!s.empty() && s.front() == '[') {
+    auto close = s.find(']');
+    if (close == std::string::npos || close + 1 >= s.size() || s[close + 1] != ':')
+      return bad("expected [IPv6]:port");
+    h = std::string_view{s}.substr(1, close - 1);
+    p = std::string_view{s}.substr(close + 2);
+  } else {
+    auto colon = s.rfind(':');
+    if (colon == std::string::npos)
+      return bad("expected host:port");
+    h = std::string_view{s}.substr(0, colon);
+    p = std::string_view{s}.substr(colon + 1);
+    if (h.find(':') != std::string_view::npos)
+      return bad("expected host:port (write IPv6 addresses as [::1]:port)");
+  }
+  if (h.empty())
+    return bad("expected host:port with a non-empty host");
+  unsigned value = 0;
+  auto res = std::from_chars(p.data(), p.data() + p.size(), value);
+  if (p.empty() || res.ec != std::errc{} || res.ptr != p.data() + p.size() || value > 65535)
+    return bad("expected a port between 0 and 65535");
+  host.assign(h);
+  port = static_cast<std::uint16_t>(value);
+  return {};
+}
+
+error finalize(node_config& cfg) {
+  if (cfg.node_id.empty())
+    return field_error("node_id", "must not be empty");
+  std::string host;
+  std::uint16_t port = 0;
+  if (auto err = parse_listen(cfg.listen, "listen", host, port))
+    return err;
+  if (cfg.data_dir.empty())
+    return field_error("data_dir", "must not be empty");
+  for (auto err : {check_one_of(cfg.policy_mode, "policy_mode",
+                                {"read_only", "review", "autonomous"}),
+                   check_one_of(cfg.store.kind, "store.kind", {"sqlite", "postgres"}),
+                   check_one_of(cfg.store.synchronous, "store.synchronous", {"normal", "full"}),
+                   check_one_of(cfg.logging.level, "logging.level",
+                                {"trace", "debug", "info", "warn", "error", "critical", "off"}),
+                   check_one_of(cfg.logging.format, "logging.format", {"text", "json"}),
+                   check_one_of(cfg.model.provider, "model.provider", {"builtin", "scripted"})})
+    if (err)
+      return err;
+  if (cfg.store.path.empty()) {
+    auto dir = cfg.data_dir;
+    while (dir.size() > 1 && dir.back() == '/')
+      dir.pop_back();
+    cfg.store.path = dir == "/" ? "/sreh.db" : dir + "/sreh.db";
+  }
+  if (cfg.store.kind == "postgres" && cfg.store.url.empty())
+    return field_error("store.url", "required when store.kind is postgres");
+  if (cfg.model.provider == "scripted" && cfg.model.script.empty())
+    return field_error("model.script", "required (at least one step) when model.provider is "
+                                       "scripted");
+  return {};
+}
+
+} // namespace sreh::config

@@ -1,0 +1,220 @@
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+#include "sreh/config/node_config.hpp"
+#include "yaml_reader.hpp"
+
+namespace sreh::config {
+
+namespace {
+
+using detail::yaml_entry;
+using detail::yaml_reader;
+
+constexpr std::int64_t unbounded = std::numeric_limits<std::int64_t>::max();
+constexpr std::size_t max_file_bytes = 4 << 20;
+
+void read_store(yaml_reader& r, const yaml_entry& section, store_config& out) {
+  for (const auto& e :
+       r.entries(section.value, section.path, {"kind", "path", "synchronous", "url"})) {
+    if (e.key == "kind")
+      out.kind = r.one_of(e, {"sqlite", "postgres"});
+    else if (e.key == "path")
+      out.path = r.string(e);
+    else if (e.key == "synchronous")
+      out.synchronous = r.one_of(e, {"normal", "full"});
+    else
+      out.url = r.string(e);
+  }
+}
+
+void read_logging(yaml_reader& r, const yaml_entry& section, logging_config& out) {
+  for (const auto& e : r.entries(section.value, section.path, {"level", "format"})) {
+    if (e.key == "level")
+      out.level = r.one_of(e, {"trace", "debug", "info", "warn", "error", "critical", "off"});
+    else
+      out.format = r.one_of(e, {"text", "json"});
+  }
+}
+
+void read_limits(yaml_reader& r, const yaml_entry& section, limits_config& out) {
+  struct field {
+    std::string_view name;
+    std::int64_t max;
+    std::int64_t limits_config::*member;
+  };
+  static constexpr field fields[] = {
+    {"max_body_bytes", unbounded, &limits_config::max_body_bytes},
+    {"max_header_bytes", unbounded, &limits_config::max_header_bytes},
+    {"max_json_depth", 512, &limits_config::max_json_depth},
+    {"max_connections", unbounded, &limits_config::max_connections},
+    {"sse_queue_events", unbounded, &limits_config::sse_queue_events},
+    {"sse_heartbeat_ms", unbounded, &limits_config::sse_heartbeat_ms},
+    {"http_threads", 256, &limits_config::http_threads},
+    {"scheduler_threads", 256, &limits_config::scheduler_threads},
+    {"tool_threads", 256, &limits_config::tool_threads},
+  };
+  auto entries = r.entries(section.value, section.path,
+                           {"max_body_bytes", "max_header_bytes", "max_json_depth",
+                            "max_connections", "sse_queue_events", "sse_heartbeat_ms",
+                            "http_threads", "scheduler_threads", "tool_threads"});
+  for (const auto& e : entries)
+    for (const auto& f : fields)
+      if (e.key == f.name)
+        out.*f.member = r.integer(e, 1, f.max);
+}
+
+void read_budget(yaml_reader& r, const yaml_entry& section, run_budget& out) {
+  for (const auto& e : r.entries(section.value, section.path,
+                                 {"max_steps", "max_tokens", "max_result_bytes"})) {
+    if (e.key == "max_steps")
+      out.max_steps = r.integer(e, 1, unbounded);
+    else if (e.key == "max_tokens")
+      out.max_tokens = r.integer(e, 1, unbounded);
+    else
+      out.max_result_bytes = r.integer(e, 1, unbounded);
+  }
+}
+
+void read_script(yaml_reader& r, const yaml_entry& section, std::vector<scripted_step>& out) {
+  if (section.value.IsNull())
+    return;
+  if (!section.value.IsSequence())
+    r.fail(section, "expected a sequence of {tool, args}");
+  std::size_t i = 0;
+  for (const auto& item : section.value) {
+    auto path = fmt::format("{}[{}]", section.path, i++);
+    yaml_entry whole{"", path, item, item.Mark(), item.Mark()};
+    if (!item.IsMap())
+      r.fail(whole, "expected a mapping with 'tool' and 'args'");
+    scripted_step s;
+    bool has_tool = false;
+    for (const auto& e : r.entries(item, path, {"tool", "args"})) {
+      if (e.key == "tool") {
+        s.tool = r.string(e);
+        has_tool = !s.tool.empty();
+        if (!has_tool)
+          r.fail(e, "must not be empty");
+      } else {
+        s.args = r.json_object(e);
+      }
+    }
+    if (!has_tool)
+      r.fail(whole, "missing key 'tool'");
+    out.push_back(std::move(s));
+  }
+}
+
+void read_model(yaml_reader& r, const yaml_entry& section, model_config& out) {
+  for (const auto& e : r.entries(section.value, section.path, {"provider", "script"})) {
+    if (e.key == "provider")
+      out.provider = r.one_of(e, {"builtin", "scripted"});
+    else
+      read_script(r, e, out.script);
+  }
+}
+
+void read_tools(yaml_reader& r, const yaml_entry& section, tool_config& out) {
+  for (const auto& e : r.entries(section.value, section.path, {"record_file"}))
+    out.record_file = r.string(e);
+}
+
+void read_top(yaml_reader& r, const YAML::Node& root, node_config& cfg) {
+  auto entries = r.entries(root, "", {"node_id", "listen", "data_dir", "policy_mode", "store",
+                                      "logging", "limits", "budget", "model", "tools"});
+  for (const auto& e : entries) {
+    if (e.key == "node_id") {
+      cfg.node_id = r.string(e);
+      if (cfg.node_id.empty())
+        r.fail(e, "must not be empty");
+    } else if (e.key == "listen") {
+      cfg.listen = r.string(e);
+      std::string host;
+      std::uint16_t port = 0;
+      if (auto err = parse_listen(cfg.listen, e.path, host, port))
+        throw detail::load_error{fmt::format("{}: {}", r.where(e.mark), err.message)};
+    } else if (e.key == "data_dir") {
+      cfg.data_dir = r.string(e);
+      if (cfg.data_dir.empty())
+        r.fail(e, "must not be empty");
+    } else if (e.key == "policy_mode") {
+      cfg.policy_mode = r.one_of(e, {"read_only", "review", "autonomous"});
+    } else if (e.key == "store") {
+      read_store(r, e, cfg.store);
+    } else if (e.key == "logging") {
+      read_logging(r, e, cfg.logging);
+    } else if (e.key == "limits") {
+      read_limits(r, e, cfg.limits);
+    } else if (e.key == "budget") {
+      read_budget(r, e, cfg.budget);
+    } else if (e.key == "model") {
+      read_model(r, e, cfg.model);
+    } else {
+      read_tools(r, e, cfg.tools);
+    }
+  }
+}
+
+} // namespace
+
+expected<node_config> load_string(const std::string& text, const std::string& name) {
+  node_config cfg;
+  cfg.source = name;
+  yaml_reader r{name};
+  try {
+    auto root = YAML::Load(text);
+    if (!root.IsNull() && !root.IsMap())
+      r.fail(root.Mark(), "(top level)", "expected a mapping of settings");
+    read_top(r, root, cfg);
+  } catch (const detail::load_error& e) {
+    return error{errc::invalid_argument, e.message};
+  } catch (const YAML::Exception& e) {
+    return error{errc::invalid_argument,
+                 fmt::format("{}: invalid YAML: {}", r.where(e.mark), e.msg)};
+  }
+  if (auto err = finalize(cfg)) {
+    // finalize names the field ("store.url: ..."); point at where that part was written.
+    auto field = err.message.substr(0, err.message.find(':'));
+    return error{err.code, fmt::format("{}: {}", r.where(r.mark_of(field)), err.message)};
+  }
+  return cfg;
+}
+
+expected<node_config> load_file(const std::string& path) {
+  auto fail = [&](int code) {
+    return error{errc::invalid_argument, fmt::format("{}: cannot read: {}", path,
+                                                     std::strerror(code))};
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return fail(errno);
+  std::string text;
+  char buf[64 * 1024];
+  while (true) {
+    auto n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      auto code = errno;
+      ::close(fd);
+      return fail(code);
+    }
+    if (n == 0)
+      break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > max_file_bytes) {
+      ::close(fd);
+      return error{errc::invalid_argument,
+                   fmt::format("{}: cannot read: larger than {} bytes", path, max_file_bytes)};
+    }
+  }
+  ::close(fd);
+  return load_string(text, path);
+}
+
+} // namespace sreh::config

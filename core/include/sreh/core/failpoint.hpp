@@ -1,0 +1,16 @@
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace sreh {
+
+/// Crash-test hook. When the environment variable SREH_FAILPOINT is `NAME:N` (e.g.
+/// `after_intent:3`), the process kills itself with SIGKILL the first time `failpoint(NAME, N)`
+/// is reached — the exact moment a kill -9 must be survived. Points used by the kernel:
+/// `after_intent` (intent of step N committed, side effect not started), `after_effect` (tool of
+/// step N returned, outcome not committed), `after_outcome` (outcome of step N committed).
+/// Costs one integer compare when unset.
+void failpoint(std::string_view name, std::int64_t n);
+
+} // namespace sreh

@@ -1,0 +1,286 @@
+#include "http_session.hpp"
+
+#include <cctype>
+
+#include "problem.hpp"
+#include "sse_session.hpp"
+#include "url.hpp"
+
+namespace sreh::net {
+
+namespace {
+
+constexpr auto read_timeout = std::chrono::seconds(30);
+constexpr auto linger_timeout = std::chrono::seconds(2);
+constexpr std::size_t linger_max_bytes = 8u << 20;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool is_json_media_type(const std::string* ct) {
+  if (!ct) return false;
+  auto v = lower(*ct);
+  constexpr std::string_view json = "application/json";
+  if (v.compare(0, json.size(), json) != 0) return false;
+  return v.size() == json.size() || v[json.size()] == ';' || v[json.size()] == ' ';
+}
+
+bool is_quiet_close(const beast::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::error::eof ||
+         ec == asio::error::connection_reset || ec == asio::error::operation_aborted ||
+         ec == beast::error::timeout || ec == asio::error::bad_descriptor;
+}
+
+} // namespace
+
+http_session::http_session(std::shared_ptr<server_core> core, tcp::socket&& socket,
+                           connection_slot slot)
+  : core_(std::move(core)), stream_(std::move(socket)), slot_(std::move(slot)) {}
+
+void http_session::start() {
+  slot_.bind(weak_from_this());
+  asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->do_read(); });
+}
+
+void http_session::reject_busy() {
+  slot_.bind(weak_from_this());
+  asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+    self->started_ = std::chrono::steady_clock::now();
+    self->req_.request_id = self->core_->ctx.ids.next("req");
+    self->req_.method = "-";
+    self->fail_early(503, "unavailable",
+                     "too many connections (limit " +
+                       std::to_string(self->core_->ctx.cfg.limits.max_connections) + ")");
+  });
+}
+
+void http_session::shutdown() {
+  asio::post(stream_.get_executor(), [self = shared_from_this()] { self->close(); });
+}
+
+void http_session::do_read() {
+  if (core_->stopping) return close();
+  const auto& limits = core_->ctx.cfg.limits;
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
+  parser_->body_limit(static_cast<std::uint64_t>(limits.max_body_bytes));
+  stream_.expires_after(read_timeout);
+  http::async_read_header(stream_, buffer_, *parser_,
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            self->on_header(ec);
+                          });
+}
+
+void http_session::on_header(beast::error_code ec) {
+  started_ = std::chrono::steady_clock::now();
+  req_ = request{};
+  if (ec && is_quiet_close(ec)) return close();
+  req_.request_id = core_->ctx.ids.next("req");
+  if (ec == http::error::header_limit)
+    return fail_early(431, "header-too-large",
+                      "request header exceeds " +
+                        std::to_string(core_->ctx.cfg.limits.max_header_bytes) + " bytes");
+  if (ec == http::error::body_limit) {
+    // Beast checks Content-Length against the limit while parsing the header.
+    if (auto target = parse_target(to_sv(parser_->get().target()))) req_.path = std::move(target->path);
+    req_.method = std::string(parser_->get().method_string());
+    return fail_early(413, "too-large",
+                      "request body exceeds the limit of " +
+                        std::to_string(core_->ctx.cfg.limits.max_body_bytes) + " bytes");
+  }
+  if (ec) return fail_early(400, "malformed-request", "malformed HTTP request: " + ec.message());
+
+  const auto& h = parser_->get();
+  version_ = h.version();
+  keep_alive_ = h.keep_alive();
+  req_.method = std::string(h.method_string());
+  req_.target = std::string(h.target());
+  for (const auto& f : h) {
+    auto name = lower(to_sv(f.name_string()));
+    auto value = to_sv(f.value());
+    auto [it, fresh] = req_.headers.try_emplace(name, value);
+    if (!fresh) (it->second += ", ").append(value);
+  }
+  auto target = parse_target(req_.target);
+  if (!target) {
+    req_.path = req_.target;
+    return fail_early(400, "malformed-request", "request target '" + req_.target + "' is malformed");
+  }
+  req_.path = std::move(target->path);
+  req_.query = std::move(target->query);
+
+  auto limit = static_cast<std::uint64_t>(core_->ctx.cfg.limits.max_body_bytes);
+  if (auto len = parser_->content_length(); len && *len > limit)
+    return fail_early(413, "too-large",
+                      "request body of " + std::to_string(*len) + " bytes exceeds the limit of " +
+                        std::to_string(limit) + " bytes");
+  if (parser_->is_done()) return dispatch_request();
+
+  auto read_body = [self = shared_from_this()] {
+    http::async_read(self->stream_, self->buffer_, *self->parser_,
+                     [self](beast::error_code e, std::size_t) { self->on_body(e); });
+  };
+  const auto* expect = req_.header("expect");
+  if (expect && lower(*expect) == "100-continue") {
+    auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, version_);
+    http::async_write(stream_, *cont,
+                      [self = shared_from_this(), cont, read_body](beast::error_code e, std::size_t) {
+                        if (e) return self->close();
+                        read_body();
+                      });
+    return;
+  }
+  read_body();
+}
+
+void http_session::on_body(beast::error_code ec) {
+  if (ec == http::error::body_limit)
+    return fail_early(413, "too-large",
+                      "request body exceeds the limit of " +
+                        std::to_string(core_->ctx.cfg.limits.max_body_bytes) + " bytes");
+  if (ec) return close();
+  req_.body = std::move(parser_->get().body());
+  dispatch_request();
+}
+
+void http_session::dispatch_request() {
+  stream_.expires_never();
+  in_flight_ = true;
+  auto m = core_->routes.find(req_.method, req_.path);
+  if (!m.found && m.status == 405) {
+    auto r = problem(405, "method-not-allowed",
+                     "method " + req_.method + " is not allowed on " + req_.path + " (allowed: " +
+                       m.allow + ")",
+                     req_);
+    r.headers.emplace_back("Allow", m.allow);
+    return write_reply(std::move(r), false);
+  }
+  if (!m.found)
+    return write_reply(problem(404, "not-found", "no route for " + req_.method + " " + req_.path, req_),
+                       false);
+  req_.params = std::move(m.params);
+  if (req_.method == "POST" && !req_.body.empty() && !is_json_media_type(req_.header("content-type")))
+    return write_reply(problem(415, "unsupported-media-type",
+                               "Content-Type must be application/json", req_),
+                       false);
+  try {
+    if (m.found->sse) {
+      auto out = m.found->sse(req_);
+      if (auto* r = std::get_if<reply>(&out)) return write_reply(std::move(*r), false);
+      log_request(200);
+      in_flight_ = false;
+      auto sse = std::make_shared<sse_session>(core_, std::move(stream_), std::move(buffer_),
+                                               std::get<sse_spec>(std::move(out)), std::move(slot_),
+                                               req_.request_id, version_);
+      sse->start();
+      return;
+    }
+    m.found->plain(req_, make_responder());
+  } catch (const std::exception& e) {
+    core_->log->error("{} {} {}: handler threw: {}", req_.request_id, req_.method, req_.path, e.what());
+    if (in_flight_) write_reply(problem(500, "internal", "internal error (see the server log)", req_), false);
+  }
+}
+
+responder http_session::make_responder() {
+  auto self = shared_from_this();
+  responder r;
+  r.send = [self](reply rep) {
+    asio::post(self->stream_.get_executor(), [self, rep = std::move(rep)]() mutable {
+      self->write_reply(std::move(rep), false);
+    });
+  };
+  r.post = [self](std::function<void()> work) {
+    if (self->core_->stopping) return;
+    asio::post(self->stream_.get_executor(), [self, work = std::move(work)] {
+      if (self->core_->stopping) return;
+      try {
+        work();
+      } catch (const std::exception& e) {
+        self->core_->log->error("{} {} {}: handler threw: {}", self->req_.request_id,
+                                self->req_.method, self->req_.path, e.what());
+        if (self->in_flight_)
+          self->write_reply(problem(500, "internal", "internal error (see the server log)", self->req_),
+                            false);
+      }
+    });
+  };
+  return r;
+}
+
+void http_session::fail_early(int status, std::string_view slug, std::string detail) {
+  write_reply(make_problem(status, slug, reason_phrase(status), detail, req_.path, req_.request_id),
+              true);
+}
+
+void http_session::write_reply(reply r, bool close_after) {
+  if (!in_flight_ && !close_after) return;  // answered already
+  in_flight_ = false;
+  auto res = std::make_shared<http::response<http::string_body>>();
+  res->result(static_cast<unsigned>(r.status));
+  res->version(version_);
+  res->set(http::field::server, "sreh");
+  res->set(http::field::content_type, r.content_type);
+  res->set("X-Request-Id", req_.request_id);
+  for (auto& [name, value] : r.headers) res->set(name, value);
+  res->body() = std::move(r.body);
+  bool close = close_after || !keep_alive_ || core_->stopping;
+  res->keep_alive(!close);
+  res->prepare_payload();
+  log_request(r.status);
+  stream_.expires_after(read_timeout);
+  http::async_write(stream_, *res,
+                    [self = shared_from_this(), res, close, close_after](beast::error_code ec,
+                                                                         std::size_t) {
+                      self->on_written(close, close_after, ec);
+                    });
+}
+
+void http_session::on_written(bool close_conn, bool linger_first, beast::error_code ec) {
+  if (ec) return close();
+  if (!close_conn) return do_read();
+  if (linger_first) return linger();
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  close();
+}
+
+// After an error answered before the request was read (413, 431, 503), the client may still be
+// sending: closing with unread data would reset the connection and lose our answer. Half-close,
+// then discard what arrives for a short while.
+void http_session::linger() {
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream_.expires_after(linger_timeout);
+  linger_read();
+}
+
+void http_session::linger_read() {
+  stream_.async_read_some(asio::buffer(scratch_),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                            self->lingered_ += n;
+                            if (ec || self->lingered_ > linger_max_bytes) return self->close();
+                            self->linger_read();
+                          });
+}
+
+void http_session::close() {
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  stream_.close();
+}
+
+void http_session::log_request(int status) const {
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                  started_)
+              .count();
+  if (status >= 500)
+    core_->log->warn("{} {} {} {} {}us", req_.request_id, req_.method, req_.path, status, us);
+  else
+    core_->log->debug("{} {} {} {} {}us", req_.request_id, req_.method, req_.path, status, us);
+}
+
+} // namespace sreh::net

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "http_message.hpp"
+#include "router.hpp"
+#include "sreh/net/http_server.hpp"
+
+namespace sreh::net {
+
+/// Who is calling. Authentication comes later (bearer tokens); until then everyone is
+/// "anonymous". The one place that decides the submitter / canceller of a request.
+[[nodiscard]] std::string identity_of(const request& req);
+
+/// POST /v1/goals, GET /v1/runs, GET /v1/runs/{id}, GET /v1/runs/{id}/steps,
+/// POST /v1/runs/{id}/cancel.
+void add_run_routes(router& r, server_context& ctx);
+
+/// GET /healthz, GET /readyz, GET /v1/stats. `connections` reports open connections.
+void add_health_routes(router& r, server_context& ctx, std::function<std::int64_t()> connections);
+
+/// GET /v1/runs/{id}/events and GET /v1/events (SSE).
+void add_event_routes(router& r, server_context& ctx);
+
+/// Parses a Last-Event-ID value: a non-negative decimal integer. Nullopt otherwise.
+[[nodiscard]] std::optional<std::int64_t> parse_last_event_id(const std::string& s);
+
+/// True for the event kinds that end a run (run.succeeded, run.failed, run.cancelled).
+[[nodiscard]] bool is_terminal_kind(const std::string& kind);
+
+} // namespace sreh::net

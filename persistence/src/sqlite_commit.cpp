@@ -1,0 +1,136 @@
+// The write path of the SQLite store: one transaction per call to `commit`.
+#include <fmt/format.h>
+
+#include "sqlite_rows.hpp"
+#include "sqlite_store_impl.hpp"
+#include "sreh/core/logger.hpp"
+
+namespace sreh::persistence::sqlite {
+
+namespace {
+
+/// Runs a statement that returns no rows.
+sreh::error run_done(connection& c, stmt_use& q, std::string_view op) {
+  if (q.step() != SQLITE_DONE)
+    return c.last_error(op);
+  return {};
+}
+
+sreh::error exec_cached(connection& c, const char* sql, std::string_view op) {
+  auto* stmt = c.cached(sql);
+  if (stmt == nullptr)
+    return c.last_error(op);
+  stmt_use q{stmt};
+  return run_done(c, q, op);
+}
+
+} // namespace
+
+std::vector<commit_result> sqlite_store::commit(std::vector<write_batch>& batches) {
+  std::vector<commit_result> results(batches.size());
+  if (batches.empty())
+    return results;
+  std::lock_guard lk{write_mtx_};
+  auto& c = *writer_;
+  std::int64_t seq = last_seq_;
+  auto err = exec_cached(c, sql_begin, "begin");
+  if (!err)
+    err = apply(batches, results, seq);
+  if (!err)
+    err = exec_cached(c, sql_commit, "commit");
+  if (err) {
+    if (sqlite3_get_autocommit(c.db()) == 0)
+      (void) exec_cached(c, sql_rollback, "rollback");
+    logger("store")->warn("commit of {} batches failed: {}", batches.size(), err.message);
+    for (auto& r : results)
+      r = commit_result{err, {}, {}};
+    return results; // the batches are left as they were given
+  }
+  // Hand the events to the results (no copy), numbered as they were inserted: in batch order,
+  // skipping batches that met an existing idempotency key.
+  std::int64_t next = last_seq_ + 1;
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    if (!results[i].existing_run_id.empty())
+      continue;
+    results[i].events = std::move(batches[i].events);
+    batches[i].events.clear();
+    for (auto& e : results[i].events)
+      e.seq = next++;
+  }
+  last_seq_ = seq;
+  return results;
+}
+
+sreh::error sqlite_store::apply(std::vector<write_batch>& batches,
+                                std::vector<commit_result>& results, std::int64_t& seq) {
+  for (std::size_t i = 0; i < batches.size(); ++i)
+    if (auto err = apply_one(batches[i], results[i], seq))
+      return err;
+  return {};
+}
+
+sreh::error sqlite_store::apply_one(write_batch& b, commit_result& r, std::int64_t& seq) {
+  auto& c = *writer_;
+  if (b.create) {
+    if (!b.create->idempotency_key.empty()) {
+      // Sees the rows of earlier batches of this transaction too: same connection.
+      auto* stmt = c.cached(sql_run_by_key);
+      if (stmt == nullptr)
+        return c.last_error("find idempotency key");
+      stmt_use q{stmt};
+      q.bind(1, b.create->idempotency_key);
+      const int rc = q.step();
+      if (rc == SQLITE_ROW) {
+        r.existing_run_id = q.text(0);
+        return {};
+      }
+      if (rc != SQLITE_DONE)
+        return c.last_error("find idempotency key");
+    }
+    auto* stmt = c.cached(sql_insert_run);
+    if (stmt == nullptr)
+      return c.last_error("insert run");
+    stmt_use q{stmt};
+    bind_run(q, *b.create);
+    if (q.step() != SQLITE_DONE)
+      return c.last_error(fmt::format("insert run {}", b.create->id));
+  }
+  if (b.update) {
+    auto* stmt = c.cached(sql_update_run);
+    if (stmt == nullptr)
+      return c.last_error("update run");
+    stmt_use q{stmt};
+    bind_run(q, *b.update);
+    if (q.step() != SQLITE_DONE)
+      return c.last_error(fmt::format("update run {}", b.update->id));
+    if (sqlite3_changes(c.db()) != 1)
+      return {errc::internal, fmt::format("sqlite: update run {}: no such run ({})",
+                                          b.update->id, c.path())};
+  }
+  if (!b.steps.empty()) {
+    auto* stmt = c.cached(sql_upsert_step);
+    if (stmt == nullptr)
+      return c.last_error("upsert step");
+    for (const auto& s : b.steps) {
+      stmt_use q{stmt};
+      bind_step(q, s);
+      if (q.step() != SQLITE_DONE)
+        return c.last_error(fmt::format("upsert step {}/{}", s.run_id, s.n));
+    }
+  }
+  if (!b.events.empty()) {
+    auto* stmt = c.cached(sql_insert_event);
+    if (stmt == nullptr)
+      return c.last_error("insert event");
+    for (const auto& e : b.events) {
+      stmt_use q{stmt};
+      bind_event(q, e, seq + 1);
+      if (q.step() != SQLITE_DONE)
+        return c.last_error(fmt::format("insert event {}", e.id));
+      ++seq;
+    }
+  }
+  return {};
+}
+
+} // namespace sreh::persistence::sqlite

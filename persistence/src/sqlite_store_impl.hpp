@@ -1,0 +1,75 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "sqlite_statement.hpp"
+#include "sreh/persistence/sqlite_store.hpp"
+
+namespace sreh::persistence::sqlite {
+
+/// Read connections shared by the read methods: `borrow` blocks until one is free.
+/// Thread-safe.
+class reader_pool {
+ public:
+  class lease {
+   public:
+    lease(reader_pool& p, connection* c) : pool_(&p), conn_(c) {}
+    ~lease() { pool_->give_back(conn_); }
+    lease(const lease&) = delete;
+    lease& operator=(const lease&) = delete;
+    connection& operator*() const { return *conn_; }
+    connection* operator->() const { return conn_; }
+
+   private:
+    reader_pool* pool_;
+    connection* conn_;
+  };
+
+  void add(std::unique_ptr<connection> c);
+  [[nodiscard]] lease borrow();
+
+ private:
+  void give_back(connection* c);
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<connection>> all_;
+  std::vector<connection*> free_;
+};
+
+/// The SQLite store: one write connection used by `commit` (serialised by a mutex; the
+/// group-commit writer is its only caller), and a pool of read connections for the read methods,
+/// which may run concurrently with a commit (WAL: readers see the last committed state).
+class sqlite_store final : public store {
+ public:
+  sqlite_store(std::unique_ptr<connection> writer,
+               std::vector<std::unique_ptr<connection>> readers, std::int64_t last_seq);
+  ~sqlite_store() override;
+
+  std::vector<commit_result> commit(std::vector<write_batch>& batches) override;
+  expected<std::optional<run>> get_run(std::string_view id) override;
+  expected<run_page> list_runs(const run_filter& f) override;
+  expected<std::vector<step>> get_steps(std::string_view run_id) override;
+  expected<std::vector<event>> read_events(const event_filter& f) override;
+  expected<std::vector<run>> unfinished_runs(std::string_view node_id) override;
+  expected<std::optional<std::string>> find_by_idempotency_key(std::string_view key) override;
+  expected<store_stats> stats() override;
+  sreh::error ping() override;
+
+ private:
+  /// Applies all batches inside the open transaction; `seq` is advanced per event.
+  sreh::error apply(std::vector<write_batch>& batches, std::vector<commit_result>& results,
+                    std::int64_t& seq);
+  /// Applies one batch; sets `existing_run_id` when its create met a known idempotency key.
+  sreh::error apply_one(write_batch& b, commit_result& r, std::int64_t& seq);
+
+  std::mutex write_mtx_;
+  std::unique_ptr<connection> writer_; // guarded by write_mtx_
+  std::int64_t last_seq_;              // guarded by write_mtx_
+  reader_pool readers_;
+};
+
+} // namespace sreh::persistence::sqlite

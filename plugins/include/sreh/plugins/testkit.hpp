@@ -1,0 +1,17 @@
+#pragma once
+
+#include "sreh/actors/tool.hpp"
+#include "sreh/config/node_config.hpp"
+
+namespace sreh::plugins {
+
+/// Tools for tests, crash tests and benchmarks:
+/// - `test.echo` (read-only): returns a ~200-byte JSON object echoing its arguments;
+/// - `test.record` (mutating, not idempotent): appends its idempotency key to
+///   `tools.record_file` (fsync'd) and can `reconcile` from it — the crash tests count lines;
+/// - `test.sleep` (read-only, blocking): sleeps `ms` milliseconds, stopping early when the run is
+///   cancelled;
+/// - `test.fail`: always fails with `message`.
+void add_testkit_tools(actors::tool_registry& reg, const config::tool_config& cfg);
+
+} // namespace sreh::plugins
