@@ -5,20 +5,15 @@
 #include <signal.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <string_view>
 
+#include "node_parts.hpp"
 #include "providers.hpp"
-#include "sreh/actors/event_hub.hpp"
-#include "sreh/actors/node.hpp"
 #include "sreh/actors/tool.hpp"
 #include "sreh/config/node_config.hpp"
-#include "sreh/core/id.hpp"
 #include "sreh/core/logger.hpp"
 #include "sreh/net/http_server.hpp"
-#include "sreh/persistence/group_writer.hpp"
-#include "sreh/persistence/sqlite_store.hpp"
 
 namespace sreh::app {
 
@@ -71,7 +66,7 @@ expected<config::node_config> load_config(const serve_args& args) {
   }
   if (!args.data_dir.empty()) {
     cfg.data_dir = args.data_dir;
-    cfg.store.path.clear(); // derive it from the new data dir unless the file set it
+    cfg.store.path.clear(); // the store follows --data-dir
   }
   if (!args.listen.empty())
     cfg.listen = args.listen;
@@ -120,37 +115,20 @@ int serve_command(int argc, char** argv) {
   std::uint16_t port = 0;
   if (auto err = config::parse_listen(cfg->listen, "listen", host, port))
     return fail(err.message);
-  std::error_code ec;
-  std::filesystem::create_directories(cfg->data_dir, ec);
-  if (ec)
-    return fail("cannot create data dir '" + cfg->data_dir + "': " + ec.message());
-
-  auto store = persistence::open_sqlite_store({cfg->store.path, cfg->store.synchronous});
-  if (!store)
-    return fail(store.error().message);
-  actors::event_hub hub;
-  persistence::group_writer writer{**store};
-  writer.set_events_listener([&hub](const std::vector<event>& evs) { hub.publish(evs); });
-  writer.start();
-
-  actors::tool_registry tools;
-  auto provider = make_tools_and_provider(*cfg, tools);
+  auto tools = std::make_shared<actors::tool_registry>();
+  auto provider = make_tools_and_provider(*cfg, *tools);
   if (!provider)
     return fail(provider.error().message);
-  system_clock clock;
-  id_generator ids{clock};
-  actors::node node{*cfg, **store, writer, tools, *provider, clock, ids};
-  if (auto err = node.start())
+  auto parts = node_parts::start(*cfg, tools, *provider);
+  if (!parts)
+    return fail(parts.error().message);
+  auto& n = **parts;
+  net::http_server http{{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids()}};
+  if (auto err = http.start(host, port))
     return fail(err.message);
-  net::http_server http{{**store, node.kernel(), hub, *cfg, clock, ids}};
-  if (auto err = http.start(host, port)) {
-    node.stop();
-    writer.stop();
-    return fail(err.message);
-  }
   log->info("sreh {} node '{}' serving on http://{}:{} (store: {} {}, model: {}, tools: {})",
             SREH_VERSION, cfg->node_id, host, http.port(), cfg->store.kind, cfg->store.path,
-            (*provider)->name(), tools.all().size());
+            (*provider)->name(), tools->all().size());
   std::fprintf(stderr,
                "\n  sreh is up: http://%s:%u   (Ctrl-C stops it; runs are durable in %s)\n"
                "  try:  sreh submit \"checkout is failing - find out why and fix it\" --watch\n"
@@ -158,8 +136,7 @@ int serve_command(int argc, char** argv) {
                host.c_str(), http.port(), cfg->store.path.c_str(), host.c_str(), http.port());
   wait_for_signal();
   http.stop();
-  node.stop();
-  writer.stop();
+  parts->reset(); // actors, then the writer, then the store
   log->info("stopped cleanly");
   return 0;
 }

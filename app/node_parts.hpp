@@ -1,0 +1,51 @@
+#pragma once
+
+#include <memory>
+
+#include "sreh/actors/event_hub.hpp"
+#include "sreh/actors/model_provider.hpp"
+#include "sreh/actors/node.hpp"
+#include "sreh/actors/tool.hpp"
+#include "sreh/config/node_config.hpp"
+#include "sreh/core/clock.hpp"
+#include "sreh/core/expected.hpp"
+#include "sreh/core/id.hpp"
+#include "sreh/persistence/group_writer.hpp"
+#include "sreh/persistence/store.hpp"
+
+namespace sreh::app {
+
+/// A running node without its HTTP front: store → group-commit writer (feeding the event hub)
+/// → actors. `serve` adds the HTTP server; `eval` and the benchmark drive `kernel()` directly.
+/// Destruction stops the actors, then the writer, then closes the store.
+class node_parts {
+ public:
+  /// Opens the store, starts the writer and the actors. `tools` and `provider` are the node's
+  /// (see make_tools_and_provider).
+  [[nodiscard]] static expected<std::unique_ptr<node_parts>> start(
+    const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
+    actors::model_provider_ptr provider);
+  ~node_parts();
+
+  actors::kernel_api& kernel() { return node_->kernel(); }
+  persistence::store& store() { return *store_; }
+  persistence::group_writer& writer() { return *writer_; }
+  actors::event_hub& hub() { return hub_; }
+  const sreh::clock& clock() const { return clock_; }
+  id_generator& ids() { return ids_; }
+  const actors::tool_registry& tools() const { return *tools_; }
+
+ private:
+  node_parts(const config::node_config& cfg) : cfg_(cfg), ids_(clock_) {}
+
+  const config::node_config& cfg_;
+  system_clock clock_;
+  id_generator ids_;
+  actors::event_hub hub_;
+  persistence::store_ptr store_;
+  std::unique_ptr<persistence::group_writer> writer_;
+  std::shared_ptr<actors::tool_registry> tools_;
+  std::unique_ptr<actors::node> node_;
+};
+
+} // namespace sreh::app
