@@ -99,7 +99,7 @@ node::~node() {
 sreh::error node::start() {
   auto& d = *impl_;
   d.caf_cfg.set("scheduler.max-threads", static_cast<std::size_t>(d.cfg.limits.scheduler_threads));
-  d.caf_cfg.set("logger.verbosity", "quiet");
+  d.caf_cfg.set("logger.verbosity", caf::atom("quiet"));
   d.sys = std::make_unique<caf::actor_system>(d.caf_cfg);
   d.pool = std::make_unique<tool_pool>(static_cast<std::size_t>(d.cfg.limits.tool_threads));
   d.rt = std::shared_ptr<runtime>(new runtime{d.cfg, d.store, d.writer, d.tools, d.provider,

@@ -1,0 +1,287 @@
+"""Shared helpers for the end-to-end tests: start and kill the real `sreh` binary, talk to it
+with real HTTP (http.client) and read its SSE streams. Standard library only.
+
+Each test gets a fresh temp dir, binds a free loopback port, and stops every process it started
+(a test that dies still leaves nothing running: processes are killed in atexit and finally).
+"""
+
+import atexit
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+SREH = os.environ.get("SREH_BIN", "build/release/app/sreh")
+_procs = []
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _kill_all():
+    for p in _procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+atexit.register(_kill_all)
+
+
+class Node:
+    """One `sreh serve` process with its own data dir and config."""
+
+    def __init__(self, workdir, config_extra="", env_extra=None, port=None):
+        self.dir = workdir
+        self.port = port or free_port()
+        self.data = os.path.join(workdir, "data")
+        self.record = os.path.join(workdir, "record.log")
+        self.config = os.path.join(workdir, "sreh.yaml")
+        with open(self.config, "w") as f:
+            f.write(f"listen: 127.0.0.1:{self.port}\n"
+                    f"data_dir: {self.data}\n"
+                    f"tools:\n  record_file: {self.record}\n"
+                    "logging:\n  level: warn\n" + config_extra)
+        self.env_extra = env_extra or {}
+        self.proc = None
+        self.log_path = os.path.join(workdir, "node.log")
+
+    def start(self, env_extra=None, wait=True):
+        env = dict(os.environ)
+        env.update(self.env_extra)
+        env.update(env_extra or {})
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([SREH, "serve", "--config", self.config],
+                                     stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        _procs.append(self.proc)
+        if wait:
+            self.wait_ready()
+        return self
+
+    def wait_ready(self, timeout=20):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"sreh exited with {self.proc.returncode}:\n{self.log_text()}")
+            try:
+                status, _, _ = self.request("GET", "/readyz", timeout=1)
+                if status == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.02)  # polling for readiness, bounded by the deadline
+        raise AssertionError(f"sreh not ready after {timeout}s:\n{self.log_text()}")
+
+    def wait_exit(self, timeout=30):
+        return self.proc.wait(timeout=timeout)
+
+    def kill9(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("sreh did not stop on SIGTERM within 20 s")
+
+    def log_text(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode(errors="replace")[-4000:]
+        except OSError:
+            return ""
+
+    def request(self, method, path, body=None, headers=None, timeout=10):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            h = dict(headers or {})
+            if body is not None and not isinstance(body, (bytes, bytearray)):
+                body = json.dumps(body).encode()
+                h.setdefault("Content-Type", "application/json")
+            conn.request(method, path, body=body, headers=h)
+            r = conn.getresponse()
+            data = r.read()
+            return r.status, dict((k.lower(), v) for k, v in r.getheaders()), data
+        finally:
+            conn.close()
+
+    def json(self, method, path, body=None, headers=None):
+        status, hdrs, data = self.request(method, path, body, headers)
+        try:
+            doc = json.loads(data) if data else None
+        except ValueError:
+            raise AssertionError(f"{method} {path}: not JSON ({status}): {data[:200]!r}")
+        return status, hdrs, doc
+
+    def submit(self, goal, key=None):
+        headers = {"Idempotency-Key": key} if key else {}
+        status, _, doc = self.json("POST", "/v1/goals", {"goal": goal}, headers)
+        assert status in (200, 201), f"submit: {status} {doc}"
+        return doc["run"]["id"]
+
+    def run(self, run_id):
+        status, _, doc = self.json("GET", f"/v1/runs/{run_id}")
+        assert status == 200, f"get run: {status} {doc}"
+        return doc
+
+    def steps(self, run_id):
+        status, _, doc = self.json("GET", f"/v1/runs/{run_id}/steps")
+        assert status == 200, f"get steps: {status} {doc}"
+        return doc["steps"]
+
+    def wait_run(self, run_id, states=("succeeded", "failed", "cancelled"), timeout=30):
+        """Follows the run's SSE stream until it ends (the server closes it), then reads it."""
+        for _ in sse_events(self.port, f"/v1/runs/{run_id}/events", timeout=timeout):
+            pass
+        r = self.run(run_id)
+        assert r["state"] in states, f"run {run_id} ended {r['state']}, wanted {states}"
+        return r
+
+    def stats(self):
+        status, _, doc = self.json("GET", "/v1/stats")
+        assert status == 200
+        return doc
+
+
+def sse_events(port, path, last_event_id=None, timeout=30, stop_after=None):
+    """Yields (id, event, data) from an SSE stream until the server ends it, `stop_after`
+    events were read, or `timeout` seconds pass (then AssertionError)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    headers = {"Accept": "text/event-stream"}
+    if last_event_id is not None:
+        headers["Last-Event-ID"] = str(last_event_id)
+    conn.request("GET", path, headers=headers)
+    r = conn.getresponse()
+    if r.status != 200:
+        body = r.read()
+        conn.close()
+        raise AssertionError(f"SSE {path}: {r.status} {body[:300]!r}")
+    deadline = time.time() + timeout
+    count = 0
+    ev = {"id": None, "event": "message", "data": []}
+    try:
+        while True:
+            if time.time() > deadline:
+                raise AssertionError(f"SSE {path}: no end after {timeout}s")
+            line = r.fp.readline()
+            if not line:
+                return
+            line = line.decode().rstrip("\n").rstrip("\r")
+            if line == "":
+                if ev["data"]:
+                    yield ev["id"], ev["event"], "\n".join(ev["data"])
+                    count += 1
+                    if stop_after is not None and count >= stop_after:
+                        return
+                ev = {"id": None, "event": "message", "data": []}
+            elif line.startswith(":"):
+                continue
+            else:
+                field, _, value = line.partition(":")
+                value = value[1:] if value.startswith(" ") else value
+                if field == "data":
+                    ev["data"].append(value)
+                elif field in ("id", "event"):
+                    ev[field] = value
+    finally:
+        conn.close()
+
+
+class TempDir:
+    def __enter__(self):
+        self.path = tempfile.mkdtemp(prefix="sreh-e2e-")
+        return self.path
+
+    def __exit__(self, *exc):
+        _kill_all()
+        if exc[0] is None:
+            shutil.rmtree(self.path, ignore_errors=True)
+        else:
+            print(f"(kept {self.path} for inspection)", file=sys.stderr)
+
+
+def run_tests(tests):
+    """A tiny runner: runs each test function, prints a line per test and the closing
+    'N passed, N failed' line; exit code 1 when any failed."""
+    passed = failed = 0
+    for t in tests:
+        started = time.time()
+        try:
+            t()
+            passed += 1
+            print(f"ok   {t.__name__} ({time.time() - started:.1f}s)", flush=True)
+        except Exception as e:  # noqa: BLE001 - report every failure and go on
+            failed += 1
+            print(f"FAIL {t.__name__}: {type(e).__name__}: {e}", flush=True)
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+# -- helpers added for the API / bad-input / SSE-resume tests (additions only) -------------------
+
+def raw_exchange(port, data, timeout=10, shut_write=False):
+    """Sends raw bytes on a fresh connection and returns every byte the server sends back until
+    it closes or goes quiet for `timeout` seconds. Sending errors (the server answering early and
+    closing, e.g. 413/431) are tolerated: whatever response arrived is still read."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    out = b""
+    try:
+        try:
+            s.sendall(data)
+            if shut_write:
+                s.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                break
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        s.close()
+    return out
+
+
+def parse_http_response(raw):
+    """(status, {lower-case header: value}, body bytes) of the first response in `raw`."""
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    if not lines or not lines[0].startswith("HTTP/"):
+        raise AssertionError(f"not an HTTP response: {raw[:200]!r}")
+    status = int(lines[0].split()[1])
+    headers = {}
+    for line in lines[1:]:
+        k, _, v = line.partition(":")
+        headers[k.strip().lower()] = v.strip()
+    if "content-length" in headers:
+        body = body[:int(headers["content-length"])]
+    return status, headers, body
+
+
+def sreh_cli(args, env_extra=None, timeout=60):
+    """Runs the sreh binary with `args`; returns (exit code, stdout, stderr) as text."""
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    p = subprocess.run([SREH] + list(args), capture_output=True, text=True, timeout=timeout,
+                       env=env)
+    return p.returncode, p.stdout, p.stderr
