@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Configures (once) and builds a preset: release (default) or debug (ASan + UBSan).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+preset="${1:-release}"
+shift || true
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros}"
+if [ ! -f "build/$preset/build.ninja" ]; then
+  cmake --preset "$preset" >/dev/null
+fi
+jobs="${SREH_BUILD_JOBS:-$(nproc)}"
+echo "build: preset $preset, $jobs jobs"
+ninja -C "build/$preset" -j "$jobs" "$@"
