@@ -184,6 +184,13 @@ void sse_session::drain() {
   bool overflow = false;
   {
     std::lock_guard<std::mutex> lk(queue_->mtx);
+    if (writing_ && !queue_->overflow) {
+      // A write is in flight: leave the events queued, so that a client that stops reading
+      // fills its bounded queue and is cut (instead of growing our buffer without bound).
+      // on_written drains again.
+      queue_->posted = false;
+      return;
+    }
     events.swap(queue_->events);
     overflow = queue_->overflow;
     queue_->posted = false;
@@ -242,6 +249,8 @@ void sse_session::on_written(beast::error_code ec) {
     catchup_more_ = false;
     return catch_up();
   }
+  if (live_)
+    return drain();
   flush();
 }
 

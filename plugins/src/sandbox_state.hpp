@@ -76,8 +76,8 @@ struct world::state {
   std::shared_ptr<const scenario> spec;
   std::int64_t now = epoch;
   std::vector<action_record> log; // in the order applied
-  /// Values at each fault's start that remedies are judged against (by fault index).
-  std::vector<service_live> at_fault;
+  /// The state at each fault's start, that remedies are judged against (by fault index).
+  std::vector<live_state> at_fault;
 
   [[nodiscard]] live_state live_at(std::int64_t t) const;
   [[nodiscard]] frame frame_at(std::int64_t t) const;

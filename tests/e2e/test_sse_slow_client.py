@@ -40,7 +40,7 @@ def test_slow_client_is_cut_and_others_see_everything():
         t = threading.Thread(target=fast_reader, daemon=True)
         t.start()
         deadline = time.time() + 10  # both streams are live before the burst starts
-        while node.stats().get("sse_subscribers", 0) < 2:
+        while node.stats()["http"]["sse_subscribers"] < 2:
             assert time.time() < deadline, "the two SSE clients never subscribed"
         for i in range(RUNS):
             node.submit(f"burst {i}")

@@ -1,0 +1,124 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reasoner_evidence.hpp"
+#include "sreh/actors/model_provider.hpp"
+#include "sreh/plugins/reasoner/knowledge_base.hpp"
+
+namespace sreh::plugins::reasoner {
+
+/// A read-only or mutating call the engine wants to make next, with why.
+struct planned_call {
+  std::string tool;
+  std::string args = "{}";
+  std::string why;
+  double gain = 0;
+};
+
+/// One piece of evidence: the step it came from, what it says, and its weight on a hypothesis.
+struct fact {
+  std::int64_t step = 0;
+  std::string text;
+  double weight = 0;
+};
+
+// -- triage ------------------------------------------------------------------------------------
+
+/// The walk from the alerted entities down the call graph.
+struct triage_result {
+  std::optional<planned_call> next;            // a call the walk still needs
+  std::vector<std::string> focus;              // the alerted entities
+  std::string focus_source;                    // labels | goal | alerts | roots
+  std::vector<std::string> leaves;             // anomalous, unexplained by dependencies
+  std::map<std::string, std::string> parent;   // how the walk reached an entity
+  std::map<std::string, std::map<std::string, std::string>> classes;  // anomalies per entity
+  std::vector<std::string> off_path;           // anomalous, but explain nothing on the path
+  std::vector<std::string> healthy;
+  std::vector<std::string> unobservable;       // describe failed
+  std::vector<fact> observations;
+};
+
+/// The call that observes an entity (service.describe, host.describe, jobs.list).
+[[nodiscard]] planned_call describe_call(const entity& e);
+[[nodiscard]] planned_call describe_call(const std::string& name, const std::string& kind);
+
+/// Walks from the focus; with `allow_calls` false, unknown entities count as healthy.
+[[nodiscard]] triage_result triage(const knowledge_base& kb, const evidence& ev,
+                                   const actors::run_context& ctx, step_range range,
+                                   bool allow_calls);
+
+// -- hypotheses ----------------------------------------------------------------------------------
+
+enum class seen_state { seen, absent, unknown, not_applicable };
+
+struct symptom_eval {
+  const symptom* s = nullptr;
+  seen_state state = seen_state::unknown;
+  std::optional<planned_call> check;           // resolves an unknown symptom
+};
+
+struct hypothesis {
+  const failure_mode* mode = nullptr;
+  std::string subject;
+  std::string target;                          // empty while its binding is unknown
+  std::map<std::string, std::string> bindings;
+  double score = 0;
+  double max_score = 0;                        // sum of positive weights
+  std::vector<fact> evidence;
+  std::vector<symptom_eval> symptoms;
+  [[nodiscard]] double confidence() const;
+  [[nodiscard]] bool seen(const std::string& symptom_id) const;
+};
+
+/// Competing explanations of one anomalous leaf.
+struct hypothesis_group {
+  std::string leaf;
+  std::vector<hypothesis> hyps;                // best first
+  enum state_t { open, diagnosed, unknown } state = open;
+  bool ambiguous = false;                      // diagnosed without the required margin
+};
+
+/// Builds and scores the groups of the triage's leaves.
+[[nodiscard]] std::vector<hypothesis_group> build_groups(const knowledge_base& kb,
+                                                         const evidence& ev,
+                                                         const triage_result& t, step_range range);
+
+/// Decides open groups (diagnosed / unknown) when `may_check` is false or nothing separates them;
+/// otherwise returns the check with the highest expected information gain.
+[[nodiscard]] std::optional<planned_call> next_check(const knowledge_base& kb, const evidence& ev,
+                                                     std::vector<hypothesis_group>& groups,
+                                                     bool may_check);
+
+// -- remediation ---------------------------------------------------------------------------------
+
+struct remediation_record {
+  std::string tool, args;
+  std::int64_t step = 0;
+  bool ok = false;
+  bool verified = false;
+  std::string for_what;                        // kind:target
+  std::string note;
+};
+
+struct remediation_state {
+  std::optional<planned_call> next;
+  std::vector<remediation_record> records;
+  std::vector<std::string> notes;              // "checkout error_rate back to 0.002 (step 9)"
+  std::map<std::string, bool> mitigated;       // by kind:target
+};
+
+/// Walks the remedies of each diagnosis against the steps after the investigation.
+[[nodiscard]] remediation_state remediate(const knowledge_base& kb, const evidence& ev,
+                                          const triage_result& t,
+                                          const std::vector<const hypothesis*>& diagnoses,
+                                          const std::map<std::string, std::string>& leaf_of);
+
+// -- the decision --------------------------------------------------------------------------------
+
+[[nodiscard]] actors::decision decide(const knowledge_base& kb, const actors::run_context& ctx);
+
+} // namespace sreh::plugins::reasoner
