@@ -22,7 +22,6 @@ struct run_state_t {
   after_commit next = after_commit::nothing;
   std::uint64_t commits = 0;              // tokens handed out
   std::uint64_t awaited = 0;              // commit token we wait for (0 = none)
-  persistence::write_batch in_flight;     // kept to resubmit after a failed commit
   std::vector<std::int64_t> in_flight_outcomes; // steps whose outcome the commit carries
   int commit_failures = 0;
   std::stop_source cancel;
@@ -39,12 +38,11 @@ void advance(self_ptr self);
 void execute(self_ptr self);
 void on_reconciled(self_ptr self, std::int64_t n, int status, std::string result);
 
-void submit_commit(self_ptr self) {
+void submit_commit(self_ptr self, persistence::write_batch batch) {
   auto& st = self->state;
   auto token = ++st.commits;
   st.awaited = token;
   auto handle = run_actor{self};
-  auto batch = st.in_flight; // the writer consumes a copy; we keep ours for a retry
   st.rt->writer.submit(std::move(batch), [handle, token](persistence::commit_result r) {
     caf::anon_send(handle, committed_atom::value, token, static_cast<int>(r.err.code),
                    std::move(r.err.message), std::move(r.existing_run_id));
@@ -54,9 +52,8 @@ void submit_commit(self_ptr self) {
 void commit(self_ptr self, after_commit next) {
   auto& st = self->state;
   st.next = next;
-  st.in_flight = st.journal.take_batch(st.in_flight_outcomes);
   st.commit_failures = 0;
-  submit_commit(self);
+  submit_commit(self, st.journal.take_batch(st.in_flight_outcomes));
 }
 
 void finish(self_ptr self, run_state final_state, std::string message) {
@@ -152,10 +149,9 @@ void advance(self_ptr self) {
 void create(self_ptr self) {
   auto& st = self->state;
   st.creator = self->make_response_promise<kernel_reply>();
-  st.in_flight = st.journal.take_create_batch();
   st.in_flight_outcomes.clear();
   st.next = after_commit::created;
-  submit_commit(self);
+  submit_commit(self, st.journal.take_create_batch());
 }
 
 void on_created(self_ptr self) {
@@ -311,8 +307,11 @@ run_actor::behavior_type run_behavior(self_ptr self, runtime_ptr rt, run r,
       on_committed(self, token, code, std::move(msg), std::move(existing));
     },
     [=](retry_atom, std::uint64_t token) {
-      if (token == self->state.awaited)
-        submit_commit(self);
+      if (token != self->state.awaited)
+        return;
+      // Nothing of the failed transaction was applied: rebuild the same batch and resubmit.
+      self->state.journal.restore_last_batch();
+      submit_commit(self, self->state.journal.take_batch(self->state.in_flight_outcomes));
     },
     [=](tool_done_atom, std::int64_t n, bool ok, std::string& result, std::string& err) {
       on_tool_done(self, n, ok, std::move(result), std::move(err));

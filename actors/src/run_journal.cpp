@@ -197,10 +197,20 @@ persistence::write_batch run_journal::take_batch(std::vector<std::int64_t>& outc
       outcomes.push_back(n);
     b.steps.push_back(s);
   }
+  last_steps_ = std::move(dirty_);
   dirty_.clear();
+  last_events_ = events_; // small; the step rows are rebuilt from `steps` on a retry
   b.events = std::move(events_);
   events_.clear();
   return b;
+}
+
+void run_journal::restore_last_batch() {
+  for (auto n : last_steps_)
+    touch(n);
+  events_.insert(events_.begin(), last_events_.begin(), last_events_.end());
+  last_steps_.clear();
+  last_events_.clear();
 }
 
 } // namespace sreh::actors

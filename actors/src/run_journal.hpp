@@ -48,6 +48,9 @@ class run_journal {
   /// the changed steps, the new events). `outcomes` receives the step numbers whose outcome
   /// the batch carries.
   [[nodiscard]] persistence::write_batch take_batch(std::vector<std::int64_t>& outcomes);
+  /// The last batch did not commit (nothing of it was applied): mark its steps and events as
+  /// unwritten again, so that the next take_batch rebuilds it with the same event ids.
+  void restore_last_batch();
 
  private:
   step& step_at(std::int64_t n);
@@ -58,6 +61,8 @@ class run_journal {
   std::int64_t run_seq_ = 0;
   std::vector<std::int64_t> dirty_;      // step numbers changed since the last batch
   std::vector<event> events_;
+  std::vector<std::int64_t> last_steps_;  // what the last batch carried, for a retry
+  std::vector<event> last_events_;
 };
 
 /// Cuts a tool result to `max_bytes`: over the limit it becomes
