@@ -103,7 +103,7 @@ sreh::error node::start() {
   d.sys = std::make_unique<caf::actor_system>(d.caf_cfg);
   d.pool = std::make_unique<tool_pool>(static_cast<std::size_t>(d.cfg.limits.tool_threads));
   d.rt = std::shared_ptr<runtime>(new runtime{d.cfg, d.store, d.writer, d.tools, d.provider,
-                                              d.clock, d.ids, *d.pool, logger("kernel"), {}, {}});
+                                              d.clock, d.ids, *d.pool, logger("kernel"), {}, {}, {}});
   d.sup = spawn_supervisor(*d.sys, d.rt);
   d.facade = std::make_unique<kernel_facade>(*d.sys, d.sup, d.rt);
   return {};
@@ -115,6 +115,7 @@ void node::stop() {
     return;
   if (d.facade)
     d.facade->reset();
+  d.rt->shutdown.request_stop(); // in-flight tools return now; their steps resume after restart
   caf::anon_send_exit(d.sup, caf::exit_reason::user_shutdown);
   d.sup = nullptr;
   d.sys->await_all_actors_done();

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+#include <optional>
 #include <stop_token>
 
 #include "run_journal.hpp"
@@ -25,6 +27,7 @@ struct run_state_t {
   std::vector<std::int64_t> in_flight_outcomes; // steps whose outcome the commit carries
   int commit_failures = 0;
   std::stop_source cancel;
+  std::optional<std::stop_callback<std::function<void()>>> on_shutdown; // node stop → cancel
   std::string cancelled_by;
   std::vector<caf::typed_response_promise<kernel_reply>> cancel_waiters;
   caf::typed_response_promise<kernel_reply> creator; // the submitter, answered after the create
@@ -70,6 +73,8 @@ void fail(self_ptr self, std::string why) {
 /// The outcome of the current tool step is known: journal it (committed with the next step).
 void on_tool_done(self_ptr self, std::int64_t n, bool ok, std::string result, std::string err) {
   auto& st = self->state;
+  if (st.rt->shutdown.stop_requested())
+    return; // interrupted by the node's shutdown: the step stays an intent, recovery resumes it
   failpoint("after_effect", n);
   st.journal.record_outcome(n, ok, std::move(result), std::move(err));
   st.rt->counters.steps.fetch_add(1, std::memory_order_relaxed);
@@ -286,6 +291,9 @@ void on_reconciled(self_ptr self, std::int64_t n, int status, std::string result
 run_actor::behavior_type run_behavior(self_ptr self, runtime_ptr rt, run r,
                                       std::vector<step> steps) {
   self->state.rt = std::move(rt);
+  auto* source = &self->state.cancel;
+  self->state.on_shutdown.emplace(self->state.rt->shutdown.get_token(),
+                                  std::function<void()>{[source] { source->request_stop(); }});
   self->state.journal.init(*self->state.rt, std::move(r), std::move(steps));
   return {
     [=](create_atom) -> caf::result<kernel_reply> {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <stop_token>
 
 #include "sreh/actors/kernel_api.hpp"
 #include "sreh/actors/model_provider.hpp"
@@ -40,6 +41,9 @@ struct runtime {
   std::shared_ptr<spdlog::logger> log;
   kernel_counters counters;
   std::atomic<bool> ready{false};
+  /// Set when the node stops: every in-flight tool sees it through its run's stop token, so a
+  /// shutdown never waits for a long tool (recovery resumes the step after the restart).
+  std::stop_source shutdown;
 };
 
 using runtime_ptr = std::shared_ptr<runtime>;

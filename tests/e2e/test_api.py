@@ -8,6 +8,8 @@ for 30 s, so its runs stay running until cancelled.
 import json
 import os
 import re
+import signal
+import subprocess
 import sys
 import time
 
@@ -278,6 +280,32 @@ def test_restart_keeps_runs_and_events():
     assert min(e[0] for e in events_of(A, fresh)) > last
 
 
+def test_sigterm_with_inflight_tool_stops_promptly():
+    """SIGTERM while a run sits in a cancellable 30 s test.sleep: the node should stop promptly
+    (the in-flight tool interrupted, the run left for recovery) and, after a restart, the run is
+    still there and can be cancelled. Bound: 10 s to exit (the harness allows 20)."""
+    rid = B.submit("in a long sleep at SIGTERM")
+    wait_for_event(B, rid, lambda k, d: k == "step.intent" and d["data"]["tool"] == "test.sleep")
+    t0 = time.time()
+    B.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = B.proc.wait(timeout=10)
+        took = time.time() - t0
+    except subprocess.TimeoutExpired:
+        B.kill9()
+        rc, took = None, time.time() - t0
+    try:
+        assert rc is not None, ("SIGTERM with a run inside a 30 s test.sleep: the node had not "
+                                f"exited after {took:.1f}s (it waits for the in-flight tool)")
+        assert rc == 0, f"SIGTERM exit code {rc}"
+    finally:
+        B.start()
+        assert B.run(rid)["state"] not in ("succeeded", "failed"), B.run(rid)
+        status, _, _ = B.json("POST", f"/v1/runs/{rid}/cancel")
+        assert status == 200
+        B.wait_run(rid, states=("cancelled",), timeout=10)
+
+
 # -- CLI ---------------------------------------------------------------------------------------
 
 def test_cli_submit_watch():
@@ -346,6 +374,7 @@ if __name__ == "__main__":
             run_tests([test_submit_created, test_idempotent_retry, test_list_paging,
                        test_list_state_filter, test_steps_shape, test_cancel_running,
                        test_cancel_finished_run_409, test_health, test_restart_keeps_runs_and_events,
+                       test_sigterm_with_inflight_tool_stops_promptly,
                        test_cli_submit_watch, test_cli_show_and_runs, test_cli_cancel,
                        test_cli_errors])
         except SystemExit as e:

@@ -14,8 +14,10 @@ import json
 import os
 import re
 import select
+import shutil
 import socket
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -217,6 +219,17 @@ def test_body_just_over_limit():
     assert N.request("GET", "/healthz")[0] == 200
 
 
+def test_limits_positive_controls():
+    """Just under the limits is accepted: a 15 KiB header, a body of 1 MiB minus a little."""
+    status, _, _ = N.request("GET", "/v1/runs?limit=1", headers={"X-Big": "a" * (15 * 1024)})
+    assert status == 200, f"15 KiB header: {status}"
+    body = b'{"goal": "padded body"' + b" " * (1024 * 1024 - 200) + b"}"
+    status, _, doc = N.request("POST", "/v1/goals", body=body,
+                               headers={"Content-Type": "application/json"})
+    assert status == 201, f"1 MiB - 200 B body: {status} {doc[:200]!r}"
+    N.wait_run(json.loads(doc)["run"]["id"])
+
+
 def test_deep_nesting():
     deep = b'{"goal": "x", "labels": ' + b'[' * 10000 + b']' * 10000 + b'}'
     post_raw(deep, 400, [["depth", "deep", "nest"]], what="labels nested 10,000 deep")
@@ -371,6 +384,14 @@ def test_malformed_http():
     raw_problem(b"GARBAGE\r\n\r\n", 400, [["malformed", "method", "request"]], "garbage line")
     raw_problem(b"POST /v1/goals HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 b"Content-Length: abc\r\n\r\n{}", 400, ["Content-Length"], "bad Content-Length")
+    # request smuggling shapes: both Content-Length and chunked; two different Content-Lengths
+    raw_problem(b"POST /v1/goals HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 13\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                b'd\r\n{"goal": "x"}\r\n0\r\n\r\n', 400, [["Transfer-Encoding", "Content-Length"]],
+                "Content-Length with chunked")
+    raw_problem(b"POST /v1/goals HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 13\r\nContent-Length: 14\r\nConnection: close\r\n\r\n"
+                b'{"goal": "x"}', 400, ["Content-Length"], "two Content-Lengths")
     raw_problem(b"GET /v1/runs?limit=%zz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
                 400, ["%zz"], "bad percent-encoding")
     raw_problem(b"GET /v1/runs/run_%00 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
@@ -455,7 +476,14 @@ BROKEN_CONFIGS = {
                        4, "sse_heartbeat"),
     "syntax_error": ("listen: 127.0.0.1:{port}\ndata_dir: {data}\nmodel: {{provider: scripted\n"
                      "  script: [\n", None, "yaml"),
-    "bad_indent": ("listen: 127.0.0.1:{port}\n  data_dir: {data}\n", None, None),
+    "bad_indent": ("listen: 127.0.0.1:{port}\n  data_dir: {data}\n", 2, "yaml"),
+    "unknown_provider": ("listen: 127.0.0.1:{port}\ndata_dir: {data}\nmodel:\n  provider: nope\n",
+                         4, "model.provider"),
+    "script_args_type": ("listen: 127.0.0.1:{port}\ndata_dir: {data}\nmodel:\n  provider: scripted\n"
+                         "  script:\n    - {{tool: test.echo, args: [1, 2]}}\n",
+                         6, "model.script[0].args"),
+    "out_of_range": ("listen: 127.0.0.1:{port}\ndata_dir: {data}\nlimits:\n  max_json_depth: 100000\n",
+                     4, "limits.max_json_depth"),
 }
 
 
@@ -482,25 +510,37 @@ def check_broken_config(d, name, text, line, field):
     assert not os.path.exists(data), f"{name}: serve created the data dir {data}"
 
 
+def scratch_dir():
+    """A temp dir that, unlike TempDir, does not kill the shared node on exit."""
+    return tempfile.mkdtemp(prefix="sreh-e2e-cfg-")
+
+
 def test_broken_configs():
-    with TempDir() as d:
+    d = scratch_dir()
+    try:
         for name, (text, line, field) in BROKEN_CONFIGS.items():
             check_broken_config(d, name, text, line, field)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def test_missing_config_file():
-    with TempDir() as d:
+    d = scratch_dir()
+    try:
         path = os.path.join(d, "nope.yaml")
         rc, out, err = sreh_cli(["config", "check", path], timeout=20)
         assert rc == 1 and path in out + err, f"missing file: rc {rc}: {out + err!r}"
         rc, out, err = sreh_cli(["serve", "--config", path], timeout=20)
         assert rc != 0 and path in out + err, f"serve with missing file: rc {rc}: {out + err!r}"
         assert os.listdir(d) == [], f"serve created {os.listdir(d)}"
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def test_good_config_checks_ok():
     rc, out, err = sreh_cli(["config", "check", N.config], timeout=20)
     assert rc == 0, f"a valid config failed the check: {rc} {out + err!r}"
+    assert N.proc.poll() is None and N.request("GET", "/healthz")[0] == 200, "the node died"
 
 
 if __name__ == "__main__":
@@ -513,6 +553,7 @@ if __name__ == "__main__":
             run_tests([test_malformed_json, test_not_an_object, test_wrong_types,
                        test_missing_and_empty_goal, test_unknown_fields, test_invalid_label_keys,
                        test_invalid_utf8, test_body_10mb, test_body_just_over_limit,
+                       test_limits_positive_controls,
                        test_deep_nesting, test_header_too_large, test_unknown_routes,
                        test_wrong_methods, test_wrong_content_type, test_malformed_run_ids,
                        test_unknown_run_ids, test_bad_last_event_id, test_bad_list_params,
