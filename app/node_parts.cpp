@@ -8,6 +8,7 @@ namespace sreh::app {
 
 expected<std::unique_ptr<node_parts>> node_parts::start(const config::node_config& cfg,
                                                         std::shared_ptr<actors::tool_registry> tools,
+                                                        policy::policy_set policy,
                                                         actors::model_provider_ptr provider) {
   std::unique_ptr<node_parts> p{new node_parts(cfg)};
   std::error_code ec;
@@ -28,7 +29,8 @@ expected<std::unique_ptr<node_parts>> node_parts::start(const config::node_confi
   p->writer_->start();
   p->tools_ = std::move(tools);
   p->node_ = std::make_unique<actors::node>(cfg, *p->store_, *p->writer_, *p->tools_,
-                                            std::move(provider), p->clock_, p->ids_);
+                                            std::move(policy), std::move(provider), p->clock_,
+                                            p->ids_);
   if (auto err = p->node_->start())
     return err;
   return p;

@@ -10,6 +10,7 @@
 #include "sreh/core/clock.hpp"
 #include "sreh/core/expected.hpp"
 #include "sreh/core/id.hpp"
+#include "sreh/core/policy.hpp"
 #include "sreh/persistence/group_writer.hpp"
 #include "sreh/persistence/store.hpp"
 
@@ -24,7 +25,7 @@ class node_parts {
   /// (see make_tools_and_provider).
   [[nodiscard]] static expected<std::unique_ptr<node_parts>> start(
     const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
-    actors::model_provider_ptr provider);
+    policy::policy_set policy, actors::model_provider_ptr provider);
   ~node_parts();
 
   actors::kernel_api& kernel() { return node_->kernel(); }

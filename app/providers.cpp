@@ -15,3 +15,17 @@ expected<actors::model_provider_ptr> make_tools_and_provider(const config::node_
 }
 
 } // namespace sreh::app
+
+namespace sreh::app {
+
+expected<policy::policy_set> load_policy(const config::node_config& cfg) {
+  policy::policy_set p;
+  auto m = policy::parse_mode(cfg.policy_mode);
+  if (!m)
+    return sreh::error{errc::invalid_argument, "policy_mode '" + cfg.policy_mode + "' is unknown"};
+  p.default_mode = *m;
+  p.version = "mode:" + cfg.policy_mode;
+  return p;
+}
+
+} // namespace sreh::app

@@ -253,7 +253,9 @@ int main(int argc, char** argv) {
   auto tools = std::make_shared<actors::tool_registry>();
   plugins::add_testkit_tools(*tools, cfg.tools);
   auto provider = std::make_shared<actors::scripted_provider>(script);
-  auto parts = app::node_parts::start(cfg, tools, provider);
+  policy::policy_set autonomous; // the benchmark measures the kernel, not approvals
+  autonomous.default_mode = policy::mode::autonomous;
+  auto parts = app::node_parts::start(cfg, tools, autonomous, provider);
   if (!parts) {
     std::fprintf(stderr, "cannot start the node: %s\n", parts.error().message.c_str());
     return 1;

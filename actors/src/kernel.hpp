@@ -5,14 +5,11 @@
 
 namespace sreh::actors {
 
-using kernel_committed_atom = caf::atom_constant<caf::atom("kcommitted")>;
-
 /// The kernel: creates runs (durably, before answering), owns the registry of run actors
 /// (linked; a run actor that crashes is recovered from the store), recovers unfinished runs at
-/// start, and cancels runs whether active or passivated.
-using kernel_impl_actor = kernel_actor::extend<
-  caf::reacts_to<kernel_committed_atom, std::uint64_t, int, std::string, std::string>>;
-
+/// start, cancels runs whether active or passivated, and settles approvals (votes, timeouts,
+/// escalation) for parked runs, waking them when decided. Its interface is kernel_impl_actor
+/// (messages.hpp).
 kernel_impl_actor spawn_kernel(caf::local_actor* parent, runtime_ptr rt);
 
 /// The node's root supervisor: spawns the kernel linked, restarts it with backoff when it dies

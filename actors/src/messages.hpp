@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "sreh/core/approval.hpp"
 #include "sreh/core/goal.hpp"
 #include "sreh/core/run.hpp"
 
@@ -17,6 +18,11 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_budget& x) {
   return f(caf::meta::type_name("sreh::run_budget"), x.max_steps, x.max_tokens, x.deadline_us,
            x.max_result_bytes);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, approval_vote& x) {
+  return f(caf::meta::type_name("sreh::approval_vote"), x.by, x.role, x.approve, x.comment, x.at);
 }
 
 template <class Inspector>
@@ -38,6 +44,10 @@ using committed_atom = caf::atom_constant<caf::atom("committed")>;
 using tool_done_atom = caf::atom_constant<caf::atom("tool_done")>;
 using reconciled_atom = caf::atom_constant<caf::atom("reconciled")>;
 using respawn_atom = caf::atom_constant<caf::atom("respawn")>;
+using decide_atom = caf::atom_constant<caf::atom("decide")>;
+using parked_atom = caf::atom_constant<caf::atom("parked")>;
+using resume_atom = caf::atom_constant<caf::atom("resume")>;
+using timer_atom = caf::atom_constant<caf::atom("timer")>;
 
 /// Reply of the kernel to submit and cancel: errors travel as values (code + message) so that
 /// the facade can hand them to non-actor callers unchanged.
@@ -47,19 +57,29 @@ struct kernel_reply {
   std::string run_id;
   bool created = false;
   int state = 0;               // sreh::run_state after a cancel
+  std::string payload;         // JSON (an approval after decide)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, kernel_reply& x) {
   return f(caf::meta::type_name("sreh::kernel_reply"), x.code, x.message, x.run_id, x.created,
-           x.state);
+           x.state, x.payload);
 }
 
 /// The kernel's interface (also implemented by the supervisor, which forwards to the current
 /// kernel incarnation).
 using kernel_actor = caf::typed_actor<
   caf::replies_to<submit_atom, goal_request>::with<kernel_reply>,
-  caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>>;
+  caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>,
+  caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>>;
+
+using kernel_committed_atom = caf::atom_constant<caf::atom("kcommitted")>;
+
+/// The kernel's full interface: the public one plus what its own actors and callbacks send.
+using kernel_impl_actor = kernel_actor::extend<
+  caf::reacts_to<kernel_committed_atom, std::uint64_t, int, std::string, std::string>,
+  caf::reacts_to<parked_atom, std::string, std::string, std::int64_t>,
+  caf::reacts_to<timer_atom>>;
 
 inline kernel_reply reply_error(errc c, std::string msg) {
   kernel_reply r;

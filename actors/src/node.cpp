@@ -5,6 +5,7 @@
 #include "kernel.hpp"
 #include "messages.hpp"
 #include "runtime.hpp"
+#include "sreh/core/json.hpp"
 
 namespace sreh::actors {
 
@@ -49,10 +50,23 @@ class kernel_facade final : public kernel_api {
         });
   }
 
+  void decide(std::string approval_id, approval_vote vote,
+              std::function<void(expected<approval>)> done) override {
+    ask(sys_, sup_, caf::make_message(decide_atom::value, std::move(approval_id), std::move(vote)),
+        [done](const kernel_reply& rep) {
+          if (rep.code != 0)
+            return done(sreh::error{static_cast<errc>(rep.code), rep.message});
+          auto a = json::approval_from_json(rep.payload);
+          if (!a)
+            return done(sreh::error{errc::internal, "kernel reply: " + a.error().message});
+          done(std::move(*a));
+        });
+  }
+
   kernel_stats stats() const override {
     auto& c = rt_->counters;
-    return {c.active.load(), c.started.load(), c.finished.load(), c.recovered.load(),
-            c.steps.load()};
+    return {c.active.load(),  c.started.load(), c.finished.load(),         c.recovered.load(),
+            c.steps.load(),   c.parked.load(),  c.pending_approvals.load()};
   }
 
   bool ready() const override { return rt_->ready.load(); }
@@ -78,19 +92,24 @@ struct node::impl {
   persistence::store& store;
   persistence::commit_queue& writer;
   const tool_registry& tools;
+  policy::policy_set policy;
   model_provider_ptr provider;
   const sreh::clock& clock;
   id_generator& ids;
 
   impl(const config::node_config& c, persistence::store& s, persistence::commit_queue& w,
-       const tool_registry& t, model_provider_ptr p, const sreh::clock& clk, id_generator& i)
-    : cfg(c), store(s), writer(w), tools(t), provider(std::move(p)), clock(clk), ids(i) {}
+       const tool_registry& t, policy::policy_set pol, model_provider_ptr p,
+       const sreh::clock& clk, id_generator& i)
+    : cfg(c), store(s), writer(w), tools(t), policy(std::move(pol)), provider(std::move(p)),
+      clock(clk), ids(i) {}
 };
 
 node::node(const config::node_config& cfg, persistence::store& store,
            persistence::commit_queue& writer, const tool_registry& tools,
-           model_provider_ptr provider, const sreh::clock& clock, id_generator& ids)
-  : impl_(std::make_unique<impl>(cfg, store, writer, tools, std::move(provider), clock, ids)) {}
+           policy::policy_set policy, model_provider_ptr provider, const sreh::clock& clock,
+           id_generator& ids)
+  : impl_(std::make_unique<impl>(cfg, store, writer, tools, std::move(policy), std::move(provider),
+                                 clock, ids)) {}
 
 node::~node() {
   stop();
@@ -103,7 +122,7 @@ sreh::error node::start() {
   d.sys = std::make_unique<caf::actor_system>(d.caf_cfg);
   d.pool = std::make_unique<tool_pool>(static_cast<std::size_t>(d.cfg.limits.tool_threads));
   d.rt = std::shared_ptr<runtime>(new runtime{d.cfg, d.store, d.writer, d.tools, d.provider,
-                                              d.clock, d.ids, *d.pool, logger("kernel"), {}, {}, {}});
+                                              d.clock, d.ids, *d.pool, d.policy, logger("kernel"), {}, {}, {}});
   d.sup = spawn_supervisor(*d.sys, d.rt);
   d.facade = std::make_unique<kernel_facade>(*d.sys, d.sup, d.rt);
   return {};

@@ -6,6 +6,7 @@
 #include <optional>
 #include <stop_token>
 
+#include "policy_check.hpp"
 #include "run_journal.hpp"
 #include "sreh/core/failpoint.hpp"
 #include "sreh/core/json.hpp"
@@ -16,10 +17,12 @@ namespace sreh::actors {
 namespace {
 
 /// What to do once the pending commit is acknowledged.
-enum class after_commit { nothing, created, execute, finish, passivate };
+enum class after_commit { nothing, created, execute, advance, finish, park };
 
 struct run_state_t {
   runtime_ptr rt;
+  kernel_impl_actor kernel;
+  std::string parked_on;                  // approval id the run waits for
   run_journal journal;
   after_commit next = after_commit::nothing;
   std::uint64_t commits = 0;              // tokens handed out
@@ -119,6 +122,26 @@ void execute(self_ptr self) {
   });
 }
 
+/// Journals the intent of a tool call with the policy's decision on it: allowed → execute after
+/// the commit; denied → the step fails at once; needs approval → the run parks.
+void propose(self_ptr self, const decision& d) {
+  auto& st = self->state;
+  auto& j = st.journal;
+  auto pd = check_policy(*st.rt, j.r, d.tool, d.args);
+  j.add_tool_intent(d, policy_json(pd, st.rt->policy));
+  auto n = j.steps.back().n;
+  switch (pd.effect) {
+    case policy::verdict::allow:
+      return commit(self, after_commit::execute);
+    case policy::verdict::deny:
+      j.record_outcome(n, false, "{}", fmt::format("not executed: denied by policy ({})", pd.reason));
+      return commit(self, after_commit::advance);
+    case policy::verdict::require_approval:
+      st.parked_on = j.request_approval(n, pd);
+      return commit(self, after_commit::park);
+  }
+}
+
 /// Asks the model for the next step and journals its intent (or the conclusion).
 void advance(self_ptr self) {
   auto& st = self->state;
@@ -140,8 +163,7 @@ void advance(self_ptr self) {
                                   j.r.tokens, j.r.budget.max_tokens));
   switch (d.kind) {
     case decision::call_tool:
-      j.add_tool_intent(d);
-      return commit(self, after_commit::execute);
+      return propose(self, d);
     case decision::conclude:
       j.add_conclusion(d);
       return finish(self, run_state::succeeded, d.conclusion);
@@ -220,8 +242,14 @@ void on_committed(self_ptr self, std::uint64_t token, int code, std::string msg,
       st.cancel_waiters.clear();
       return self->quit();
     }
-    case after_commit::passivate:
+    case after_commit::advance:
+      return advance(self);
+    case after_commit::park: {
+      // Passivation: the state is in the store; the kernel keeps the approval's timer and
+      // respawns this run when the approval settles.
+      self->send(st.kernel, parked_atom::value, st.journal.r.id, st.parked_on, std::int64_t{0});
       return self->quit();
+    }
     case after_commit::nothing:
       return;
   }
@@ -283,14 +311,30 @@ void on_reconciled(self_ptr self, std::int64_t n, int status, std::string result
       return execute(self);
     case reconcile_result::unknown:
       st.rt->log->warn("run {} step {}: in doubt, waiting for a human", st.journal.r.id, n);
-      st.journal.mark_in_doubt(n);
-      return commit(self, after_commit::passivate);
+      st.parked_on = st.journal.mark_in_doubt(n);
+      return commit(self, after_commit::park);
   }
 }
 
-run_actor::behavior_type run_behavior(self_ptr self, runtime_ptr rt, run r,
-                                      std::vector<step> steps) {
+/// Woken with the settled approval of the step the run parked on.
+void resume(self_ptr self, const std::string& approval_json) {
+  auto& st = self->state;
+  auto a = json::approval_from_json(approval_json);
+  if (!a || st.journal.steps.empty() || st.journal.steps.back().n != a->step_n) {
+    st.rt->log->error("run {}: cannot resume from approval {}", st.journal.r.id,
+                      a ? a->id : a.error().message);
+    return self->quit();
+  }
+  bool run_step = st.journal.resume(*a);
+  // The run is durably running again before its step executes, so a crash in between is
+  // recovered as an intent without outcome (reconciled), never executed twice.
+  commit(self, run_step ? after_commit::execute : after_commit::advance);
+}
+
+run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, runtime_ptr rt,
+                                      run r, std::vector<step> steps) {
   self->state.rt = std::move(rt);
+  self->state.kernel = std::move(kernel);
   auto* source = &self->state.cancel;
   self->state.on_shutdown.emplace(self->state.rt->shutdown.get_token(),
                                   std::function<void()>{[source] { source->request_stop(); }});
@@ -327,13 +371,16 @@ run_actor::behavior_type run_behavior(self_ptr self, runtime_ptr rt, run r,
     [=](reconciled_atom, std::int64_t n, int status, std::string& result) {
       on_reconciled(self, n, status, std::move(result));
     },
+    [=](resume_atom, const std::string& approval_json) { resume(self, approval_json); },
   };
 }
 
 } // namespace
 
-run_actor spawn_run(caf::local_actor* parent, runtime_ptr rt, run r, std::vector<step> steps) {
-  return parent->spawn<caf::linked>(run_behavior, std::move(rt), std::move(r), std::move(steps));
+run_actor spawn_run(caf::local_actor* parent, kernel_impl_actor kernel, runtime_ptr rt, run r,
+                    std::vector<step> steps) {
+  return parent->spawn<caf::linked>(run_behavior, std::move(kernel), std::move(rt), std::move(r),
+                                    std::move(steps));
 }
 
 } // namespace sreh::actors

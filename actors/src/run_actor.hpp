@@ -22,11 +22,15 @@ using run_actor = caf::typed_actor<
   caf::reacts_to<committed_atom, std::uint64_t, int, std::string, std::string>,
   caf::reacts_to<retry_atom, std::uint64_t>,
   caf::reacts_to<tool_done_atom, std::int64_t, bool, std::string, std::string>,
-  caf::reacts_to<reconciled_atom, std::int64_t, int, std::string>>;
+  caf::reacts_to<reconciled_atom, std::int64_t, int, std::string>,
+  caf::reacts_to<resume_atom, std::string>>;
 
 /// Spawns a run actor linked to `parent` for `r` (with the steps journaled so far). A new run
 /// is then sent `create` (commits it, answers the submitter, starts it); a run found unfinished
 /// in the store is sent `recover`.
-run_actor spawn_run(caf::local_actor* parent, runtime_ptr rt, run r, std::vector<step> steps);
+/// A run that parks on an approval tells `kernel` (parked_atom: run id, approval id, expiry) and
+/// stops; `resume` (with the settled approval as JSON) wakes a respawned actor.
+run_actor spawn_run(caf::local_actor* parent, kernel_impl_actor kernel, runtime_ptr rt, run r,
+                    std::vector<step> steps);
 
 } // namespace sreh::actors

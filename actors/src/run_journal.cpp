@@ -93,7 +93,7 @@ void run_journal::touch(std::int64_t n) {
     dirty_.push_back(n);
 }
 
-void run_journal::add_tool_intent(const decision& d) {
+void run_journal::add_tool_intent(const decision& d, const std::string& policy) {
   step s;
   s.run_id = r.id;
   s.n = static_cast<std::int64_t>(steps.size()) + 1;
@@ -102,11 +102,12 @@ void run_journal::add_tool_intent(const decision& d) {
   s.tool = d.tool;
   s.args = d.args.empty() ? "{}" : d.args;
   s.idempotency_key = fmt::format("{}:{}", r.id, s.n);
-  s.decision = fmt::format(R"({{"thought":{},"detail":{}}})", json::quote(d.thought),
-                           d.detail.empty() ? "{}" : d.detail);
+  s.decision = fmt::format(R"({{"thought":{},"detail":{},"policy":{}}})", json::quote(d.thought),
+                           d.detail.empty() ? "{}" : d.detail, policy);
   s.started_at = rt_->clock.now_us();
-  emit("step.intent", fmt::format(R"({{"n":{},"kind":"tool","tool":{},"args":{},"thought":{}}})",
-                                  s.n, json::quote(s.tool), s.args, json::quote(d.thought)));
+  emit("step.intent",
+       fmt::format(R"({{"n":{},"kind":"tool","tool":{},"args":{},"thought":{},"policy":{}}})", s.n,
+                   json::quote(s.tool), s.args, json::quote(d.thought), policy));
   steps.push_back(std::move(s));
   r.steps = static_cast<std::int64_t>(steps.size());
   touch(r.steps);
@@ -158,7 +159,7 @@ void run_journal::record_cancelled(std::int64_t n, std::string why) {
   touch(n);
 }
 
-void run_journal::mark_in_doubt(std::int64_t n) {
+std::string run_journal::mark_in_doubt(std::int64_t n) {
   auto& s = step_at(n);
   s.state = step_state::in_doubt;
   s.error = fmt::format("tool '{}' cannot tell whether call {} took effect before the crash",
@@ -166,9 +167,103 @@ void run_journal::mark_in_doubt(std::int64_t n) {
   s.finished_at = rt_->clock.now_us();
   emit_outcome(s);
   touch(n);
+  approval a;
+  a.id = rt_->ids.next("apr");
+  a.run_id = r.id;
+  a.step_n = n;
+  a.kind = approval_kind::in_doubt;
+  a.tool = s.tool;
+  a.args = s.args;
+  a.reason = s.error + ": did it happen?";
+  a.roles = {"approver"};
+  a.requester = r.submitter;
+  a.created_at = rt_->clock.now_us();
+  emit("approval.requested", fmt::format(R"({{"approval":{},"kind":"in_doubt","step":{},)"
+                                         R"("tool":{},"args":{},"reason":{}}})",
+                                         json::quote(a.id), n, json::quote(a.tool), a.args,
+                                         json::quote(a.reason)));
+  auto id = a.id;
+  approvals_.push_back(std::move(a));
   r.state = run_state::waiting;
   r.waiting_for = wait_reason::approval;
-  emit("run.waiting", fmt::format(R"({{"for":"approval","reason":"in_doubt","step":{}}})", n));
+  emit("run.waiting", fmt::format(R"({{"for":"approval","approval":{},"reason":"in_doubt",)"
+                                  R"("step":{}}})", json::quote(id), n));
+  return id;
+}
+
+std::string run_journal::request_approval(std::int64_t n, const policy::decision& d) {
+  auto& s = step_at(n);
+  approval a;
+  a.id = rt_->ids.next("apr");
+  a.run_id = r.id;
+  a.step_n = n;
+  a.kind = approval_kind::action;
+  a.tool = s.tool;
+  a.args = s.args;
+  a.rule_id = d.rule_id;
+  a.reason = d.reason;
+  a.required = d.approval.approvers;
+  a.roles = d.approval.roles;
+  a.requester = r.submitter;
+  a.created_at = rt_->clock.now_us();
+  a.expires_at = d.approval.timeout_s > 0 ? a.created_at + d.approval.timeout_s * 1'000'000 : 0;
+  a.on_timeout = d.approval.on_timeout;
+  a.escalate_to = d.approval.escalate_to;
+  char buf[32];
+  emit("approval.requested",
+       fmt::format(R"({{"approval":{},"kind":"action","step":{},"tool":{},"args":{},"rule":{},)"
+                   R"("reason":{},"required":{},"expires_at":{}}})",
+                   json::quote(a.id), n, json::quote(a.tool), a.args, json::quote(a.rule_id),
+                   json::quote(a.reason), a.required,
+                   a.expires_at ? json::quote(format_rfc3339(a.expires_at, buf)) : "null"));
+  auto id = a.id;
+  approvals_.push_back(std::move(a));
+  r.state = run_state::waiting;
+  r.waiting_for = wait_reason::approval;
+  emit("run.waiting", fmt::format(R"({{"for":"approval","approval":{},"step":{}}})",
+                                  json::quote(id), n));
+  return id;
+}
+
+namespace {
+
+std::string who_decided(const approval& a) {
+  std::string out;
+  for (auto& v : a.votes) {
+    out += out.empty() ? "" : ", ";
+    out += v.by + (v.comment.empty() ? "" : " (\"" + v.comment + "\")");
+  }
+  return out.empty() ? std::string{"nobody"} : out;
+}
+
+} // namespace
+
+bool run_journal::resume(const approval& a) {
+  auto& s = step_at(a.step_n);
+  r.state = run_state::running;
+  r.waiting_for = wait_reason::none;
+  emit("run.resumed", fmt::format(R"({{"approval":{},"state":{}}})", json::quote(a.id),
+                                  json::quote(to_string(a.state))));
+  bool yes = a.state == approval_state::approved;
+  if (a.kind == approval_kind::in_doubt) {
+    if (yes) {
+      record_outcome(s.n, true, fmt::format(R"({{"confirmed_by":{}}})", json::quote(who_decided(a))),
+                     {});
+      return false;
+    }
+    s.state = step_state::intent; // it did not happen: run it now
+    s.error.clear();
+    ++s.attempts;
+    touch(s.n);
+    return true;
+  }
+  if (yes)
+    return true;
+  record_outcome(s.n, false, "{}",
+                 a.state == approval_state::expired
+                   ? fmt::format("not executed: approval {} expired undecided", a.id)
+                   : fmt::format("not executed: denied by {}", who_decided(a)));
+  return false;
 }
 
 void run_journal::end_run(run_state final_state, std::string message) {
@@ -202,6 +297,9 @@ persistence::write_batch run_journal::take_batch(std::vector<std::int64_t>& outc
   last_events_ = events_; // small; the step rows are rebuilt from `steps` on a retry
   b.events = std::move(events_);
   events_.clear();
+  last_approvals_ = approvals_;
+  b.approvals = std::move(approvals_);
+  approvals_.clear();
   return b;
 }
 
@@ -209,6 +307,8 @@ void run_journal::restore_last_batch() {
   for (auto n : last_steps_)
     touch(n);
   events_.insert(events_.begin(), last_events_.begin(), last_events_.end());
+  approvals_.insert(approvals_.begin(), last_approvals_.begin(), last_approvals_.end());
+  last_approvals_.clear();
   last_steps_.clear();
   last_events_.clear();
 }

@@ -6,7 +6,9 @@
 
 #include "runtime.hpp"
 #include "sreh/actors/model_provider.hpp"
+#include "sreh/core/approval.hpp"
 #include "sreh/core/event.hpp"
+#include "sreh/core/policy.hpp"
 #include "sreh/core/run.hpp"
 #include "sreh/core/step.hpp"
 #include "sreh/persistence/store.hpp"
@@ -34,13 +36,21 @@ class run_journal {
   /// A non-empty reason when the step, token or deadline budget is used up.
   [[nodiscard]] std::string budget_exhausted(timestamp_us now) const;
 
-  void add_tool_intent(const decision& d);
+  /// The intent of a tool step, with the policy decision that was taken for it (JSON).
+  void add_tool_intent(const decision& d, const std::string& policy);
   void add_conclusion(const decision& d);
   void record_outcome(std::int64_t n, bool ok, std::string result, std::string error);
   void record_cancelled(std::int64_t n, std::string why);
   /// The tool cannot tell whether step n took effect: the step is in doubt, the run waits for a
-  /// human decision.
-  void mark_in_doubt(std::int64_t n);
+  /// human decision (an in_doubt approval, whose id is returned).
+  std::string mark_in_doubt(std::int64_t n);
+  /// Policy asks humans about step n: a pending approval (written with the batch) and the run
+  /// waits for it. Returns the approval's id.
+  std::string request_approval(std::int64_t n, const policy::decision& d);
+  /// The run wakes up with the settled approval of its last step: approved → running (the
+  /// caller commits, then executes); denied or expired → the step fails with who decided and
+  /// why; an in-doubt step confirmed as done → succeeded. Returns true when the step must run.
+  bool resume(const approval& a);
   /// Moves the run to a terminal state (emits run.succeeded / run.failed / run.cancelled).
   void end_run(run_state final_state, std::string message);
 
@@ -61,8 +71,10 @@ class run_journal {
   std::int64_t run_seq_ = 0;
   std::vector<std::int64_t> dirty_;      // step numbers changed since the last batch
   std::vector<event> events_;
+  std::vector<approval> approvals_;       // new or changed approvals for the next batch
   std::vector<std::int64_t> last_steps_;  // what the last batch carried, for a retry
   std::vector<event> last_events_;
+  std::vector<approval> last_approvals_;
 };
 
 /// Cuts a tool result to `max_bytes`: over the limit it becomes

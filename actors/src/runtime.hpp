@@ -11,6 +11,7 @@
 #include "sreh/config/node_config.hpp"
 #include "sreh/core/clock.hpp"
 #include "sreh/core/id.hpp"
+#include "sreh/core/policy.hpp"
 #include "sreh/core/logger.hpp"
 #include "sreh/persistence/commit_queue.hpp"
 #include "sreh/persistence/store.hpp"
@@ -25,6 +26,8 @@ struct kernel_counters {
   std::atomic<std::int64_t> finished{0};
   std::atomic<std::int64_t> recovered{0};
   std::atomic<std::int64_t> steps{0};
+  std::atomic<std::int64_t> parked{0};
+  std::atomic<std::int64_t> pending_approvals{0};
 };
 
 /// What every actor of a node shares. Owned by the node facade; outlives every actor.
@@ -38,6 +41,7 @@ struct runtime {
   const sreh::clock& clock;
   id_generator& ids;
   tool_pool& pool;
+  const policy::policy_set& policy;
   std::shared_ptr<spdlog::logger> log;
   kernel_counters counters;
   std::atomic<bool> ready{false};

@@ -72,6 +72,11 @@ supervisor_actor::behavior_type supervisor_behavior(self_ptr self, runtime_ptr r
         return not_ready();
       return self->delegate(self->state.kernel, a, std::move(id), std::move(by));
     },
+    [=](decide_atom a, std::string& id, approval_vote& vote) -> caf::result<kernel_reply> {
+      if (!self->state.kernel)
+        return not_ready();
+      return self->delegate(self->state.kernel, a, std::move(id), std::move(vote));
+    },
   };
 }
 

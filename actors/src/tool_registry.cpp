@@ -1,5 +1,7 @@
 #include "sreh/actors/tool.hpp"
 
+#include "sreh/core/json.hpp"
+
 namespace sreh::actors {
 
 const char* to_string(risk_class r) {
@@ -10,6 +12,21 @@ const char* to_string(risk_class r) {
     case risk_class::high: return "high";
   }
   return "unknown";
+}
+
+action_scope tool::scope(std::string_view args) const {
+  action_scope sc;
+  auto doc = json::parse(args);
+  if (!doc || !doc->IsObject())
+    return sc;
+  for (const char* key : {"service", "database", "host", "flag", "job", "target"}) {
+    auto m = doc->FindMember(key);
+    if (m != doc->MemberEnd() && m->value.IsString()) {
+      sc.target = m->value.GetString();
+      break;
+    }
+  }
+  return sc;
 }
 
 void tool_registry::add(tool_ptr t) {

@@ -139,6 +139,20 @@ class switchable_provider final : public model_provider {
   }
 };
 
+/// sreh's clock driven by CAF's virtual test clock, so that durable timers (approval deadlines)
+/// and the timestamps they are compared with move together.
+class virtual_clock final : public sreh::clock {
+ public:
+  explicit virtual_clock(caf::scheduler::test_coordinator& sched) : sched_(sched) {}
+  timestamp_us now_us() const override {
+    auto since = sched_.clock().now().time_since_epoch();
+    return 1'700'000'000'000'000 + std::chrono::duration_cast<std::chrono::microseconds>(since).count();
+  }
+
+ private:
+  caf::scheduler::test_coordinator& sched_;
+};
+
 struct kernel_fixture : test_coordinator_fixture<> {
   std::filesystem::path dir;
   persistence::store_ptr db;
@@ -146,13 +160,20 @@ struct kernel_fixture : test_coordinator_fixture<> {
   flaky_queue& queue;
   tool_registry tools;
   config::node_config cfg;
-  test_clock clk;
+  virtual_clock clk{sched};
   id_generator ids{clk};
   tool_pool pool{1};
   std::shared_ptr<probe_log> probes = std::make_shared<probe_log>();
   std::shared_ptr<switchable_provider> provider = std::make_shared<switchable_provider>();
+  policy::policy_set policy_ = autonomous();
   runtime_ptr rt;
   kernel_actor sup;
+
+  static policy::policy_set autonomous() {
+    policy::policy_set p;
+    p.default_mode = policy::mode::autonomous;
+    return p;
+  }
 
   static std::filesystem::path make_dir() {
     char tmpl[] = "/tmp/sreh-kernel-XXXXXX";
@@ -176,8 +197,8 @@ struct kernel_fixture : test_coordinator_fixture<> {
     tools.add(std::make_shared<probe_tool>("probe.fail", probe_tool::fail, probes));
     tools.add(std::make_shared<probe_tool>("probe.big", probe_tool::big, probes));
     provider->inner = std::make_shared<scripted_provider>(std::vector<config::scripted_step>{});
-    rt = std::shared_ptr<runtime>(new runtime{cfg, *db, queue, tools, provider, clk, ids, pool,
-                                              logger("kernel"), {}, {}});
+    rt = std::shared_ptr<runtime>(new runtime{cfg, *db, queue, tools, provider, clk, ids, pool, policy_,
+                                              logger("kernel"), {}, {}, {}});
   }
 
   ~kernel_fixture() override {
@@ -220,6 +241,40 @@ struct kernel_fixture : test_coordinator_fixture<> {
     start_node();
     return request<kernel_reply>(sup, submit_atom::value,
                                  make_request(std::move(goal), max_result, max_steps, std::move(key)));
+  }
+
+  /// Lets every actor handle its messages without firing timers (deadlines stay in the future).
+  void settle() {
+    while (sched.try_run_once()) {
+    }
+  }
+
+  /// A request answered without firing timers.
+  kernel_reply ask_kernel(caf::message msg) {
+    start_node();
+    kernel_reply out;
+    bool got = false;
+    auto h = self->request(caf::actor_cast<caf::actor>(sup), caf::infinite, std::move(msg));
+    settle();
+    h.receive([&](kernel_reply& r) { out = std::move(r), got = true; },
+              [&](caf::error& e) { CAF_FAIL("request failed: " << caf::to_string(e)); });
+    CAF_REQUIRE(got);
+    return out;
+  }
+
+  kernel_reply vote(const std::string& approval_id, const std::string& by, const std::string& role,
+                    bool approve, const std::string& comment = {}) {
+    approval_vote v{by, role, approve, comment, clk.now_us()};
+    return ask_kernel(caf::make_message(decide_atom::value, approval_id, v));
+  }
+
+  /// The (newest) approval of a run.
+  approval waiting_approval(const std::string& run_id) {
+    persistence::approval_filter f;
+    f.run_id = run_id;
+    auto page = db->list_approvals(f);
+    CAF_REQUIRE(page && !page->approvals.empty());
+    return page->approvals.front();
   }
 
   /// Commits what the queue holds and lets every actor run.

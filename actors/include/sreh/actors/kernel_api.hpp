@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "sreh/core/approval.hpp"
 #include "sreh/core/expected.hpp"
 #include "sreh/core/goal.hpp"
 #include "sreh/core/run.hpp"
@@ -21,6 +22,8 @@ struct kernel_stats {
   std::int64_t finished = 0;
   std::int64_t recovered = 0;
   std::int64_t steps = 0;
+  std::int64_t parked = 0;       // runs waiting (no actor), as known to the kernel
+  std::int64_t pending_approvals = 0;
 };
 
 /// The kernel as seen from the HTTP front and other non-actor code: thread-safe and
@@ -34,6 +37,11 @@ class kernel_api {
   /// `conflict` when the run already ended, `not_found` when there is no such run.
   virtual void cancel(std::string run_id, std::string by,
                       std::function<void(expected<run_state>)> done) = 0;
+  /// Records a human decision on an approval (idempotent per identity) and, when it settles the
+  /// approval, wakes the waiting run. Errors: not_found, conflict (no longer pending), forbidden
+  /// (the requester itself, or a role too low).
+  virtual void decide(std::string approval_id, approval_vote vote,
+                      std::function<void(expected<approval>)> done) = 0;
   [[nodiscard]] virtual kernel_stats stats() const = 0;
   /// False until recovery at start has finished, and while the store is unavailable.
   [[nodiscard]] virtual bool ready() const = 0;

@@ -8,6 +8,7 @@
 #include "sreh/config/node_config.hpp"
 #include "sreh/core/clock.hpp"
 #include "sreh/core/id.hpp"
+#include "sreh/core/policy.hpp"
 #include "sreh/persistence/commit_queue.hpp"
 #include "sreh/persistence/store.hpp"
 
@@ -19,8 +20,8 @@ namespace sreh::actors {
 class node {
  public:
   node(const config::node_config& cfg, persistence::store& store, persistence::commit_queue& writer,
-       const tool_registry& tools, model_provider_ptr provider, const sreh::clock& clock,
-       id_generator& ids);
+       const tool_registry& tools, policy::policy_set policy, model_provider_ptr provider,
+       const sreh::clock& clock, id_generator& ids);
   ~node();
   node(const node&) = delete;
   node& operator=(const node&) = delete;

@@ -38,6 +38,14 @@ struct reconcile_result {
   std::string result = "{}";     // the recorded result when it happened
 };
 
+/// What a proposed call touches, for the policy engine.
+struct action_scope {
+  std::string target;            // the service, host, database, flag or job acted on
+  std::string environment = "prod";
+  std::string tier;              // of the target, when the tool knows it
+  double blast_radius = 0;       // share of replicas or hosts affected, 0..1, when known
+};
+
 /// A tool the agent can call. Implementations are thread-safe: several runs call one tool.
 class tool {
  public:
@@ -56,6 +64,9 @@ class tool {
     return std::chrono::seconds(30);
   }
   virtual tool_result execute(const tool_call& call) = 0;
+  /// What a call with these (validated) arguments would touch. The default takes the target
+  /// from the first of the arguments service, database, host, flag, job, target.
+  [[nodiscard]] virtual action_scope scope(std::string_view args) const;
   /// Non-idempotent tools answer whether the call with `idempotency_key` happened.
   virtual reconcile_result reconcile(std::string_view /*idempotency_key*/) { return {}; }
 };

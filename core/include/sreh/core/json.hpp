@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "sreh/core/approval.hpp"
 #include "sreh/core/event.hpp"
 #include "sreh/core/expected.hpp"
 #include "sreh/core/run.hpp"
@@ -41,6 +42,9 @@ void timestamp(writer& w, timestamp_us t);
 void write(writer& w, const run& r);
 void write(writer& w, const step& s);
 void write(writer& w, const event& e);
+void write(writer& w, const approval& a);
+[[nodiscard]] std::string to_json(const approval& a);
+[[nodiscard]] expected<approval> approval_from_json(std::string_view text);
 [[nodiscard]] std::string to_json(const run& r);
 [[nodiscard]] std::string to_json(const step& s);
 [[nodiscard]] std::string to_json(const event& e);

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sreh/core/approval.hpp"
 #include "sreh/core/event.hpp"
 #include "sreh/core/expected.hpp"
 #include "sreh/core/run.hpp"
@@ -25,6 +26,8 @@ struct write_batch {
   std::optional<run> update;
   /// Upsert by (run_id, n): the intent inserts, the outcome replaces.
   std::vector<step> steps;
+  /// Upsert by id: a new approval, or its votes and state after a decision.
+  std::vector<approval> approvals;
   /// Appended to the event log; `seq` is assigned at commit.
   std::vector<event> events;
 };
@@ -51,6 +54,19 @@ struct event_filter {
   std::int64_t after_seq = 0;    // events with seq > after_seq, ascending
   std::string run_id;            // empty = all runs
   int limit = 1000;
+};
+
+struct approval_filter {
+  std::optional<approval_state> state;
+  std::string run_id;            // empty = all runs
+  std::string role;              // only approvals this role may decide (rank rule); "" = all
+  std::string before_id;         // cursor (newest first)
+  int limit = 50;                // 1..500
+};
+
+struct approval_page {
+  std::vector<approval> approvals;
+  std::string next_cursor;
 };
 
 struct store_stats {
@@ -83,6 +99,15 @@ class store {
   /// The run created with this idempotency key, if any.
   [[nodiscard]] virtual expected<std::optional<std::string>> find_by_idempotency_key(
     std::string_view key) = 0;
+  [[nodiscard]] virtual expected<std::optional<approval>> get_approval(std::string_view id) = 0;
+  [[nodiscard]] virtual expected<approval_page> list_approvals(const approval_filter& f) = 0;
+  /// Every pending approval (for timers at start), oldest first.
+  [[nodiscard]] virtual expected<std::vector<approval>> pending_approvals() = 0;
+  /// The approval of step `n` of a run, if any (newest when several).
+  [[nodiscard]] virtual expected<std::optional<approval>> approval_for_step(std::string_view run_id,
+                                                                          std::int64_t n) = 0;
+  /// Tool steps that finished successfully at or after `since` (for rate limits).
+  [[nodiscard]] virtual expected<std::vector<step>> executed_tool_steps(timestamp_us since) = 0;
   [[nodiscard]] virtual expected<store_stats> stats() = 0;
   /// Cheap liveness probe for /readyz.
   [[nodiscard]] virtual sreh::error ping() = 0;
