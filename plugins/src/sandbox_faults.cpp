@@ -14,6 +14,7 @@ constexpr std::int64_t leak_ramp = 1200;    // seconds from a fresh start to 92%
 constexpr std::int64_t oom_period = 300;    // then an OOM kill every five minutes
 constexpr std::int64_t db_restart_relief = 120; // a restarted database refills in two minutes
 constexpr double spike_factor = 4.0;
+constexpr double saturation = 0.75; // utilization above which a service queues and sheds
 
 struct context {
   const world::state& st;
@@ -124,13 +125,13 @@ void traffic_spike(const context& c, const fault& f) {
   fx.cpu_mult *= spike_factor;
   auto u = model.baseline.at("cpu") * spike_factor * model.replicas
            / c.L.services.at(f.target).replicas;
-  if (u <= 0.8)
+  if (u <= saturation)
     return; // enough replicas
-  fx.latency_mult *= 1 + (u - 0.8) * 10;
-  fx.error += std::min(0.3, (u - 0.8) * 0.8);
+  fx.latency_mult *= 1 + (u - saturation) * 10;
+  fx.error += std::min(0.3, (u - saturation) * 0.8);
   c.out.say(f.target, log_level::warn,
             fmt::format("request queue depth {}, shedding load",
-                        static_cast<int>(50 + (u - 0.8) * 2000)), 3);
+                        static_cast<int>(50 + (u - saturation) * 2000)), 3);
 }
 
 void disk_full(const context& c, const fault& f) {

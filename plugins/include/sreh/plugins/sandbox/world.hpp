@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,7 @@ struct action_record {
   std::int64_t at = 0;   // simulated Unix seconds
   std::string result;    // the tool result JSON
   std::string undone_by; // key of the compensating action, if any
+  std::optional<action> compensation; // what undo() applies; none when it cannot be undone
 };
 
 enum class log_level { info, warn, error };
