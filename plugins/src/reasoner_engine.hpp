@@ -39,6 +39,7 @@ struct triage_result {
   std::vector<std::string> off_path;           // anomalous, but explain nothing on the path
   std::vector<std::string> healthy;
   std::vector<std::string> unobservable;       // describe failed
+  std::vector<std::string> deferred;           // siblings of an explaining dependency, unseen
   std::vector<fact> observations;
 };
 
@@ -46,10 +47,12 @@ struct triage_result {
 [[nodiscard]] planned_call describe_call(const entity& e);
 [[nodiscard]] planned_call describe_call(const std::string& name, const std::string& kind);
 
-/// Walks from the focus; with `allow_calls` false, unknown entities count as healthy.
+/// Walks from the focus; with `allow_calls` false, unknown entities count as healthy. Once a
+/// dependency explains its caller, the caller's other dependencies are observed only in a
+/// `sweep` (looking for independent faults when the budget allows).
 [[nodiscard]] triage_result triage(const knowledge_base& kb, const evidence& ev,
                                    const actors::run_context& ctx, step_range range,
-                                   bool allow_calls);
+                                   bool allow_calls, bool sweep);
 
 // -- hypotheses ----------------------------------------------------------------------------------
 

@@ -171,6 +171,8 @@ class builder {
     if (name.empty())
       return;
     auto& e = at(name, "job");
+    if (auto k = str(j, "kind"); !k.empty())
+      e.subkind = k;
     merge_names(e.calls, strings(j, "hosts"));
     merge_names(e.hosts, strings(j, "hosts"));
     for (auto& h : e.hosts)
@@ -461,8 +463,9 @@ namespace {
 std::optional<double> field_value(const entity& e, const std::string& name, step_range r) {
   if (auto v = current_value(e, name, r))
     return v;
+  // Fields like max_connections change with actions: prefer the observation within the range.
   for (auto it = e.snapshots.rbegin(); it != e.snapshots.rend(); ++it)
-    if (auto m = it->fields.find(name); m != it->fields.end())
+    if (auto m = it->fields.find(name); r.contains(it->step) && m != it->fields.end())
       return m->second;
   return baseline_value(e, name, r);
 }

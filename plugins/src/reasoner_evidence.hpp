@@ -25,6 +25,7 @@ struct snapshot {
 struct entity {
   std::string name;
   std::string kind;                     // service | database | cache | queue | host | job
+  std::string subkind;                  // jobs: training | inference; hosts: vm | gpu
   std::vector<std::string> calls;       // services: dependencies; jobs: hosts
   std::vector<std::string> called_by;
   std::vector<std::string> hosts;

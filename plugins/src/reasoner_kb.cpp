@@ -127,20 +127,26 @@ class kb_reader {
 
   std::optional<sreh::error> require(const YAML::Node& n, const std::string& path,
                                      YAML::NodeType::value type, const char* type_name) const {
-    if (!n || n.Type() != type)
-      return fail(n ? n : root_, path, fmt::format("expected {}", type_name));
+    if (!n)
+      return fail(current_, path, fmt::format("missing (expected {})", type_name));
+    if (n.Type() != type)
+      return fail(n, path, fmt::format("expected {}", type_name));
     return std::nullopt;
   }
 
   expected<std::string> string(const YAML::Node& n, const std::string& path) const {
-    if (!n || !n.IsScalar())
-      return fail(n ? n : root_, path, "expected a string");
+    if (!n)
+      return fail(current_, path, "missing (expected a string)");
+    if (!n.IsScalar())
+      return fail(n, path, "expected a string");
     return n.Scalar();
   }
 
   expected<double> number(const YAML::Node& n, const std::string& path) const {
-    if (!n || !n.IsScalar())
-      return fail(n ? n : root_, path, "expected a number");
+    if (!n)
+      return fail(current_, path, "missing (expected a number)");
+    if (!n.IsScalar())
+      return fail(n, path, "expected a number");
     if (auto v = to_number(n.Scalar()))
       return *v;
     return fail(n, path, fmt::format("expected a number, got '{}'", n.Scalar()));
@@ -157,9 +163,13 @@ class kb_reader {
     return std::nullopt;
   }
 
+  /// The mapping being read: missing keys are reported at its position.
+  void at(const YAML::Node& n) const { current_.reset(n); }
+
   YAML::Node root_;
 
  private:
+  mutable YAML::Node current_;
   std::string source_;
 };
 
@@ -206,6 +216,7 @@ std::optional<sreh::error> read_symptom(const kb_reader& r, const YAML::Node& n,
                                         const std::string& path, symptom& s) {
   if (auto e = r.require(n, path, YAML::NodeType::Map, "a mapping"))
     return e;
+  r.at(n);
   if (auto e = r.known_keys(n, path, {"id", "when", "log", "deploy_within", "flag_changed", "on",
                                       "weight", "absent_weight", "bind", "bind_from"}))
     return e;
@@ -294,6 +305,7 @@ std::optional<sreh::error> read_remedy(const kb_reader& r, const YAML::Node& n,
                                        const std::string& path, remedy& out) {
   if (auto e = r.require(n, path, YAML::NodeType::Map, "a mapping"))
     return e;
+  r.at(n);
   if (auto e = r.known_keys(n, path, {"name", "when", "requires", "actions", "risk"}))
     return e;
   auto name = r.string(n["name"], path + ".name");
@@ -317,6 +329,7 @@ std::optional<sreh::error> read_remedy(const kb_reader& r, const YAML::Node& n,
     auto apath = fmt::format("{}.actions[{}]", path, i);
     if (auto e = r.require(a, apath, YAML::NodeType::Map, "a mapping"))
       return e;
+    r.at(a);
     if (auto e = r.known_keys(a, apath, {"tool", "args", "for_each"}))
       return e;
     action_template t;
@@ -351,6 +364,7 @@ std::optional<sreh::error> read_mode(const kb_reader& r, const YAML::Node& n,
                                      const std::string& path, failure_mode& m) {
   if (auto e = r.require(n, path, YAML::NodeType::Map, "a mapping"))
     return e;
+  r.at(n);
   if (auto e = r.known_keys(n, path, {"kind", "description", "applies_to", "target", "symptoms",
                                       "remedies", "risks"}))
     return e;
@@ -439,7 +453,9 @@ std::optional<sreh::error> read_thresholds(const kb_reader& r, const YAML::Node&
   if (auto e = r.require(n, "thresholds", YAML::NodeType::Map, "a mapping"))
     return e;
   if (auto e = r.known_keys(n, "thresholds", {"conclude_score", "conclude_margin",
-                                              "investigate_steps", "sticky_classes"}))
+                                              "investigate_steps",
+                                              "investigate_steps_per_extra_leaf",
+                                              "remedy_reserve_steps", "sticky_classes"}))
     return e;
   for (auto [key, dst] : {std::pair{"conclude_score", &t.conclude_score},
                           std::pair{"conclude_margin", &t.conclude_margin}}) {
@@ -458,6 +474,24 @@ std::optional<sreh::error> read_thresholds(const kb_reader& r, const YAML::Node&
       return r.fail(n["investigate_steps"], "thresholds.investigate_steps", "expected 1..1000");
     t.investigate_steps = static_cast<int>(*v);
   }
+  if (n["investigate_steps_per_extra_leaf"]) {
+    auto v = r.number(n["investigate_steps_per_extra_leaf"],
+                      "thresholds.investigate_steps_per_extra_leaf");
+    if (!v)
+      return v.error();
+    if (*v < 0 || *v > 100)
+      return r.fail(n["investigate_steps_per_extra_leaf"],
+                    "thresholds.investigate_steps_per_extra_leaf", "expected 0..100");
+    t.investigate_steps_per_extra_leaf = static_cast<int>(*v);
+  }
+  if (n["remedy_reserve_steps"]) {
+    auto v = r.number(n["remedy_reserve_steps"], "thresholds.remedy_reserve_steps");
+    if (!v)
+      return v.error();
+    if (*v < 0 || *v > 100)
+      return r.fail(n["remedy_reserve_steps"], "thresholds.remedy_reserve_steps", "expected 0..100");
+    t.remedy_reserve_steps = static_cast<int>(*v);
+  }
   if (auto s = n["sticky_classes"]) {
     if (auto e = r.require(s, "thresholds.sticky_classes", YAML::NodeType::Sequence, "a list"))
       return e;
@@ -469,6 +503,7 @@ std::optional<sreh::error> read_thresholds(const kb_reader& r, const YAML::Node&
 
 expected<knowledge_base> read_kb(kb_reader& r, const YAML::Node& root) {
   knowledge_base kb;
+  r.at(root);
   if (auto e = r.require(root, "(top)", YAML::NodeType::Map, "a mapping"))
     return *e;
   if (auto e = r.known_keys(root, "(top)", {"version", "thresholds", "anomalies", "propagation",
@@ -483,6 +518,7 @@ expected<knowledge_base> read_kb(kb_reader& r, const YAML::Node& root) {
     auto path = fmt::format("anomalies[{}]", i);
     if (auto e = r.require(an[i], path, YAML::NodeType::Map, "a mapping"))
       return *e;
+    r.at(an[i]);
     if (auto e = r.known_keys(an[i], path, {"class", "when"}))
       return *e;
     anomaly_rule a;

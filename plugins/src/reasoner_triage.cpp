@@ -34,10 +34,63 @@ bool is_name_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
 }
 
-/// Entity names that occur as whole words in `text`, in order of first occurrence.
+std::vector<std::string> split_name(const std::string& name) {
+  std::vector<std::string> out(1);
+  for (char c : name) {
+    if (c == '-' || c == '_' || c == '.') {
+      if (!out.back().empty())
+        out.emplace_back();
+    } else {
+      out.back() += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  if (out.back().empty())
+    out.pop_back();
+  return out;
+}
+
+/// Where a multi-part name is paraphrased in `text` ("the fraud model stopped training" for
+/// `fraud-train`): every part starts a distinct word. npos when it is not.
+std::size_t paraphrase_at(const std::string& text, const std::string& name) {
+  auto parts = split_name(name);
+  if (parts.size() < 2)
+    return std::string::npos;
+  std::vector<std::pair<std::size_t, std::string>> words;
+  for (std::size_t i = 0; i < text.size();) {
+    while (i < text.size() && !std::isalnum(static_cast<unsigned char>(text[i])))
+      ++i;
+    auto start = i;
+    std::string w;
+    while (i < text.size() && std::isalnum(static_cast<unsigned char>(text[i])))
+      w += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i++])));
+    if (!w.empty())
+      words.emplace_back(start, std::move(w));
+  }
+  std::size_t first = std::string::npos;
+  std::vector<bool> used(words.size());
+  for (auto& p : parts) {
+    bool found = false;
+    for (std::size_t k = 0; k < words.size() && !found; ++k)
+      if (!used[k] && words[k].second.rfind(p, 0) == 0) {
+        used[k] = found = true;
+        first = std::min(first, words[k].first);
+      }
+    if (!found)
+      return std::string::npos;
+  }
+  return first;
+}
+
+/// Entity names that occur as whole words in `text` (or paraphrased part by part), in order of
+/// first occurrence.
 std::vector<std::string> names_in(const std::string& text, const evidence& ev) {
   std::vector<std::pair<std::size_t, std::string>> hits;
   for (auto& name : ev.order) {
+    if (auto at = paraphrase_at(text, name); at != std::string::npos
+        && text.find(name) == std::string::npos) {
+      hits.emplace_back(at, name);
+      continue;
+    }
     for (auto pos = text.find(name); pos != std::string::npos; pos = text.find(name, pos + 1)) {
       bool left = pos == 0 || !is_name_char(text[pos - 1]);
       auto end = pos + name.size();
@@ -110,12 +163,11 @@ std::string find_focus(const evidence& ev, const actors::run_context& ctx,
         if (m.value.IsString() && ev.find(m.value.GetString()))
           add(m.value.GetString(), kind_of(m.value.GetString(), ""));
   }
-  if (!out.empty())
-    return "labels";
+  bool labelled = !out.empty();
   for (auto& n : names_in(ctx.r.goal, ev))
     add(n, kind_of(n, ""));
   if (!out.empty())
-    return "goal";
+    return labelled ? "labels" : "goal";
   if (!ev.alerts_known)
     return "";
   for (auto& labels : ev.alert_labels)
@@ -132,10 +184,33 @@ std::string find_focus(const evidence& ev, const actors::run_context& ctx,
   return "roots";
 }
 
+/// True when the goal speaks of jobs ("a training job stalled") and the topology has some.
+bool goal_mentions_jobs(const std::string& goal, const evidence& ev) {
+  std::set<std::string> words;
+  std::string w;
+  for (char c : goal + " ") {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      w += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!w.empty()) {
+      words.insert(std::move(w));
+      w.clear();
+    }
+  }
+  bool any_job = false;
+  for (auto& [name, e] : ev.entities) {
+    if (e.kind != "job")
+      continue;
+    any_job = true;
+    if (!e.subkind.empty() && words.contains(e.subkind))
+      return true;
+  }
+  return any_job && (words.contains("job") || words.contains("jobs"));
+}
+
 } // namespace
 
 triage_result triage(const knowledge_base& kb, const evidence& ev, const actors::run_context& ctx,
-                     step_range range, bool allow_calls) {
+                     step_range range, bool allow_calls, bool sweep) {
   triage_result t;
   planned_call topo{"topology.get", "{}", "learn the call graph, hosts and jobs"};
   if (!ev.topology_known && !attempted(ev, topo, range) && allow_calls) {
@@ -151,6 +226,22 @@ triage_result triage(const knowledge_base& kb, const evidence& ev, const actors:
       return t;
     }
     t.focus_source = "none";
+  }
+  if (goal_mentions_jobs(ctx.r.goal, ev)
+      && std::none_of(focus.begin(), focus.end(), [](auto& f) { return f.second == "job"; })) {
+    planned_call jobs{"jobs.list", "{}", "the goal mentions jobs: which ones are unhealthy?"};
+    if (!attempted(ev, jobs, range)) {
+      if (allow_calls) {
+        t.next = jobs;
+        return t;
+      }
+    } else {
+      for (auto& name : ev.order) {
+        auto& e = ev.entities.at(name);
+        if (e.kind == "job" && observed(e, range) && !anomalies(kb, e, range).empty())
+          focus.emplace_back(name, "job");
+      }
+    }
   }
   std::deque<std::string> queue;
   for (auto& [name, kind] : focus) {
@@ -208,6 +299,11 @@ triage_result triage(const knowledge_base& kb, const evidence& ev, const actors:
     std::vector<std::string> explaining;
     for (auto& d : e.calls) {
       auto* de = ev.find(d);
+      if (!explaining.empty() && !sweep && !(de && observed(*de, range))) {
+        // One explanation is enough to go deeper; the siblings wait for the sweep.
+        t.deferred.push_back(d);
+        continue;
+      }
       auto ds = observe(d, de && !de->kind.empty() ? de->kind : "service",
                         fmt::format("{} is anomalous; does its dependency {} explain it?", name, d));
       if (ds < 0)

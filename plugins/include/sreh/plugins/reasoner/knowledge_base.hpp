@@ -88,6 +88,8 @@ struct thresholds {
   double conclude_score = 5;
   double conclude_margin = 2.5;
   int investigate_steps = 13;
+  int investigate_steps_per_extra_leaf = 5;  // more budget for each further anomalous leaf
+  int remedy_reserve_steps = 4;              // the sweep for independent faults leaves these
   std::vector<std::string> sticky_classes;
 };
 

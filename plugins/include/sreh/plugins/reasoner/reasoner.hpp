@@ -22,6 +22,7 @@ namespace sreh::plugins {
 /// Contract of `decision.detail` (JSON object), for every decision:
 /// ```
 /// {"phase": "triage" | "investigate" | "remediate" | "verify" | "conclude",
+///  "focus": ["<alerted entity>", ...], "leaves": ["<deepest unexplained anomalous entity>", ...],
 ///  "hypotheses": [{"kind","target","subject","score","confidence","status":
 ///                  "leading"|"candidate"|"ruled_out","evidence":[{"step","fact","weight"}]}],
 ///  "observations": ["step 3: checkout error_rate 0.21 (baseline 0.002)", ...]}
@@ -33,11 +34,12 @@ namespace sreh::plugins {
 ///    "outcome": "diagnosed" | "no_fault_found" | "unknown_cause",
 ///    "localized": ["<fault target>", ...],   // = diagnoses[].target, in order
 ///    "root_cause": ["<kind>", ...],          // = diagnoses[].kind, in order
-///    "diagnoses": [{"kind","target","subject","bindings":{..},"confidence",
+///    "diagnoses": [{"kind","target","subject","bindings":{..},"confidence","ambiguous",
 ///                   "evidence":[{"step","fact","weight"}]}],
 ///    "remediation": [{"tool","args","step","ok","verified":bool,"for":"<kind>:<target>"}],
 ///    "ruled_out": [{"kind"?,"target","reason"}],
 ///    "unexplained": ["<entity>: <anomaly>", ...],   // anomalies no hypothesis fits
+///    "notes": ["after rollback: checkout recovered (error_rate 0.002 ...)", ...],
 ///    "summary": "..."}}
 /// ```
 /// `target` is the fault's target as SCENARIOS.md defines it (a service, database, host, or a flag
