@@ -15,7 +15,8 @@ namespace sreh::persistence {
 namespace {
 
 std::uint64_t rows_of(const write_batch& b) {
-  return (b.create ? 1u : 0u) + (b.update ? 1u : 0u) + b.steps.size() + b.events.size();
+  return (b.create ? 1u : 0u) + (b.update ? 1u : 0u) + b.steps.size() + b.approvals.size()
+         + b.events.size();
 }
 
 std::uint64_t bytes_of(const write_batch& b) {
@@ -25,6 +26,8 @@ std::uint64_t bytes_of(const write_batch& b) {
       n += r->checkpoint.size() + r->labels.size() + r->goal.size();
   for (const auto& s : b.steps)
     n += s.args.size() + s.decision.size() + s.result.size();
+  for (const auto& a : b.approvals)
+    n += a.args.size() + a.reason.size();
   for (const auto& e : b.events)
     n += e.data.size();
   return n;

@@ -32,10 +32,10 @@ std::vector<commit_result> sqlite_store::commit(std::vector<write_batch>& batche
     return results;
   std::lock_guard lk{write_mtx_};
   auto& c = *writer_;
-  std::int64_t seq = last_seq_;
+  log_head head = head_;
   auto err = exec_cached(c, sql_begin, "begin");
   if (!err)
-    err = apply(batches, results, seq);
+    err = apply(batches, results, head);
   if (!err)
     err = exec_cached(c, sql_commit, "commit");
   if (err) {
@@ -48,7 +48,7 @@ std::vector<commit_result> sqlite_store::commit(std::vector<write_batch>& batche
   }
   // Hand the events to the results (no copy), numbered as they were inserted: in batch order,
   // skipping batches that met an existing idempotency key.
-  std::int64_t next = last_seq_ + 1;
+  std::int64_t next = head_.seq + 1;
   for (std::size_t i = 0; i < batches.size(); ++i) {
     if (!results[i].existing_run_id.empty())
       continue;
@@ -57,19 +57,19 @@ std::vector<commit_result> sqlite_store::commit(std::vector<write_batch>& batche
     for (auto& e : results[i].events)
       e.seq = next++;
   }
-  last_seq_ = seq;
+  head_ = std::move(head);
   return results;
 }
 
 sreh::error sqlite_store::apply(std::vector<write_batch>& batches,
-                                std::vector<commit_result>& results, std::int64_t& seq) {
+                                std::vector<commit_result>& results, log_head& head) {
   for (std::size_t i = 0; i < batches.size(); ++i)
-    if (auto err = apply_one(batches[i], results[i], seq))
+    if (auto err = apply_one(batches[i], results[i], head))
       return err;
   return {};
 }
 
-sreh::error sqlite_store::apply_one(write_batch& b, commit_result& r, std::int64_t& seq) {
+sreh::error sqlite_store::apply_one(write_batch& b, commit_result& r, log_head& head) {
   auto& c = *writer_;
   if (b.create) {
     if (!b.create->idempotency_key.empty()) {
@@ -118,17 +118,40 @@ sreh::error sqlite_store::apply_one(write_batch& b, commit_result& r, std::int64
         return c.last_error(fmt::format("upsert step {}/{}", s.run_id, s.n));
     }
   }
-  if (!b.events.empty()) {
-    auto* stmt = c.cached(sql_insert_event);
+  if (!b.approvals.empty()) {
+    auto* stmt = c.cached(sql_upsert_approval);
     if (stmt == nullptr)
-      return c.last_error("insert event");
-    for (const auto& e : b.events) {
+      return c.last_error("upsert approval");
+    std::string json[3];
+    for (const auto& a : b.approvals) {
       stmt_use q{stmt};
-      bind_event(q, e, seq + 1);
+      bind_approval(q, a, json);
       if (q.step() != SQLITE_DONE)
-        return c.last_error(fmt::format("insert event {}", e.id));
-      ++seq;
+        return c.last_error(fmt::format("upsert approval {}", a.id));
     }
+  }
+  return append_events(b.events, head);
+}
+
+sreh::error sqlite_store::append_events(const std::vector<event>& events, log_head& head) {
+  if (events.empty())
+    return {};
+  auto& c = *writer_;
+  auto* stmt = c.cached(sql_insert_event);
+  if (stmt == nullptr)
+    return c.last_error("insert event");
+  for (const auto& e : events) {
+    const auto seq = head.seq + 1;
+    const auto hash = hasher_.next(head.hash, seq, e);
+    if (hash.empty())
+      return {errc::internal, fmt::format("audit chain: SHA-256 of event {} failed", e.id)};
+    stmt_use q{stmt};
+    bind_event(q, e, seq);
+    q.bind(8, head.hash).bind(9, hash);
+    if (q.step() != SQLITE_DONE)
+      return c.last_error(fmt::format("insert event {}", e.id));
+    head.seq = seq;
+    head.hash.assign(hash);
   }
   return {};
 }

@@ -7,6 +7,7 @@
 #include <array>
 #include <chrono>
 
+#include "sqlite_audit.hpp"
 #include "sqlite_statement.hpp"
 
 namespace sreh::persistence {
@@ -72,8 +73,44 @@ CREATE TABLE events (
 CREATE INDEX events_run ON events(run_id, seq);
 )sql";
 
-constexpr std::array<sqlite_migration, 1> all_migrations{{
-  {1, schema_v1},
+// Version 2: approvals; the audit hash chain over the event log (prev_hash and hash of each
+// entry; existing entries are hashed in seq order by `hash_existing_events`); an index for the
+// rate-limit query over executed tool steps. Role lists and votes are JSON arrays.
+constexpr std::string_view schema_v2 = R"sql(
+ALTER TABLE events ADD COLUMN prev_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE events ADD COLUMN hash TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE approvals (
+  id          TEXT PRIMARY KEY,
+  run_id      TEXT NOT NULL,
+  step_n      INTEGER NOT NULL,
+  kind        TEXT NOT NULL,
+  state       TEXT NOT NULL,
+  tool        TEXT NOT NULL,
+  args        TEXT NOT NULL,
+  rule_id     TEXT NOT NULL,
+  reason      TEXT NOT NULL,
+  required    INTEGER NOT NULL,
+  roles       TEXT NOT NULL,
+  requester   TEXT NOT NULL,
+  votes       TEXT NOT NULL,
+  created_at  INTEGER NOT NULL,
+  expires_at  INTEGER NOT NULL,
+  on_timeout  TEXT NOT NULL,
+  escalate_to TEXT NOT NULL,
+  escalated   INTEGER NOT NULL,
+  decided_at  INTEGER NOT NULL
+);
+CREATE INDEX approvals_state ON approvals(state, id);
+CREATE INDEX approvals_run_step ON approvals(run_id, step_n);
+
+CREATE INDEX steps_tool_finished ON steps(finished_at)
+  WHERE kind = 'tool' AND state = 'succeeded';
+)sql";
+
+constexpr std::array<sqlite_migration, 2> all_migrations{{
+  {1, schema_v1, nullptr},
+  {2, schema_v2, sqlite::hash_existing_events},
 }};
 
 constexpr const char* create_version_table =
@@ -91,19 +128,21 @@ sreh::error apply(sqlite3* db, std::string_view path, const sqlite_migration& m)
   const auto op = fmt::format("migration {}", m.version);
   if (auto err = exec(db, path, "BEGIN IMMEDIATE", op))
     return err;
-  auto script = std::string{m.sql};
   const auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
-  script += fmt::format(";\nINSERT INTO schema_version (version, applied_at) VALUES ({}, {});\n"
-                        "COMMIT;",
-                        m.version, now_us);
-  if (auto err = exec(db, path, script, op)) {
-    if (sqlite3_get_autocommit(db) == 0)
-      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-    return err;
-  }
-  return {};
+  auto err = exec(db, path, std::string{m.sql}, op);
+  if (!err && m.then != nullptr)
+    err = m.then(db, path);
+  if (!err)
+    err = exec(db, path,
+               fmt::format("INSERT INTO schema_version (version, applied_at) VALUES ({}, {});\n"
+                           "COMMIT;",
+                           m.version, now_us),
+               op);
+  if (err && sqlite3_get_autocommit(db) == 0)
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  return err;
 }
 
 } // namespace

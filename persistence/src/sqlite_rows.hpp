@@ -1,6 +1,7 @@
 #pragma once
 
 #include "sqlite_statement.hpp"
+#include "sreh/core/approval.hpp"
 #include "sreh/core/event.hpp"
 #include "sreh/core/expected.hpp"
 #include "sreh/core/run.hpp"
@@ -64,6 +65,10 @@ inline constexpr const char* sql_upsert_step =
   "finished_at = excluded.finished_at, attempts = excluded.attempts";
 inline constexpr const char* sql_get_steps =
   "SELECT " SREH_STEP_COLUMNS " FROM steps WHERE run_id = ?1 ORDER BY n";
+// The WHERE clause repeats the partial index's condition word for word so the planner uses it.
+inline constexpr const char* sql_executed_tool_steps =
+  "SELECT " SREH_STEP_COLUMNS " FROM steps WHERE kind = 'tool' AND state = 'succeeded' "
+  "AND finished_at >= ?1 ORDER BY finished_at, run_id, n";
 
 #undef SREH_STEP_COLUMNS
 
@@ -73,8 +78,8 @@ void bind_step(stmt_use& q, const step& s);
 // -- events --------------------------------------------------------------------------------------
 
 inline constexpr const char* sql_insert_event =
-  "INSERT INTO events (seq, id, run_id, run_seq, kind, at, data) "
-  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+  "INSERT INTO events (seq, id, run_id, run_seq, kind, at, data, prev_hash, hash) "
+  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 inline constexpr const char* sql_read_events =
   "SELECT seq, id, run_id, run_seq, kind, at, data FROM events WHERE seq > ?1 "
   "ORDER BY seq LIMIT ?2";
@@ -83,9 +88,60 @@ inline constexpr const char* sql_read_run_events =
   "ORDER BY seq LIMIT ?2";
 inline constexpr const char* sql_last_seq = "SELECT coalesce(max(seq), 0) FROM events";
 
-/// Binds `e` with `seq` as ?1..?7.
+/// Binds `e` with `seq` as ?1..?7 (the audit hashes are bound by the caller as ?8, ?9).
 void bind_event(stmt_use& q, const event& e, std::int64_t seq);
 [[nodiscard]] event read_event(const stmt_use& q);
+
+// -- approvals -----------------------------------------------------------------------------------
+
+#define SREH_APPROVAL_COLUMNS                                                                     \
+  "id, run_id, step_n, kind, state, tool, args, rule_id, reason, required, roles, requester, "   \
+  "votes, created_at, expires_at, on_timeout, escalate_to, escalated, decided_at"
+
+inline constexpr const char* sql_upsert_approval =
+  "INSERT INTO approvals (" SREH_APPROVAL_COLUMNS ") VALUES "
+  "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19) "
+  "ON CONFLICT (id) DO UPDATE SET run_id = excluded.run_id, step_n = excluded.step_n, "
+  "kind = excluded.kind, state = excluded.state, tool = excluded.tool, args = excluded.args, "
+  "rule_id = excluded.rule_id, reason = excluded.reason, required = excluded.required, "
+  "roles = excluded.roles, requester = excluded.requester, votes = excluded.votes, "
+  "created_at = excluded.created_at, expires_at = excluded.expires_at, "
+  "on_timeout = excluded.on_timeout, escalate_to = excluded.escalate_to, "
+  "escalated = excluded.escalated, decided_at = excluded.decided_at";
+inline constexpr const char* sql_get_approval =
+  "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE id = ?1";
+// Listing: ?1 limit, ?2 before_id, ?3 state, ?4 run_id, ?5 role; a NULL parameter filters
+// nothing. State and run get their own statements so that their indexes are used.
+#define SREH_APPROVAL_LIST_TAIL                                                                   \
+  " AND (?2 IS NULL OR id < ?2) AND (?5 IS NULL OR sreh_may_decide(roles, ?5)) "                 \
+  "ORDER BY id DESC LIMIT ?1"
+inline constexpr const char* sql_list_approvals =
+  "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE 1" SREH_APPROVAL_LIST_TAIL;
+inline constexpr const char* sql_list_approvals_state =
+  "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE state = ?3" SREH_APPROVAL_LIST_TAIL;
+inline constexpr const char* sql_list_approvals_run =
+  "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE run_id = ?4"
+  " AND (?3 IS NULL OR state = ?3)" SREH_APPROVAL_LIST_TAIL;
+inline constexpr const char* sql_pending_approvals =
+  "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE state = 'pending' "
+  "ORDER BY created_at, id";
+inline constexpr const char* sql_approval_for_step =
+  "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE run_id = ?1 AND step_n = ?2 "
+  "ORDER BY created_at DESC, id DESC LIMIT 1";
+
+#undef SREH_APPROVAL_LIST_TAIL
+#undef SREH_APPROVAL_COLUMNS
+
+/// Binds all of `a` as ?1..?19 (roles, votes and escalate_to as JSON arrays). The JSON texts
+/// live in `scratch`, which must outlive the statement's step.
+void bind_approval(stmt_use& q, const approval& a, std::string (&scratch)[3]);
+/// Reads a row selected with the approval columns; an unknown enum name or bad JSON is an
+/// `internal` error naming the row.
+[[nodiscard]] expected<approval> read_approval(const stmt_use& q);
+
+/// Registers `sreh_may_decide(roles_json, role)` on `db`: 1 when `role` may decide an approval
+/// whose roles are `roles_json` (the rule of core's apply_vote), else 0.
+[[nodiscard]] int register_approval_functions(sqlite3* db);
 
 // -- misc ----------------------------------------------------------------------------------------
 

@@ -40,6 +40,9 @@ class stmt_use {
   stmt_use& bind(int i, std::int64_t v) { return check(sqlite3_bind_int64(s_, i, v)); }
   stmt_use& bind(int i, int v) { return check(sqlite3_bind_int64(s_, i, v)); }
   stmt_use& bind(int i, bool v) { return check(sqlite3_bind_int(s_, i, v ? 1 : 0)); }
+  /// Binds NULL. (A cached statement keeps its bindings across uses: optional parameters are
+  /// bound every time, to a value or to NULL.)
+  stmt_use& bind_null(int i) { return check(sqlite3_bind_null(s_, i)); }
 
   /// SQLITE_ROW, SQLITE_DONE or the first error (including a failed bind).
   [[nodiscard]] int step() { return rc_ != SQLITE_OK ? rc_ : sqlite3_step(s_); }

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <type_traits>
 
+#include "sqlite_audit.hpp"
 #include "sqlite_rows.hpp"
 #include "sqlite_store_impl.hpp"
 #include "sreh/core/logger.hpp"
@@ -12,6 +12,7 @@
 
 namespace sreh::persistence {
 
+using sqlite::collect;
 using sqlite::connection;
 using sqlite::stmt_use;
 
@@ -41,32 +42,6 @@ expected<std::int64_t> read_last_seq(connection& c) {
   if (q.step() != SQLITE_ROW)
     return c.last_error("read last event seq");
   return q.i64(0);
-}
-
-/// Runs a prepared query and collects every row with `read`.
-template <class T, class Read, class Bind>
-expected<std::vector<T>> collect(connection& c, const char* sql, std::string_view op, Bind bind,
-                                 Read read) {
-  auto* stmt = c.cached(sql);
-  if (stmt == nullptr)
-    return c.last_error(op);
-  stmt_use q{stmt};
-  bind(q);
-  std::vector<T> out;
-  int rc;
-  while ((rc = q.step()) == SQLITE_ROW) {
-    auto v = read(q);
-    if constexpr (std::is_same_v<decltype(v), T>) {
-      out.push_back(std::move(v));
-    } else {
-      if (!v)
-        return v.error();
-      out.push_back(std::move(*v));
-    }
-  }
-  if (rc != SQLITE_DONE)
-    return c.last_error(op);
-  return out;
 }
 
 } // namespace
@@ -101,8 +76,8 @@ void reader_pool::give_back(connection* c) {
 
 sqlite_store::sqlite_store(std::unique_ptr<connection> writer,
                            std::vector<std::unique_ptr<connection>> readers,
-                           std::int64_t last_seq)
-  : writer_(std::move(writer)), last_seq_(last_seq) {
+                           std::int64_t last_seq, std::string last_hash)
+  : writer_(std::move(writer)), head_{last_seq, std::move(last_hash)} {
   for (auto& r : readers)
     readers_.add(std::move(r));
 }
@@ -231,6 +206,9 @@ expected<store_ptr> open_sqlite_store(const sqlite_options& opts) {
   auto last_seq = read_last_seq(w);
   if (!last_seq)
     return last_seq.error();
+  auto last_hash = sqlite::read_last_hash(w.db(), opts.path);
+  if (!last_hash)
+    return last_hash.error();
   std::vector<std::unique_ptr<connection>> readers;
   for (int i = 0; i < opts.reader_connections; ++i) {
     auto r = connection::open(opts.path, SQLITE_OPEN_READWRITE, opts.busy_timeout_ms);
@@ -238,6 +216,8 @@ expected<store_ptr> open_sqlite_store(const sqlite_options& opts) {
       return r.error();
     if (auto err = (*r)->exec("PRAGMA query_only = ON;", "set reader pragmas"))
       return err;
+    if (int rc = sqlite::register_approval_functions((*r)->db()); rc != SQLITE_OK)
+      return sqlite::make_error((*r)->db(), rc, "register functions", opts.path);
     readers.push_back(std::move(*r));
   }
   logger("store")->info("sqlite store {} opened (schema {}, last event seq {}, {} readers, "
@@ -245,7 +225,8 @@ expected<store_ptr> open_sqlite_store(const sqlite_options& opts) {
                         opts.path, sqlite_schema_version(), *last_seq, opts.reader_connections,
                         opts.synchronous);
   return store_ptr{
-    std::make_unique<sqlite::sqlite_store>(std::move(*writer), std::move(readers), *last_seq)};
+    std::make_unique<sqlite::sqlite_store>(std::move(*writer), std::move(readers), *last_seq,
+                                           std::move(*last_hash))};
 }
 
 } // namespace sreh::persistence

@@ -4,12 +4,43 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include "audit_hasher.hpp"
 #include "sqlite_statement.hpp"
 #include "sreh/persistence/sqlite_store.hpp"
 
 namespace sreh::persistence::sqlite {
+
+/// Runs a prepared query and collects every row with `read` (which returns a T or an
+/// expected<T>).
+template <class T, class Read, class Bind>
+expected<std::vector<T>> collect(connection& c, const char* sql, std::string_view op, Bind bind,
+                                 Read read) {
+  auto* stmt = c.cached(sql);
+  if (stmt == nullptr)
+    return c.last_error(op);
+  stmt_use q{stmt};
+  bind(q);
+  std::vector<T> out;
+  int rc;
+  while ((rc = q.step()) == SQLITE_ROW) {
+    auto v = read(q);
+    if constexpr (std::is_same_v<decltype(v), T>) {
+      out.push_back(std::move(v));
+    } else {
+      if (!v)
+        return v.error();
+      out.push_back(std::move(*v));
+    }
+  }
+  if (rc != SQLITE_DONE)
+    return c.last_error(op);
+  return out;
+}
 
 /// Read connections shared by the read methods: `borrow` blocks until one is free.
 /// Thread-safe.
@@ -46,7 +77,8 @@ class reader_pool {
 class sqlite_store final : public store {
  public:
   sqlite_store(std::unique_ptr<connection> writer,
-               std::vector<std::unique_ptr<connection>> readers, std::int64_t last_seq);
+               std::vector<std::unique_ptr<connection>> readers, std::int64_t last_seq,
+               std::string last_hash);
   ~sqlite_store() override;
 
   std::vector<commit_result> commit(std::vector<write_batch>& batches) override;
@@ -56,19 +88,32 @@ class sqlite_store final : public store {
   expected<std::vector<event>> read_events(const event_filter& f) override;
   expected<std::vector<run>> unfinished_runs(std::string_view node_id) override;
   expected<std::optional<std::string>> find_by_idempotency_key(std::string_view key) override;
+  expected<std::optional<approval>> get_approval(std::string_view id) override;
+  expected<approval_page> list_approvals(const approval_filter& f) override;
+  expected<std::vector<approval>> pending_approvals() override;
+  expected<std::optional<approval>> approval_for_step(std::string_view run_id,
+                                                      std::int64_t n) override;
+  expected<std::vector<step>> executed_tool_steps(timestamp_us since) override;
   expected<store_stats> stats() override;
   sreh::error ping() override;
 
  private:
-  /// Applies all batches inside the open transaction; `seq` is advanced per event.
+  /// The head of the event log inside a transaction: advanced per event, kept on commit.
+  struct log_head {
+    std::int64_t seq;
+    std::string hash; // audit chain: the hash of entry `seq`
+  };
+  /// Applies all batches inside the open transaction.
   sreh::error apply(std::vector<write_batch>& batches, std::vector<commit_result>& results,
-                    std::int64_t& seq);
+                    log_head& head);
   /// Applies one batch; sets `existing_run_id` when its create met a known idempotency key.
-  sreh::error apply_one(write_batch& b, commit_result& r, std::int64_t& seq);
+  sreh::error apply_one(write_batch& b, commit_result& r, log_head& head);
+  sreh::error append_events(const std::vector<event>& events, log_head& head);
 
   std::mutex write_mtx_;
   std::unique_ptr<connection> writer_; // guarded by write_mtx_
-  std::int64_t last_seq_;              // guarded by write_mtx_
+  log_head head_;                      // guarded by write_mtx_; rolled back with a transaction
+  audit_hasher hasher_;                // guarded by write_mtx_
   reader_pool readers_;
 };
 

@@ -41,6 +41,23 @@ inline event make_event(std::string id, std::string run_id, std::int64_t run_seq
   return e;
 }
 
+/// An approval of step `step_n` of `run_id` with every field set to something.
+inline approval make_approval(std::string id, std::string run_id, std::int64_t step_n = 1) {
+  approval a;
+  a.id = std::move(id);
+  a.run_id = std::move(run_id);
+  a.step_n = step_n;
+  a.tool = "sandbox.restart";
+  a.args = R"({"service":"checkout"})";
+  a.rule_id = "prod-writes";
+  a.reason = "restarts in production need an approver";
+  a.roles = {"approver"};
+  a.requester = "alice";
+  a.created_at = 1'700'000'000'000'000 + step_n;
+  a.expires_at = a.created_at + 900'000'000;
+  return a;
+}
+
 /// A batch that creates `id` with one run.created event.
 inline write_batch create_batch(const std::string& id, std::string key = {}) {
   write_batch b;
@@ -105,6 +122,29 @@ struct fixture {
     }
   }
 
+  approval get_approval(const std::string& id) {
+    auto a = st->get_approval(id);
+    CAF_REQUIRE(a.has_value());
+    if (!a->has_value())
+      CAF_FAIL("no approval " << id);
+    return **a;
+  }
+
+  /// The ids of every page of `f` (newest first), following the cursor.
+  std::vector<std::string> approval_ids(approval_filter f) {
+    std::vector<std::string> ids;
+    for (;;) {
+      auto page = st->list_approvals(f);
+      CAF_REQUIRE(page.has_value());
+      for (auto& a : page->approvals)
+        ids.push_back(a.id);
+      if (page->next_cursor.empty())
+        return ids;
+      CAF_REQUIRE_EQUAL(page->next_cursor, page->approvals.back().id);
+      f.before_id = page->next_cursor;
+    }
+  }
+
   store_stats stats() {
     auto s = st->stats();
     CAF_REQUIRE(s.has_value());
@@ -149,6 +189,35 @@ inline void check_same_step(const step& a, const step& b) {
   CAF_CHECK_EQUAL(a.started_at, b.started_at);
   CAF_CHECK_EQUAL(a.finished_at, b.finished_at);
   CAF_CHECK_EQUAL(a.attempts, b.attempts);
+}
+
+inline void check_same_approval(const approval& a, const approval& b) {
+  CAF_CHECK_EQUAL(a.id, b.id);
+  CAF_CHECK_EQUAL(a.run_id, b.run_id);
+  CAF_CHECK_EQUAL(a.step_n, b.step_n);
+  CAF_CHECK_EQUAL(static_cast<int>(a.kind), static_cast<int>(b.kind));
+  CAF_CHECK_EQUAL(static_cast<int>(a.state), static_cast<int>(b.state));
+  CAF_CHECK_EQUAL(a.tool, b.tool);
+  CAF_CHECK_EQUAL(a.args, b.args);
+  CAF_CHECK_EQUAL(a.rule_id, b.rule_id);
+  CAF_CHECK_EQUAL(a.reason, b.reason);
+  CAF_CHECK_EQUAL(a.required, b.required);
+  CAF_CHECK_EQUAL(a.roles, b.roles);
+  CAF_CHECK_EQUAL(a.requester, b.requester);
+  CAF_REQUIRE_EQUAL(a.votes.size(), b.votes.size());
+  for (std::size_t i = 0; i < a.votes.size(); ++i) {
+    CAF_CHECK_EQUAL(a.votes[i].by, b.votes[i].by);
+    CAF_CHECK_EQUAL(a.votes[i].role, b.votes[i].role);
+    CAF_CHECK_EQUAL(a.votes[i].approve, b.votes[i].approve);
+    CAF_CHECK_EQUAL(a.votes[i].comment, b.votes[i].comment);
+    CAF_CHECK_EQUAL(a.votes[i].at, b.votes[i].at);
+  }
+  CAF_CHECK_EQUAL(a.created_at, b.created_at);
+  CAF_CHECK_EQUAL(a.expires_at, b.expires_at);
+  CAF_CHECK_EQUAL(a.on_timeout, b.on_timeout);
+  CAF_CHECK_EQUAL(a.escalate_to, b.escalate_to);
+  CAF_CHECK_EQUAL(a.escalated, b.escalated);
+  CAF_CHECK_EQUAL(a.decided_at, b.decided_at);
 }
 
 inline void check_same_event(const event& a, const event& b) {

@@ -71,7 +71,13 @@ CAF_TEST(a fresh database is migrated to the version of this build) {
   CAF_CHECK_EQUAL(query("SELECT max(version) FROM schema_version"),
                   std::to_string(sqlite_schema_version()));
   CAF_CHECK_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
-                        "('runs', 'steps', 'events')"),
+                        "('runs', 'steps', 'events', 'approvals')"),
+                  "4");
+  CAF_CHECK_EQUAL(query("SELECT count(*) FROM pragma_table_info('events') WHERE name IN "
+                        "('prev_hash', 'hash')"),
+                  "2");
+  CAF_CHECK_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
+                        "('approvals_state', 'approvals_run_step', 'steps_tool_finished')"),
                   "3");
   CAF_CHECK_EQUAL(query("PRAGMA journal_mode"), "wal");
 }
@@ -123,6 +129,23 @@ CAF_TEST(a failing migration leaves the previous version) {
   sqlite3_close(db);
   CAF_CHECK_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE name = 'c'"), "0");
   CAF_CHECK_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE name = 'b'"), "1");
+}
+
+CAF_TEST(a failing step after the script rolls the script back) {
+  sqlite3* db = nullptr;
+  CAF_REQUIRE_EQUAL(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const std::array<sqlite_migration, 2> ms{{
+    {1, "CREATE TABLE a (x INTEGER)", nullptr},
+    {2, "CREATE TABLE b (y INTEGER)",
+     [](sqlite3*, std::string_view p) {
+       return sreh::error{errc::internal, "step failed on " + std::string{p}};
+     }},
+  }};
+  auto err = migrate_sqlite(db, path, ms);
+  CAF_CHECK_EQUAL(err.message, "step failed on " + path);
+  CAF_CHECK_EQUAL(sqlite_database_version(db), 1);
+  sqlite3_close(db);
+  CAF_CHECK_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE name = 'b'"), "0");
 }
 
 CAF_TEST(bad options are refused) {
