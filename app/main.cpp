@@ -4,7 +4,9 @@
 #include <cstring>
 #include <string>
 
+#include "audit_command.hpp"
 #include "cli_client.hpp"
+#include "eval_command.hpp"
 #include "serve.hpp"
 
 namespace {
@@ -17,13 +19,27 @@ node:
   serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR]
                           run a node (embedded default: SQLite in ./data, 127.0.0.1:7070)
   config check FILE       validate a config file
+  eval [--json F] [--markdown F] [--mode autonomous|review] [--kb F] DIR|FILE...
+                          run scenario files against the builtin reasoner and score them
 
-client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7070):
+  audit verify [--data-dir DIR | --db FILE]
+                          check the tamper-evident audit log; names the first bad entry
+  token hash TOKEN        print a token's SHA-256, for auth.tokens in a config
+  token new               print a fresh random token and its SHA-256
+
+client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7070;
+        token: $SREH_TOKEN, else --token-file F, else ./data/admin.token):
   submit "GOAL" [--watch] submit a goal; --watch follows the run live
   runs [--state S]        list runs
   show RUN                a run and its steps
   watch RUN               follow a run's events as a timeline
   cancel RUN              cancel a run
+  approvals [--state S] [--run RUN]
+                          list approvals (default: pending)
+  approve APPROVAL [--comment TEXT]
+                          approve an action (or say an in-doubt one happened)
+  deny APPROVAL [--comment TEXT]
+                          deny an action (or say an in-doubt one did not happen)
 
   help                    this text
 )";
@@ -44,7 +60,14 @@ int main(int argc, char** argv) {
     return sreh::app::serve_command(argc - 2, argv + 2);
   if (cmd == "config")
     return sreh::app::config_check_command(argc - 2, argv + 2);
-  if (cmd == "submit" || cmd == "runs" || cmd == "show" || cmd == "watch" || cmd == "cancel")
+  if (cmd == "eval")
+    return sreh::app::eval_command(argc - 2, argv + 2);
+  if (cmd == "audit")
+    return sreh::app::audit_command(argc - 2, argv + 2);
+  if (cmd == "token")
+    return sreh::app::token_command(argc - 2, argv + 2);
+  if (cmd == "submit" || cmd == "runs" || cmd == "show" || cmd == "watch" || cmd == "cancel" ||
+      cmd == "approvals" || cmd == "approve" || cmd == "deny")
     return sreh::app::run_client_command(cmd, argc - 2, argv + 2);
   std::fprintf(stderr, "sreh: unknown command '%s'\n\n%s", cmd.c_str(), usage);
   return 2;

@@ -5,6 +5,8 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,6 +15,7 @@
 #include "sreh/actors/tool.hpp"
 #include "sreh/config/node_config.hpp"
 #include "sreh/core/logger.hpp"
+#include "sreh/net/auth.hpp"
 #include "sreh/net/http_server.hpp"
 
 namespace sreh::app {
@@ -91,6 +94,33 @@ int fail(const std::string& what) {
   return 1;
 }
 
+/// The tokens the node accepts; says where the admin token is, or that auth is off.
+expected<std::shared_ptr<const net::token_table>> load_tokens(const config::node_config& cfg) {
+  auto log = logger("node");
+  std::optional<net::admin_token> admin;
+  auto table = net::make_token_table(cfg, &admin);
+  if (!table)
+    return sreh::error{table.error().code, "auth: " + table.error().message};
+  if (!table->enabled()) {
+    log->warn("auth is off (auth.mode: none): every request acts as 'local' with the admin role "
+              "(single-user loopback mode on {})",
+              cfg.listen);
+  } else if (admin && admin->created) {
+    log->warn("generated an admin token in {} (mode 0600); the CLI reads it from there or from "
+              "SREH_TOKEN",
+              admin->path);
+    std::fprintf(stderr,
+                 "generated an admin token in %s (mode 0600); the CLI reads it from there or from "
+                 "SREH_TOKEN\n",
+                 admin->path.c_str());
+  } else if (admin) {
+    log->info("auth: admin token from {}", admin->path);
+  } else {
+    log->info("auth: {} configured token(s)", table->size());
+  }
+  return std::make_shared<const net::token_table>(std::move(*table));
+}
+
 } // namespace
 
 int serve_command(int argc, char** argv) {
@@ -115,25 +145,35 @@ int serve_command(int argc, char** argv) {
   std::uint16_t port = 0;
   if (auto err = config::parse_listen(cfg->listen, "listen", host, port))
     return fail(err.message);
+  auto tokens = load_tokens(*cfg);
+  if (!tokens)
+    return fail(tokens.error().message);
   auto tools = std::make_shared<actors::tool_registry>();
   auto provider = make_tools_and_provider(*cfg, *tools);
   if (!provider)
     return fail(provider.error().message);
-  auto parts = node_parts::start(*cfg, tools, *provider);
+  auto policy = load_policy(*cfg);
+  if (!policy)
+    return fail(policy.error().message);
+  auto parts = node_parts::start(*cfg, tools, std::move(*policy), provider->provider);
   if (!parts)
     return fail(parts.error().message);
   auto& n = **parts;
-  net::http_server http{{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids()}};
+  net::http_server http{{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens}};
   if (auto err = http.start(host, port))
     return fail(err.message);
   log->info("sreh {} node '{}' serving on http://{}:{} (store: {} {}, model: {}, tools: {})",
             SREH_VERSION, cfg->node_id, host, http.port(), cfg->store.kind, cfg->store.path,
-            (*provider)->name(), tools->all().size());
+            provider->provider->name(), tools->all().size());
+  auto hint = sandbox_hint(*provider); // the scenario's goal and alert, when there is a sandbox
   std::fprintf(stderr,
-               "\n  sreh is up: http://%s:%u   (Ctrl-C stops it; runs are durable in %s)\n"
-               "  try:  sreh submit \"checkout is failing - find out why and fix it\" --watch\n"
+               "\n  sreh is up: http://%s:%u   (Ctrl-C stops it; runs are durable in %s)\n%s"
                "        sreh runs          curl -N http://%s:%u/v1/events\n\n",
-               host.c_str(), http.port(), cfg->store.path.c_str(), host.c_str(), http.port());
+               host.c_str(), http.port(), cfg->store.path.c_str(),
+               hint.empty() ? "  try:  sreh submit \"checkout is failing - find out why and fix "
+                              "it\" --watch\n"
+                            : hint.c_str(),
+               host.c_str(), http.port());
   wait_for_signal();
   http.stop();
   parts->reset(); // actors, then the writer, then the store

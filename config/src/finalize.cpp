@@ -57,6 +57,48 @@ error parse_listen(const std::string& s, const std::string& field, std::string& 
   return {};
 }
 
+bool is_loopback_host(const std::string& host) {
+  std::string_view h = host;
+  if (h.size() > 2 && h.front() == '[' && h.back() == ']')
+    h = h.substr(1, h.size() - 2);
+  if (h == "localhost" || h == "::1" || h == "0:0:0:0:0:0:0:1")
+    return true;
+  // 127.0.0.0/8: four dotted decimal octets, the first 127.
+  if (h.rfind("127.", 0) != 0)
+    return false;
+  int parts = 0;
+  std::size_t i = 0;
+  while (i <= h.size()) {
+    auto dot = h.find('.', i);
+    auto part = h.substr(i, dot == std::string_view::npos ? std::string_view::npos : dot - i);
+    unsigned v = 0;
+    auto res = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || part.size() > 3 || res.ec != std::errc{} ||
+        res.ptr != part.data() + part.size() || v > 255)
+      return false;
+    ++parts;
+    if (dot == std::string_view::npos)
+      break;
+    i = dot + 1;
+  }
+  return parts == 4;
+}
+
+namespace {
+
+error check_auth(const auth_config& auth, const std::string& listen_host) {
+  if (auto err = check_one_of(auth.mode, "auth.mode", {"tokens", "none"}))
+    return err;
+  if (auth.mode == "none" && !is_loopback_host(listen_host))
+    return field_error("auth.mode",
+                       fmt::format("none is allowed only when listen is a loopback address "
+                                   "(127.0.0.0/8, ::1, localhost), but listen host is '{}'",
+                                   listen_host));
+  return {};
+}
+
+} // namespace
+
 error finalize(node_config& cfg) {
   if (cfg.node_id.empty())
     return field_error("node_id", "must not be empty");
@@ -66,6 +108,8 @@ error finalize(node_config& cfg) {
     return err;
   if (cfg.data_dir.empty())
     return field_error("data_dir", "must not be empty");
+  if (auto err = check_auth(cfg.auth, host))
+    return err;
   for (auto err : {check_one_of(cfg.policy_mode, "policy_mode",
                                 {"read_only", "review", "autonomous"}),
                    check_one_of(cfg.store.kind, "store.kind", {"sqlite", "postgres"}),

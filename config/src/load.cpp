@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 
 #include "sreh/config/node_config.hpp"
@@ -110,13 +111,35 @@ void read_script(yaml_reader& r, const yaml_entry& section, std::vector<scripted
   }
 }
 
-void read_model(yaml_reader& r, const yaml_entry& section, model_config& out) {
-  for (const auto& e : r.entries(section.value, section.path, {"provider", "script"})) {
+/// A file named by the config: relative to the config file's directory; it must be readable.
+std::string read_path(yaml_reader& r, const yaml_entry& e, const std::string& config_file) {
+  auto path = r.string(e);
+  if (path.empty())
+    r.fail(e, "must not be empty");
+  std::filesystem::path p{path};
+  if (p.is_relative())
+    p = std::filesystem::path{config_file}.parent_path() / p;
+  if (::access(p.c_str(), R_OK) != 0)
+    r.fail(e, fmt::format("cannot read '{}': {}", p.string(), std::strerror(errno)));
+  return p.string();
+}
+
+void read_model(yaml_reader& r, const yaml_entry& section, const std::string& config_file,
+                model_config& out) {
+  for (const auto& e : r.entries(section.value, section.path, {"provider", "script", "kb"})) {
     if (e.key == "provider")
       out.provider = r.one_of(e, {"builtin", "scripted"});
+    else if (e.key == "kb")
+      out.kb = read_path(r, e, config_file);
     else
       read_script(r, e, out.script);
   }
+}
+
+void read_sandbox(yaml_reader& r, const yaml_entry& section, const std::string& config_file,
+                  sandbox_config& out) {
+  for (const auto& e : r.entries(section.value, section.path, {"scenario"}))
+    out.scenario = read_path(r, e, config_file);
 }
 
 void read_tools(yaml_reader& r, const yaml_entry& section, tool_config& out) {
@@ -124,9 +147,71 @@ void read_tools(yaml_reader& r, const yaml_entry& section, tool_config& out) {
     out.record_file = r.string(e);
 }
 
+bool is_hex_digest(const std::string& s) {
+  if (s.size() != 64)
+    return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+      return false;
+  return true;
+}
+
+void read_auth_tokens(yaml_reader& r, const yaml_entry& section, std::vector<auth_token>& out) {
+  if (section.value.IsNull())
+    return;
+  if (!section.value.IsSequence())
+    r.fail(section, "expected a sequence of {name, role, sha256}");
+  std::size_t i = 0;
+  for (const auto& item : section.value) {
+    auto path = fmt::format("{}[{}]", section.path, i++);
+    yaml_entry whole{"", path, item, item.Mark(), item.Mark()};
+    if (!item.IsMap())
+      r.fail(whole, "expected a mapping with 'name', 'role' and 'sha256'");
+    auth_token t;
+    for (const auto& e : r.entries(item, path, {"name", "role", "sha256"})) {
+      if (e.key == "name") {
+        t.name = r.string(e);
+        if (t.name.empty())
+          r.fail(e, "must not be empty");
+        for (const auto& other : out)
+          if (other.name == t.name)
+            r.fail(e, fmt::format("duplicate token name '{}'", t.name));
+      } else if (e.key == "role") {
+        t.role = r.one_of(e, {"viewer", "operator", "approver", "admin"});
+      } else {
+        t.sha256 = r.string(e);
+        if (!is_hex_digest(t.sha256))
+          r.fail(e, fmt::format("expected exactly 64 hex digits (the SHA-256 of the token; "
+                                "`sreh token hash TOKEN` prints it), got {} characters",
+                                t.sha256.size()));
+        for (auto& c : t.sha256)
+          c = static_cast<char>(c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
+      }
+    }
+    for (const char* key : {"name", "role", "sha256"})
+      if (!item[key])
+        r.fail(whole, fmt::format("missing key '{}'", key));
+    out.push_back(std::move(t));
+  }
+}
+
+void read_auth(yaml_reader& r, const yaml_entry& section, auth_config& out) {
+  if (section.value.IsScalar()) { // shorthand: `auth: none` / `auth: tokens`
+    out.mode = r.one_of(section, {"tokens", "none"});
+    return;
+  }
+  for (const auto& e : r.entries(section.value, section.path, {"mode", "tokens"})) {
+    if (e.key == "mode")
+      out.mode = r.one_of(e, {"tokens", "none"});
+    else
+      read_auth_tokens(r, e, out.tokens);
+  }
+}
+
 void read_top(yaml_reader& r, const YAML::Node& root, node_config& cfg) {
   auto entries = r.entries(root, "", {"node_id", "listen", "data_dir", "policy_mode", "store",
-                                      "logging", "limits", "budget", "model", "tools"});
+                                      "logging", "limits", "budget", "model", "tools",
+                                      "auth", "sandbox"});
   for (const auto& e : entries) {
     if (e.key == "node_id") {
       cfg.node_id = r.string(e);
@@ -153,7 +238,11 @@ void read_top(yaml_reader& r, const YAML::Node& root, node_config& cfg) {
     } else if (e.key == "budget") {
       read_budget(r, e, cfg.budget);
     } else if (e.key == "model") {
-      read_model(r, e, cfg.model);
+      read_model(r, e, cfg.source, cfg.model);
+    } else if (e.key == "sandbox") {
+      read_sandbox(r, e, cfg.source, cfg.sandbox);
+    } else if (e.key == "auth") {
+      read_auth(r, e, cfg.auth);
     } else {
       read_tools(r, e, cfg.tools);
     }

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "sreh/net/auth.hpp"
+
 namespace sreh::net {
 
 /// A parsed HTTP request as the route handlers see it: no Beast types, so handler files stay
@@ -21,6 +23,7 @@ struct request {
   std::map<std::string, std::string> params;   // path parameters ("{id}")
   std::string body;
   std::string request_id;                      // "req_..." (also sent as X-Request-Id)
+  identity who;                                // the authenticated caller (set before routing)
 
   /// The header's value, or nullptr when absent. `name` must be lower-case.
   [[nodiscard]] const std::string* header(const std::string& name) const {

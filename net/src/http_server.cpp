@@ -12,9 +12,24 @@ namespace sreh::net {
 struct http_server::impl {
   explicit impl(server_context ctx) : core(std::make_shared<server_core>(ctx)) {
     auto* c = core.get();
+    core->tokens = ctx.tokens ? ctx.tokens : fallback_tokens(ctx.cfg);
     add_health_routes(core->routes, core->ctx, [c] { return c->connections.load(); });
     add_run_routes(core->routes, core->ctx);
     add_event_routes(core->routes, core->ctx);
+    add_approval_routes(core->routes, core->ctx);
+  }
+
+  /// The tokens when the node gave none: what the config says, without reading or creating
+  /// the admin token file.
+  static std::shared_ptr<const token_table> fallback_tokens(const config::node_config& cfg) {
+    if (cfg.auth.mode == "none") return std::make_shared<token_table>(token_table::disabled());
+    auto t = std::make_shared<token_table>();
+    for (const auto& tok : cfg.auth.tokens) {
+      auto role = parse_role(tok.role);
+      auto d = parse_digest(tok.sha256);
+      if (role && d) t->add(tok.name, *role, *d);
+    }
+    return t;
   }
 
   void do_accept() {

@@ -162,6 +162,7 @@ void http_session::dispatch_request() {
     return write_reply(problem(404, "not-found", "no route for " + req_.method + " " + req_.path, req_),
                        false);
   req_.params = std::move(m.params);
+  if (auto denied = authorize(m.found->need)) return write_reply(std::move(*denied), false);
   if (req_.method == "POST" && !req_.body.empty() && !is_json_media_type(req_.header("content-type")))
     return write_reply(problem(415, "unsupported-media-type",
                                "Content-Type must be application/json", req_),
@@ -183,6 +184,19 @@ void http_session::dispatch_request() {
     core_->log->error("{} {} {}: handler threw: {}", req_.request_id, req_.method, req_.path, e.what());
     if (in_flight_) write_reply(problem(500, "internal", "internal error (see the server log)", req_), false);
   }
+}
+
+std::optional<reply> http_session::authorize(access need) {
+  auto what = req_.method + " " + req_.path;
+  auto a = authenticate(*core_->tokens, req_.header("authorization"), need, what);
+  if (a.status == 200) {
+    req_.who = std::move(a.who);
+    return std::nullopt;
+  }
+  auto r = problem(a.status, a.status == 401 ? "unauthorized" : "forbidden", a.detail, req_);
+  if (a.status == 401) r.headers.emplace_back("WWW-Authenticate", R"(Bearer realm="sreh")");
+  core_->log->info("{} {} {}: {} ({})", req_.request_id, req_.method, req_.path, a.status, a.detail);
+  return r;
 }
 
 responder http_session::make_responder() {

@@ -32,6 +32,8 @@ class http_session : public connection, public std::enable_shared_from_this<http
   void on_body(beast::error_code ec);
   void dispatch_request();
   [[nodiscard]] responder make_responder();
+  /// Checks the caller against what the route needs; the 401/403 reply when refused.
+  [[nodiscard]] std::optional<reply> authorize(access need);
   void fail_early(int status, std::string_view slug, std::string detail);
   void write_reply(reply r, bool close_after);
   void on_written(bool close, bool linger, beast::error_code ec);

@@ -50,14 +50,15 @@ std::vector<std::string> segments_of(const std::string& pattern) {
 
 } // namespace
 
-void router::add(std::string method, std::string pattern, plain_handler h) {
+void router::add(std::string method, std::string pattern, access need, plain_handler h) {
   auto segs = segments_of(pattern);
-  routes_.push_back(route{std::move(method), std::move(pattern), std::move(segs), std::move(h), {}});
+  routes_.push_back(
+    route{std::move(method), std::move(pattern), std::move(segs), need, std::move(h), {}});
 }
 
-void router::add_sse(std::string pattern, sse_handler h) {
+void router::add_sse(std::string pattern, access need, sse_handler h) {
   auto segs = segments_of(pattern);
-  routes_.push_back(route{"GET", std::move(pattern), std::move(segs), {}, std::move(h)});
+  routes_.push_back(route{"GET", std::move(pattern), std::move(segs), need, {}, std::move(h)});
 }
 
 router::match router::find(std::string_view method, std::string_view path) const {

@@ -17,7 +17,9 @@ using plain_handler = std::function<void(const request&, responder)>;
 /// before the stream starts. Runs on the connection's strand.
 using sse_handler = std::function<std::variant<reply, sse_spec>(const request&)>;
 
-/// The route table: method + path pattern (`/v1/runs/{id}/steps`) → handler.
+/// The route table: method + path pattern (`/v1/runs/{id}/steps`) → who may call it → handler.
+/// Every route states the access it needs here, in one place; the session checks it (401/403)
+/// before the handler runs.
 ///
 /// Concurrency: built before the server starts, read-only afterwards (thread-safe reads).
 class router {
@@ -26,6 +28,7 @@ class router {
     std::string method;
     std::string pattern;
     std::vector<std::string> segments;  // "{name}" matches one non-empty segment
+    access need = access::viewer;
     plain_handler plain;
     sse_handler sse;
   };
@@ -37,8 +40,8 @@ class router {
     std::string allow;        // for 405: "GET, POST"
   };
 
-  void add(std::string method, std::string pattern, plain_handler h);
-  void add_sse(std::string pattern, sse_handler h);
+  void add(std::string method, std::string pattern, access need, plain_handler h);
+  void add_sse(std::string pattern, access need, sse_handler h);
 
   /// Finds the route of `method` and the decoded `path`.
   [[nodiscard]] match find(std::string_view method, std::string_view path) const;

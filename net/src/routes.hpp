@@ -11,10 +11,6 @@
 
 namespace sreh::net {
 
-/// Who is calling. Authentication comes later (bearer tokens); until then everyone is
-/// "anonymous". The one place that decides the submitter / canceller of a request.
-[[nodiscard]] std::string identity_of(const request& req);
-
 /// POST /v1/goals, GET /v1/runs, GET /v1/runs/{id}, GET /v1/runs/{id}/steps,
 /// POST /v1/runs/{id}/cancel.
 void add_run_routes(router& r, server_context& ctx);
@@ -24,6 +20,9 @@ void add_health_routes(router& r, server_context& ctx, std::function<std::int64_
 
 /// GET /v1/runs/{id}/events and GET /v1/events (SSE).
 void add_event_routes(router& r, server_context& ctx);
+
+/// GET /v1/approvals, GET /v1/approvals/{id}, POST /v1/approvals/{id}/decision.
+void add_approval_routes(router& r, server_context& ctx);
 
 /// Parses a Last-Event-ID value: a non-negative decimal integer. Nullopt otherwise.
 [[nodiscard]] std::optional<std::int64_t> parse_last_event_id(const std::string& s);

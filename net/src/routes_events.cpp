@@ -9,10 +9,12 @@
 namespace sreh::net {
 
 std::optional<std::int64_t> parse_last_event_id(const std::string& s) {
-  if (s.empty() || s.size() > 19) return std::nullopt;
+  if (s.empty() || s.size() > 19)
+    return std::nullopt;
   std::int64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || p != s.data() + s.size() || v < 0) return std::nullopt;
+  if (ec != std::errc{} || p != s.data() + s.size() || v < 0)
+    return std::nullopt;
   return v;
 }
 
@@ -31,7 +33,8 @@ std::optional<reply> resume_point(const request& req, sse_spec& spec) {
     v = req.param("last_event_id");
     name = "last_event_id";
   }
-  if (!v) return std::nullopt;
+  if (!v)
+    return std::nullopt;
   auto seq = parse_last_event_id(*v);
   if (!seq)
     return problem(400, "invalid-argument",
@@ -47,11 +50,15 @@ std::variant<reply, sse_spec> run_events(server_context& ctx, const request& req
   sse_spec spec;
   spec.run_id = id;
   spec.finish_on_terminal = true;
-  if (auto bad = resume_point(req, spec)) return std::move(*bad);
-  if (const auto* k = req.param("kind")) spec.kind_prefix = *k;
+  if (auto bad = resume_point(req, spec))
+    return std::move(*bad);
+  if (const auto* k = req.param("kind"))
+    spec.kind_prefix = *k;
   auto r = ctx.store.get_run(id);
-  if (!r) return problem(r.error(), req);
-  if (!*r) return problem(404, "not-found", "run " + id + " not found", req);
+  if (!r)
+    return problem(r.error(), req);
+  if (!*r)
+    return problem(404, "not-found", "run " + id + " not found", req);
   return spec;
 }
 
@@ -62,8 +69,10 @@ std::variant<reply, sse_spec> all_events(const request& req) {
       return problem(400, "invalid-argument", "run: '" + *run + "' is not a run id", req);
     spec.run_id = *run;
   }
-  if (const auto* k = req.param("kind")) spec.kind_prefix = *k;
-  if (auto bad = resume_point(req, spec)) return std::move(*bad);
+  if (const auto* k = req.param("kind"))
+    spec.kind_prefix = *k;
+  if (auto bad = resume_point(req, spec))
+    return std::move(*bad);
   return spec;
 }
 
@@ -71,8 +80,9 @@ std::variant<reply, sse_spec> all_events(const request& req) {
 
 void add_event_routes(router& r, server_context& ctx) {
   auto* c = &ctx;
-  r.add_sse("/v1/runs/{id}/events", [c](const request& q) { return run_events(*c, q); });
-  r.add_sse("/v1/events", [](const request& q) { return all_events(q); });
+  r.add_sse("/v1/runs/{id}/events", access::viewer,
+            [c](const request& q) { return run_events(*c, q); });
+  r.add_sse("/v1/events", access::viewer, [](const request& q) { return all_events(q); });
 }
 
 } // namespace sreh::net

@@ -15,18 +15,22 @@ reply ok_json(std::string body) {
 
 reply readyz(server_context& ctx, const request& req) {
   std::string why;
-  if (!ctx.kernel.ready()) why = "kernel is not ready (recovery running or store away)";
+  if (!ctx.kernel.ready())
+    why = "kernel is not ready (recovery running or store away)";
   if (auto err = ctx.store.ping()) {
-    if (!why.empty()) why += "; ";
+    if (!why.empty())
+      why += "; ";
     why += "store is not reachable: " + err.message;
   }
-  if (!why.empty()) return problem(503, "unavailable", why, req);
+  if (!why.empty())
+    return problem(503, "unavailable", why, req);
   return ok_json(R"({"status":"ready"})");
 }
 
 reply stats(server_context& ctx, const request& req, std::int64_t connections) {
   auto st = ctx.store.stats();
-  if (!st) return problem(st.error(), req);
+  if (!st)
+    return problem(st.error(), req);
   auto ks = ctx.kernel.stats();
   rapidjson::StringBuffer buf;
   json::writer w(buf);
@@ -74,9 +78,11 @@ reply stats(server_context& ctx, const request& req, std::int64_t connections) {
 
 void add_health_routes(router& r, server_context& ctx, std::function<std::int64_t()> connections) {
   auto* c = &ctx;
-  r.add("GET", "/healthz", [](const request&, responder s) { s.send(ok_json(R"({"status":"ok"})")); });
-  r.add("GET", "/readyz", [c](const request& q, responder s) { s.send(readyz(*c, q)); });
-  r.add("GET", "/v1/stats", [c, connections](const request& q, responder s) {
+  r.add("GET", "/healthz", access::open,
+        [](const request&, responder s) { s.send(ok_json(R"({"status":"ok"})")); });
+  r.add("GET", "/readyz", access::open,
+        [c](const request& q, responder s) { s.send(readyz(*c, q)); });
+  r.add("GET", "/v1/stats", access::viewer, [c, connections](const request& q, responder s) {
     s.send(stats(*c, q, connections ? connections() : 0));
   });
 }

@@ -11,10 +11,6 @@
 
 namespace sreh::net {
 
-std::string identity_of(const request& /*req*/) {
-  return "anonymous";
-}
-
 namespace {
 
 std::string run_envelope(const run& r) {
@@ -36,7 +32,8 @@ reply json_reply(int status, std::string body) {
 
 /// Validates the `{id}` path parameter; a problem reply when malformed.
 std::optional<reply> check_run_id(const request& req, const std::string& id) {
-  if (is_valid_id(id, "run")) return std::nullopt;
+  if (is_valid_id(id, "run"))
+    return std::nullopt;
   return problem(400, "invalid-argument",
                  "run id '" + id + "' is malformed (expected run_ followed by 26 characters)", req);
 }
@@ -44,15 +41,19 @@ std::optional<reply> check_run_id(const request& req, const std::string& id) {
 /// Loads a run for a reply: either the run or the problem to send.
 std::variant<run, reply> load_run(server_context& ctx, const request& req, const std::string& id) {
   auto r = ctx.store.get_run(id);
-  if (!r) return problem(r.error(), req);
-  if (!*r) return problem(404, "not-found", "run " + id + " not found", req);
+  if (!r)
+    return problem(r.error(), req);
+  if (!*r)
+    return problem(404, "not-found", "run " + id + " not found", req);
   return std::move(**r);
 }
 
 bool valid_idempotency_key(const std::string& k) {
-  if (k.empty() || k.size() > 255) return false;
+  if (k.empty() || k.size() > 255)
+    return false;
   for (unsigned char c : k)
-    if (c < 0x20 || c > 0x7e) return false;
+    if (c < 0x20 || c > 0x7e)
+      return false;
   return true;
 }
 
@@ -69,24 +70,27 @@ void submit_goal(server_context& ctx, const request& req, responder res) {
   if (auto doc = json::parse(req.body, static_cast<int>(ctx.cfg.limits.max_json_depth)); !doc)
     return res.send(problem(doc.error(), req));
   auto goal = parse_goal_request(req.body, ctx.cfg.budget);
-  if (!goal) return res.send(problem(goal.error(), req));
+  if (!goal)
+    return res.send(problem(goal.error(), req));
   goal->idempotency_key = key;
-  goal->submitter = identity_of(req);
+  goal->submitter = req.who.name;
   auto text = goal->goal;
   auto* c = &ctx;
   ctx.kernel.submit(std::move(*goal), [c, req, res, text](expected<actors::submit_reply> r) {
     res.post([c, req, res, text, r = std::move(r)] {
-      if (!r) return res.send(problem(r.error(), req));
+      if (!r)
+        return res.send(problem(r.error(), req));
       auto loaded = load_run(*c, req, r->run_id);
-      if (auto* p = std::get_if<reply>(&loaded)) return res.send(std::move(*p));
+      if (auto* p = std::get_if<reply>(&loaded))
+        return res.send(std::move(*p));
       const auto& run = std::get<sreh::run>(loaded);
       if (!r->created && run.goal != text)
-        return res.send(problem(422, "idempotency-key-reuse",
-                                "Idempotency-Key reused with a different goal (it names run " +
-                                  run.id + ")",
-                                req));
+        return res.send(problem(
+            422, "idempotency-key-reuse",
+            "Idempotency-Key reused with a different goal (it names run " + run.id + ")", req));
       auto out = json_reply(r->created ? 201 : 200, run_envelope(run));
-      if (r->created) out.headers.emplace_back("Location", "/v1/runs/" + run.id);
+      if (r->created)
+        out.headers.emplace_back("Location", "/v1/runs/" + run.id);
       res.send(std::move(out));
     });
   });
@@ -101,7 +105,7 @@ reply list_runs(server_context& ctx, const request& req) {
     if (!f.state)
       return problem(400, "invalid-argument",
                      "state: '" + *s +
-                       "' is not one of pending, running, waiting, succeeded, failed, cancelled",
+                         "' is not one of pending, running, waiting, succeeded, failed, cancelled",
                      req);
   }
   if (const auto* l = req.param("limit")) {
@@ -117,13 +121,15 @@ reply list_runs(server_context& ctx, const request& req) {
     f.before_id = *cur;
   }
   auto page = ctx.store.list_runs(f);
-  if (!page) return problem(page.error(), req);
+  if (!page)
+    return problem(page.error(), req);
   rapidjson::StringBuffer buf;
   json::writer w(buf);
   w.StartObject();
   w.Key("runs");
   w.StartArray();
-  for (const auto& r : page->runs) json::write(w, r);
+  for (const auto& r : page->runs)
+    json::write(w, r);
   w.EndArray();
   w.Key("next_cursor");
   if (page->next_cursor.empty())
@@ -138,19 +144,24 @@ reply list_runs(server_context& ctx, const request& req) {
 
 reply get_run(server_context& ctx, const request& req) {
   const auto& id = req.params.at("id");
-  if (auto bad = check_run_id(req, id)) return std::move(*bad);
+  if (auto bad = check_run_id(req, id))
+    return std::move(*bad);
   auto loaded = load_run(ctx, req, id);
-  if (auto* p = std::get_if<reply>(&loaded)) return std::move(*p);
+  if (auto* p = std::get_if<reply>(&loaded))
+    return std::move(*p);
   return json_reply(200, json::to_json(std::get<run>(loaded)));
 }
 
 reply get_steps(server_context& ctx, const request& req) {
   const auto& id = req.params.at("id");
-  if (auto bad = check_run_id(req, id)) return std::move(*bad);
+  if (auto bad = check_run_id(req, id))
+    return std::move(*bad);
   auto loaded = load_run(ctx, req, id);
-  if (auto* p = std::get_if<reply>(&loaded)) return std::move(*p);
+  if (auto* p = std::get_if<reply>(&loaded))
+    return std::move(*p);
   auto steps = ctx.store.get_steps(id);
-  if (!steps) return problem(steps.error(), req);
+  if (!steps)
+    return problem(steps.error(), req);
   rapidjson::StringBuffer buf;
   json::writer w(buf);
   w.StartObject();
@@ -158,7 +169,8 @@ reply get_steps(server_context& ctx, const request& req) {
   w.String(id.c_str(), static_cast<rapidjson::SizeType>(id.size()));
   w.Key("steps");
   w.StartArray();
-  for (const auto& s : *steps) json::write(w, s);
+  for (const auto& s : *steps)
+    json::write(w, s);
   w.EndArray();
   w.EndObject();
   return json_reply(200, {buf.GetString(), buf.GetSize()});
@@ -168,13 +180,16 @@ reply get_steps(server_context& ctx, const request& req) {
 
 void cancel_run(server_context& ctx, const request& req, responder res) {
   const auto& id = req.params.at("id");
-  if (auto bad = check_run_id(req, id)) return res.send(std::move(*bad));
+  if (auto bad = check_run_id(req, id))
+    return res.send(std::move(*bad));
   auto* c = &ctx;
-  ctx.kernel.cancel(id, identity_of(req), [c, req, res, id](expected<run_state> r) {
+  ctx.kernel.cancel(id, req.who.name, [c, req, res, id](expected<run_state> r) {
     res.post([c, req, res, id, r = std::move(r)] {
-      if (!r) return res.send(problem(r.error(), req));
+      if (!r)
+        return res.send(problem(r.error(), req));
       auto loaded = load_run(*c, req, id);
-      if (auto* p = std::get_if<reply>(&loaded)) return res.send(std::move(*p));
+      if (auto* p = std::get_if<reply>(&loaded))
+        return res.send(std::move(*p));
       res.send(json_reply(200, run_envelope(std::get<run>(loaded))));
     });
   });
@@ -184,12 +199,15 @@ void cancel_run(server_context& ctx, const request& req, responder res) {
 
 void add_run_routes(router& r, server_context& ctx) {
   auto* c = &ctx;
-  r.add("POST", "/v1/goals", [c](const request& q, responder s) { submit_goal(*c, q, std::move(s)); });
-  r.add("GET", "/v1/runs", [c](const request& q, responder s) { s.send(list_runs(*c, q)); });
-  r.add("GET", "/v1/runs/{id}", [c](const request& q, responder s) { s.send(get_run(*c, q)); });
-  r.add("GET", "/v1/runs/{id}/steps",
+  r.add("POST", "/v1/goals", access::operator_,
+        [c](const request& q, responder s) { submit_goal(*c, q, std::move(s)); });
+  r.add("GET", "/v1/runs", access::viewer,
+        [c](const request& q, responder s) { s.send(list_runs(*c, q)); });
+  r.add("GET", "/v1/runs/{id}", access::viewer,
+        [c](const request& q, responder s) { s.send(get_run(*c, q)); });
+  r.add("GET", "/v1/runs/{id}/steps", access::viewer,
         [c](const request& q, responder s) { s.send(get_steps(*c, q)); });
-  r.add("POST", "/v1/runs/{id}/cancel",
+  r.add("POST", "/v1/runs/{id}/cancel", access::operator_,
         [c](const request& q, responder s) { cancel_run(*c, q, std::move(s)); });
 }
 

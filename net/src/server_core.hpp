@@ -25,7 +25,7 @@ class connection {
 /// io_context outlives every socket even when a kernel callback keeps a session alive after the
 /// server stopped.
 ///
-/// Concurrency: `ctx`, `routes`, `log` are read-only after start; `connections`, `stopping` are
+/// Concurrency: `ctx`, `routes`, `tokens`, `log` are read-only after start; `connections`, `stopping` are
 /// atomics; the registry is guarded by `mtx`.
 struct server_core {
   explicit server_core(server_context c)
@@ -34,6 +34,7 @@ struct server_core {
   server_context ctx;
   asio::io_context ioc;
   router routes;
+  std::shared_ptr<const token_table> tokens;  // never null after construction
   std::shared_ptr<spdlog::logger> log;
   std::atomic<std::int64_t> connections{0};
   std::atomic<bool> stopping{false};

@@ -20,6 +20,34 @@ import time
 SREH = os.environ.get("SREH_BIN", "build/release/app/sreh")
 _procs = []
 
+# The admin token every Node is configured with unless a test gives its own auth block; the
+# request helpers (Node.request/json, sse_events, raw_exchange, sreh_cli) send it by default.
+TOKEN = "e2e-admin-token-0123456789abcdef"
+TOKEN_SHA256 = __import__("hashlib").sha256(TOKEN.encode()).hexdigest()
+DEFAULT_AUTH = ("auth:\n  mode: tokens\n  tokens:\n"
+                f"    - {{name: e2e-admin, role: admin, sha256: {TOKEN_SHA256}}}\n")
+
+
+def sha256_hex(token):
+    return __import__("hashlib").sha256(token.encode()).hexdigest()
+
+
+def auth_block(tokens, mode="tokens"):
+    """An `auth:` config block for {name: (role, token)}; only the hashes go in the file."""
+    out = f"auth:\n  mode: {mode}\n"
+    if tokens:
+        out += "  tokens:\n"
+        for name, (role, token) in tokens.items():
+            out += f"    - {{name: {name}, role: {role}, sha256: {sha256_hex(token)}}}\n"
+    return out
+
+
+def _with_token(headers, token):
+    h = dict(headers or {})
+    if token and not any(k.lower() == "authorization" for k in h):
+        h["Authorization"] = f"Bearer {token}"
+    return h
+
 
 def free_port():
     with socket.socket() as s:
@@ -40,8 +68,12 @@ atexit.register(_kill_all)
 class Node:
     """One `sreh serve` process with its own data dir and config."""
 
-    def __init__(self, workdir, config_extra="", env_extra=None, port=None):
+    def __init__(self, workdir, config_extra="", env_extra=None, port=None, auth=None,
+                 token=TOKEN):
+        """`auth`: the config's auth block (None: DEFAULT_AUTH, the harness admin token; "" for
+        none written, i.e. the node's own default). `token`: what the request helpers send."""
         self.dir = workdir
+        self.token = token
         self.port = port or free_port()
         self.data = os.path.join(workdir, "data")
         self.record = os.path.join(workdir, "record.log")
@@ -50,7 +82,10 @@ class Node:
             f.write(f"listen: 127.0.0.1:{self.port}\n"
                     f"data_dir: {self.data}\n"
                     f"tools:\n  record_file: {self.record}\n"
-                    "logging:\n  level: warn\n" + config_extra)
+                    "logging:\n  level: warn\n" +
+                    # The kernel tests run autonomous unless a test asks for review.
+                    ("" if "policy_mode:" in config_extra else "policy_mode: autonomous\n") +
+                    config_extra + (DEFAULT_AUTH if auth is None else auth))
         self.env_extra = env_extra or {}
         self.proc = None
         self.log_path = os.path.join(workdir, "node.log")
@@ -106,10 +141,11 @@ class Node:
         except OSError:
             return ""
 
-    def request(self, method, path, body=None, headers=None, timeout=10):
+    def request(self, method, path, body=None, headers=None, timeout=10, token=...):
+        """`token`: sent as a bearer token (default: the node's; None sends none)."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
-            h = dict(headers or {})
+            h = _with_token(headers, self.token if token is ... else token)
             if body is not None and not isinstance(body, (bytes, bytearray)):
                 body = json.dumps(body).encode()
                 h.setdefault("Content-Type", "application/json")
@@ -120,8 +156,8 @@ class Node:
         finally:
             conn.close()
 
-    def json(self, method, path, body=None, headers=None):
-        status, hdrs, data = self.request(method, path, body, headers)
+    def json(self, method, path, body=None, headers=None, token=...):
+        status, hdrs, data = self.request(method, path, body, headers, token=token)
         try:
             doc = json.loads(data) if data else None
         except ValueError:
@@ -158,11 +194,11 @@ class Node:
         return doc
 
 
-def sse_events(port, path, last_event_id=None, timeout=30, stop_after=None):
+def sse_events(port, path, last_event_id=None, timeout=30, stop_after=None, token=TOKEN):
     """Yields (id, event, data) from an SSE stream until the server ends it, `stop_after`
     events were read, or `timeout` seconds pass (then AssertionError)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    headers = {"Accept": "text/event-stream"}
+    headers = _with_token({"Accept": "text/event-stream"}, token)
     if last_event_id is not None:
         headers["Last-Event-ID"] = str(last_event_id)
     conn.request("GET", path, headers=headers)
@@ -234,10 +270,24 @@ def run_tests(tests):
 
 # -- helpers added for the API / bad-input / SSE-resume tests (additions only) -------------------
 
-def raw_exchange(port, data, timeout=10, shut_write=False):
+def with_auth_header(data, token=TOKEN):
+    """Adds `Authorization: Bearer <token>` after the request line of raw request bytes that
+    have a request line and no Authorization header (anything else is returned unchanged)."""
+    if not token or b"\r\n" not in data:
+        return data
+    head = data.split(b"\r\n\r\n", 1)[0].lower()
+    if b"\r\nauthorization:" in head:
+        return data
+    line, rest = data.split(b"\r\n", 1)
+    return line + b"\r\nAuthorization: Bearer " + token.encode() + b"\r\n" + rest
+
+
+def raw_exchange(port, data, timeout=10, shut_write=False, token=TOKEN):
     """Sends raw bytes on a fresh connection and returns every byte the server sends back until
     it closes or goes quiet for `timeout` seconds. Sending errors (the server answering early and
-    closing, e.g. 413/431) are tolerated: whatever response arrived is still read."""
+    closing, e.g. 413/431) are tolerated: whatever response arrived is still read. The bearer
+    `token` is added to the request head (see with_auth_header)."""
+    data = with_auth_header(data, token)
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     out = b""
     try:
@@ -278,10 +328,14 @@ def parse_http_response(raw):
     return status, headers, body
 
 
-def sreh_cli(args, env_extra=None, timeout=60):
-    """Runs the sreh binary with `args`; returns (exit code, stdout, stderr) as text."""
+def sreh_cli(args, env_extra=None, timeout=60, token=TOKEN, cwd=None):
+    """Runs the sreh binary with `args` (SREH_TOKEN = `token` unless `env_extra` sets it; None
+    leaves it unset); returns (exit code, stdout, stderr) as text."""
     env = dict(os.environ)
+    env.pop("SREH_TOKEN", None)
+    if token:
+        env["SREH_TOKEN"] = token
     env.update(env_extra or {})
     p = subprocess.run([SREH] + list(args), capture_output=True, text=True, timeout=timeout,
-                       env=env)
+                       env=env, cwd=cwd)
     return p.returncode, p.stdout, p.stderr

@@ -409,9 +409,11 @@ def test_truncated_body_creates_nothing():
 
 def test_connection_usable_after_400():
     import http.client
+    import harness
     c = http.client.HTTPConnection("127.0.0.1", N.port, timeout=10)
     try:
-        c.request("POST", "/v1/goals", body=b"{bad", headers={"Content-Type": "application/json"})
+        c.request("POST", "/v1/goals", body=b"{bad", headers={"Content-Type": "application/json",
+                                                        "Authorization": f"Bearer {harness.TOKEN}"})
         r = c.getresponse()
         r.read()
         assert r.status == 400

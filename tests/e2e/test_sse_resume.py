@@ -15,7 +15,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Node, TempDir, run_tests, sse_events  # noqa: E402
+from harness import TOKEN, Node, TempDir, run_tests, sse_events  # noqa: E402
 
 STEPS = 12
 PLAN = ("limits: {sse_heartbeat_ms: 100}\nmodel:\n  provider: scripted\n  script:\n"
@@ -236,6 +236,7 @@ def test_heartbeats_while_idle():
     s = socket.create_connection(("127.0.0.1", N.port), timeout=5)
     try:
         s.sendall(f"GET /v1/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n"
+                  f"Authorization: Bearer {TOKEN}\r\n"
                   f"Last-Event-ID: {start}\r\n\r\n".encode())
         buf = b""
         deadline = time.time() + 5

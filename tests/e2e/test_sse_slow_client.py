@@ -9,7 +9,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Node, TempDir, run_tests, sse_events  # noqa: E402
+from harness import TOKEN, Node, TempDir, run_tests, sse_events  # noqa: E402
 
 STEPS = 40
 RUNS = 150
@@ -23,7 +23,8 @@ def test_slow_client_is_cut_and_others_see_everything():
         slow = socket.socket()
         slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         slow.connect(("127.0.0.1", node.port))
-        slow.sendall(b"GET /v1/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+        slow.sendall(b"GET /v1/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n"
+                     b"Authorization: Bearer " + TOKEN.encode() + b"\r\n\r\n")
 
         seen, done = [], threading.Event()
         succeeded = set()

@@ -42,11 +42,33 @@ struct scripted_step {
 struct model_config {
   std::string provider = "builtin";   // builtin | scripted (tests, demos)
   std::vector<scripted_step> script;  // for `scripted`
+  std::string kb;                     // builtin: a knowledge base file ("" = the embedded one)
+};
+
+/// The sandbox world the node's tools act on (../shared/SCENARIOS.md).
+struct sandbox_config {
+  /// A scenario file; its world and faults become the sandbox tools' world. Relative to the
+  /// config file's directory. "" = no sandbox tools.
+  std::string scenario;
 };
 
 struct tool_config {
   /// Where the `test.record` tool appends the idempotency keys it executed (crash tests).
   std::string record_file;
+};
+
+/// A bearer token known to the node, given only by the SHA-256 of the token.
+struct auth_token {
+  std::string name;                   // identity (unique): the submitter / decider it acts as
+  std::string role;                   // viewer | operator | approver | admin
+  std::string sha256;                 // 64 lower-case hex digits
+};
+
+struct auth_config {
+  /// tokens: every /v1 request needs `Authorization: Bearer`; with no tokens configured the node
+  /// uses (or creates) <data_dir>/admin.token. none: no auth (only on a loopback listen address).
+  std::string mode = "tokens";
+  std::vector<auth_token> tokens;
 };
 
 /// The node's configuration. Every field has a default so that no file is needed for the
@@ -62,6 +84,8 @@ struct node_config {
   run_budget budget;                     // defaults for new runs
   model_config model;
   tool_config tools;
+  sandbox_config sandbox;
+  auth_config auth;
   std::string source;                    // file it was loaded from ("" = defaults)
 };
 
@@ -75,6 +99,9 @@ struct node_config {
 
 /// Fills derived defaults (store.path from data_dir) and checks cross-field rules.
 [[nodiscard]] sreh::error finalize(node_config& cfg);
+
+/// True for a loopback host: 127.0.0.0/8, ::1 (bare or in brackets), localhost.
+[[nodiscard]] bool is_loopback_host(const std::string& host);
 
 /// Splits "host:port" (port 0..65535; host may be "[::1]"). Error names `field`.
 [[nodiscard]] sreh::error parse_listen(const std::string& s, const std::string& field,

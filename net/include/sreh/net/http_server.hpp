@@ -9,6 +9,7 @@
 #include "sreh/config/node_config.hpp"
 #include "sreh/core/clock.hpp"
 #include "sreh/core/id.hpp"
+#include "sreh/net/auth.hpp"
 #include "sreh/persistence/store.hpp"
 
 namespace sreh::net {
@@ -21,6 +22,9 @@ struct server_context {
   const config::node_config& cfg;
   const sreh::clock& clock;
   id_generator& ids;
+  /// The tokens the server accepts. Null: only what the config gives without touching files
+  /// (auth none, or the configured digests; with neither, no token is accepted).
+  std::shared_ptr<const token_table> tokens = {};
 };
 
 /// The Beast HTTP/1.1 server: REST under /v1, SSE streams, /healthz, /readyz. Runs its own
