@@ -1,7 +1,13 @@
 #include "node_parts.hpp"
 
-#include <filesystem>
+#include <fmt/format.h>
 
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iterator>
+
+#include "sreh/core/json.hpp"
 #include "sreh/persistence/sqlite_store.hpp"
 
 namespace sreh::app {
@@ -27,6 +33,8 @@ expected<std::unique_ptr<node_parts>> node_parts::start(const config::node_confi
   auto* hub = &p->hub_;
   p->writer_->set_events_listener([hub](const std::vector<event>& evs) { hub->publish(evs); });
   p->writer_->start();
+  if (auto err = p->record_config(policy))
+    return err;
   p->tools_ = std::move(tools);
   p->node_ = std::make_unique<actors::node>(cfg, *p->store_, *p->writer_, *p->tools_,
                                             std::move(policy), std::move(provider), p->clock_,
@@ -34,6 +42,34 @@ expected<std::unique_ptr<node_parts>> node_parts::start(const config::node_confi
   if (auto err = p->node_->start())
     return err;
   return p;
+}
+
+sreh::error node_parts::record_config(const policy::policy_set& policy) {
+  // The audit trail records which configuration and policy every start ran with.
+  std::string text;
+  if (!cfg_.source.empty()) {
+    std::ifstream in{cfg_.source};
+    text.assign(std::istreambuf_iterator<char>{in}, {});
+  }
+  std::uint64_t h = 1469598103934665603ull; // FNV-1a of the config file's text
+  for (unsigned char c : text)
+    h = (h ^ c) * 1099511628211ull;
+  event e;
+  e.id = ids_.next("evt");
+  e.kind = "node.config";
+  e.at = clock_.now_us();
+  e.data = fmt::format(R"({{"node":{},"config_file":{},"config_fnv1a":"{:016x}","listen":{},)"
+                       R"("store":{},"policy_mode":{},"policy_version":{},"rules":{}}})",
+                       json::quote(cfg_.node_id), json::quote(cfg_.source), h,
+                       json::quote(cfg_.listen), json::quote(cfg_.store.kind),
+                       json::quote(policy::to_string(policy.default_mode)),
+                       json::quote(policy.version), policy.rules.size());
+  persistence::write_batch b;
+  b.events.push_back(std::move(e));
+  std::promise<sreh::error> done;
+  writer_->submit(std::move(b),
+                  [&done](persistence::commit_result r) { done.set_value(std::move(r.err)); });
+  return done.get_future().get();
 }
 
 node_parts::~node_parts() {

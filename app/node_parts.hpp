@@ -38,6 +38,8 @@ class node_parts {
 
  private:
   node_parts(const config::node_config& cfg) : cfg_(cfg), ids_(clock_) {}
+  /// Writes a node.config event: the config file's hash and the policy this start runs with.
+  sreh::error record_config(const policy::policy_set& policy);
 
   const config::node_config& cfg_;
   system_clock clock_;
