@@ -9,6 +9,7 @@
 #include <fstream>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 
 #include "sreh/core/json.hpp"
 
@@ -98,6 +99,34 @@ class record_tool final : public simple_tool {
   std::mutex mtx_;
 };
 
+/// A mutating action that touches nothing outside the process: it records its key in memory
+/// (and reconciles from there). For benchmarks of approvals and parked runs.
+class mutate_tool final : public simple_tool {
+ public:
+  mutate_tool()
+    : simple_tool("test.mutate", "A mutating action recorded in memory (benchmarks).",
+                  R"({"type":"object","properties":{"target":{"type":"string","maxLength":200}},)"
+                  R"("additionalProperties":false})",
+                  risk_class::medium, false, false) {}
+
+  tool_result execute(const tool_call& call) override {
+    std::lock_guard<std::mutex> lock{mtx_};
+    done_.insert(call.idempotency_key);
+    return tool_result::success(R"({"mutated":true})");
+  }
+
+  reconcile_result reconcile(std::string_view key) override {
+    std::lock_guard<std::mutex> lock{mtx_};
+    return {done_.count(std::string{key}) ? reconcile_result::happened
+                                          : reconcile_result::not_happened,
+            R"({"mutated":true})"};
+  }
+
+ private:
+  std::mutex mtx_;
+  std::unordered_set<std::string> done_;
+};
+
 class sleep_tool final : public simple_tool {
  public:
   sleep_tool()
@@ -139,6 +168,7 @@ void add_testkit_tools(actors::tool_registry& reg, const config::tool_config& cf
   reg.add(std::make_shared<echo_tool>());
   reg.add(std::make_shared<record_tool>(cfg.record_file));
   reg.add(std::make_shared<sleep_tool>());
+  reg.add(std::make_shared<mutate_tool>());
   reg.add(std::make_shared<fail_tool>());
 }
 

@@ -11,7 +11,8 @@ namespace sreh::plugins {
 ///   `tools.record_file` (fsync'd) and can `reconcile` from it — the crash tests count lines;
 /// - `test.sleep` (read-only, blocking): sleeps `ms` milliseconds, stopping early when the run is
 ///   cancelled;
-/// - `test.fail`: always fails with `message`.
+/// - `test.fail`: always fails with `message`;
+/// - `test.mutate` (mutating, not idempotent, in memory): for benchmarks of approvals.
 void add_testkit_tools(actors::tool_registry& reg, const config::tool_config& cfg);
 
 } // namespace sreh::plugins

@@ -1,0 +1,168 @@
+// Passivation benchmark: parks N runs waiting for approval on one node (review mode; each run's
+// single step is a mutating tool), reports RSS before and after, then approves M of them and
+// reports how long reactivating and finishing them takes.
+//
+//   build/release/bench/sreh_park_bench [--parked 100000] [--approve 10000] [--window 512]
+//
+// Prints the figures, the command to reproduce, and last one JSON line.
+
+#include <fmt/format.h>
+#include <malloc.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "node_parts.hpp"
+#include "sreh/actors/scripted_provider.hpp"
+#include "sreh/core/json.hpp"
+#include "sreh/core/logger.hpp"
+#include "sreh/plugins/testkit.hpp"
+
+namespace {
+
+using namespace sreh;
+using steady = std::chrono::steady_clock;
+
+long rss_kb() {
+  std::ifstream f{"/proc/self/statm"};
+  long pages = 0, resident = 0;
+  f >> pages >> resident;
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/// Counts parked and finished runs and collects approval ids from committed events.
+class tracker {
+ public:
+  void on_events(const std::vector<event>& evs) {
+    std::lock_guard<std::mutex> lock{mtx_};
+    for (auto& e : evs) {
+      if (e.kind == "approval.requested") {
+        auto doc = json::parse(e.data);
+        if (doc && doc->IsObject() && doc->HasMember("approval"))
+          approvals_.emplace_back((*doc)["approval"].GetString());
+      } else if (e.kind == "run.waiting") {
+        ++parked_;
+      } else if (e.kind == "run.succeeded" || e.kind == "run.failed") {
+        ++finished_;
+      } else {
+        continue;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  void wait_parked(long n) {
+    std::unique_lock<std::mutex> lock{mtx_};
+    cv_.wait(lock, [&] { return parked_ >= n; });
+  }
+
+  void wait_finished(long n) {
+    std::unique_lock<std::mutex> lock{mtx_};
+    cv_.wait(lock, [&] { return finished_ >= n; });
+  }
+
+  std::vector<std::string> approvals() {
+    std::lock_guard<std::mutex> lock{mtx_};
+    return approvals_;
+  }
+
+ private:
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  long parked_ = 0, finished_ = 0;
+  std::vector<std::string> approvals_;
+};
+
+int arg(int argc, char** argv, const char* name, int def) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string_view{argv[i]} == name)
+      return std::stoi(argv[i + 1]);
+  return def;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  int parked = arg(argc, argv, "--parked", 100000);
+  int approve = std::min(parked, arg(argc, argv, "--approve", 10000));
+  int window = arg(argc, argv, "--window", 512);
+  (void) setup_logging("warn", "text");
+  char tmpl[] = "/tmp/sreh-parkbench-XXXXXX";
+  std::string dir = ::mkdtemp(tmpl);
+  config::node_config cfg;
+  cfg.data_dir = dir;
+  if (auto err = config::finalize(cfg))
+    return std::fprintf(stderr, "%s\n", err.message.c_str()), 1;
+  auto tools = std::make_shared<actors::tool_registry>();
+  plugins::add_testkit_tools(*tools, cfg.tools);
+  auto provider = std::make_shared<actors::scripted_provider>(
+    std::vector<config::scripted_step>{{"test.mutate", R"({"target":"svc"})"}});
+  policy::policy_set review; // every mutating step needs one approver
+  review.default_mode = policy::mode::review;
+  auto parts = app::node_parts::start(cfg, tools, review, provider);
+  if (!parts)
+    return std::fprintf(stderr, "cannot start: %s\n", parts.error().message.c_str()), 1;
+  auto& n = **parts;
+  tracker t;
+  auto token = n.hub().subscribe([&t](const actors::event_hub::batch& b) { t.on_events(*b); });
+  malloc_trim(0);
+  long idle = rss_kb();
+
+  auto t0 = steady::now();
+  for (int i = 0; i < parked; ++i) {
+    if (i >= window)
+      t.wait_parked(i - window + 1); // keep at most `window` runs in flight while parking
+    goal_request req;
+    req.goal = "park";
+    req.submitter = "bench";
+    n.kernel().submit(std::move(req), [](expected<actors::submit_reply> r) {
+      if (!r)
+        std::fprintf(stderr, "submit failed: %s\n", r.error().message.c_str());
+    });
+  }
+  t.wait_parked(parked);
+  while (n.kernel().stats().active_runs > 0) // the last actors stop right after their commit
+    std::this_thread::yield();
+  double park_s = std::chrono::duration<double>(steady::now() - t0).count();
+  malloc_trim(0); // what the parked runs keep, not what parking them left in malloc's caches
+  long after = rss_kb();
+  auto stats = n.kernel().stats();
+  std::printf("parked %d runs in %.1f s (%.0f runs/s); active run actors %ld, parked %ld\n",
+              parked, park_s, parked / park_s, static_cast<long>(stats.active_runs),
+              static_cast<long>(stats.parked));
+  std::printf("RSS idle node %ld MB, with %d parked runs %ld MB: %.0f bytes per parked run\n",
+              idle / 1024, parked, after / 1024, (after - idle) * 1024.0 / parked);
+
+  auto ids = t.approvals();
+  auto t1 = steady::now();
+  for (int i = 0; i < approve; ++i) {
+    approval_vote v{"bench-approver", "approver", true, {}, 0};
+    n.kernel().decide(ids[static_cast<std::size_t>(i)], v, [](expected<approval> a) {
+      if (!a)
+        std::fprintf(stderr, "decide failed: %s\n", a.error().message.c_str());
+    });
+  }
+  t.wait_finished(approve);
+  double resume_s = std::chrono::duration<double>(steady::now() - t1).count();
+  std::printf("approved %d: all reactivated and finished in %.2f s (%.0f runs/s)\n", approve,
+              resume_s, approve / resume_s);
+  std::printf("reproduce: build/release/bench/sreh_park_bench --parked %d --approve %d "
+              "--window %d\n", parked, approve, window);
+  std::printf("{\"bench\":\"park\",\"parked\":%d,\"park_s\":%.2f,\"idle_rss_kb\":%ld,"
+              "\"parked_rss_kb\":%ld,\"bytes_per_parked_run\":%.0f,\"approved\":%d,"
+              "\"resume_s\":%.3f,\"resumed_per_s\":%.0f}\n",
+              parked, park_s, idle, after, (after - idle) * 1024.0 / parked, approve, resume_s,
+              approve / resume_s);
+  n.hub().unsubscribe(token);
+  parts->reset();
+  std::filesystem::remove_all(dir);
+  return 0;
+}
