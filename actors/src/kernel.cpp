@@ -115,9 +115,8 @@ kernel_impl_actor::behavior_type kernel_behavior(kernel_self self, runtime_ptr r
     [=](kernel_committed_atom, std::uint64_t token, int code, std::string& msg, std::string&) {
       on_committed(self, token, code, msg);
     },
-    [=](parked_atom, const std::string& run_id, const std::string& approval_id, std::int64_t) {
-      on_parked(self, run_id, approval_id);
-    },
+    [=](parked_atom, const std::string& run_id, const std::string& approval_id,
+        std::int64_t until) { on_parked(self, run_id, approval_id, until); },
     [=](timer_atom) { on_timer(self); },
   };
 }

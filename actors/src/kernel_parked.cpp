@@ -205,9 +205,41 @@ void expire(kernel_self self, const std::string& approval_id, const std::string&
 
 } // namespace
 
+/// Respawns a run whose durable timer fired.
+void wake_run(kernel_self self, const std::string& run_id) {
+  auto& st = self->state;
+  auto r = st.rt->store.get_run(run_id);
+  if (!r || !r->has_value() || (*r)->state != run_state::waiting
+      || (*r)->waiting_for != wait_reason::timer || st.runs.count(run_id) != 0)
+    return; // cancelled or already awake meanwhile
+  auto steps = st.rt->store.get_steps(run_id);
+  if (!steps) {
+    st.rt->log->error("cannot wake run {}: {}", run_id, steps.error().message);
+    return;
+  }
+  st.rt->counters.parked.fetch_sub(1, std::memory_order_relaxed);
+  self->send(activate(self, std::move(**r), std::move(*steps)), timer_atom::value);
+}
+
+timestamp_us timer_deadline(const step& s) {
+  auto doc = json::parse(s.args);
+  if (!doc || !doc->IsObject() || !doc->HasMember("until_us") || !(*doc)["until_us"].IsInt64())
+    return 0;
+  return (*doc)["until_us"].GetInt64();
+}
+
 void recover_parked(kernel_self self, const run& r) {
   auto& rt = *self->state.rt;
   rt.counters.parked.fetch_add(1, std::memory_order_relaxed);
+  if (r.waiting_for == wait_reason::timer) {
+    auto steps = rt.store.get_steps(r.id);
+    if (!steps || steps->empty() || steps->back().kind != step_kind::timer) {
+      rt.log->warn("run {} waits for a timer it has no step for; it stays parked", r.id);
+      return;
+    }
+    self->state.timers.emplace(timer_deadline(steps->back()), r.id);
+    return arm_timer(self);
+  }
   auto a = rt.store.approval_for_step(r.id, r.steps);
   if (!a || !a->has_value()) {
     rt.log->warn("run {} waits but has no approval for step {}; it stays parked", r.id, r.steps);
@@ -220,9 +252,14 @@ void recover_parked(kernel_self self, const run& r) {
   resume_run(self, r, **a); // settled while the node was down
 }
 
-void on_parked(kernel_self self, const std::string& run_id, const std::string& approval_id) {
+void on_parked(kernel_self self, const std::string& run_id, const std::string& approval_id,
+               timestamp_us until) {
   auto& rt = *self->state.rt;
   rt.counters.parked.fetch_add(1, std::memory_order_relaxed);
+  if (approval_id.empty()) { // a durable timer
+    self->state.timers.emplace(until, run_id);
+    return arm_timer(self);
+  }
   rt.counters.pending_approvals.fetch_add(1, std::memory_order_relaxed);
   auto a = rt.store.get_approval(approval_id);
   if (!a || !a->has_value()) {
@@ -319,6 +356,13 @@ void on_timer(kernel_self self) {
   while (!st.timers.empty() && st.timers.begin()->first <= now) {
     auto id = st.timers.begin()->second;
     st.timers.erase(st.timers.begin());
+    if (id.rfind("run_", 0) == 0) {
+      with_run(self, id, [self, id] {
+        wake_run(self, id);
+        release_run(self, id);
+      });
+      continue;
+    }
     auto a = st.rt->store.get_approval(id);
     if (!a || !a->has_value())
       continue;

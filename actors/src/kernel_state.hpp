@@ -24,7 +24,8 @@ struct kernel_state {
   /// Writes to a parked run (votes, timeouts, cancellation) run one at a time per run.
   std::unordered_set<std::string> busy_runs;
   std::unordered_map<std::string, std::deque<std::function<void()>>> queued;
-  /// Approval deadlines: expiry → approval id, and the wake-up currently armed.
+  /// Deadlines: approval expiries (approval id) and durable run timers (run id), and the
+  /// wake-up currently armed.
   std::multimap<timestamp_us, std::string> timers;
   timestamp_us armed = 0;
   static inline const char* name = "sreh.kernel";
@@ -48,7 +49,10 @@ event parked_event(const runtime& rt, run& r, const char* kind, std::string data
 /// At start: timers for pending approvals of waiting runs; runs whose approval settled while
 /// the node was down are resumed.
 void recover_parked(kernel_self self, const run& r);
-void on_parked(kernel_self self, const std::string& run_id, const std::string& approval_id);
+/// A run parked: on an approval (its deadline is armed), or on a durable timer (approval_id
+/// empty, `until` the time to wake it).
+void on_parked(kernel_self self, const std::string& run_id, const std::string& approval_id,
+               timestamp_us until);
 caf::result<kernel_reply> decide(kernel_self self, const std::string& approval_id,
                                  const approval_vote& vote);
 caf::result<kernel_reply> cancel_parked(kernel_self self, const std::string& run_id,

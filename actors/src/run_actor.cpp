@@ -1,4 +1,4 @@
-#include "run_actor.hpp"
+#include "run_actor_impl.hpp"
 
 #include <fmt/format.h>
 
@@ -14,35 +14,7 @@
 
 namespace sreh::actors {
 
-namespace {
-
-/// What to do once the pending commit is acknowledged.
-enum class after_commit { nothing, created, execute, advance, finish, park };
-
-struct run_state_t {
-  runtime_ptr rt;
-  kernel_impl_actor kernel;
-  std::string parked_on;                  // approval id the run waits for
-  run_journal journal;
-  after_commit next = after_commit::nothing;
-  std::uint64_t commits = 0;              // tokens handed out
-  std::uint64_t awaited = 0;              // commit token we wait for (0 = none)
-  std::vector<std::int64_t> in_flight_outcomes; // steps whose outcome the commit carries
-  int commit_failures = 0;
-  std::stop_source cancel;
-  std::optional<std::stop_callback<std::function<void()>>> on_shutdown; // node stop → cancel
-  std::string cancelled_by;
-  std::vector<caf::typed_response_promise<kernel_reply>> cancel_waiters;
-  caf::typed_response_promise<kernel_reply> creator; // the submitter, answered after the create
-  std::string existing_run_id;                       // the create met this idempotency key
-  static inline const char* name = "sreh.run";
-};
-
-using self_ptr = run_actor::stateful_pointer<run_state_t>;
-
-void advance(self_ptr self);
-void execute(self_ptr self);
-void on_reconciled(self_ptr self, std::int64_t n, int status, std::string result);
+namespace run_impl {
 
 void submit_commit(self_ptr self, persistence::write_batch batch) {
   auto& st = self->state;
@@ -81,6 +53,8 @@ void on_tool_done(self_ptr self, std::int64_t n, bool ok, std::string result, st
   failpoint("after_effect", n);
   st.journal.record_outcome(n, ok, std::move(result), std::move(err));
   st.rt->counters.steps.fetch_add(1, std::memory_order_relaxed);
+  if (ok)
+    return after_success(self, n);
   advance(self);
 }
 
@@ -103,6 +77,14 @@ void execute(self_ptr self) {
     return;
   }
   tool_call call{st.journal.r.id, s.args, s.idempotency_key, st.cancel.get_token()};
+  auto undoes = compensates(s);
+  if (undoes) // the original call: its arguments and idempotency key
+    call.idempotency_key = st.journal.steps.at(static_cast<std::size_t>(*undoes - 1)).idempotency_key;
+  if (undoes && !t->blocking()) {
+    auto res = t->compensate(call);
+    on_tool_done(self, s.n, res.ok, std::move(res.result), std::move(res.error));
+    return;
+  }
   if (!t->blocking()) {
     auto res = t->execute(call);
     on_tool_done(self, s.n, res.ok, std::move(res.result), std::move(res.error));
@@ -110,10 +92,11 @@ void execute(self_ptr self) {
   }
   auto handle = run_actor{self};
   auto n = s.n;
-  st.rt->pool.post([handle, t, call = std::move(call), n] {
+  bool undo = undoes.has_value();
+  st.rt->pool.post([handle, t, call = std::move(call), n, undo] {
     tool_result res;
     try {
-      res = t->execute(call);
+      res = undo ? t->compensate(call) : t->execute(call);
     } catch (const std::exception& e) {
       res = tool_result::failure(fmt::format("tool '{}' threw: {}", t->name(), e.what()));
     }
@@ -244,6 +227,15 @@ void on_committed(self_ptr self, std::uint64_t token, int code, std::string msg,
     }
     case after_commit::advance:
       return advance(self);
+    case after_commit::park_timer: {
+      auto& timer = st.journal.steps.back();
+      auto until = json::parse(timer.args);
+      std::int64_t at = until && until->IsObject() && until->HasMember("until_us")
+                          ? (*until)["until_us"].GetInt64()
+                          : 0;
+      self->send(st.kernel, parked_atom::value, st.journal.r.id, std::string{}, at);
+      return self->quit();
+    }
     case after_commit::park: {
       // Passivation: the state is in the store; the kernel keeps the approval's timer and
       // respawns this run when the approval settles.
@@ -372,14 +364,15 @@ run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, r
       on_reconciled(self, n, status, std::move(result));
     },
     [=](resume_atom, const std::string& approval_json) { resume(self, approval_json); },
+    [=](timer_atom) { on_timer_fired(self); },
   };
 }
 
-} // namespace
+} // namespace run_impl
 
 run_actor spawn_run(caf::local_actor* parent, kernel_impl_actor kernel, runtime_ptr rt, run r,
                     std::vector<step> steps) {
-  return parent->spawn<caf::linked>(run_behavior, std::move(kernel), std::move(rt), std::move(r),
+  return parent->spawn<caf::linked>(run_impl::run_behavior, std::move(kernel), std::move(rt), std::move(r),
                                     std::move(steps));
 }
 

@@ -266,6 +266,60 @@ bool run_journal::resume(const approval& a) {
   return false;
 }
 
+void run_journal::add_timer(std::int64_t for_step, timestamp_us until,
+                            const std::string& description) {
+  step s;
+  s.run_id = r.id;
+  s.n = static_cast<std::int64_t>(steps.size()) + 1;
+  s.kind = step_kind::timer;
+  s.state = step_state::intent;
+  s.args = fmt::format(R"({{"until_us":{},"for_step":{},"check":{}}})", until, for_step,
+                       json::quote(description));
+  s.started_at = rt_->clock.now_us();
+  char buf[32];
+  emit("step.intent", fmt::format(R"({{"n":{},"kind":"timer","until":{},"for_step":{}}})", s.n,
+                                  json::quote(format_rfc3339(until, buf)), for_step));
+  steps.push_back(std::move(s));
+  r.steps = static_cast<std::int64_t>(steps.size());
+  touch(r.steps);
+  r.state = run_state::waiting;
+  r.waiting_for = wait_reason::timer;
+  emit("run.waiting", fmt::format(R"({{"for":"timer","until":{}}})",
+                                  json::quote(format_rfc3339(until, buf))));
+}
+
+std::int64_t run_journal::timer_fired() {
+  auto& s = steps.back();
+  std::int64_t for_step = 0;
+  if (auto doc = json::parse(s.args); doc && doc->IsObject() && doc->HasMember("for_step"))
+    for_step = (*doc)["for_step"].GetInt64();
+  r.state = run_state::running;
+  r.waiting_for = wait_reason::none;
+  emit("run.resumed", R"({"for":"timer"})");
+  record_outcome(s.n, true, R"({"fired":true})", {});
+  return for_step;
+}
+
+void run_journal::add_observation(std::int64_t for_step, bool holds, const std::string& detail,
+                                  const std::string& description) {
+  step s;
+  s.run_id = r.id;
+  s.n = static_cast<std::int64_t>(steps.size()) + 1;
+  s.kind = step_kind::observe;
+  s.state = step_state::succeeded;
+  s.tool = step_at(for_step).tool;
+  s.args = fmt::format(R"({{"for_step":{},"check":{}}})", for_step, json::quote(description));
+  s.result = fmt::format(R"({{"holds":{},"observed":{}}})", holds, detail.empty() ? "{}" : detail);
+  s.started_at = s.finished_at = rt_->clock.now_us();
+  emit("step.outcome", fmt::format(R"({{"n":{},"kind":"observe","for_step":{},"check":{},)"
+                                   R"("holds":{},"observed":{}}})",
+                                   s.n, for_step, json::quote(description), holds,
+                                   detail.empty() ? "{}" : detail));
+  steps.push_back(std::move(s));
+  r.steps = static_cast<std::int64_t>(steps.size());
+  touch(r.steps);
+}
+
 void run_journal::end_run(run_state final_state, std::string message) {
   r.state = final_state;
   r.waiting_for = wait_reason::none;

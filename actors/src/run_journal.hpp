@@ -51,6 +51,16 @@ class run_journal {
   /// caller commits, then executes); denied or expired → the step fails with who decided and
   /// why; an in-doubt step confirmed as done → succeeded. Returns true when the step must run.
   bool resume(const approval& a);
+  // -- the action runtime: post-conditions, durable timers, compensation
+  /// A timer step: the run waits (parked) until `until`, then checks step `for_step`.
+  void add_timer(std::int64_t for_step, timestamp_us until, const std::string& description);
+  /// The timer of the last step fired: its outcome, and the run runs again. Returns the step it
+  /// was waiting to check.
+  std::int64_t timer_fired();
+  /// An observe step: the post-condition of step `for_step` was checked.
+  void add_observation(std::int64_t for_step, bool holds, const std::string& detail,
+                       const std::string& description);
+
   /// Moves the run to a terminal state (emits run.succeeded / run.failed / run.cancelled).
   void end_run(run_state final_state, std::string message);
 

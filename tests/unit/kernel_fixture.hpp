@@ -26,6 +26,10 @@ struct probe_log {
   int violations = 0;              // a side effect ran without its intent durable
   bool cannot_tell = false;        // reconcile answers "unknown"
   std::map<std::string, int> writes;
+  bool effect_holds = true;        // what probe.verified's post-condition check finds
+  std::int64_t check_after_ms = 0; // probe.verified's post-condition delay
+  int checks = 0;
+  std::map<std::string, int> undone; // compensations, by the original call's key
 
   /// Called by every tool before its effect: the intent must be in the store, outcome-less.
   void check_intent(const tool_call& call) {
@@ -46,10 +50,11 @@ struct probe_log {
 
 class probe_tool final : public tool {
  public:
-  enum kind_t { read, write, fail, big };
+  enum kind_t { read, write, fail, big, verified };
   probe_tool(std::string name, kind_t k, std::shared_ptr<probe_log> log)
     : name_(std::move(name)), kind_(k), log_(std::move(log)) {
-    schema_ = k == write ? R"({"type":"object","properties":{"action":{"type":"string"}},)"
+    schema_ = k == write || k == verified
+                ? R"({"type":"object","properties":{"action":{"type":"string"}},)"
                            R"("additionalProperties":false})"
                          : R"({"type":"object"})";
   }
@@ -57,7 +62,21 @@ class probe_tool final : public tool {
   const std::string& description() const override { return name_; }
   const std::string& schema() const override { return schema_; }
   risk_class risk() const override { return kind_ == write ? risk_class::medium : risk_class::read_only; }
-  bool idempotent() const override { return kind_ != write; }
+  bool idempotent() const override { return kind_ != write && kind_ != verified; }
+  std::optional<postcondition> postcondition_for(std::string_view) const override {
+    if (kind_ != verified)
+      return std::nullopt;
+    return postcondition{log_->check_after_ms, "the probe's effect holds"};
+  }
+  check_result check(std::string_view) override {
+    ++log_->checks;
+    return {log_->effect_holds, log_->effect_holds ? R"({"ok":true})" : R"({"ok":false})"};
+  }
+  bool compensable() const override { return kind_ == verified; }
+  tool_result compensate(const tool_call& original) override {
+    ++log_->undone[original.idempotency_key];
+    return tool_result::success(R"({"undone":true})");
+  }
   tool_result execute(const tool_call& call) override {
     log_->check_intent(call);
     switch (kind_) {
@@ -65,6 +84,7 @@ class probe_tool final : public tool {
         ++log_->reads;
         return tool_result::success(R"({"ok":true})");
       case write:
+      case verified:
         ++log_->writes[call.idempotency_key];
         return tool_result::success(R"({"written":true})");
       case fail:
@@ -196,6 +216,7 @@ struct kernel_fixture : test_coordinator_fixture<> {
     tools.add(std::make_shared<probe_tool>("probe.write", probe_tool::write, probes));
     tools.add(std::make_shared<probe_tool>("probe.fail", probe_tool::fail, probes));
     tools.add(std::make_shared<probe_tool>("probe.big", probe_tool::big, probes));
+    tools.add(std::make_shared<probe_tool>("probe.verified", probe_tool::verified, probes));
     provider->inner = std::make_shared<scripted_provider>(std::vector<config::scripted_step>{});
     rt = std::shared_ptr<runtime>(new runtime{cfg, *db, queue, tools, provider, clk, ids, pool, policy_,
                                               logger("kernel"), {}, {}, {}});

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -46,6 +47,18 @@ struct action_scope {
   double blast_radius = 0;       // share of replicas or hosts affected, 0..1, when known
 };
 
+/// How the action runtime checks a call's effect afterwards: after `after_ms` (a durable timer:
+/// the run parks and a restart does not lose it), `check` tells whether the effect holds.
+struct postcondition {
+  std::int64_t after_ms = 0;
+  std::string description;       // e.g. "checkout error_rate back under 3x baseline"
+};
+
+struct check_result {
+  bool holds = true;
+  std::string detail = "{}";     // JSON: what was observed
+};
+
 /// A tool the agent can call. Implementations are thread-safe: several runs call one tool.
 class tool {
  public:
@@ -64,6 +77,19 @@ class tool {
     return std::chrono::seconds(30);
   }
   virtual tool_result execute(const tool_call& call) = 0;
+  /// The post-condition of a successful call with these arguments, if the tool declares one.
+  [[nodiscard]] virtual std::optional<postcondition> postcondition_for(std::string_view) const {
+    return std::nullopt;
+  }
+  /// Evaluates the post-condition of the call with `args` now.
+  virtual check_result check(std::string_view /*args*/) { return {}; }
+  /// Tools that can undo a call say so; `compensate` gets the original call (its arguments and
+  /// idempotency key) and undoes it. Run when the post-condition does not hold.
+  [[nodiscard]] virtual bool compensable() const { return false; }
+  virtual tool_result compensate(const tool_call& original) {
+    return tool_result::failure(name() + " cannot be compensated (" + original.idempotency_key +
+                                ")");
+  }
   /// What a call with these (validated) arguments would touch. The default takes the target
   /// from the first of the arguments service, database, host, flag, job, target.
   [[nodiscard]] virtual action_scope scope(std::string_view args) const;
