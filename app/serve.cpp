@@ -106,13 +106,15 @@ expected<std::shared_ptr<const net::token_table>> load_tokens(const config::node
               "(single-user loopback mode on {})",
               cfg.listen);
   } else if (admin && admin->created) {
-    log->warn("generated an admin token in {} (mode 0600); the CLI reads it from there or from "
-              "SREH_TOKEN",
-              admin->path);
+    auto approver = net::admin_token_path(cfg.data_dir, "approver");
+    log->warn("generated an admin token in {} and an approver token in {} (mode 0600); the CLI "
+              "reads the admin token from there or from SREH_TOKEN",
+              admin->path, approver);
     std::fprintf(stderr,
                  "generated an admin token in %s (mode 0600); the CLI reads it from there or from "
-                 "SREH_TOKEN\n",
-                 admin->path.c_str());
+                 "SREH_TOKEN.\nApprovals need another person: the approver token is in %s\n"
+                 "  (SREH_TOKEN=$(cat %s) sreh approve APPROVAL_ID)\n",
+                 admin->path.c_str(), approver.c_str(), approver.c_str());
   } else if (admin) {
     log->info("auth: admin token from {}", admin->path);
   } else {

@@ -118,7 +118,7 @@ std::string read_path(yaml_reader& r, const yaml_entry& e, const std::string& co
     r.fail(e, "must not be empty");
   std::filesystem::path p{path};
   if (p.is_relative())
-    p = std::filesystem::path{config_file}.parent_path() / p;
+    p = (std::filesystem::path{config_file}.parent_path() / p).lexically_normal();
   if (::access(p.c_str(), R_OK) != 0)
     r.fail(e, fmt::format("cannot read '{}': {}", p.string(), std::strerror(errno)));
   return p.string();
@@ -209,7 +209,8 @@ void read_auth(yaml_reader& r, const yaml_entry& section, auth_config& out) {
 }
 
 void read_top(yaml_reader& r, const YAML::Node& root, node_config& cfg) {
-  auto entries = r.entries(root, "", {"node_id", "listen", "data_dir", "policy_mode", "store",
+  auto entries = r.entries(root, "", {"node_id", "listen", "data_dir", "policy_mode",
+                                      "policy_file", "store",
                                       "logging", "limits", "budget", "model", "tools",
                                       "auth", "sandbox"});
   for (const auto& e : entries) {
@@ -229,6 +230,8 @@ void read_top(yaml_reader& r, const YAML::Node& root, node_config& cfg) {
         r.fail(e, "must not be empty");
     } else if (e.key == "policy_mode") {
       cfg.policy_mode = r.one_of(e, {"read_only", "review", "autonomous"});
+    } else if (e.key == "policy_file") {
+      cfg.policy_file = read_path(r, e, cfg.source);
     } else if (e.key == "store") {
       read_store(r, e, cfg.store);
     } else if (e.key == "logging") {

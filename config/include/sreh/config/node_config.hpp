@@ -77,7 +77,8 @@ struct node_config {
   std::string node_id = "node-1";
   std::string listen = "127.0.0.1:7070"; // host:port
   std::string data_dir = "./data";
-  std::string policy_mode = "review";    // read_only | review | autonomous
+  std::string policy_mode = "review";    // read_only | review | autonomous, when no policy_file
+  std::string policy_file;               // rules (examples/policies); relative to this file
   store_config store;
   logging_config logging;
   limits_config limits;

@@ -1,0 +1,113 @@
+"""`sreh eval`: scenario suites run against the builtin reasoner in in-process nodes and scored.
+
+- the example suite passes: exit 0, and the JSON report lists every scenario file of the
+  directory (worlds are skipped) with passed=true;
+- a broken scenario file is a failed row naming FILE:LINE:COL, not a crash: exit 1, the other
+  scenarios still run;
+- `--mode review` approves every approval as "eval-approver" and the runs still pass;
+- usage errors exit 2.
+"""
+
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import TempDir, run_tests, sreh_cli  # noqa: E402
+
+SOURCE = os.environ.get("SREH_SOURCE_DIR",
+                        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+EXAMPLES = os.path.join(SOURCE, "examples", "scenarios")
+SHOP = os.path.join(SOURCE, "examples", "worlds", "shop.yaml")
+
+
+def scenario_ids(directory):
+    """The `scenario:` ids of the *.yaml files in `directory` that have one."""
+    ids = []
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".yaml"):
+            continue
+        with open(os.path.join(directory, name)) as f:
+            for line in f:
+                if line.startswith("scenario:"):
+                    ids.append(line.split(":", 1)[1].split("#")[0].strip())
+                    break
+    return ids
+
+
+def eval_json(args, tmp, timeout=300):
+    report = os.path.join(tmp, "report.json")
+    code, out, err = sreh_cli(["eval", "--json", report] + args, timeout=timeout)
+    data = None
+    if os.path.exists(report):
+        with open(report) as f:
+            data = json.load(f)
+    return code, out, err, data
+
+
+def test_example_suite_passes():
+    with TempDir() as tmp:
+        code, out, err, data = eval_json([EXAMPLES], tmp)
+        assert data is not None, f"no JSON report; stderr:\n{err}"
+        failed = [f"{s['id'] or s['file']}: {s['failures']}" for s in data["scenarios"]
+                  if not s["passed"]]
+        assert code == 0, f"exit {code}; failed scenarios:\n" + "\n".join(failed)
+        want = scenario_ids(EXAMPLES)
+        got = [s["id"] for s in data["scenarios"]]
+        assert sorted(got) == sorted(want), f"report lists {got}, directory has {want}"
+        assert all(s["passed"] for s in data["scenarios"])
+        assert data["totals"]["passed"] == len(want)
+        assert "| **total** |" in out, out
+        assert "median wall time per scenario" in out, out
+
+
+def test_broken_scenario_is_a_failed_row():
+    with TempDir() as tmp:
+        suite = os.path.join(tmp, "suite")
+        os.mkdir(suite)
+        with open(os.path.join(EXAMPLES, "shop-checkout-bad-deploy.yaml")) as f:
+            good = f.read().replace("../worlds/shop.yaml", SHOP)
+        with open(os.path.join(suite, "a-good.yaml"), "w") as f:
+            f.write(good)
+        with open(os.path.join(suite, "b-broken.yaml"), "w") as f:
+            f.write(f"scenario: broken\nworld: {SHOP}\nfaults:\n"
+                    "  - {kind: bad_deploy, target: no-such-service, version: v2, at: -10m}\n"
+                    "goal: g\nexpect: {detected: true}\n")
+        with open(os.path.join(suite, "world.yaml"), "w") as f:  # not a scenario: skipped
+            with open(SHOP) as w:
+                f.write(w.read())
+        code, out, err, data = eval_json([suite], tmp)
+        assert code == 1, f"exit {code}\n{out}\n{err}"
+        assert re.search(r"b-broken\.yaml:\d+:\d+: ", err), err
+        assert re.search(r"b-broken\.yaml:\d+:\d+: ", out), out
+        rows = {os.path.basename(s["file"]): s for s in data["scenarios"]}
+        assert sorted(rows) == ["a-good.yaml", "b-broken.yaml"], sorted(rows)
+        assert rows["a-good.yaml"]["passed"], rows["a-good.yaml"]
+        broken = rows["b-broken.yaml"]
+        assert not broken["passed"]
+        assert re.match(r".*b-broken\.yaml:\d+:\d+: ", broken["error"]), broken["error"]
+
+
+def test_review_mode_approves_and_passes():
+    files = [os.path.join(EXAMPLES, "shop-checkout-bad-deploy.yaml"),
+             os.path.join(EXAMPLES, "shop-orders-db-pool.yaml")]
+    with TempDir() as tmp:
+        code, out, err, data = eval_json(["--mode", "review"] + files, tmp)
+        assert code == 0, f"exit {code}\n{out}\n{err}"
+        assert data["mode"] == "review"
+        for s in data["scenarios"]:
+            assert s["passed"], s
+            assert s["approvals_requested"] >= 1, s  # the remedy went through an approval
+            assert s["mitigated"] == 1, s
+
+
+def test_usage_errors():
+    assert sreh_cli(["eval"])[0] == 2
+    assert sreh_cli(["eval", "--mode", "yolo", EXAMPLES])[0] == 2
+    assert sreh_cli(["eval", "--bogus", EXAMPLES])[0] == 2
+
+
+if __name__ == "__main__":
+    run_tests([test_example_suite_passes, test_broken_scenario_is_a_failed_row,
+               test_review_mode_approves_and_passes, test_usage_errors])
