@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "sreh/core/json.hpp"
+#include "sreh/persistence/postgres_store.hpp"
 #include "sreh/persistence/sqlite_store.hpp"
 
 namespace sreh::app {
@@ -22,10 +23,9 @@ expected<std::unique_ptr<node_parts>> node_parts::start(const config::node_confi
   if (ec)
     return sreh::error{errc::invalid_argument,
                        "cannot create data dir '" + cfg.data_dir + "': " + ec.message()};
-  if (cfg.store.kind != "sqlite")
-    return sreh::error{errc::invalid_argument,
-                       "store.kind '" + cfg.store.kind + "' is not available in this build"};
-  auto store = persistence::open_sqlite_store({cfg.store.path, cfg.store.synchronous});
+  auto store = cfg.store.kind == "postgres"
+                 ? persistence::open_postgres_store({cfg.store.url, {}, 4})
+                 : persistence::open_sqlite_store({cfg.store.path, cfg.store.synchronous});
   if (!store)
     return store.error();
   p->store_ = std::move(*store);

@@ -2,11 +2,18 @@
 # One command for a fresh Debian 12 machine: installs what is missing, builds, and runs every
 # test (unit, integration, e2e) with CTest. `scripts/test.sh -L unit` runs one label;
 # SREH_SANITIZE=1 also builds the debug preset (ASan + UBSan) and runs the unit and integration
-# tests under it.
+# tests under it. A throwaway PostgreSQL (scripts/pg.sh) runs on a free port for the
+# integration.pg.* tests (SREH_PG_URL) and is removed on exit; SREH_PG_FAST=1 starts it without
+# fsync for speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh release
+pg_dir="$(mktemp -d /tmp/sreh-pg-XXXXXX)"
+trap 'scripts/pg.sh stop "$pg_dir"' EXIT
+pg_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+SREH_PG_URL="$(scripts/pg.sh start "$pg_dir" "$pg_port")"
+export SREH_PG_URL
 status=0
 ctest --test-dir build/release --output-on-failure -j 2 "$@" || status=$?
 if [ "${SREH_SANITIZE:-0}" = "1" ]; then

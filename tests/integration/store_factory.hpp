@@ -2,11 +2,18 @@
 // The store under test, chosen by SREH_TEST_STORE ("sqlite" by default). Another backend plugs
 // in here, in one place: add a branch to `open_test_store`.
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <system_error>
 
+#include <fmt/format.h>
+
+#include "sreh/persistence/postgres_store.hpp"
 #include "sreh/persistence/sqlite_store.hpp"
 
 namespace sreh::test {
@@ -15,6 +22,21 @@ namespace sreh::test {
 inline std::string test_store_kind() {
   const char* v = std::getenv("SREH_TEST_STORE");
   return v == nullptr || *v == '\0' ? std::string{"sqlite"} : std::string{v};
+}
+
+/// The PostgreSQL schema of the test store in `dir`: named once (unique per process and time) and
+/// remembered in `dir`, so a reopen reaches the same schema and every test starts on an empty one.
+/// Schemas are not dropped: they go with the throwaway cluster of scripts/pg.sh.
+inline std::string test_pg_schema(const std::string& dir) {
+  const auto file = dir + "/pg-schema";
+  std::string name;
+  if (std::ifstream in{file}; in && std::getline(in, name) && !name.empty())
+    return name;
+  static int counter = 0;
+  const auto now = std::chrono::system_clock::now().time_since_epoch().count();
+  name = fmt::format("sreh_test_{}_{}_{:x}", ::getpid(), ++counter, now);
+  std::ofstream{file} << name << '\n';
+  return name;
 }
 
 /// Opens the test store that lives in `dir` (a fresh temp directory per test). Opening again with
@@ -26,8 +48,19 @@ inline expected<persistence::store_ptr> open_test_store(const std::string& dir) 
     opts.path = dir + "/sreh.db";
     return persistence::open_sqlite_store(opts);
   }
+  if (kind == "postgres") {
+    const char* url = std::getenv("SREH_PG_URL");
+    if (url == nullptr || *url == '\0')
+      return sreh::error{errc::invalid_argument,
+                         "SREH_TEST_STORE=postgres needs SREH_PG_URL (scripts/pg.sh start prints "
+                         "one; scripts/test.sh sets it)"};
+    persistence::postgres_options opts;
+    opts.url = url;
+    opts.schema = test_pg_schema(dir);
+    return persistence::open_postgres_store(opts);
+  }
   return sreh::error{errc::invalid_argument,
-                     "SREH_TEST_STORE: unknown store '" + kind + "' (known: sqlite)"};
+                     "SREH_TEST_STORE: unknown store '" + kind + "' (known: sqlite, postgres)"};
 }
 
 /// A directory made with mkdtemp under /tmp, removed with everything in it on destruction.

@@ -1,0 +1,86 @@
+#pragma once
+// A PostgreSQL connection that reconnects on demand, and a bounded pool of them. libpqxx
+// exceptions stop here: every use returns the store's error values.
+
+#include <pqxx/connection>
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "sreh/core/expected.hpp"
+
+namespace sreh::persistence::pg {
+
+/// Translates the exception in flight (call only inside a `catch`) into "postgres: <op>: ...".
+/// A lost connection (and the connection-class and shutdown sqlstates 08*, 57P*) and a rolled
+/// back transaction (serialization failure, deadlock) are `unavailable`: retrying later may
+/// succeed. Every other SQL error is `internal` and names its sqlstate. Sets `broken` when the
+/// connection cannot be used any more.
+[[nodiscard]] sreh::error current_error(std::string_view op, bool& broken);
+
+/// "host:port/dbname" of a connection string, for messages (never the password).
+[[nodiscard]] std::string describe_url(const std::string& url);
+
+/// One connection with every statement of the store prepared, opened on first use and opened
+/// again on the use after it broke. Not thread-safe: its owner serialises the uses.
+class connection {
+ public:
+  connection(std::string url, std::string schema)
+    : url_(std::move(url)), schema_(std::move(schema)) {}
+
+  /// Runs `f(pqxx::connection&)`, which returns an expected<T>; exceptions become errors.
+  template <class F>
+  auto use(std::string_view op, F&& f) -> std::invoke_result_t<F, pqxx::connection&> {
+    if (auto err = ensure_open(op))
+      return err;
+    try {
+      return f(*conn_);
+    } catch (...) {
+      return failed(op);
+    }
+  }
+
+  /// Connects (when not connected) so that errors show at open time.
+  [[nodiscard]] sreh::error ensure_open(std::string_view op);
+
+ private:
+  sreh::error failed(std::string_view op);
+
+  std::string url_;
+  std::string schema_;
+  std::unique_ptr<pqxx::connection> conn_;
+};
+
+/// A fixed number of connections; `borrow` blocks until one is free. Thread-safe.
+class pool {
+ public:
+  class lease {
+   public:
+    lease(pool& p, connection* c) : pool_(&p), conn_(c) {}
+    ~lease() { pool_->give_back(conn_); }
+    lease(const lease&) = delete;
+    lease& operator=(const lease&) = delete;
+    connection* operator->() const { return conn_; }
+
+   private:
+    pool* pool_;
+    connection* conn_;
+  };
+
+  pool(const std::string& url, const std::string& schema, int size);
+  [[nodiscard]] lease borrow();
+
+ private:
+  void give_back(connection* c);
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<connection>> all_;
+  std::vector<connection*> free_;
+};
+
+} // namespace sreh::persistence::pg

@@ -1,0 +1,161 @@
+#pragma once
+// The SQL of the PostgreSQL store. Every statement is prepared on each connection under its
+// name; writes take whole columns as arrays (`unnest`), so a commit of any size is one round
+// trip per table and every statement keeps one plan.
+
+#include <pqxx/connection>
+
+namespace sreh::persistence::pg {
+
+/// A named statement: `name` is what `exec_prepared` takes.
+struct statement {
+  const char* name;
+  const char* sql;
+};
+
+// -- the write path ------------------------------------------------------------------------------
+
+/// Serialises the writers of one schema: class id 21070 (sreh's own), object id the hash of the
+/// schema. Held until the transaction ends.
+inline constexpr statement lock_commit{
+  "lock_commit", "SELECT pg_advisory_xact_lock(21070, hashtext(current_schema()))"};
+inline constexpr statement log_head{"log_head",
+                                    "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1"};
+inline constexpr statement runs_by_keys{
+  "runs_by_keys", "SELECT idempotency_key, id FROM runs WHERE idempotency_key = ANY($1::text[]) "
+                  "AND idempotency_key <> ''"};
+
+#define SREH_RUN_COLUMNS                                                                          \
+  "id, goal, state, waiting_for, submitter, idempotency_key, node_id, created_at, updated_at, "  \
+  "steps, tokens, max_steps, max_tokens, deadline_us, max_result_bytes, checkpoint, "            \
+  "conclusion, error, labels"
+#define SREH_RUN_ARRAYS                                                                           \
+  "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], "  \
+  "$8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], "     \
+  "$14::bigint[], $15::bigint[], $16::text[], $17::text[], $18::text[], $19::text[])"
+
+inline constexpr statement insert_runs{
+  "insert_runs", "INSERT INTO runs (" SREH_RUN_COLUMNS ") SELECT * FROM " SREH_RUN_ARRAYS};
+inline constexpr statement update_runs{
+  "update_runs",
+  "UPDATE runs SET goal = u.goal, state = u.state, waiting_for = u.waiting_for, "
+  "submitter = u.submitter, idempotency_key = u.idempotency_key, node_id = u.node_id, "
+  "created_at = u.created_at, updated_at = u.updated_at, steps = u.steps, tokens = u.tokens, "
+  "max_steps = u.max_steps, max_tokens = u.max_tokens, deadline_us = u.deadline_us, "
+  "max_result_bytes = u.max_result_bytes, checkpoint = u.checkpoint, "
+  "conclusion = u.conclusion, error = u.error, labels = u.labels "
+  "FROM " SREH_RUN_ARRAYS " AS u(" SREH_RUN_COLUMNS ") WHERE runs.id = u.id RETURNING runs.id"};
+
+#define SREH_STEP_COLUMNS                                                                         \
+  "run_id, n, kind, state, tool, args, idempotency_key, decision, result, error, "               \
+  "result_truncated, started_at, finished_at, attempts"
+
+inline constexpr statement upsert_steps{
+  "upsert_steps",
+  "INSERT INTO steps (" SREH_STEP_COLUMNS ") SELECT * FROM unnest($1::text[], $2::bigint[], "
+  "$3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], "
+  "$10::text[], $11::boolean[], $12::bigint[], $13::bigint[], $14::bigint[]) "
+  "ON CONFLICT (run_id, n) DO UPDATE SET kind = excluded.kind, state = excluded.state, "
+  "tool = excluded.tool, args = excluded.args, idempotency_key = excluded.idempotency_key, "
+  "decision = excluded.decision, result = excluded.result, error = excluded.error, "
+  "result_truncated = excluded.result_truncated, started_at = excluded.started_at, "
+  "finished_at = excluded.finished_at, attempts = excluded.attempts"};
+
+#define SREH_APPROVAL_COLUMNS                                                                     \
+  "id, run_id, step_n, kind, state, tool, args, rule_id, reason, required, roles, requester, "   \
+  "votes, created_at, expires_at, on_timeout, escalate_to, escalated, decided_at"
+
+inline constexpr statement upsert_approvals{
+  "upsert_approvals",
+  "INSERT INTO approvals (" SREH_APPROVAL_COLUMNS ", needed_rank) SELECT * FROM unnest("
+  "$1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], "
+  "$8::text[], $9::text[], $10::bigint[], $11::jsonb[], $12::text[], $13::jsonb[], "
+  "$14::bigint[], $15::bigint[], $16::text[], $17::jsonb[], $18::boolean[], $19::bigint[], "
+  "$20::integer[]) "
+  "ON CONFLICT (id) DO UPDATE SET run_id = excluded.run_id, step_n = excluded.step_n, "
+  "kind = excluded.kind, state = excluded.state, tool = excluded.tool, args = excluded.args, "
+  "rule_id = excluded.rule_id, reason = excluded.reason, required = excluded.required, "
+  "roles = excluded.roles, requester = excluded.requester, votes = excluded.votes, "
+  "created_at = excluded.created_at, expires_at = excluded.expires_at, "
+  "on_timeout = excluded.on_timeout, escalate_to = excluded.escalate_to, "
+  "escalated = excluded.escalated, decided_at = excluded.decided_at, "
+  "needed_rank = excluded.needed_rank"};
+
+#define SREH_EVENT_COLUMNS "seq, id, run_id, run_seq, kind, at, data"
+
+inline constexpr statement insert_events{
+  "insert_events",
+  "INSERT INTO events (" SREH_EVENT_COLUMNS ", prev_hash, hash) SELECT * FROM unnest("
+  "$1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[], "
+  "$8::text[], $9::text[])"};
+
+// -- reads ---------------------------------------------------------------------------------------
+
+inline constexpr statement get_run{"get_run",
+                                   "SELECT " SREH_RUN_COLUMNS " FROM runs WHERE id = $1"};
+/// $1 limit, $2 before_id ('' = from the newest), $3 state.
+inline constexpr statement list_runs{
+  "list_runs", "SELECT " SREH_RUN_COLUMNS " FROM runs WHERE ($2 = '' OR id < $2) "
+               "ORDER BY id DESC LIMIT $1"};
+inline constexpr statement list_runs_state{
+  "list_runs_state", "SELECT " SREH_RUN_COLUMNS " FROM runs WHERE state = $3 AND "
+                     "($2 = '' OR id < $2) ORDER BY id DESC LIMIT $1"};
+// The WHERE clause repeats the partial index's condition so the planner uses it.
+inline constexpr statement unfinished_runs{
+  "unfinished_runs", "SELECT " SREH_RUN_COLUMNS " FROM runs WHERE node_id = $1 AND "
+                     "state IN ('pending', 'running', 'waiting') ORDER BY created_at, id"};
+inline constexpr statement run_by_key{
+  "run_by_key", "SELECT id FROM runs WHERE idempotency_key = $1 AND idempotency_key <> ''"};
+
+inline constexpr statement get_steps{
+  "get_steps", "SELECT " SREH_STEP_COLUMNS " FROM steps WHERE run_id = $1 ORDER BY n"};
+inline constexpr statement executed_tool_steps{
+  "executed_tool_steps",
+  "SELECT " SREH_STEP_COLUMNS " FROM steps WHERE kind = 'tool' AND state = 'succeeded' "
+  "AND finished_at >= $1 ORDER BY finished_at, run_id, n"};
+
+inline constexpr statement read_events{
+  "read_events",
+  "SELECT " SREH_EVENT_COLUMNS " FROM events WHERE seq > $1 ORDER BY seq LIMIT $2"};
+inline constexpr statement read_run_events{
+  "read_run_events", "SELECT " SREH_EVENT_COLUMNS " FROM events WHERE run_id = $3 AND seq > $1 "
+                     "ORDER BY seq LIMIT $2"};
+
+inline constexpr statement get_approval{
+  "get_approval", "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE id = $1"};
+/// $1 limit, $2 before_id, $3 state, $4 run_id ('' = any), $5 the rank of the deciding role
+/// (the role filter keeps approvals whose needed_rank it reaches).
+#define SREH_APPROVAL_LIST_TAIL                                                                   \
+  " AND ($2 = '' OR id < $2) AND needed_rank <= $5 ORDER BY id DESC LIMIT $1"
+inline constexpr statement list_approvals{
+  "list_approvals", "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE "
+                    "($3 = '' OR state = $3) AND ($4 = '' OR run_id = $4)" SREH_APPROVAL_LIST_TAIL};
+inline constexpr statement list_approvals_state{
+  "list_approvals_state", "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE state = $3 "
+                          "AND ($4 = '' OR run_id = $4)" SREH_APPROVAL_LIST_TAIL};
+inline constexpr statement list_approvals_run{
+  "list_approvals_run", "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE run_id = $4 "
+                        "AND ($3 = '' OR state = $3)" SREH_APPROVAL_LIST_TAIL};
+inline constexpr statement pending_approvals{
+  "pending_approvals", "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE state = 'pending' "
+                       "ORDER BY created_at, id"};
+inline constexpr statement approval_for_step{
+  "approval_for_step", "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE run_id = $1 AND "
+                       "step_n = $2 ORDER BY created_at DESC, id DESC LIMIT 1"};
+
+inline constexpr statement stats{
+  "stats", "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM steps), "
+           "(SELECT count(*) FROM events), (SELECT coalesce(max(seq), 0) FROM events)"};
+inline constexpr statement ping{"ping", "SELECT 1"};
+
+#undef SREH_APPROVAL_LIST_TAIL
+#undef SREH_EVENT_COLUMNS
+#undef SREH_APPROVAL_COLUMNS
+#undef SREH_STEP_COLUMNS
+#undef SREH_RUN_ARRAYS
+#undef SREH_RUN_COLUMNS
+
+/// Registers every statement above on `c` (libpqxx 6 prepares each on its first use).
+void prepare_statements(pqxx::connection& c);
+
+} // namespace sreh::persistence::pg

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <pqxx/transaction>
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "audit_hasher.hpp"
+#include "pg_connection.hpp"
+#include "sreh/persistence/postgres_store.hpp"
+
+namespace sreh::persistence::pg {
+
+/// The PostgreSQL store: one write connection used by `commit` (serialised by a mutex; the
+/// group-commit writer is its only caller), and a pool of read connections for the read methods,
+/// which may run concurrently with a commit (they see the last committed state).
+///
+/// Event seqs and the audit chain: each commit takes the schema's advisory lock, then reads the
+/// head of the log (last seq and hash) inside its transaction, so the head is never stale even
+/// when another process wrote since (a second node, a restore); the cost is one indexed read
+/// per commit. Readers never wait for the lock.
+class postgres_store final : public store {
+ public:
+  explicit postgres_store(const postgres_options& opts);
+
+  /// Connects the writer and migrates; called once by open_postgres_store.
+  [[nodiscard]] sreh::error open();
+
+  std::vector<commit_result> commit(std::vector<write_batch>& batches) override;
+  expected<std::optional<run>> get_run(std::string_view id) override;
+  expected<run_page> list_runs(const run_filter& f) override;
+  expected<std::vector<step>> get_steps(std::string_view run_id) override;
+  expected<std::vector<event>> read_events(const event_filter& f) override;
+  expected<std::vector<run>> unfinished_runs(std::string_view node_id) override;
+  expected<std::optional<std::string>> find_by_idempotency_key(std::string_view key) override;
+  expected<std::optional<approval>> get_approval(std::string_view id) override;
+  expected<approval_page> list_approvals(const approval_filter& f) override;
+  expected<std::vector<approval>> pending_approvals() override;
+  expected<std::optional<approval>> approval_for_step(std::string_view run_id,
+                                                      std::int64_t n) override;
+  expected<std::vector<step>> executed_tool_steps(timestamp_us since) override;
+  expected<store_stats> stats() override;
+  sreh::error ping() override;
+
+ private:
+  /// Applies every batch inside `tx`; returns the seq of the first event written.
+  expected<std::int64_t> apply(pqxx::work& tx, std::vector<write_batch>& batches,
+                               std::vector<commit_result>& results);
+
+  std::string schema_;
+  std::mutex write_mtx_;
+  connection writer_;   // guarded by write_mtx_
+  audit_hasher hasher_; // guarded by write_mtx_
+  pool readers_;
+};
+
+} // namespace sreh::persistence::pg

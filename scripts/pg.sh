@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL 15 cluster for tests and benchmarks, without systemd.
+#
+#   scripts/pg.sh start DIR PORT   initdb DIR/data (if needed), start on 127.0.0.1:PORT, create database
+#                                  `sreh`, print postgresql://postgres@127.0.0.1:PORT/sreh
+#   scripts/pg.sh stop DIR         stop it (-m immediate) and remove DIR
+#
+# DIR must be under /tmp (as root the cluster runs as `postgres`, who cannot enter /root). Trust
+# authentication on loopback only: never for anything but a test box. Durability stays on
+# (fsync); SREH_PG_FAST=1 sets fsync=off and synchronous_commit=off for CI speed — a crash may
+# then lose or corrupt data, and benchmark figures taken with it are meaningless.
+set -euo pipefail
+
+die() { echo "pg.sh: $*" >&2; exit 1; }
+
+bindir=""
+for d in /usr/lib/postgresql/15/bin /usr/lib/postgresql/*/bin; do
+  [ -x "$d/pg_ctl" ] && { bindir="$d"; break; }
+done
+
+usage() { die "usage: $0 start DIR PORT | stop DIR"; }
+
+# Runs a PostgreSQL binary as the cluster's owner (postgres when we are root).
+as_owner() {
+  if [ "$(id -u)" -eq 0 ]; then
+    runuser -u postgres -- "$@"
+  else
+    "$@"
+  fi
+}
+
+check_dir() {
+  case "$1" in
+    /tmp/?*) ;;
+    *) die "DIR '$1' must be under /tmp" ;;
+  esac
+  case "$1" in *..*) die "DIR '$1' must not contain '..'" ;; esac
+}
+
+start() {
+  local dir="$1" port="$2"
+  [ -n "$bindir" ] || die "PostgreSQL server binaries not found (apt-get install postgresql)"
+  check_dir "$dir"
+  [[ "$port" =~ ^[0-9]+$ ]] && [ "$port" -ge 1024 ] && [ "$port" -le 65535 ] \
+    || die "PORT '$port' must be a number in 1024..65535"
+  if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
+    die "user postgres missing (apt-get install postgresql creates it)"
+  fi
+  mkdir -p "$dir"
+  [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
+  chmod 700 "$dir"
+  local data="$dir/data"
+  if [ ! -f "$data/PG_VERSION" ]; then
+    as_owner "$bindir/initdb" -D "$data" -A trust -E UTF8 --locale=C.UTF-8 --no-sync -U postgres \
+      >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; die "initdb $data failed"; }
+  fi
+  local url="postgresql://postgres@127.0.0.1:$port/sreh"
+  if as_owner "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+    echo "$url" # already running: idempotent
+    return 0
+  fi
+  local opts="-c listen_addresses=127.0.0.1 -k $dir -p $port -c max_connections=200"
+  if [ "${SREH_PG_FAST:-0}" = "1" ]; then
+    opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+  fi
+  as_owner "$bindir/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 30 -o "$opts" start >/dev/null \
+    || { tail -n 20 "$dir/server.log" >&2 || true; die "cannot start PostgreSQL in $dir on port $port"; }
+  if ! as_owner "$bindir/psql" -h "$dir" -p "$port" -U postgres -d postgres -qAt \
+      -c "SELECT 1 FROM pg_database WHERE datname = 'sreh'" | grep -q 1; then
+    as_owner "$bindir/psql" -h "$dir" -p "$port" -U postgres -d postgres -q \
+      -c "CREATE DATABASE sreh" >/dev/null || die "cannot create database sreh"
+  fi
+  echo "$url"
+}
+
+stop() {
+  local dir="$1"
+  check_dir "$dir"
+  [ -d "$dir" ] || return 0 # already gone: idempotent
+  if [ -f "$dir/data/postmaster.pid" ] && [ -n "$bindir" ]; then
+    as_owner "$bindir/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+  fi
+  rm -rf "$dir"
+}
+
+case "${1:-}" in
+  start) [ $# -eq 3 ] || usage; start "$2" "$3" ;;
+  stop) [ $# -eq 2 ] || usage; stop "$2" ;;
+  *) usage ;;
+esac
