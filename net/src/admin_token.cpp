@@ -126,19 +126,20 @@ expected<std::string> random_token() {
   return hex;
 }
 
-std::string admin_token_path(const std::string& data_dir) {
+std::string admin_token_path(const std::string& data_dir, const std::string& name) {
   auto dir = data_dir;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  return dir == "/" ? "/admin.token" : dir + "/admin.token";
+  return (dir == "/" ? "/" : dir + "/") + name + ".token";
 }
 
-expected<admin_token> load_or_create_admin_token(const std::string& data_dir) {
+expected<admin_token> load_or_create_admin_token(const std::string& data_dir,
+                                                 const std::string& name) {
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
   if (ec)
     return sreh::error{errc::invalid_argument,
                        "cannot create data dir '" + data_dir + "': " + ec.message()};
-  auto path = admin_token_path(data_dir);
+  auto path = admin_token_path(data_dir, name);
   bool exists = false;
   auto created = create_token_file(path, exists);
   if (created || !exists) return created;
@@ -158,7 +159,12 @@ expected<token_table> make_token_table(const config::node_config& cfg,
     t.add(tok.name, *role, *d);
   }
   if (!cfg.auth.tokens.empty()) return t;
-  auto a = load_or_create_admin_token(cfg.data_dir);
+  // A laptop install gets two identities, so that separation of duties works out of the box:
+  // "admin" submits (and administers), "approver" approves what the admin's runs propose.
+  auto approver = load_or_create_admin_token(cfg.data_dir, "approver");
+  if (!approver) return approver.error();
+  t.add("approver", access::approver, approver->hash);
+  auto a = load_or_create_admin_token(cfg.data_dir, "admin");
   if (!a) return a.error();
   t.add("admin", access::admin, a->hash);
   if (admin) *admin = std::move(*a);

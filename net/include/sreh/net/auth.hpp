@@ -90,8 +90,9 @@ struct auth_result {
 
 // -- the node's token set at start ----------------------------------------------------------------
 
-/// The admin token file of a node: `<data_dir>/admin.token`.
-[[nodiscard]] std::string admin_token_path(const std::string& data_dir);
+/// A generated token file of a node: `<data_dir>/<name>.token` (admin, approver).
+[[nodiscard]] std::string admin_token_path(const std::string& data_dir,
+                                           const std::string& name = "admin");
 
 struct admin_token {
   std::string path;
@@ -102,10 +103,13 @@ struct admin_token {
 /// Reads `<data_dir>/admin.token`, or creates it (32 random bytes hex-encoded, mode 0600,
 /// O_CREAT|O_EXCL) when absent. Refuses a file that its group or others may read, or that
 /// holds no token. Creates `data_dir` when missing.
-[[nodiscard]] expected<admin_token> load_or_create_admin_token(const std::string& data_dir);
+[[nodiscard]] expected<admin_token> load_or_create_admin_token(const std::string& data_dir,
+                                                                const std::string& name = "admin");
 
-/// The token table of a node: none → disabled; configured tokens → those; no tokens →
-/// the admin token file (`admin` receives what was done with it, for the start-up message).
+/// The token table of a node: none → disabled; configured tokens → those; no tokens → the
+/// generated token files: `admin` (role admin) and `approver` (role approver, so that a
+/// laptop install can approve what its admin's runs propose). `admin` receives what was done
+/// with the admin file, for the start-up message.
 [[nodiscard]] expected<token_table> make_token_table(const config::node_config& cfg,
                                                      std::optional<admin_token>* admin);
 
