@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,16 @@ struct triage_result {
   std::vector<std::string> unobservable;       // describe failed
   std::vector<std::string> deferred;           // siblings of an explaining dependency, unseen
   std::vector<fact> observations;
+  std::vector<goal_cue> cues;                  // failure modes the goal text points at
+};
+
+/// How a walk may proceed.
+struct walk_options {
+  bool allow_calls = true;
+  bool sweep = false;                          // observe the deferred siblings too
+  step_range global;                           // where deploys and flags count (all rounds)
+  /// Entities an earlier round saw healthy: a later round does not describe them again.
+  std::set<std::string> known_healthy;
 };
 
 /// The call that observes an entity (service.describe, host.describe, jobs.list).
@@ -52,7 +63,7 @@ struct triage_result {
 /// `sweep` (looking for independent faults when the budget allows).
 [[nodiscard]] triage_result triage(const knowledge_base& kb, const evidence& ev,
                                    const actors::run_context& ctx, step_range range,
-                                   bool allow_calls, bool sweep);
+                                   const walk_options& opts);
 
 // -- hypotheses ----------------------------------------------------------------------------------
 
@@ -88,7 +99,21 @@ struct hypothesis_group {
 /// Builds and scores the groups of the triage's leaves.
 [[nodiscard]] std::vector<hypothesis_group> build_groups(const knowledge_base& kb,
                                                          const evidence& ev,
-                                                         const triage_result& t, step_range range);
+                                                         const triage_result& t, step_range range,
+                                                         step_range global);
+
+/// Whether an anomalous entity explains itself, looked at before its dependencies are described:
+/// when the goal cues a failure mode with a global check (a recent deploy, a flag change), that
+/// check comes first, then — if it saw a change — the entity's logs. `self_explained` when the
+/// entity's own leading hypothesis is then decided.
+struct self_probe {
+  std::optional<planned_call> next;
+  bool self_explained = false;
+  std::string why;
+};
+[[nodiscard]] self_probe probe_self(const knowledge_base& kb, const evidence& ev,
+                                    const std::string& name, step_range range, step_range global,
+                                    const std::vector<goal_cue>& cues);
 
 /// Decides open groups (diagnosed / unknown) when `may_check` is false or nothing separates them;
 /// otherwise returns the check with the highest expected information gain.
@@ -112,6 +137,8 @@ struct remediation_state {
   std::vector<remediation_record> records;
   std::vector<std::string> notes;              // "checkout error_rate back to 0.002 (step 9)"
   std::map<std::string, bool> mitigated;       // by kind:target
+  std::int64_t last_action = 0;                // step of the last remedy call (0 = none)
+  std::vector<std::string> still_anomalous;    // alerted entities anomalous after the remedies
 };
 
 /// Walks the remedies of each diagnosis against the steps after the investigation.
@@ -119,6 +146,10 @@ struct remediation_state {
                                           const triage_result& t,
                                           const std::vector<const hypothesis*>& diagnoses,
                                           const std::map<std::string, std::string>& leaf_of);
+
+/// The call keys of every remedy action the diagnoses could take.
+[[nodiscard]] std::set<std::string> remedy_keys(const evidence& ev,
+                                                const std::vector<const hypothesis*>& diagnoses);
 
 // -- the decision --------------------------------------------------------------------------------
 

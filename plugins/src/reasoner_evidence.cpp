@@ -320,12 +320,13 @@ std::string call_key(const std::string& tool, const std::string& args_json) {
   return tool + " " + canonical_json(args_json);
 }
 
-evidence collect_evidence(const std::vector<step>& steps, const knowledge_base& kb) {
+evidence collect_evidence(const std::vector<step>& steps, const knowledge_base& kb,
+                          std::int64_t before) {
   evidence ev;
   builder b{ev, kb};
   for (auto& s : steps) {
     if (s.kind != step_kind::tool || s.state == step_state::intent
-        || s.state == step_state::cancelled)
+        || s.state == step_state::cancelled || (before > 0 && s.n >= before))
       continue;
     ev.last_step = std::max(ev.last_step, s.n);
     call_record c;
@@ -350,7 +351,8 @@ evidence collect_evidence(const std::vector<step>& steps, const knowledge_base& 
       }
     }
     bool mutation = kb.is_remedy_tool(s.tool);
-    if (mutation && ev.first_mutation == 0 && s.state != step_state::failed)
+    c.mutation = mutation && s.state != step_state::failed;
+    if (c.mutation && ev.first_mutation == 0)
       ev.first_mutation = s.n;
     ev.calls.push_back(c);
     if (!c.ok || !result.IsObject())

@@ -66,6 +66,7 @@ struct call_record {
   std::string args;                     // canonical JSON
   std::string key;                      // tool + " " + canonical args
   bool ok = false;
+  bool mutation = false;                // a remedy tool that was attempted (not failed outright)
   std::string error;
 };
 
@@ -91,7 +92,9 @@ struct evidence {
 };
 
 /// Builds the evidence from the run's tool steps (steps in `intent` state are ignored).
-[[nodiscard]] evidence collect_evidence(const std::vector<step>& steps, const knowledge_base& kb);
+/// `before` > 0 ignores the steps numbered `before` and later.
+[[nodiscard]] evidence collect_evidence(const std::vector<step>& steps, const knowledge_base& kb,
+                                        std::int64_t before = 0);
 
 /// Canonical JSON (object keys sorted) of `json_text`, or the text itself if it does not parse.
 [[nodiscard]] std::string canonical_json(const std::string& json_text);

@@ -70,7 +70,8 @@ planned_call logs_call(const std::string& name) {
 /// Evaluates one symptom of a hypothesis; fills facts and bindings.
 class symptom_judge {
  public:
-  symptom_judge(const evidence& ev, step_range r, hypothesis& h) : ev_(ev), r_(r), h_(h) {}
+  symptom_judge(const evidence& ev, step_range r, step_range global, hypothesis& h)
+      : ev_(ev), r_(r), g_(global), h_(h) {}
 
   symptom_eval judge(const symptom& s) {
     symptom_eval out;
@@ -87,7 +88,8 @@ class symptom_judge {
       case symptom_type::deploy: deploy(s, x, out); break;
       case symptom_type::flag: flag(s, out); break;
     }
-    if (out.check && attempted(ev_, *out.check, r_)) {
+    auto within = s.type == symptom_type::deploy || s.type == symptom_type::flag ? g_ : r_;
+    if (out.check && attempted(ev_, *out.check, within)) {
       out.check.reset();
       out.state = seen_state::not_applicable;  // the check failed: do not ask again
     }
@@ -189,7 +191,7 @@ class symptom_judge {
     }
     auto want = parse_window(s.window).value_or(7200);
     for (auto it = ev_.deploys.rbegin(); it != ev_.deploys.rend(); ++it) {
-      if (!r_.contains(it->step) || (!it->service.empty() && it->service != h_.subject))
+      if (!g_.contains(it->step) || (!it->service.empty() && it->service != h_.subject))
         continue;
       if (parse_window(it->window).value_or(86400) > want)
         continue;  // a wider window does not tell whether the deploy is recent
@@ -215,7 +217,7 @@ class symptom_judge {
   }
 
   void flag(const symptom& s, symptom_eval& out) {
-    if (!ev_.flags || !r_.contains(ev_.flags_step)) {
+    if (!ev_.flags || !g_.contains(ev_.flags_step)) {
       out.check = planned_call{"flags.list", "{}", {}, 0};
       return;
     }
@@ -245,6 +247,7 @@ class symptom_judge {
 
   const evidence& ev_;
   step_range r_;
+  step_range g_;  // deploys and flags: what was seen of them stays true after a remedy
   hypothesis& h_;
 };
 
@@ -281,16 +284,24 @@ void complete_bindings(const evidence& ev, step_range r, hypothesis& h) {
         h.bindings["flag_default"] = f.default_value.empty() ? "false" : f.default_value;
 }
 
-hypothesis score(const knowledge_base&, const evidence& ev, step_range r, const failure_mode& m,
-                 const std::string& subject) {
+hypothesis score(const knowledge_base& kb, const evidence& ev, step_range r, step_range g,
+                 const failure_mode& m, const std::string& subject,
+                 const std::vector<goal_cue>& cues) {
   hypothesis h;
   h.mode = &m;
   h.subject = subject;
-  symptom_judge judge{ev, r, h};
+  symptom_judge judge{ev, r, g, h};
   for (auto& s : m.symptoms) {
     h.max_score += std::max(0.0, s.weight);
     h.symptoms.push_back(judge.judge(s));
   }
+  for (auto& c : cues)
+    if (c.mode == &m && kb.limits.goal_cue_weight != 0) {
+      h.score += kb.limits.goal_cue_weight;
+      h.max_score += std::max(0.0, kb.limits.goal_cue_weight);
+      h.evidence.push_back({0, fmt::format("the goal mentions '{}'", c.phrase),
+                            kb.limits.goal_cue_weight});
+    }
   complete_bindings(ev, r, h);
   return h;
 }
@@ -322,11 +333,11 @@ std::string kind_of(const evidence& ev, const std::string& name) {
 } // namespace
 
 std::vector<hypothesis_group> build_groups(const knowledge_base& kb, const evidence& ev,
-                                           const triage_result& t, step_range r) {
+                                           const triage_result& t, step_range r, step_range g) {
   std::vector<hypothesis_group> groups;
   for (auto& leaf : t.leaves) {
-    hypothesis_group g;
-    g.leaf = leaf;
+    hypothesis_group grp;
+    grp.leaf = leaf;
     std::vector<std::string> subjects{leaf};
     auto add = [&](const std::string& s) {
       if (std::find(subjects.begin(), subjects.end(), s) == subjects.end())
@@ -349,19 +360,19 @@ std::vector<hypothesis_group> build_groups(const knowledge_base& kb, const evide
         auto k = kind_of(ev, s);
         if (std::find(m.applies_to.begin(), m.applies_to.end(), k) == m.applies_to.end())
           continue;
-        g.hyps.push_back(score(kb, ev, r, m, s));
+        grp.hyps.push_back(score(kb, ev, r, g, m, s, t.cues));
       }
-    std::vector<std::size_t> idx(g.hyps.size());
+    std::vector<std::size_t> idx(grp.hyps.size());
     for (std::size_t i = 0; i < idx.size(); ++i)
       idx[i] = i;
     std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-      return g.hyps[a].score > g.hyps[b].score;
+      return grp.hyps[a].score > grp.hyps[b].score;
     });
     std::vector<hypothesis> sorted;
     for (auto i : idx)
-      sorted.push_back(std::move(g.hyps[i]));
-    g.hyps = std::move(sorted);
-    groups.push_back(std::move(g));
+      sorted.push_back(std::move(grp.hyps[i]));
+    grp.hyps = std::move(sorted);
+    groups.push_back(std::move(grp));
   }
   return groups;
 }
@@ -458,6 +469,76 @@ std::optional<planned_call> next_check(const knowledge_base& kb, const evidence&
     about += (i ? ", " : "") + best->about[i];
   c.why = fmt::format("expected information gain {:g}: bears on {}", c.gain, about);
   return c;
+}
+
+} // namespace sreh::plugins::reasoner
+
+namespace sreh::plugins::reasoner {
+
+self_probe probe_self(const knowledge_base& kb, const evidence& ev, const std::string& name,
+                      step_range r, step_range g, const std::vector<goal_cue>& cues) {
+  self_probe out;
+  auto kind = kind_of(ev, name);
+  std::vector<hypothesis> hyps;
+  for (auto& m : kb.modes)
+    if (std::find(m.applies_to.begin(), m.applies_to.end(), kind) != m.applies_to.end())
+      hyps.push_back(score(kb, ev, r, g, m, name, cues));
+  // The cued modes' global checks (a recent deploy of the suspect, a recent flag change), the
+  // most specific cue first: one cheap call instead of a description per dependency.
+  bool global_seen = false;
+  for (auto& c : cues)
+    for (auto& h : hyps) {
+      if (h.mode != c.mode)
+        continue;
+      for (auto& se : h.symptoms) {
+        if (se.s->on != scope::self
+            || (se.s->type != symptom_type::deploy && se.s->type != symptom_type::flag))
+          continue;
+        if (se.state == seen_state::seen)
+          global_seen = true;
+        else if (se.state == seen_state::unknown && se.check && !global_seen && !out.next) {
+          out.next = *se.check;
+          out.next->why = fmt::format("the goal mentions '{}': is {} behind {}'s anomaly?",
+                                      c.phrase, c.mode->kind, name);
+        }
+      }
+    }
+  if (!global_seen)
+    return out;  // a cued check is still open (out.next), or nothing the goal cues applies here
+  out.next.reset();
+  // A cued change is seen: the suspect's own logs tell whether it explains itself.
+  if (!latest_logs(ev, name, r)) {
+    auto call = logs_call(name);
+    if (!attempted(ev, call, r)) {
+      call.why = fmt::format("a recent change may explain {} by itself: read its logs before "
+                             "describing each of its dependencies", name);
+      out.next = call;
+      return out;
+    }
+  }
+  std::stable_sort(hyps.begin(), hyps.end(),
+                   [](const hypothesis& a, const hypothesis& b) { return a.score > b.score; });
+  const hypothesis* lead = nullptr;
+  for (auto& h : hyps)
+    if (!h.target.empty()) {
+      lead = &h;
+      break;
+    }
+  if (!lead)
+    return out;
+  bool complete = std::none_of(lead->symptoms.begin(), lead->symptoms.end(),
+                               [](const symptom_eval& e) {
+                                 return e.state == seen_state::unknown && e.check;
+                               });
+  double second = 0;
+  for (auto& h : hyps)
+    if (&h != lead)
+      second = std::max(second, h.score);
+  out.self_explained = complete && lead->score >= kb.limits.conclude_score
+                       && lead->score - second >= kb.limits.conclude_margin;
+  if (out.self_explained)
+    out.why = fmt::format("{}({}) scores {:g}", lead->mode->kind, name, lead->score);
+  return out;
 }
 
 } // namespace sreh::plugins::reasoner

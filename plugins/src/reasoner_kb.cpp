@@ -114,6 +114,64 @@ bool knowledge_base::is_remedy_tool(std::string_view tool) const {
 
 namespace {
 
+/// Lower-cased words of a goal; words that contain '-' or '_' are names, not cue words, and are
+/// kept as empty strings so phrases do not match across them.
+std::vector<std::string> goal_words(std::string_view text) {
+  std::vector<std::string> out;
+  std::string w;
+  bool name = false;
+  auto flush = [&] {
+    if (!w.empty() || name)
+      out.push_back(name ? std::string{} : w);
+    w.clear();
+    name = false;
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (std::isalnum(c)) {
+      w += static_cast<char>(std::tolower(c));
+    } else if ((c == '-' || c == '_') && !w.empty() && i + 1 < text.size()
+               && std::isalnum(static_cast<unsigned char>(text[i + 1]))) {
+      name = true;
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return out;
+}
+
+} // namespace
+
+std::vector<goal_cue> knowledge_base::cues_in(std::string_view goal) const {
+  auto words = goal_words(goal);
+  std::vector<goal_cue> out;
+  for (auto& m : modes) {
+    goal_cue best;
+    for (auto& phrase : m.cues) {
+      auto cw = goal_words(phrase);
+      if (cw.empty() || cw.size() > words.size())
+        continue;
+      for (std::size_t i = 0; i + cw.size() <= words.size(); ++i) {
+        bool match = true;
+        for (std::size_t k = 0; k < cw.size() && match; ++k)
+          match = !cw[k].empty() && words[i + k].rfind(cw[k], 0) == 0;
+        if (match && static_cast<int>(cw.size()) > best.words) {
+          best = {&m, phrase, static_cast<int>(cw.size())};
+          break;
+        }
+      }
+    }
+    if (best.mode)
+      out.push_back(std::move(best));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const goal_cue& a, const goal_cue& b) { return a.words > b.words; });
+  return out;
+}
+
+namespace {
+
 /// Reads the YAML tree with errors located at `source:line:col: path:`.
 class kb_reader {
  public:
@@ -366,7 +424,7 @@ std::optional<sreh::error> read_mode(const kb_reader& r, const YAML::Node& n,
     return e;
   r.at(n);
   if (auto e = r.known_keys(n, path, {"kind", "description", "applies_to", "target", "symptoms",
-                                      "remedies", "risks"}))
+                                      "remedies", "risks", "cues"}))
     return e;
   m.line = n.Mark().line + 1;
   auto kind = r.string(n["kind"], path + ".kind");
@@ -443,6 +501,18 @@ std::optional<sreh::error> read_mode(const kb_reader& r, const YAML::Node& n,
       m.risks.push_back(*s);
     }
   }
+  if (auto cues = n["cues"]) {
+    if (auto e = r.require(cues, path + ".cues", YAML::NodeType::Sequence, "a list of phrases"))
+      return e;
+    for (std::size_t i = 0; i < cues.size(); ++i) {
+      auto s = r.string(cues[i], fmt::format("{}.cues[{}]", path, i));
+      if (!s)
+        return s.error();
+      if (s->find_first_not_of(" \t") == std::string::npos)
+        return r.fail(cues[i], fmt::format("{}.cues[{}]", path, i), "an empty cue");
+      m.cues.push_back(*s);
+    }
+  }
   return std::nullopt;
 }
 
@@ -455,10 +525,12 @@ std::optional<sreh::error> read_thresholds(const kb_reader& r, const YAML::Node&
   if (auto e = r.known_keys(n, "thresholds", {"conclude_score", "conclude_margin",
                                               "investigate_steps",
                                               "investigate_steps_per_extra_leaf",
-                                              "remedy_reserve_steps", "sticky_classes"}))
+                                              "remedy_reserve_steps", "sticky_classes",
+                                              "goal_cue_weight", "max_rounds"}))
     return e;
   for (auto [key, dst] : {std::pair{"conclude_score", &t.conclude_score},
-                          std::pair{"conclude_margin", &t.conclude_margin}}) {
+                          std::pair{"conclude_margin", &t.conclude_margin},
+                          std::pair{"goal_cue_weight", &t.goal_cue_weight}}) {
     if (!n[key])
       continue;
     auto v = r.number(n[key], std::string{"thresholds."} + key);
@@ -491,6 +563,14 @@ std::optional<sreh::error> read_thresholds(const kb_reader& r, const YAML::Node&
     if (*v < 0 || *v > 100)
       return r.fail(n["remedy_reserve_steps"], "thresholds.remedy_reserve_steps", "expected 0..100");
     t.remedy_reserve_steps = static_cast<int>(*v);
+  }
+  if (n["max_rounds"]) {
+    auto v = r.number(n["max_rounds"], "thresholds.max_rounds");
+    if (!v)
+      return v.error();
+    if (*v < 1 || *v > 20)
+      return r.fail(n["max_rounds"], "thresholds.max_rounds", "expected 1..20");
+    t.max_rounds = static_cast<int>(*v);
   }
   if (auto s = n["sticky_classes"]) {
     if (auto e = r.require(s, "thresholds.sticky_classes", YAML::NodeType::Sequence, "a list"))

@@ -149,6 +149,17 @@ std::string current_text(const knowledge_base& kb, const entity& e,
 
 } // namespace
 
+std::set<std::string> remedy_keys(const evidence& ev,
+                                  const std::vector<const hypothesis*>& diagnoses) {
+  std::set<std::string> out;
+  for (auto* h : diagnoses)
+    for (auto& r : h->mode->remedies)
+      if (auto actions = expand(r, *h, ev))
+        for (auto& a : *actions)
+          out.insert(call_key(a.tool, a.args));
+  return out;
+}
+
 remediation_state remediate(const knowledge_base& kb, const evidence& ev, const triage_result& t,
                             const std::vector<const hypothesis*>& diagnoses,
                             const std::map<std::string, std::string>& leaf_of) {
@@ -253,11 +264,14 @@ remediation_state remediate(const knowledge_base& kb, const evidence& ev, const 
         continue;
       step_range after{last_action, 0};
       auto now = anomalies(kb, *e, after);
-      st.notes.push_back(fmt::format("{} {} ({})", f,
-                                     minus_sticky(kb, now).empty() ? "recovered" : "still anomalous",
+      bool recovered = minus_sticky(kb, now).empty();
+      if (!recovered && observed(*e, after))
+        st.still_anomalous.push_back(f);
+      st.notes.push_back(fmt::format("{} {} ({})", f, recovered ? "recovered" : "still anomalous",
                                      current_text(kb, *e, it->second, after)));
     }
   }
+  st.last_action = last_action;
   return st;
 }
 

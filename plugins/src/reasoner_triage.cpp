@@ -210,8 +210,11 @@ bool goal_mentions_jobs(const std::string& goal, const evidence& ev) {
 } // namespace
 
 triage_result triage(const knowledge_base& kb, const evidence& ev, const actors::run_context& ctx,
-                     step_range range, bool allow_calls, bool sweep) {
+                     step_range range, const walk_options& opts) {
+  const bool allow_calls = opts.allow_calls;
+  const bool sweep = opts.sweep;
   triage_result t;
+  t.cues = kb.cues_in(ctx.r.goal);
   planned_call topo{"topology.get", "{}", "learn the call graph, hosts and jobs"};
   if (!ev.topology_known && !attempted(ev, topo, range) && allow_calls) {
     t.next = topo;
@@ -253,7 +256,7 @@ triage_result triage(const knowledge_base& kb, const evidence& ev, const actors:
   auto observe = [&](const std::string& name, const std::string& kind_hint,
                      const std::string& why) -> int {
     auto* e = ev.find(name);
-    if (e && observed(*e, range))
+    if (e && (observed(*e, range) || opts.known_healthy.contains(name)))
       return 1;
     auto call = e ? describe_call(*e) : describe_call(name, kind_hint);
     if (attempted(ev, call, range)) {
@@ -296,10 +299,29 @@ triage_result triage(const knowledge_base& kb, const evidence& ev, const actors:
       continue;
     }
     t.observations.push_back({at, fmt::format("{} is anomalous: {}", name, classes_text(cls)), 0});
+    // Below the alerted entities, a suspect that a cued change explains by itself is a leaf: its
+    // dependencies are not described one by one (they wait for the sweep or a later round).
+    bool self = false;
+    auto unseen = std::count_if(e.calls.begin(), e.calls.end(), [&](const std::string& d) {
+      auto* de = ev.find(d);
+      return !(de && (observed(*de, range) || opts.known_healthy.contains(d)));
+    });
+    if (!t.cues.empty() && unseen > 0 && !e.calls.empty() && t.parent.contains(name)) {
+      auto p = probe_self(kb, ev, name, range, opts.global, t.cues);
+      if (p.next && allow_calls && !sweep) {
+        t.next = *p.next;
+        return t;
+      }
+      if (p.self_explained) {
+        self = true;
+        t.observations.push_back({at, fmt::format("{} explains itself: {}", name, p.why), 0});
+      }
+    }
     std::vector<std::string> explaining;
     for (auto& d : e.calls) {
       auto* de = ev.find(d);
-      if (!explaining.empty() && !sweep && !(de && observed(*de, range))) {
+      if ((self || !explaining.empty()) && !sweep
+          && !(de && (observed(*de, range) || opts.known_healthy.contains(d)))) {
         // One explanation is enough to go deeper; the siblings wait for the sweep.
         t.deferred.push_back(d);
         continue;
@@ -330,7 +352,7 @@ triage_result triage(const knowledge_base& kb, const evidence& ev, const actors:
         t.classes[d] = dcls;
       }
     }
-    if (explaining.empty())
+    if (explaining.empty() || self)
       t.leaves.push_back(name);
   }
   std::erase_if(t.off_path, [&](auto& n) { return t.parent.contains(n) || std::find(t.focus.begin(), t.focus.end(), n) != t.focus.end(); });

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -568,4 +569,97 @@ CAF_TEST(a failed topology call falls back to the entities the descriptions reve
   };
   auto o = run_reasoner(w, "portal errors", frontend_alert);
   CAF_CHECK_EQUAL(o.list("localized"), std::vector<std::string>{"tally"});
+}
+
+namespace {
+
+/// 1-based index of the first step calling `tool` (with `args` when given), or 0.
+std::size_t step_of(const outcome& o, const std::string& tool, const std::string& args = {}) {
+  for (std::size_t i = 0; i < o.steps.size(); ++i)
+    if (o.steps[i].tool == tool && (args.empty() || o.steps[i].args == args))
+      return i + 1;
+  return 0;
+}
+
+} // namespace
+
+CAF_TEST(a failed verification sends the engine back to triage where it finds a second fault) {
+  fake_world w;
+  // tally has more healthy dependencies than the first pass has room to sweep past: kiln, the
+  // second faulty dependency of portal, stays unseen until the first remedy is verified.
+  w.svc("tally").calls = {"tallydb", "quill", "rivet", "sprocket"};
+  for (auto n : {"quill", "rivet", "sprocket"})
+    w.add_service(n, {}, {"pier-2"});
+  errors_up(w, "tally", 0.25);
+  errors_up(w, "kiln", 0.3);
+  errors_up(w, "portal", 0.2);
+  w.deploys.push_back({"tally", "v2.2.0", "v2.1.9", 12});
+  w.deploys.push_back({"kiln", "v3.1.0", "v3.0.0", 9});
+  w.log("tally", "ERROR", "unhandled exception in submit_handler (version v2.2.0)");
+  w.log("kiln", "ERROR", "unhandled exception in stock_handler (version v3.1.0)");
+  w.fixes[R"(deploy.rollback {"service":"tally"})"] = [](fake_world& x) { x.heal("tally"); };
+  w.fixes[R"(deploy.rollback {"service":"kiln"})"] = [](fake_world& x) {
+    x.heal("kiln");
+    x.heal("portal");
+  };
+  auto o = run_reasoner(w, "portal errors; find the cause and mitigate", frontend_alert);
+  auto causes = o.list("root_cause");
+  CAF_CHECK_EQUAL(causes, (std::vector<std::string>{"bad_deploy", "bad_deploy"}));
+  CAF_CHECK_EQUAL(o.list("localized"), (std::vector<std::string>{"tally", "kiln"}));
+  CAF_CHECK_EQUAL(w.mutations, (std::vector<std::string>{R"(deploy.rollback {"service":"tally"})",
+                                                         R"(deploy.rollback {"service":"kiln"})"}));
+  // kiln was found by the second round, after the first remedy left portal failing.
+  auto first_fix = step_of(o, "deploy.rollback", R"({"service":"tally"})");
+  auto kiln_seen = step_of(o, "service.describe", R"({"service":"kiln"})");
+  CAF_CHECK(first_fix > 0);
+  CAF_CHECK(kiln_seen > first_fix);
+  // The deploys seen in the first round are reused: no second deploys.list.
+  CAF_CHECK_EQUAL(std::count_if(o.steps.begin(), o.steps.end(),
+                                [](const step& s) { return s.tool == "deploys.list"; }), 1);
+  CAF_REQUIRE_EQUAL(o.result()["remediation"].Size(), 2u);
+  CAF_CHECK(o.last.conclusion.find("not mitigated") == std::string::npos);
+  CAF_CHECK(o.steps.size() <= 20);
+}
+
+CAF_TEST(a goal cue moves the matching global check before the healthy dependencies) {
+  auto world = [] {
+    fake_world w;
+    w.svc("tally").calls = {"tallydb", "quill", "rivet"};
+    for (auto n : {"quill", "rivet"})
+      w.add_service(n, {}, {"pier-2"});
+    errors_up(w, "tally", 0.2);
+    errors_up(w, "portal", 0.1);
+    w.flags.push_back({"ripple-pricing", true, false, 15});
+    w.log("tally", "ERROR", "feature flag ripple-pricing enabled: division by zero in quote");
+    w.fixes[R"(flag.set {"flag":"ripple-pricing","value":false})"] = [](fake_world& x) {
+      x.heal("tally");
+      x.heal("portal");
+    };
+    return w;
+  };
+  auto plain_world = world();
+  auto plain = run_reasoner(plain_world, "portal errors; find the cause and mitigate",
+                            frontend_alert);
+  auto cued_world = world();
+  auto cued = run_reasoner(cued_world, "portal errors after a config change; find the cause and "
+                           "mitigate", frontend_alert);
+  for (auto* o : {&plain, &cued}) {
+    CAF_CHECK_EQUAL(o->list("root_cause"), std::vector<std::string>{"bad_flag"});
+    CAF_CHECK_EQUAL(o->list("localized"), std::vector<std::string>{"ripple-pricing"});
+  }
+  // Without the cue, tally's dependencies are described before flags.list; with it, flags.list
+  // and tally's logs settle the question and the healthy dependencies are never described.
+  auto plain_flags = step_of(plain, "flags.list");
+  CAF_CHECK(plain_flags > step_of(plain, "service.describe", R"({"service":"rivet"})"));
+  auto cued_flags = step_of(cued, "flags.list");
+  CAF_CHECK(cued_flags > 0);
+  CAF_CHECK(cued_flags < plain_flags);
+  auto rivet = step_of(cued, "service.describe", R"({"service":"rivet"})");
+  CAF_CHECK(rivet == 0 || rivet > step_of(cued, "flag.set"));
+  CAF_CHECK_LESS(cued.steps.size(), plain.steps.size());
+  // The cue is recorded as evidence of the diagnosis.
+  std::string evidence;
+  for (auto& f : cued.result()["diagnoses"][0]["evidence"].GetArray())
+    evidence += std::string{f["fact"].GetString()} + "\n";
+  CAF_CHECK(evidence.find("the goal mentions 'config change'") != std::string::npos);
 }

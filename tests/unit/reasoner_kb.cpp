@@ -192,3 +192,36 @@ CAF_TEST(a file overrides the embedded knowledge base) {
   std::remove(path.c_str());
   CAF_CHECK(sreh::plugins::make_builtin_reasoner("").has_value());
 }
+
+CAF_TEST(goal cues name failure modes by whole words and the most specific phrase first) {
+  auto kb = embedded_knowledge_base();
+  CAF_REQUIRE(kb.has_value());
+  auto kinds = [&](const std::string& goal) {
+    std::vector<std::string> out;
+    for (auto& c : kb->cues_in(goal))
+      out.push_back(c.mode->kind);
+    return out;
+  };
+  auto cfg = kinds("frontend errors after a Config Change; find the cause");
+  CAF_REQUIRE(!cfg.empty());
+  CAF_CHECK_EQUAL(cfg.front(), "bad_flag");
+  auto rel = kinds("errors since the release was deployed");
+  CAF_REQUIRE(!rel.empty());
+  CAF_CHECK_EQUAL(rel.front(), "bad_deploy");
+  auto tls = kinds("TLS errors on checkout");
+  CAF_CHECK_EQUAL(tls, std::vector<std::string>{"cert_expired"});
+  auto gpu = kinds("a GPU job stalled");
+  CAF_CHECK_EQUAL(gpu, std::vector<std::string>{"gpu_xid"});
+  // Names are not cue words: "feature-store" is a service, not a feature flag.
+  CAF_CHECK(kinds("feature-store errors; find the cause").empty());
+  CAF_CHECK(kinds("frontend errors are high; find every cause and mitigate").empty());
+  // Cues are validated like the rest of the file.
+  CAF_CHECK(kb_error(with_anomalies(R"(
+failure_modes:
+  - kind: k1
+    applies_to: [service]
+    cues: [""]
+    symptoms:
+      - {id: s1, when: "error_rate > 2x baseline", weight: 2}
+)")).find("an empty cue") != std::string::npos);
+}

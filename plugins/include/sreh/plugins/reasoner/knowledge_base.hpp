@@ -76,7 +76,17 @@ struct failure_mode {
   std::vector<symptom> symptoms;
   std::vector<remedy> remedies;
   std::vector<std::string> risks;
+  /// Words of a goal that make this mode more likely ("config change", "rollout"): a cue adds
+  /// `thresholds.goal_cue_weight` to its hypotheses and moves its global checks earlier.
+  std::vector<std::string> cues;
   int line = 0;
+};
+
+/// A failure mode the goal text points at, with the phrase that matched.
+struct goal_cue {
+  const failure_mode* mode = nullptr;
+  std::string phrase;
+  int words = 0;                          // words in the phrase: longer phrases are more specific
 };
 
 struct anomaly_rule {
@@ -90,6 +100,8 @@ struct thresholds {
   int investigate_steps = 13;
   int investigate_steps_per_extra_leaf = 5;  // more budget for each further anomalous leaf
   int remedy_reserve_steps = 4;              // the sweep for independent faults leaves these
+  double goal_cue_weight = 1;                // prior added to hypotheses the goal text cues
+  int max_rounds = 3;                        // triage → remedy → verify rounds for combined faults
   std::vector<std::string> sticky_classes;
 };
 
@@ -104,6 +116,9 @@ struct knowledge_base {
   [[nodiscard]] const failure_mode* find(std::string_view kind) const;
   /// True when `tool` is the tool of some remedy action (a mutating call).
   [[nodiscard]] bool is_remedy_tool(std::string_view tool) const;
+  /// The failure modes whose cues occur in `goal` (whole words; a cue word may be the start of a
+  /// goal word: "deploy" matches "deployed"; hyphenated names never match), most specific first.
+  [[nodiscard]] std::vector<goal_cue> cues_in(std::string_view goal) const;
 };
 
 // -- loading -----------------------------------------------------------------------------------
