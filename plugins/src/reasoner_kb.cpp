@@ -618,7 +618,9 @@ expected<knowledge_base> read_kb(kb_reader& r, const YAML::Node& root) {
       if (auto e = r.require(it->second, path, YAML::NodeType::Sequence, "a list of classes"))
         return *e;
       auto& dst = kb.propagation[it->first.Scalar()];
-      for (auto c : it->second)
+      // A copy: yaml-cpp's iterator proxy dies with this statement (ASan: stack-use-after-scope).
+      const YAML::Node classes = it->second;
+      for (const auto& c : classes)
         dst.push_back(c.Scalar());
     }
   }

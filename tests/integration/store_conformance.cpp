@@ -383,7 +383,9 @@ CAF_TEST(reopen sees everything) {
   CAF_CHECK_EQUAL(stats().runs, 20);
   CAF_CHECK_EQUAL(stats().steps, 1);
   CAF_CHECK_EQUAL(stats().last_event_seq, 20);
-  CAF_CHECK_EQUAL(st->get_steps("run_" + pad(3))->front().result, R"({"x":1})");
+  auto steps3 = st->get_steps("run_" + pad(3));
+  CAF_REQUIRE(steps3 && !steps3->empty());
+  CAF_CHECK_EQUAL(steps3->front().result, R"({"x":1})");
   CAF_CHECK_EQUAL(st->find_by_idempotency_key("k5")->value_or(""), "run_" + pad(5));
   auto more = commit_one(create_batch("run_more"));
   CAF_CHECK_EQUAL(more.events.at(0).seq, 21);

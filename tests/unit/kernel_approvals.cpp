@@ -230,7 +230,8 @@ CAF_TEST(an in-doubt step confirmed as not done runs exactly once) {
   settle();
   CAF_CHECK_EQUAL(state_of(id), "succeeded");
   CAF_CHECK_EQUAL(probes->writes[id + ":1"], 1);
-  CAF_CHECK_EQUAL(load_steps(id)[0].attempts, 2);
+  auto attempts = load_steps(id)[0].attempts;
+  CAF_CHECK_EQUAL(attempts, 2);
 }
 
 CAF_TEST(cancelling a parked run expires its approval) {

@@ -180,7 +180,8 @@ CAF_TEST(a cancel that arrives while an intent commits stops the run before the 
   CAF_REQUIRE_EQUAL(steps.size(), 1u);
   CAF_CHECK_EQUAL(to_string(steps[0].state), std::string{"cancelled"});
   CAF_CHECK_EQUAL(probes->writes.size(), 0u);
-  CAF_CHECK_EQUAL(event_kinds(id).back(), std::string{"run.cancelled"});
+  auto last = event_kinds(id).back();
+  CAF_CHECK_EQUAL(last, std::string{"run.cancelled"});
 }
 
 CAF_TEST(cancelling a parked run commits the cancellation without an actor) {
@@ -220,7 +221,8 @@ CAF_TEST(recovery executes a mutating step that never took effect exactly once) 
   auto id = seed_interrupted_run("probe.write", R"({"action":"x"})");
   start_node();
   CAF_CHECK_EQUAL(probes->writes[id + ":1"], 1);
-  CAF_CHECK_EQUAL(load_steps(id)[0].attempts, 2);
+  auto attempts = load_steps(id)[0].attempts;
+  CAF_CHECK_EQUAL(attempts, 2);
 }
 
 CAF_TEST(recovery puts a step the tool cannot reconcile in doubt and parks the run) {
@@ -232,7 +234,8 @@ CAF_TEST(recovery puts a step the tool cannot reconcile in doubt and parks the r
   CAF_CHECK_EQUAL(to_string(r.waiting_for), std::string{"approval"});
   CAF_CHECK_EQUAL(to_string(load_steps(id)[0].state), std::string{"in_doubt"});
   CAF_CHECK_EQUAL(probes->writes.size(), 0u);
-  CAF_CHECK_EQUAL(event_kinds(id).back(), std::string{"run.waiting"});
+  auto last = event_kinds(id).back();
+  CAF_CHECK_EQUAL(last, std::string{"run.waiting"});
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -65,7 +65,9 @@ CAF_TEST(the table finds a token by its hash and nothing else) {
   CAF_REQUIRE(who.has_value());
   CAF_CHECK_EQUAL(who->name, std::string{"alice"});
   CAF_CHECK(who->role == access::approver);
-  CAF_CHECK_EQUAL(t.find("root-token")->name, std::string{"root"});
+  auto root = t.find("root-token");
+  CAF_REQUIRE(root.has_value());
+  CAF_CHECK_EQUAL(root->name, std::string{"root"});
   CAF_CHECK(!t.find("alice-token2"));
   CAF_CHECK(!t.find(""));
   CAF_CHECK(!t.find(sha256_hex(alice_token))); // the hash itself is not a token
