@@ -18,7 +18,6 @@ using detail::yaml_entry;
 using detail::yaml_reader;
 
 constexpr std::int64_t unbounded = std::numeric_limits<std::int64_t>::max();
-constexpr std::size_t max_file_bytes = 4 << 20;
 
 void read_store(yaml_reader& r, const yaml_entry& section, store_config& out) {
   for (const auto& e :
@@ -208,11 +207,43 @@ void read_auth(yaml_reader& r, const yaml_entry& section, auth_config& out) {
   }
 }
 
+/// True when `s` is non-empty and every character is one of [A-Za-z0-9_-] (plus '.' when
+/// `dots`), with no empty dot-separated token: a JetStream stream name or a subject prefix.
+bool is_nats_name(const std::string& s, bool dots) {
+  if (s.empty() || s.front() == '.' || s.back() == '.' || s.find("..") != std::string::npos)
+    return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
+          || c == '-' || (dots && c == '.')))
+      return false;
+  return true;
+}
+
+void read_nats(yaml_reader& r, const yaml_entry& section, nats_config& out) {
+  for (const auto& e :
+       r.entries(section.value, section.path, {"url", "stream", "subject_prefix"})) {
+    if (e.key == "url") {
+      out.url = r.string(e);
+      if (!out.url.empty() && !out.url.starts_with("nats://") && !out.url.starts_with("tls://"))
+        r.fail(e, "expected nats://host:port or tls://host:port (or \"\" for no relay)");
+    } else if (e.key == "stream") {
+      out.stream = r.string(e);
+      if (!is_nats_name(out.stream, false))
+        r.fail(e, "expected a JetStream stream name: letters, digits, '_' and '-'");
+    } else {
+      out.subject_prefix = r.string(e);
+      if (!is_nats_name(out.subject_prefix, true))
+        r.fail(e, "expected dot-separated tokens of letters, digits, '_' and '-' "
+                  "(no wildcards), e.g. sreh.events");
+    }
+  }
+}
+
 void read_top(yaml_reader& r, const YAML::Node& root, node_config& cfg) {
   auto entries = r.entries(root, "", {"node_id", "listen", "data_dir", "policy_mode",
                                       "policy_file", "store",
                                       "logging", "limits", "budget", "model", "tools",
-                                      "auth", "sandbox"});
+                                      "auth", "sandbox", "nats"});
   for (const auto& e : entries) {
     if (e.key == "node_id") {
       cfg.node_id = r.string(e);
@@ -246,6 +277,8 @@ void read_top(yaml_reader& r, const YAML::Node& root, node_config& cfg) {
       read_sandbox(r, e, cfg.source, cfg.sandbox);
     } else if (e.key == "auth") {
       read_auth(r, e, cfg.auth);
+    } else if (e.key == "nats") {
+      read_nats(r, e, cfg.nats);
     } else {
       read_tools(r, e, cfg.tools);
     }
@@ -278,35 +311,10 @@ expected<node_config> load_string(const std::string& text, const std::string& na
 }
 
 expected<node_config> load_file(const std::string& path) {
-  auto fail = [&](int code) {
-    return error{errc::invalid_argument, fmt::format("{}: cannot read: {}", path,
-                                                     std::strerror(code))};
-  };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return fail(errno);
-  std::string text;
-  char buf[64 * 1024];
-  while (true) {
-    auto n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      auto code = errno;
-      ::close(fd);
-      return fail(code);
-    }
-    if (n == 0)
-      break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > max_file_bytes) {
-      ::close(fd);
-      return error{errc::invalid_argument,
-                   fmt::format("{}: cannot read: larger than {} bytes", path, max_file_bytes)};
-    }
-  }
-  ::close(fd);
-  return load_string(text, path);
+  auto text = detail::read_text_file(path);
+  if (!text)
+    return text.error();
+  return load_string(*text, path);
 }
 
 } // namespace sreh::config

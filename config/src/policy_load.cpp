@@ -23,7 +23,6 @@ using namespace sreh::policy;
 // Optional entries below are set with emplace(), never assigned: assigning a YAML::Node writes
 // the value into the node it refers to, i.e. into the parsed tree.
 
-constexpr std::size_t max_file_bytes = 4 << 20;
 constexpr std::int64_t max_approvers = 100;
 constexpr std::int64_t max_rate = 1'000'000;
 
@@ -384,35 +383,10 @@ expected<policy_set> load_policy_string(const std::string& text, const std::stri
 }
 
 expected<policy_set> load_policy_file(const std::string& path) {
-  auto fail = [&](int code) {
-    return error{errc::invalid_argument,
-                 fmt::format("{}: cannot read: {}", path, std::strerror(code))};
-  };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return fail(errno);
-  std::string text;
-  char buf[64 * 1024];
-  while (true) {
-    auto n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      auto code = errno;
-      ::close(fd);
-      return fail(code);
-    }
-    if (n == 0)
-      break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > max_file_bytes) {
-      ::close(fd);
-      return error{errc::invalid_argument,
-                   fmt::format("{}: cannot read: larger than {} bytes", path, max_file_bytes)};
-    }
-  }
-  ::close(fd);
-  return load_policy_string(text, path);
+  auto text = detail::read_text_file(path);
+  if (!text)
+    return text.error();
+  return load_policy_string(*text, path);
 }
 
 } // namespace sreh::config

@@ -1,5 +1,11 @@
 #include "yaml_reader.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <fmt/format.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -268,6 +274,39 @@ std::string yaml_reader::json_object(const yaml_entry& e) {
   json_writer w{buf};
   write_json(*this, e.value, e.path, 1, w);
   return {buf.GetString(), buf.GetSize()};
+}
+
+expected<std::string> read_text_file(const std::string& path) {
+  constexpr std::size_t max_file_bytes = 4 << 20;
+  auto fail = [&](int code) {
+    return sreh::error{errc::invalid_argument,
+                       fmt::format("{}: cannot read: {}", path, std::strerror(code))};
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return fail(errno);
+  std::string text;
+  char buf[64 * 1024];
+  while (true) {
+    auto n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      auto code = errno;
+      ::close(fd);
+      return fail(code);
+    }
+    if (n == 0)
+      break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > max_file_bytes) {
+      ::close(fd);
+      return sreh::error{errc::invalid_argument, fmt::format("{}: cannot read: larger than {} bytes",
+                                                             path, max_file_bytes)};
+    }
+  }
+  ::close(fd);
+  return text;
 }
 
 } // namespace sreh::config::detail

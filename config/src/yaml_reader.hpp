@@ -11,7 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "sreh/core/expected.hpp"
+
 namespace sreh::config::detail {
+
+/// Reads a config or policy file (at most 4 MiB). Errors: `PATH: cannot read: <reason>`.
+[[nodiscard]] expected<std::string> read_text_file(const std::string& path);
 
 /// Thrown by `yaml_reader` and caught in `load_string`; never leaves the config module.
 struct load_error {

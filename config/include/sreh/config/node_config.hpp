@@ -71,6 +71,13 @@ struct auth_config {
   std::vector<auth_token> tokens;
 };
 
+/// The JetStream relay of the event log (docs/relay.md). Off when `url` is empty.
+struct nats_config {
+  std::string url;                            // nats://host:port (may use ${ENV}); "" = off
+  std::string stream = "sreh-events";         // JetStream stream name
+  std::string subject_prefix = "sreh.events"; // subjects are <prefix>.<kind>.<run>
+};
+
 /// The node's configuration. Every field has a default so that no file is needed for the
 /// embedded default (SQLite under ./data, listening on 127.0.0.1:7070).
 struct node_config {
@@ -87,6 +94,7 @@ struct node_config {
   tool_config tools;
   sandbox_config sandbox;
   auth_config auth;
+  nats_config nats;
   std::string source;                    // file it was loaded from ("" = defaults)
 };
 
