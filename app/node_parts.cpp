@@ -35,6 +35,15 @@ expected<std::unique_ptr<node_parts>> node_parts::start(const config::node_confi
   p->writer_->start();
   if (auto err = p->record_config(policy))
     return err;
+  if (!cfg.nats.url.empty()) {
+    net::relay_options ro;
+    ro.url = cfg.nats.url;
+    ro.stream = cfg.nats.stream;
+    ro.subject_prefix = cfg.nats.subject_prefix;
+    p->relay_ = std::make_unique<net::relay>(*p->store_, hub, std::move(ro));
+    if (auto err = p->relay_->start())
+      return err;
+  }
   p->tools_ = std::move(tools);
   p->node_ = std::make_unique<actors::node>(cfg, *p->store_, *p->writer_, *p->tools_,
                                             std::move(policy), std::move(provider), p->clock_,
@@ -77,6 +86,8 @@ node_parts::~node_parts() {
     node_->stop();
   if (writer_)
     writer_->stop();
+  if (relay_)
+    relay_->stop();
 }
 
 } // namespace sreh::app

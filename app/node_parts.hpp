@@ -11,6 +11,7 @@
 #include "sreh/core/expected.hpp"
 #include "sreh/core/id.hpp"
 #include "sreh/core/policy.hpp"
+#include "sreh/net/relay.hpp"
 #include "sreh/persistence/group_writer.hpp"
 #include "sreh/persistence/store.hpp"
 
@@ -35,6 +36,8 @@ class node_parts {
   const sreh::clock& clock() const { return clock_; }
   id_generator& ids() { return ids_; }
   const actors::tool_registry& tools() const { return *tools_; }
+  /// The JetStream relay; null when no `nats.url` is configured.
+  net::relay* relay() { return relay_.get(); }
 
  private:
   node_parts(const config::node_config& cfg) : cfg_(cfg), ids_(clock_) {}
@@ -49,6 +52,7 @@ class node_parts {
   std::unique_ptr<persistence::group_writer> writer_;
   std::shared_ptr<actors::tool_registry> tools_;
   std::unique_ptr<actors::node> node_;
+  std::unique_ptr<net::relay> relay_;
 };
 
 } // namespace sreh::app

@@ -4,16 +4,23 @@
 # SREH_SANITIZE=1 also builds the debug preset (ASan + UBSan) and runs the unit and integration
 # tests under it. A throwaway PostgreSQL (scripts/pg.sh) runs on a free port for the
 # integration.pg.* tests (SREH_PG_URL) and is removed on exit; SREH_PG_FAST=1 starts it without
-# fsync for speed.
+# fsync for speed. Likewise a throwaway nats-server with JetStream (scripts/nats.sh) for the relay
+# tests (SREH_NATS_URL).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh release
 pg_dir="$(mktemp -d /tmp/sreh-pg-XXXXXX)"
-trap 'scripts/pg.sh stop "$pg_dir"' EXIT
-pg_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+nats_dir="$(mktemp -d /tmp/sreh-nats-XXXXXX)"
+trap 'scripts/pg.sh stop "$pg_dir" || true; scripts/nats.sh stop "$nats_dir" || true' EXIT
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+pg_port="$(free_port)"
 SREH_PG_URL="$(scripts/pg.sh start "$pg_dir" "$pg_port")"
 export SREH_PG_URL
+SREH_NATS_URL="$(scripts/nats.sh start "$nats_dir" "$(free_port)" "$(free_port)")"
+export SREH_NATS_URL
 status=0
 ctest --test-dir build/release --output-on-failure -j 2 "$@" || status=$?
 if [ "${SREH_SANITIZE:-0}" = "1" ]; then

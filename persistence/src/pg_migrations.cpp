@@ -1,8 +1,8 @@
 // The schema of the PostgreSQL store. The versions are those of the SQLite store (1 base, 2
-// approvals + audit chain) with PostgreSQL types: bigint for integers, boolean for flags, jsonb
-// for the approval lists, and COLLATE "C" on the ids so that cursors order and compare bytes as
-// SQLite does, whatever the database's locale. JSON payloads (checkpoint, args, data, ...) stay
-// text: they are hashed and returned byte for byte.
+// approvals + audit chain, 3 relay offsets) with PostgreSQL types: bigint for integers, boolean
+// for flags, jsonb for the approval lists, and COLLATE "C" on the ids so that cursors order and
+// compare bytes as SQLite does, whatever the database's locale. JSON payloads (checkpoint, args,
+// data, ...) stay text: they are hashed and returned byte for byte.
 #include "pg_migrations.hpp"
 
 #include <pqxx/pqxx>
@@ -152,9 +152,19 @@ struct migration {
   sreh::error (*then)(pqxx::work&);
 };
 
-constexpr std::array<migration, 2> all_migrations{{
+// Version 3: durable offsets of the event relays (pg_relay.cpp).
+constexpr std::string_view schema_v3 = R"sql(
+CREATE TABLE relay_offsets (
+  name       text COLLATE "C" PRIMARY KEY,
+  seq        bigint NOT NULL,
+  updated_at bigint NOT NULL
+);
+)sql";
+
+constexpr std::array<migration, 3> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, hash_existing_events},
+  {3, schema_v3, nullptr},
 }};
 
 constexpr const char* create_version_table =

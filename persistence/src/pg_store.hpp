@@ -43,6 +43,8 @@ class postgres_store final : public store {
   expected<std::vector<step>> executed_tool_steps(timestamp_us since) override;
   expected<store_stats> stats() override;
   sreh::error ping() override;
+  expected<std::int64_t> relay_offset(std::string_view name) override;
+  sreh::error set_relay_offset(std::string_view name, std::int64_t seq) override;
 
  private:
   /// Applies every batch inside `tx`; returns the seq of the first event written.

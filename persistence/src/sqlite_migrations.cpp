@@ -108,9 +108,19 @@ CREATE INDEX steps_tool_finished ON steps(finished_at)
   WHERE kind = 'tool' AND state = 'succeeded';
 )sql";
 
-constexpr std::array<sqlite_migration, 2> all_migrations{{
+// Version 3: durable offsets of the event relays (sqlite_relay.cpp).
+constexpr std::string_view schema_v3 = R"sql(
+CREATE TABLE relay_offsets (
+  name       TEXT PRIMARY KEY,
+  seq        INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+)sql";
+
+constexpr std::array<sqlite_migration, 3> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, sqlite::hash_existing_events},
+  {3, schema_v3, nullptr},
 }};
 
 constexpr const char* create_version_table =

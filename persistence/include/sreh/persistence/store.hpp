@@ -111,6 +111,14 @@ class store {
   [[nodiscard]] virtual expected<store_stats> stats() = 0;
   /// Cheap liveness probe for /readyz.
   [[nodiscard]] virtual sreh::error ping() = 0;
+
+  // -- relay offsets -----------------------------------------------------------------------------
+  /// The last event seq that the relay `name` (e.g. "jetstream") has delivered; 0 when it has
+  /// stored none. Thread-safe.
+  [[nodiscard]] virtual expected<std::int64_t> relay_offset(std::string_view name) = 0;
+  /// Stores `seq` as the offset of the relay `name` (insert or replace; durable when it
+  /// returns). Its own small transaction, outside `commit`. Thread-safe.
+  [[nodiscard]] virtual sreh::error set_relay_offset(std::string_view name, std::int64_t seq) = 0;
 };
 
 using store_ptr = std::unique_ptr<store>;

@@ -1,0 +1,83 @@
+// The relay across a restart of the NATS server (a server of the test's own, restarted in place
+// on the same port and store directory) while writers keep committing: it reconnects, loses
+// nothing and JetStream's MsgId dedupe leaves no duplicate.
+#define CAF_SUITE relay_nats_restart
+#include "caf_test.hpp"
+
+#include "relay_fixture.hpp"
+
+using namespace sreh;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// The fixture on a server of the test's own (SREH_NATS_URL must still be set: it says that
+/// NATS is installed and meant to be used).
+struct restart_fixture {
+  sreh::test::temp_dir nats_dir;
+  sreh::test::nats_process server{nats_dir.path() + "/store"};
+  std::unique_ptr<sreh::test::relay_fixture> f;
+
+  restart_fixture() {
+    (void)sreh::test::nats_url();
+    server.start();
+    f = std::make_unique<sreh::test::relay_fixture>(server.url());
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(relay_nats_restart_tests, restart_fixture)
+
+CAF_TEST(a restarted server loses nothing and gets no duplicates) {
+  auto o = f->options();
+  o.page_size = 200;
+  net::relay r{*f->st, &f->hub, o};
+  CAF_REQUIRE_EQUAL(r.start().message, "");
+  std::atomic<bool> writing{true};
+  std::thread writers{[&] {
+    f->write(4, 400, 2, 500us); // 3,200 events over a few seconds
+    writing = false;
+  }};
+  CAF_REQUIRE(f->wait_offset(r, 400, std::chrono::seconds{30}));
+  server.stop(); // mid-stream
+  const auto at_stop = r.stats().offset;
+  std::this_thread::sleep_for(700ms);
+  CAF_CHECK(!r.stats().connected);
+  server.start();
+  writers.join();
+  const auto last = f->last_seq();
+  CAF_CHECK_EQUAL(last, 3'200);
+  CAF_REQUIRE(f->wait_offset(r, last, std::chrono::seconds{60}));
+  r.stop();
+  const auto s = r.stats();
+  CAF_MESSAGE("stopped at offset " << at_stop << "; published " << s.published << ", acked "
+                                   << s.acked << ", duplicates " << s.duplicates << ", errors "
+                                   << s.errors);
+  CAF_CHECK(at_stop < last);
+  CAF_CHECK_GREATER_OR_EQUAL(s.published, static_cast<std::uint64_t>(last));
+  f->check_stream();
+}
+
+CAF_TEST(a relay restarted against a restarted server resumes from its offset) {
+  f->write(2, 100, 5); // 1,000 events
+  {
+    net::relay r{*f->st, &f->hub, f->options()};
+    CAF_REQUIRE_EQUAL(r.start().message, "");
+    CAF_REQUIRE(f->wait_offset(r, 1'000, std::chrono::seconds{30}));
+    r.stop();
+  }
+  server.stop();
+  f->write(2, 100, 5); // 1,000 more while NATS is down and no relay runs
+  // Forget the offset of the last 300: they are published again and deduplicated.
+  CAF_REQUIRE_EQUAL(f->st->set_relay_offset("jetstream", 700).message, "");
+  server.start();
+  net::relay r{*f->st, &f->hub, f->options()};
+  CAF_REQUIRE_EQUAL(r.start().message, "");
+  CAF_REQUIRE(f->wait_offset(r, 2'000, std::chrono::seconds{60}));
+  r.stop();
+  CAF_CHECK_EQUAL(r.stats().duplicates, 300u);
+  f->check_stream();
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
