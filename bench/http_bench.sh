@@ -25,13 +25,16 @@ CFG
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 200); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.05; done
-run=$(curl -sf -X POST -H 'Content-Type: application/json' -d '{"goal":"bench"}' \
+auth="Authorization: Bearer $(cat "$dir/data/admin.token")"  # generated at the node's first start
+run=$(curl -sf -X POST -H "$auth" -H 'Content-Type: application/json' -d '{"goal":"bench"}' \
   "http://127.0.0.1:$port/v1/goals" | python3 -c 'import json,sys; print(json.load(sys.stdin)["run"]["id"])')
 
 measure() {
   local path=$1
-  echo "wrk -t2 -c$conns -d${secs}s --latency http://127.0.0.1:$port$path" >&2
-  wrk -t2 -c"$conns" -d"${secs}s" --latency "http://127.0.0.1:$port$path" | tee "$dir/wrk.txt" >&2
+  echo "wrk -t2 -c$conns -d${secs}s --latency -H 'Authorization: Bearer …' http://127.0.0.1:$port$path" >&2
+  wrk -t2 -c"$conns" -d"${secs}s" --latency -H "$auth" "http://127.0.0.1:$port$path" \
+    | tee "$dir/wrk.txt" >&2
+  grep -q "Non-2xx" "$dir/wrk.txt" && { echo "wrk saw error responses" >&2; exit 1; }
   local rps p50 p99
   rps=$(awk '/Requests\/sec/ {print $2}' "$dir/wrk.txt")
   p50=$(awk '$1=="50%" {print $2}' "$dir/wrk.txt")
