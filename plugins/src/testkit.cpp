@@ -57,12 +57,14 @@ class echo_tool final : public simple_tool {
 
 class record_tool final : public simple_tool {
  public:
-  explicit record_tool(std::string file)
-    : simple_tool("test.record", "Records its idempotency key in a file (a mutating action).",
+  /// `can_tell`: whether reconcile reads the file back (test.record) or cannot tell, like a
+  /// remote system without an idempotency API (test.record_blind: in doubt after a crash).
+  record_tool(std::string name, std::string file, bool can_tell)
+    : simple_tool(std::move(name), "Records its idempotency key in a file (a mutating action).",
                   R"({"type":"object","properties":{"action":{"type":"string","maxLength":200}},)"
                   R"("additionalProperties":false})",
                   risk_class::medium, false, true),
-      file_(std::move(file)) {}
+      file_(std::move(file)), can_tell_(can_tell) {}
 
   tool_result execute(const tool_call& call) override {
     if (file_.empty())
@@ -83,6 +85,8 @@ class record_tool final : public simple_tool {
   }
 
   reconcile_result reconcile(std::string_view key) override {
+    if (!can_tell_)
+      return {reconcile_result::unknown, "{}"};
     std::lock_guard<std::mutex> lock{mtx_};
     std::ifstream in{file_};
     if (!in && !file_.empty())
@@ -96,6 +100,7 @@ class record_tool final : public simple_tool {
 
  private:
   std::string file_;
+  bool can_tell_;
   std::mutex mtx_;
 };
 
@@ -166,7 +171,8 @@ class fail_tool final : public simple_tool {
 
 void add_testkit_tools(actors::tool_registry& reg, const config::tool_config& cfg) {
   reg.add(std::make_shared<echo_tool>());
-  reg.add(std::make_shared<record_tool>(cfg.record_file));
+  reg.add(std::make_shared<record_tool>("test.record", cfg.record_file, true));
+  reg.add(std::make_shared<record_tool>("test.record_blind", cfg.record_file, false));
   reg.add(std::make_shared<sleep_tool>());
   reg.add(std::make_shared<mutate_tool>());
   reg.add(std::make_shared<fail_tool>());

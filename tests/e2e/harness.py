@@ -182,7 +182,8 @@ class Node:
 
     def wait_run(self, run_id, states=("succeeded", "failed", "cancelled"), timeout=30):
         """Follows the run's SSE stream until it ends (the server closes it), then reads it."""
-        for _ in sse_events(self.port, f"/v1/runs/{run_id}/events", timeout=timeout):
+        for _ in sse_events(self.port, f"/v1/runs/{run_id}/events", timeout=timeout,
+                            token=self.token):
             pass
         r = self.run(run_id)
         assert r["state"] in states, f"run {run_id} ended {r['state']}, wanted {states}"
