@@ -12,7 +12,7 @@ using namespace sreh::policy;
 namespace {
 
 std::filesystem::path examples_dir() {
-  return std::filesystem::path{__FILE__}.parent_path().parent_path().parent_path() / "examples" /
+  return std::filesystem::path{SREH_SOURCE_DIR} / "examples" /
          "policies";
 }
 

@@ -26,7 +26,7 @@ namespace sb = sreh::plugins::sandbox;
 namespace {
 
 fs::path repo_root() {
-  return fs::path{__FILE__}.parent_path().parent_path().parent_path();
+  return fs::path{SREH_SOURCE_DIR};
 }
 
 std::vector<fs::path> scenario_files(const fs::path& dir) {

@@ -81,7 +81,7 @@ inline bool logged(const sb::world& w, const std::string& entity, const std::str
 
 /// The repository's root, from this file's path.
 inline std::filesystem::path source_dir() {
-  return std::filesystem::path{__FILE__}.parent_path().parent_path().parent_path();
+  return std::filesystem::path{SREH_SOURCE_DIR};
 }
 
 } // namespace sandbox_fixture
