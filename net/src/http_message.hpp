@@ -45,6 +45,14 @@ struct reply {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+/// A JSON reply with `status`.
+inline reply json_reply(int status, std::string body) {
+  reply r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
 /// How a handler answers, possibly later and from another thread.
 ///
 /// Concurrency: `send` and `post` are thread-safe. `send` must be called exactly once; it hops

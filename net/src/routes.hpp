@@ -7,9 +7,23 @@
 
 #include "http_message.hpp"
 #include "router.hpp"
+#include "sreh/core/json.hpp"
 #include "sreh/net/http_server.hpp"
 
 namespace sreh::net {
+
+/// `{"<key>": x}` with x in its wire shape (json::write): the body of single-resource replies.
+template <class T>
+std::string envelope(const char* key, const T& x) {
+  rapidjson::StringBuffer buf;
+  json::writer w(buf);
+  w.StartObject();
+  w.Key(key);
+  json::write(w, x);
+  w.EndObject();
+  return {buf.GetString(), buf.GetSize()};
+}
+
 
 /// POST /v1/goals, GET /v1/runs, GET /v1/runs/{id}, GET /v1/runs/{id}/steps,
 /// POST /v1/runs/{id}/cancel.

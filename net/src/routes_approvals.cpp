@@ -14,23 +14,6 @@ namespace {
 
 constexpr std::size_t max_comment_bytes = 4096;
 
-std::string approval_envelope(const approval& a) {
-  rapidjson::StringBuffer buf;
-  json::writer w(buf);
-  w.StartObject();
-  w.Key("approval");
-  json::write(w, a);
-  w.EndObject();
-  return {buf.GetString(), buf.GetSize()};
-}
-
-reply json_reply(int status, std::string body) {
-  reply r;
-  r.status = status;
-  r.body = std::move(body);
-  return r;
-}
-
 std::optional<reply> check_approval_id(const request& req, const std::string& id) {
   if (is_valid_id(id, "apr")) return std::nullopt;
   return problem(400, "invalid-argument",
@@ -106,7 +89,7 @@ reply get_approval(server_context& ctx, const request& req) {
   if (auto bad = check_approval_id(req, id)) return std::move(*bad);
   auto loaded = load_approval(ctx, req, id);
   if (auto* p = std::get_if<reply>(&loaded)) return std::move(*p);
-  return json_reply(200, approval_envelope(std::get<approval>(loaded)));
+  return json_reply(200, envelope("approval", std::get<approval>(loaded)));
 }
 
 // -- POST /v1/approvals/{id}/decision ------------------------------------------------------------
@@ -182,7 +165,7 @@ void decide(server_context& ctx, const request& req, responder res) {
   ctx.kernel.decide(id, std::move(vote), [req, res](expected<approval> r) {
     // Serialising does not block: answer from here, the responder hops onto the strand.
     if (!r) return res.send(problem(r.error(), req));
-    res.send(json_reply(200, approval_envelope(*r)));
+    res.send(json_reply(200, envelope("approval", *r)));
   });
 }
 

@@ -7,12 +7,6 @@ namespace sreh::net {
 
 namespace {
 
-reply ok_json(std::string body) {
-  reply r;
-  r.body = std::move(body);
-  return r;
-}
-
 reply readyz(server_context& ctx, const request& req) {
   std::string why;
   if (!ctx.kernel.ready())
@@ -24,7 +18,7 @@ reply readyz(server_context& ctx, const request& req) {
   }
   if (!why.empty())
     return problem(503, "unavailable", why, req);
-  return ok_json(R"({"status":"ready"})");
+  return json_reply(200, R"({"status":"ready"})");
 }
 
 reply stats(server_context& ctx, const request& req, std::int64_t connections) {
@@ -71,7 +65,7 @@ reply stats(server_context& ctx, const request& req, std::int64_t connections) {
   w.Int64(ctx.hub.last_seq());
   w.EndObject();
   w.EndObject();
-  return ok_json({buf.GetString(), buf.GetSize()});
+  return json_reply(200, {buf.GetString(), buf.GetSize()});
 }
 
 } // namespace
@@ -79,7 +73,7 @@ reply stats(server_context& ctx, const request& req, std::int64_t connections) {
 void add_health_routes(router& r, server_context& ctx, std::function<std::int64_t()> connections) {
   auto* c = &ctx;
   r.add("GET", "/healthz", access::open,
-        [](const request&, responder s) { s.send(ok_json(R"({"status":"ok"})")); });
+        [](const request&, responder s) { s.send(json_reply(200, R"({"status":"ok"})")); });
   r.add("GET", "/readyz", access::open,
         [c](const request& q, responder s) { s.send(readyz(*c, q)); });
   r.add("GET", "/v1/stats", access::viewer, [c, connections](const request& q, responder s) {

@@ -13,23 +13,6 @@ namespace sreh::net {
 
 namespace {
 
-std::string run_envelope(const run& r) {
-  rapidjson::StringBuffer buf;
-  json::writer w(buf);
-  w.StartObject();
-  w.Key("run");
-  json::write(w, r);
-  w.EndObject();
-  return {buf.GetString(), buf.GetSize()};
-}
-
-reply json_reply(int status, std::string body) {
-  reply r;
-  r.status = status;
-  r.body = std::move(body);
-  return r;
-}
-
 /// Validates the `{id}` path parameter; a problem reply when malformed.
 std::optional<reply> check_run_id(const request& req, const std::string& id) {
   if (is_valid_id(id, "run"))
@@ -88,7 +71,7 @@ void submit_goal(server_context& ctx, const request& req, responder res) {
         return res.send(problem(
             422, "idempotency-key-reuse",
             "Idempotency-Key reused with a different goal (it names run " + run.id + ")", req));
-      auto out = json_reply(r->created ? 201 : 200, run_envelope(run));
+      auto out = json_reply(r->created ? 201 : 200, envelope("run", run));
       if (r->created)
         out.headers.emplace_back("Location", "/v1/runs/" + run.id);
       res.send(std::move(out));
@@ -190,7 +173,7 @@ void cancel_run(server_context& ctx, const request& req, responder res) {
       auto loaded = load_run(*c, req, id);
       if (auto* p = std::get_if<reply>(&loaded))
         return res.send(std::move(*p));
-      res.send(json_reply(200, run_envelope(std::get<run>(loaded))));
+      res.send(json_reply(200, envelope("run", std::get<run>(loaded))));
     });
   });
 }
