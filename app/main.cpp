@@ -6,6 +6,7 @@
 
 #include "audit_command.hpp"
 #include "cli_client.hpp"
+#include "cluster_check.hpp"
 #include "eval_command.hpp"
 #include "serve.hpp"
 
@@ -16,9 +17,13 @@ constexpr const char* usage = R"(sreh — a durable SRE agent runtime
 usage: sreh <command> [options]
 
 node:
-  serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR]
-                          run a node (embedded default: SQLite in ./data, 127.0.0.1:7070)
-  config check FILE       validate a config file
+  serve [--config FILE] [--node-id ID] [--listen HOST:PORT] [--data-dir DIR]
+                          run a node (embedded default: SQLite in ./data, 127.0.0.1:7070);
+                          the options replace the file's settings
+  config check FILE [--node-id ID]
+                          validate a config file (and its cluster topology)
+  cluster check TOPOLOGY_FILE [--timeout-ms N]
+                          validate a topology and probe every node's addresses (TCP)
   eval [--json F] [--markdown F] [--mode autonomous|review] [--kb F] DIR|FILE...
                           run scenario files against the builtin reasoner and score them
 
@@ -60,6 +65,8 @@ int main(int argc, char** argv) {
     return sreh::app::serve_command(argc - 2, argv + 2);
   if (cmd == "config")
     return sreh::app::config_check_command(argc - 2, argv + 2);
+  if (cmd == "cluster")
+    return sreh::app::cluster_command(argc - 2, argv + 2);
   if (cmd == "eval")
     return sreh::app::eval_command(argc - 2, argv + 2);
   if (cmd == "audit")

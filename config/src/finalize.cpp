@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <initializer_list>
+#include <string_view>
+#include <vector>
 
 #include "sreh/config/node_config.hpp"
 
@@ -86,6 +88,38 @@ bool is_loopback_host(const std::string& host) {
 
 namespace {
 
+/// Cluster mode: loads the topology; this node must be a member, and its listen address and
+/// default data_dir follow from that.
+error apply_topology(node_config& cfg) {
+  auto topo = load_topology(cfg.cluster.topology);
+  if (!topo)
+    return field_error("cluster.topology", topo.error().message);
+  const auto* self = topo->find(cfg.node_id);
+  if (self == nullptr) {
+    std::vector<std::string_view> ids;
+    for (const auto& m : topo->nodes)
+      ids.push_back(m.id);
+    return field_error("node_id", fmt::format("'{}' is not in topology {} (nodes: {})", cfg.node_id,
+                                              topo->source, fmt::join(ids, ", ")));
+  }
+  if (cfg.store.kind != "postgres")
+    return field_error("store.kind", "a cluster needs the shared PostgreSQL store: set "
+                                     "store.kind: postgres");
+  if (cfg.nats.url.empty())
+    return field_error("nats.url", "required in a cluster: SSE across nodes and the relay need "
+                                   "JetStream (nats://host:port)");
+  if (cfg.listen_given && cfg.listen != self->http)
+    return field_error("listen", fmt::format("{} differs from {}, the http address of node '{}' "
+                                             "in topology {}: leave listen out (a cluster node "
+                                             "listens on its topology address) or make them equal",
+                                             cfg.listen, self->http, self->id, topo->source));
+  cfg.listen = self->http;
+  if (!cfg.data_dir_given)
+    cfg.data_dir = "./data/" + cfg.node_id;
+  cfg.cluster.topo = std::move(*topo);
+  return {};
+}
+
 error check_auth(const auth_config& auth, const std::string& listen_host) {
   if (auto err = check_one_of(auth.mode, "auth.mode", {"tokens", "none"}))
     return err;
@@ -102,6 +136,10 @@ error check_auth(const auth_config& auth, const std::string& listen_host) {
 error finalize(node_config& cfg) {
   if (cfg.node_id.empty())
     return field_error("node_id", "must not be empty");
+  cfg.cluster.topo.reset();
+  if (!cfg.cluster.topology.empty())
+    if (auto err = apply_topology(cfg))
+      return err;
   std::string host;
   std::uint16_t port = 0;
   if (auto err = parse_listen(cfg.listen, "listen", host, port))

@@ -141,6 +141,12 @@ void read_sandbox(yaml_reader& r, const yaml_entry& section, const std::string& 
     out.scenario = read_path(r, e, config_file);
 }
 
+void read_cluster(yaml_reader& r, const yaml_entry& section, const std::string& config_file,
+                  cluster_config& out) {
+  for (const auto& e : r.entries(section.value, section.path, {"topology"}))
+    out.topology = read_path(r, e, config_file);
+}
+
 void read_tools(yaml_reader& r, const yaml_entry& section, tool_config& out) {
   for (const auto& e : r.entries(section.value, section.path, {"record_file"}))
     out.record_file = r.string(e);
@@ -243,7 +249,7 @@ void read_top(yaml_reader& r, const YAML::Node& root, node_config& cfg) {
   auto entries = r.entries(root, "", {"node_id", "listen", "data_dir", "policy_mode",
                                       "policy_file", "store",
                                       "logging", "limits", "budget", "model", "tools",
-                                      "auth", "sandbox", "nats"});
+                                      "auth", "sandbox", "nats", "cluster"});
   for (const auto& e : entries) {
     if (e.key == "node_id") {
       cfg.node_id = r.string(e);
@@ -255,10 +261,10 @@ void read_top(yaml_reader& r, const YAML::Node& root, node_config& cfg) {
       std::uint16_t port = 0;
       if (auto err = parse_listen(cfg.listen, e.path, host, port))
         throw detail::load_error{fmt::format("{}: {}", r.where(e.mark), err.message)};
+      cfg.listen_given = true;
     } else if (e.key == "data_dir") {
-      cfg.data_dir = r.string(e);
-      if (cfg.data_dir.empty())
-        r.fail(e, "must not be empty");
+      cfg.data_dir = r.non_empty_string(e);
+      cfg.data_dir_given = true;
     } else if (e.key == "policy_mode") {
       cfg.policy_mode = r.one_of(e, {"read_only", "review", "autonomous"});
     } else if (e.key == "policy_file") {
@@ -279,6 +285,8 @@ void read_top(yaml_reader& r, const YAML::Node& root, node_config& cfg) {
       read_auth(r, e, cfg.auth);
     } else if (e.key == "nats") {
       read_nats(r, e, cfg.nats);
+    } else if (e.key == "cluster") {
+      read_cluster(r, e, cfg.source, cfg.cluster);
     } else {
       read_tools(r, e, cfg.tools);
     }
@@ -287,7 +295,22 @@ void read_top(yaml_reader& r, const YAML::Node& root, node_config& cfg) {
 
 } // namespace
 
-expected<node_config> load_string(const std::string& text, const std::string& name) {
+void apply_overrides(const overrides& o, node_config& cfg) {
+  if (!o.node_id.empty())
+    cfg.node_id = o.node_id;
+  if (!o.listen.empty()) {
+    cfg.listen = o.listen;
+    cfg.listen_given = true;
+  }
+  if (!o.data_dir.empty()) {
+    cfg.data_dir = o.data_dir;
+    cfg.data_dir_given = true;
+    cfg.store.path.clear(); // the store follows the data dir
+  }
+}
+
+expected<node_config> load_string(const std::string& text, const std::string& name,
+                                  const overrides& o) {
   node_config cfg;
   cfg.source = name;
   yaml_reader r{name};
@@ -302,19 +325,25 @@ expected<node_config> load_string(const std::string& text, const std::string& na
     return error{errc::invalid_argument,
                  fmt::format("{}: invalid YAML: {}", r.where(e.mark), e.msg)};
   }
+  apply_overrides(o, cfg);
   if (auto err = finalize(cfg)) {
-    // finalize names the field ("store.url: ..."); point at where that part was written.
+    // finalize names the field ("store.url: ..."); point at where that part was written, unless
+    // the command line replaced it.
     auto field = err.message.substr(0, err.message.find(':'));
-    return error{err.code, fmt::format("{}: {}", r.where(r.mark_of(field)), err.message)};
+    bool overridden = (field == "node_id" && !o.node_id.empty()) ||
+                      (field == "listen" && !o.listen.empty()) ||
+                      (field == "data_dir" && !o.data_dir.empty());
+    auto mark = overridden ? YAML::Mark::null_mark() : r.mark_of(field);
+    return error{err.code, fmt::format("{}: {}", r.where(mark), err.message)};
   }
   return cfg;
 }
 
-expected<node_config> load_file(const std::string& path) {
+expected<node_config> load_file(const std::string& path, const overrides& o) {
   auto text = detail::read_text_file(path);
   if (!text)
     return text.error();
-  return load_string(*text, path);
+  return load_string(*text, path, o);
 }
 
 } // namespace sreh::config

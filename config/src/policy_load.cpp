@@ -28,39 +28,17 @@ constexpr std::int64_t max_rate = 1'000'000;
 
 // -- scalars and lists --------------------------------------------------------------------------
 
-/// The items of `e`, a non-empty sequence, each with its own path ("rules[2].when.tools[0]").
-std::vector<yaml_entry> items(yaml_reader& r, const yaml_entry& e) {
-  if (!e.value.IsSequence())
-    r.fail(e, "expected a sequence (e.g. [a, b])");
-  if (e.value.size() == 0)
-    r.fail(e, "must not be empty");
-  std::vector<yaml_entry> out;
-  std::size_t i = 0;
-  for (const auto& item : e.value) {
-    auto path = fmt::format("{}[{}]", e.path, i++);
-    out.push_back({"", path, item, item.Mark(), item.Mark()});
-  }
-  return out;
-}
-
-std::string non_empty_string(yaml_reader& r, const yaml_entry& e) {
-  auto s = r.string(e);
-  if (s.empty())
-    r.fail(e, "must not be empty");
-  return s;
-}
-
 std::vector<std::string> strings(yaml_reader& r, const yaml_entry& e) {
   std::vector<std::string> out;
-  for (const auto& item : items(r, e))
-    out.push_back(non_empty_string(r, item));
+  for (const auto& item : r.items(e))
+    out.push_back(r.non_empty_string(item));
   return out;
 }
 
 std::vector<std::string> strings_of(yaml_reader& r, const yaml_entry& e,
                                     std::initializer_list<std::string_view> allowed) {
   std::vector<std::string> out;
-  for (const auto& item : items(r, e))
+  for (const auto& item : r.items(e))
     out.push_back(r.one_of(item, allowed));
   return out;
 }
@@ -189,7 +167,7 @@ window read_window(yaml_reader& r, const yaml_entry& e) {
   std::optional<yaml_entry> weekly, from, to;
   for (const auto& f : r.entries(e.value, e.path, {"days", "from_hour", "to_hour", "from", "to"})) {
     if (f.key == "days") {
-      for (const auto& d : items(r, f))
+      for (const auto& d : r.items(f))
         w.days.push_back(day_of(r, d));
     } else if (f.key == "from_hour") {
       w.from_hour = static_cast<int>(r.integer(f, 0, 23));
@@ -259,7 +237,7 @@ void read_when(yaml_reader& r, const yaml_entry& e, rule& out) {
     else if (f.key == "min_blast_radius")
       out.min_blast_radius = share(r, f);
     else if (f.key == "during")
-      for (const auto& w : items(r, f))
+      for (const auto& w : r.items(f))
         out.during.push_back(read_window(r, w));
     else
       out.limit = read_rate_limit(r, f);
@@ -325,7 +303,7 @@ void read_scopes(yaml_reader& r, const yaml_entry& e, policy_set& p) {
 
 void read_rules(yaml_reader& r, const yaml_entry& e, policy_set& p) {
   std::map<std::string, YAML::Mark> seen;
-  for (const auto& item : items(r, e)) {
+  for (const auto& item : r.items(e)) {
     auto rule = read_rule(r, item, p.default_approval);
     auto where = r.mark_of(item.path + ".id");
     if (auto [it, fresh] = seen.emplace(rule.id, where); !fresh)

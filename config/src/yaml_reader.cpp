@@ -188,6 +188,27 @@ std::string yaml_reader::string(const yaml_entry& e) {
   return out;
 }
 
+std::string yaml_reader::non_empty_string(const yaml_entry& e) {
+  auto s = string(e);
+  if (s.empty())
+    fail(e, "must not be empty");
+  return s;
+}
+
+std::vector<yaml_entry> yaml_reader::items(const yaml_entry& e) {
+  if (!e.value.IsSequence())
+    fail(e, "expected a sequence (e.g. [a, b])");
+  if (e.value.size() == 0)
+    fail(e, "must not be empty");
+  std::vector<yaml_entry> out;
+  std::size_t i = 0;
+  for (const auto& item : e.value) {
+    auto path = fmt::format("{}[{}]", e.path, i++);
+    out.push_back({"", path, item, item.Mark(), item.Mark()});
+  }
+  return out;
+}
+
 std::int64_t yaml_reader::integer(const yaml_entry& e, std::int64_t min, std::int64_t max) {
   if (!e.value.IsScalar())
     fail(e, fmt::format("expected an integer, got {}", kind_of(e.value)));

@@ -46,6 +46,12 @@ class yaml_reader {
   /// A scalar as a string, with `${NAME}` replaced from the environment.
   [[nodiscard]] std::string string(const yaml_entry& e);
 
+  /// A string that must not be empty (after `${NAME}` substitution).
+  [[nodiscard]] std::string non_empty_string(const yaml_entry& e);
+
+  /// The items of `e`, a non-empty sequence, each with its own path ("rules[2].when.tools[0]").
+  [[nodiscard]] std::vector<yaml_entry> items(const yaml_entry& e);
+
   /// A scalar integer in [min, max].
   [[nodiscard]] std::int64_t integer(const yaml_entry& e, std::int64_t min, std::int64_t max);
 

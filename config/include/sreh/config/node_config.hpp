@@ -1,9 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "sreh/config/topology.hpp"
 #include "sreh/core/expected.hpp"
 #include "sreh/core/run.hpp"
 
@@ -78,6 +80,14 @@ struct nats_config {
   std::string subject_prefix = "sreh.events"; // subjects are <prefix>.<kind>.<run>
 };
 
+/// Cluster mode (docs/cluster.md): on when `topology` is set.
+struct cluster_config {
+  /// The topology file, shared by every node; relative to the config file's directory.
+  std::string topology;
+  /// The loaded topology, filled by `finalize` when `topology` is set.
+  std::optional<config::topology> topo;
+};
+
 /// The node's configuration. Every field has a default so that no file is needed for the
 /// embedded default (SQLite under ./data, listening on 127.0.0.1:7070).
 struct node_config {
@@ -95,18 +105,38 @@ struct node_config {
   sandbox_config sandbox;
   auth_config auth;
   nats_config nats;
+  cluster_config cluster;
   std::string source;                    // file it was loaded from ("" = defaults)
+  // Whether listen / data_dir were given (file or command line) rather than defaulted: in
+  // cluster mode the defaults follow the topology (listen) and the node id (data_dir).
+  bool listen_given = false;
+  bool data_dir_given = false;
 };
+
+/// Command-line settings that replace the file's before `finalize`, so that one config file can
+/// serve every node of a cluster (`sreh serve --node-id`). Empty fields keep the file's value.
+struct overrides {
+  std::string node_id;
+  std::string listen;
+  std::string data_dir; // the store path then follows it
+};
+
+/// Applies the non-empty fields of `o` to `cfg`.
+void apply_overrides(const overrides& o, node_config& cfg);
 
 /// Loads and validates a YAML config file. `${NAME}` in string values is replaced by the
 /// environment variable NAME (an unset variable is an error). Unknown keys, wrong types and
 /// out-of-range values are errors formatted as `FILE:LINE:COLUMN: field.path: what is wrong`.
-[[nodiscard]] expected<node_config> load_file(const std::string& path);
+/// `o` is applied before `finalize`.
+[[nodiscard]] expected<node_config> load_file(const std::string& path, const overrides& o = {});
 
 /// Same, from text (`name` is used in messages in place of a file name).
-[[nodiscard]] expected<node_config> load_string(const std::string& text, const std::string& name);
+[[nodiscard]] expected<node_config> load_string(const std::string& text, const std::string& name,
+                                                const overrides& o = {});
 
-/// Fills derived defaults (store.path from data_dir) and checks cross-field rules.
+/// Fills derived defaults (store.path from data_dir) and checks cross-field rules. In cluster
+/// mode it loads the topology into `cluster.topo`, checks that this node is a member and sets
+/// `listen` to its http address (and data_dir, unless given, to ./data/<node_id>).
 [[nodiscard]] sreh::error finalize(node_config& cfg);
 
 /// True for a loopback host: 127.0.0.0/8, ::1 (bare or in brackets), localhost.
