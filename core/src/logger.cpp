@@ -5,6 +5,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include <algorithm>
 #include <array>
 #include <mutex>
 #include <vector>
@@ -152,6 +153,19 @@ std::shared_ptr<spdlog::logger> logger(const std::string& module) {
   l->set_level(s.level);
   spdlog::register_logger(l);
   return l;
+}
+
+std::uint64_t log_limiter::admit() {
+  calls_.fetch_add(1);
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now().time_since_epoch())
+                     .count();
+  auto last = last_.load();
+  if (last >= 0 && now - last < every_)
+    return 0;
+  if (!last_.compare_exchange_strong(last, now))
+    return 0; // another thread writes this line
+  return std::max<std::uint64_t>(1, calls_.exchange(0)); // this call and the ones held back
 }
 
 } // namespace sreh

@@ -102,10 +102,12 @@ std::vector<commit_result> group_writer::impl::commit_isolating(std::vector<writ
     return results;
   }
   ++failures;
-  // A batch that fails as a bug (not an outage) must not take its neighbours down with it:
-  // commit them one by one so only the faulty batch fails.
+  // A batch that fails as a bug or for its own reason (a run this node no longer owns: conflict),
+  // not an outage, must not take its neighbours down with it: commit them one by one so only
+  // that batch fails.
+  const auto code = results.empty() ? errc::ok : results.front().err.code;
   if (bs.size() < 2 || results.size() != bs.size()
-      || results.front().err.code != errc::internal)
+      || (code != errc::internal && code != errc::conflict))
     return results;
   for (std::size_t i = 0; i < bs.size(); ++i) {
     std::vector<write_batch> one;

@@ -54,6 +54,34 @@ struct commit_rows {
   array_columns events{event_column_count};
 };
 
+/// Why an update of `updates` matched no row: the run does not exist (a bug: `internal`), or
+/// another node owns it now (`conflict`: this node's lease expired and a survivor claimed it).
+sreh::error missing_updates(pqxx::work& tx, const std::vector<const run*>& updates,
+                            const pqxx::result& updated) {
+  std::unordered_set<std::string> found;
+  for (const auto& row : updated)
+    found.insert(text(row[0]));
+  array_columns ids{1};
+  for (const auto* r : updates)
+    if (!found.contains(r->id))
+      ids.row().text(r->id);
+  std::unordered_map<std::string, std::string> owners;
+  for (const auto& row : exec_columns(tx, run_owners, ids))
+    owners.emplace(text(row[0]), text(row[1]));
+  for (const auto* r : updates) {
+    if (found.contains(r->id))
+      continue;
+    auto o = owners.find(r->id);
+    if (o == owners.end())
+      return {errc::internal, fmt::format("postgres: update run {}: no such run", r->id)};
+    return {errc::conflict,
+            fmt::format("postgres: run {} is owned by node '{}', not '{}': this node's lease "
+                        "expired and the run was claimed",
+                        r->id, o->second, r->node_id)};
+  }
+  return {errc::internal, "postgres: update runs: fewer rows than expected"};
+}
+
 } // namespace
 
 std::vector<commit_result> postgres_store::commit(std::vector<write_batch>& batches) {
@@ -69,8 +97,10 @@ std::vector<commit_result> postgres_store::commit(std::vector<write_batch>& batc
     return first; // on error the transaction is rolled back when it goes out of scope
   });
   if (!first_seq) {
-    logger("store")->warn("commit of {} batches failed: {}", batches.size(),
-                          first_seq.error().message);
+    if (const auto n = commit_errors_.admit())
+      logger("store")->warn("commit of {} batches failed: {} ({} similar lines held back in the "
+                            "last 10 s)",
+                            batches.size(), first_seq.error().message, n - 1);
     for (auto& r : results)
       r = commit_result{first_seq.error(), {}, {}};
     return results; // the batches are left as they were given
@@ -170,15 +200,8 @@ expected<std::int64_t> postgres_store::apply(pqxx::work& tx, std::vector<write_b
     for (const auto* r : rows.updates)
       add_run(cols, *r);
     const auto updated = exec_columns(tx, update_runs, cols);
-    if (updated.size() != rows.updates.size()) {
-      std::unordered_set<std::string> found;
-      for (const auto& row : updated)
-        found.insert(text(row[0]));
-      for (const auto* r : rows.updates)
-        if (!found.contains(r->id))
-          return sreh::error{errc::internal,
-                             fmt::format("postgres: update run {}: no such run", r->id)};
-    }
+    if (updated.size() != rows.updates.size())
+      return missing_updates(tx, rows.updates, updated);
   }
   array_columns steps{step_column_count};
   for (const auto& [key, s] : rows.steps)
@@ -189,6 +212,8 @@ expected<std::int64_t> postgres_store::apply(pqxx::work& tx, std::vector<write_b
     add_approval(approvals, *a);
   exec_columns(tx, upsert_approvals, approvals);
   exec_columns(tx, insert_events, rows.events);
+  if (rows.events.rows() > 0)
+    tx.exec_prepared(notify_commit.name);
   return first_seq;
 }
 

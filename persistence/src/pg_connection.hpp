@@ -45,6 +45,17 @@ class connection {
     }
   }
 
+  /// `use` for statements that may safely run twice (reads, upserts): when the connection
+  /// turns out broken (the server restarted since its last use), once more on a new one.
+  template <class F>
+  auto use_retrying(std::string_view op, F&& f) -> std::invoke_result_t<F, pqxx::connection&> {
+    const bool was_open = conn_ != nullptr;
+    auto out = use(op, f);
+    if (!out && was_open && conn_ == nullptr && out.error().code == errc::unavailable)
+      return use(op, f);
+    return out;
+  }
+
   /// Connects (when not connected) so that errors show at open time.
   [[nodiscard]] sreh::error ensure_open(std::string_view op);
 

@@ -1,8 +1,9 @@
-// The schema of the PostgreSQL store. The versions are those of the SQLite store (1 base, 2
-// approvals + audit chain, 3 relay offsets) with PostgreSQL types: bigint for integers, boolean
-// for flags, jsonb for the approval lists, and COLLATE "C" on the ids so that cursors order and
-// compare bytes as SQLite does, whatever the database's locale. JSON payloads (checkpoint, args,
-// data, ...) stay text: they are hashed and returned byte for byte.
+// The schema of the PostgreSQL store. Versions 1-3 are those of the SQLite store (1 base, 2
+// approvals + audit chain, 3 relay offsets); 4 (cluster membership) is PostgreSQL's own. Types
+// are PostgreSQL's: bigint for integers, boolean for flags, jsonb for the approval lists, and
+// COLLATE "C" on the ids so that cursors order and compare bytes as SQLite does, whatever the
+// database's locale. JSON payloads (checkpoint, args, data, ...) stay text: they are hashed and
+// returned byte for byte.
 #include "pg_migrations.hpp"
 
 #include <pqxx/pqxx>
@@ -161,10 +162,27 @@ CREATE TABLE relay_offsets (
 );
 )sql";
 
-constexpr std::array<migration, 3> all_migrations{{
+// Version 4: cluster membership; a member's lease on the runs it owns (pg_cluster.cpp). Times
+// are the database's clock.
+constexpr std::string_view schema_v4 = R"sql(
+CREATE TABLE cluster_nodes (
+  id           text COLLATE "C" PRIMARY KEY,
+  http         text NOT NULL,
+  cluster      text NOT NULL,
+  roles        text NOT NULL,
+  active_runs  bigint NOT NULL,
+  parked_runs  bigint NOT NULL,
+  started_at   bigint NOT NULL,
+  heartbeat_at timestamptz NOT NULL,
+  lease_until  timestamptz NOT NULL
+);
+)sql";
+
+constexpr std::array<migration, 4> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, hash_existing_events},
   {3, schema_v3, nullptr},
+  {4, schema_v4, nullptr},
 }};
 
 constexpr const char* create_version_table =

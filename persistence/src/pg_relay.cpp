@@ -21,7 +21,7 @@ std::int64_t now_us() {
 
 expected<std::int64_t> postgres_store::relay_offset(std::string_view name) {
   auto c = readers_.borrow();
-  return c->use("read relay offset", [&](pqxx::connection& conn) -> expected<std::int64_t> {
+  return c->use_retrying("read relay offset", [&](pqxx::connection& conn) -> expected<std::int64_t> {
     pqxx::nontransaction tx{conn};
     const auto rows =
       tx.exec_params("SELECT seq FROM relay_offsets WHERE name = $1", std::string{name});
@@ -31,7 +31,7 @@ expected<std::int64_t> postgres_store::relay_offset(std::string_view name) {
 
 sreh::error postgres_store::set_relay_offset(std::string_view name, std::int64_t seq) {
   auto c = readers_.borrow();
-  auto done = c->use("store relay offset", [&](pqxx::connection& conn) -> expected<bool> {
+  auto done = c->use_retrying("store relay offset", [&](pqxx::connection& conn) -> expected<bool> {
     pqxx::nontransaction tx{conn};
     tx.exec_params0("INSERT INTO relay_offsets (name, seq, updated_at) VALUES ($1, $2, $3) "
                     "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq, "

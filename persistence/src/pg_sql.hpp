@@ -29,6 +29,11 @@ inline constexpr statement runs_by_keys{
   "id, goal, state, waiting_for, submitter, idempotency_key, node_id, created_at, updated_at, "  \
   "steps, tokens, max_steps, max_tokens, deadline_us, max_result_bytes, checkpoint, "            \
   "conclusion, error, labels"
+#define SREH_RUN_QUALIFIED                                                                        \
+  "runs.id, runs.goal, runs.state, runs.waiting_for, runs.submitter, runs.idempotency_key, "     \
+  "runs.node_id, runs.created_at, runs.updated_at, runs.steps, runs.tokens, runs.max_steps, "    \
+  "runs.max_tokens, runs.deadline_us, runs.max_result_bytes, runs.checkpoint, runs.conclusion, " \
+  "runs.error, runs.labels"
 #define SREH_RUN_ARRAYS                                                                           \
   "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], "  \
   "$8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], "     \
@@ -36,6 +41,8 @@ inline constexpr statement runs_by_keys{
 
 inline constexpr statement insert_runs{
   "insert_runs", "INSERT INTO runs (" SREH_RUN_COLUMNS ") SELECT * FROM " SREH_RUN_ARRAYS};
+/// Fenced: a row is only updated while its stored owner is the writer's `node_id` (a node whose
+/// runs were claimed by a survivor can no longer write them).
 inline constexpr statement update_runs{
   "update_runs",
   "UPDATE runs SET goal = u.goal, state = u.state, waiting_for = u.waiting_for, "
@@ -44,7 +51,13 @@ inline constexpr statement update_runs{
   "max_steps = u.max_steps, max_tokens = u.max_tokens, deadline_us = u.deadline_us, "
   "max_result_bytes = u.max_result_bytes, checkpoint = u.checkpoint, "
   "conclusion = u.conclusion, error = u.error, labels = u.labels "
-  "FROM " SREH_RUN_ARRAYS " AS u(" SREH_RUN_COLUMNS ") WHERE runs.id = u.id RETURNING runs.id"};
+  "FROM " SREH_RUN_ARRAYS " AS u(" SREH_RUN_COLUMNS ") WHERE runs.id = u.id "
+  "AND runs.node_id = u.node_id RETURNING runs.id"};
+inline constexpr statement run_owners{
+  "run_owners", "SELECT id, node_id FROM runs WHERE id = ANY($1::text[])"};
+/// Wakes the relay (pg_relay_lock.cpp) when a commit wrote events.
+inline constexpr statement notify_commit{"notify_commit",
+                                         "SELECT pg_notify('sreh_events', current_schema())"};
 
 #define SREH_STEP_COLUMNS                                                                         \
   "run_id, n, kind, state, tool, args, idempotency_key, decision, result, error, "               \
@@ -143,6 +156,36 @@ inline constexpr statement approval_for_step{
   "approval_for_step", "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE run_id = $1 AND "
                        "step_n = $2 ORDER BY created_at DESC, id DESC LIMIT 1"};
 
+// -- cluster membership (pg_cluster.cpp) ------------------------------------------------------------
+
+/// Locks this node's row (waiting while a claimer holds it) and says whether its lease expired.
+inline constexpr statement node_lease_expired{
+  "node_lease_expired", "SELECT lease_until < now() FROM cluster_nodes WHERE id = $1 FOR UPDATE"};
+/// $1 id, $2 http, $3 cluster, $4 roles, $5 active, $6 parked, $7 started_at, $8 ttl (ms).
+inline constexpr statement upsert_node{
+  "upsert_node",
+  "INSERT INTO cluster_nodes (id, http, cluster, roles, active_runs, parked_runs, started_at, "
+  "heartbeat_at, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, now(), "
+  "now() + $8 * interval '1 millisecond') ON CONFLICT (id) DO UPDATE SET http = excluded.http, "
+  "cluster = excluded.cluster, roles = excluded.roles, active_runs = excluded.active_runs, "
+  "parked_runs = excluded.parked_runs, started_at = excluded.started_at, "
+  "heartbeat_at = excluded.heartbeat_at, lease_until = excluded.lease_until"};
+inline constexpr statement members{
+  "members",
+  "SELECT n.id, n.http, n.cluster, n.roles, n.active_runs, n.parked_runs, n.started_at, "
+  "(extract(epoch FROM now() - n.heartbeat_at) * 1000)::bigint, n.lease_until >= now(), "
+  "(SELECT count(*) FROM runs r WHERE r.node_id = n.id "
+  "AND r.state IN ('pending', 'running', 'waiting')) FROM cluster_nodes n ORDER BY n.id"};
+/// $1 the claimer, $2 limit. The dead members' rows are share-locked (a member coming back
+/// waits in node_lease_expired until this commits); runs another claimer holds are skipped.
+inline constexpr statement claim_orphans{
+  "claim_orphans",
+  "WITH dead AS (SELECT id FROM cluster_nodes WHERE lease_until < now() AND id <> $1 "
+  "FOR SHARE), victims AS (SELECT r.id FROM runs r WHERE r.node_id IN (SELECT id FROM dead) "
+  "AND r.state IN ('pending', 'running', 'waiting') ORDER BY r.created_at, r.id LIMIT $2 "
+  "FOR UPDATE OF r SKIP LOCKED) UPDATE runs SET node_id = $1 FROM victims "
+  "WHERE runs.id = victims.id RETURNING " SREH_RUN_QUALIFIED};
+
 inline constexpr statement stats{
   "stats", "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM steps), "
            "(SELECT count(*) FROM events), (SELECT coalesce(max(seq), 0) FROM events)"};
@@ -153,6 +196,7 @@ inline constexpr statement ping{"ping", "SELECT 1"};
 #undef SREH_APPROVAL_COLUMNS
 #undef SREH_STEP_COLUMNS
 #undef SREH_RUN_ARRAYS
+#undef SREH_RUN_QUALIFIED
 #undef SREH_RUN_COLUMNS
 
 /// Registers every statement above on `c` (libpqxx 6 prepares each on its first use).

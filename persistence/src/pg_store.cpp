@@ -31,7 +31,7 @@ template <class T, class Read, class... Args>
 expected<std::vector<T>> collect(pool& p, std::string_view op, const statement& s, Read read,
                                  const Args&... args) {
   auto c = p.borrow();
-  return c->use(op, [&](pqxx::connection& conn) -> expected<std::vector<T>> {
+  return c->use_retrying(op, [&](pqxx::connection& conn) -> expected<std::vector<T>> {
     pqxx::nontransaction tx{conn};
     const auto rows = tx.exec_prepared(s.name, args...);
     std::vector<T> out;

@@ -9,6 +9,7 @@
 
 #include "audit_hasher.hpp"
 #include "pg_connection.hpp"
+#include "sreh/core/logger.hpp"
 #include "sreh/persistence/postgres_store.hpp"
 
 namespace sreh::persistence::pg {
@@ -21,7 +22,7 @@ namespace sreh::persistence::pg {
 /// head of the log (last seq and hash) inside its transaction, so the head is never stale even
 /// when another process wrote since (a second node, a restore); the cost is one indexed read
 /// per commit. Readers never wait for the lock.
-class postgres_store final : public store {
+class postgres_store final : public store, public cluster_store {
  public:
   explicit postgres_store(const postgres_options& opts);
 
@@ -45,6 +46,13 @@ class postgres_store final : public store {
   sreh::error ping() override;
   expected<std::int64_t> relay_offset(std::string_view name) override;
   sreh::error set_relay_offset(std::string_view name, std::int64_t seq) override;
+  cluster_store* cluster() override { return this; }
+
+  // cluster_store (pg_cluster.cpp)
+  expected<heartbeat_result> heartbeat(const node_heartbeat& hb,
+                                       std::chrono::milliseconds ttl) override;
+  expected<std::vector<run>> claim_orphans(std::string_view node_id, int limit) override;
+  expected<std::vector<node_row>> members() override;
 
  private:
   /// Applies every batch inside `tx`; returns the seq of the first event written.
@@ -56,6 +64,7 @@ class postgres_store final : public store {
   connection writer_;   // guarded by write_mtx_
   audit_hasher hasher_; // guarded by write_mtx_
   pool readers_;
+  log_limiter commit_errors_{std::chrono::seconds{10}};
 };
 
 } // namespace sreh::persistence::pg

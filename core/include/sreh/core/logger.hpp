@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -17,5 +20,21 @@ namespace sreh {
 /// The named logger of a module ("kernel", "store", "http", ...), created on first use with
 /// the process-wide sinks and level. Thread-safe.
 [[nodiscard]] std::shared_ptr<spdlog::logger> logger(const std::string& module);
+
+/// Lets one line through per `every` and counts the ones it holds back, for errors that repeat
+/// while something is away (the database, NATS): `if (auto n = limit.admit()) log(..., n - 1)`.
+/// Thread-safe.
+class log_limiter {
+ public:
+  explicit log_limiter(std::chrono::milliseconds every) : every_(every.count()) {}
+  /// When a line may be written now: how many calls since the last line written (this one
+  /// included); 0 when it must be held back.
+  [[nodiscard]] std::uint64_t admit();
+
+ private:
+  std::int64_t every_;
+  std::atomic<std::int64_t> last_{-1};
+  std::atomic<std::uint64_t> calls_{0};
+};
 
 } // namespace sreh

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+#include <memory>
 #include <string>
 
 #include "sreh/persistence/store.hpp"
@@ -22,6 +24,27 @@ struct postgres_options {
 /// log head inside its transaction, so writers of one schema never interleave or reuse event
 /// seqs (see docs/postgres.md). Errors name the host and database, never the password.
 [[nodiscard]] expected<store_ptr> open_postgres_store(const postgres_options& opts);
+
+/// Leadership of one relay across the nodes of a cluster: a PostgreSQL session advisory lock,
+/// held on a connection of its own for as long as that connection lives (a node that dies or
+/// loses the database loses the lock, and another node's `acquire` then succeeds). The same
+/// connection LISTENs for the store's commit notifications, so the active relay wakes when any
+/// node commits events. Not thread-safe: one relay thread uses it.
+class relay_lock {
+ public:
+  virtual ~relay_lock() = default;
+  /// Takes the lock when it is free; true while this session holds it. A lost connection means
+  /// a lost lock: false (or the connection error), and a later call connects and tries again.
+  [[nodiscard]] virtual expected<bool> acquire() = 0;
+  /// Waits up to `d` for a commit notification; true when one arrived.
+  virtual bool wait_for_commit(std::chrono::milliseconds d) = 0;
+  /// Gives the lock up (closes the session).
+  virtual void release() = 0;
+};
+
+/// The relay lock named `name` in the store's schema; connects on the first `acquire`.
+[[nodiscard]] std::unique_ptr<relay_lock> make_postgres_relay_lock(const postgres_options& opts,
+                                                                   std::string name);
 
 /// The schema version this build migrates to.
 [[nodiscard]] int postgres_schema_version();

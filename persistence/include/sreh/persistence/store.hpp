@@ -12,6 +12,7 @@
 #include "sreh/core/expected.hpp"
 #include "sreh/core/run.hpp"
 #include "sreh/core/step.hpp"
+#include "sreh/persistence/cluster_store.hpp"
 
 namespace sreh::persistence {
 
@@ -111,6 +112,9 @@ class store {
   [[nodiscard]] virtual expected<store_stats> stats() = 0;
   /// Cheap liveness probe for /readyz.
   [[nodiscard]] virtual sreh::error ping() = 0;
+  /// Cluster membership and run leases, when this store can be shared by the nodes of a
+  /// cluster (PostgreSQL); null otherwise (SQLite).
+  [[nodiscard]] virtual cluster_store* cluster() { return nullptr; }
 
   // -- relay offsets -----------------------------------------------------------------------------
   /// The last event seq that the relay `name` (e.g. "jetstream") has delivered; 0 when it has

@@ -1,0 +1,261 @@
+// Cluster membership, run leases, fencing and the relay lock of the PostgreSQL store
+// (cluster_store.hpp, postgres_store.hpp), on the server of SREH_PG_URL.
+#define CAF_SUITE cluster_store_pg
+#include "caf_test.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <set>
+#include <thread>
+
+#include "store_conformance_fixture.hpp"
+
+using namespace sreh;
+using namespace sreh::persistence;
+using namespace std::chrono_literals;
+
+namespace {
+
+postgres_options pg_options(const std::string& dir) {
+  const char* url = std::getenv("SREH_PG_URL");
+  if (url == nullptr || *url == '\0')
+    CAF_FAIL("cluster_store_pg needs SREH_PG_URL (scripts/test.sh starts PostgreSQL and sets it)");
+  postgres_options o;
+  o.url = url;
+  o.schema = test::test_pg_schema(dir);
+  return o;
+}
+
+node_heartbeat beat_of(const std::string& id) {
+  node_heartbeat hb;
+  hb.node_id = id;
+  hb.http = "127.0.0.1:1";
+  hb.cluster = "127.0.0.1:2";
+  hb.roles = "api,worker,relay";
+  hb.started_at = 1;
+  return hb;
+}
+
+struct fixture {
+  test::temp_dir dir;
+  postgres_options opts = pg_options(dir.path());
+  store_ptr st;
+  cluster_store* cs = nullptr;
+
+  fixture() {
+    auto s = open_postgres_store(opts);
+    if (!s)
+      CAF_FAIL("cannot open the store: " << s.error().message);
+    st = std::move(*s);
+    cs = st->cluster();
+    if (cs == nullptr)
+      CAF_FAIL("the PostgreSQL store has no cluster_store");
+  }
+
+  heartbeat_result beat(const std::string& id, std::chrono::milliseconds ttl) {
+    auto r = cs->heartbeat(beat_of(id), ttl);
+    if (!r)
+      CAF_FAIL("heartbeat " << id << ": " << r.error().message);
+    return std::move(*r);
+  }
+
+  /// A run of `owner` in `state` with its run.created event.
+  void make_run(const std::string& id, const std::string& owner, run_state state) {
+    auto b = test::create_batch(id);
+    b.create->node_id = owner;
+    b.create->state = state;
+    std::vector<write_batch> bs;
+    bs.push_back(std::move(b));
+    auto rs = st->commit(bs);
+    CAF_REQUIRE_EQUAL(rs.size(), 1u);
+    CAF_REQUIRE_EQUAL(rs[0].err.message, "");
+  }
+
+  /// Waits (up to 10 s) until `id`'s lease has expired as the database sees it.
+  void wait_dead(const std::string& id) {
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < until) {
+      auto ms = cs->members();
+      CAF_REQUIRE(ms.has_value());
+      for (const auto& m : *ms)
+        if (m.node.node_id == id && !m.alive)
+          return;
+      std::this_thread::sleep_for(5ms);
+    }
+    CAF_FAIL("the lease of " << id << " did not expire");
+  }
+
+  commit_result update(run r) {
+    write_batch b;
+    r.updated_at += 1;
+    b.update = std::move(r);
+    std::vector<write_batch> bs;
+    bs.push_back(std::move(b));
+    return std::move(st->commit(bs).front());
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(cluster_store_pg_tests, fixture)
+
+CAF_TEST(a heartbeat registers a live member with its load) {
+  auto hb = beat_of("node-a");
+  hb.active_runs = 7;
+  hb.parked_runs = 2;
+  auto r = cs->heartbeat(hb, 5s);
+  CAF_REQUIRE(r.has_value());
+  CAF_CHECK(!r->lease_was_expired);
+  CAF_REQUIRE_EQUAL(r->nodes.size(), 1u);
+  const auto m = r->nodes.front();
+  CAF_CHECK_EQUAL(m.node.node_id, "node-a");
+  CAF_CHECK_EQUAL(m.node.roles, "api,worker,relay");
+  CAF_CHECK_EQUAL(m.node.active_runs, 7);
+  CAF_CHECK_EQUAL(m.node.parked_runs, 2);
+  CAF_CHECK(m.alive);
+  CAF_CHECK_LESS(m.heartbeat_age_ms, 1000);
+}
+
+CAF_TEST(runs of a live member are never claimed; the unfinished runs of a dead member are) {
+  beat("node-a", 300ms);
+  beat("node-b", 60s);
+  make_run("run_a1", "node-a", run_state::running);
+  make_run("run_a2", "node-a", run_state::waiting);
+  make_run("run_a3", "node-a", run_state::succeeded);
+  make_run("run_b1", "node-b", run_state::running);
+  auto none = cs->claim_orphans("node-b", 10);
+  CAF_REQUIRE(none.has_value());
+  CAF_CHECK_EQUAL(none->size(), 0u);
+  wait_dead("node-a");
+  auto claimed = cs->claim_orphans("node-b", 10);
+  CAF_REQUIRE(claimed.has_value());
+  CAF_REQUIRE_EQUAL(claimed->size(), 2u);
+  std::set<std::string> ids;
+  for (const auto& r : *claimed) {
+    ids.insert(r.id);
+    CAF_CHECK_EQUAL(r.node_id, "node-b");
+  }
+  CAF_CHECK_EQUAL(ids, (std::set<std::string>{"run_a1", "run_a2"}));
+  auto finished = st->get_run("run_a3");
+  CAF_REQUIRE(finished.has_value() && finished->has_value());
+  const auto owner = (*finished)->node_id;
+  CAF_CHECK_EQUAL(owner, "node-a");
+  auto again = cs->claim_orphans("node-b", 10);
+  CAF_REQUIRE(again.has_value());
+  CAF_CHECK_EQUAL(again->size(), 0u);
+  // The member that comes back learns that its lease had expired.
+  CAF_CHECK(beat("node-a", 60s).lease_was_expired);
+}
+
+CAF_TEST(a node whose run was claimed can no longer write it) {
+  beat("node-a", 300ms);
+  beat("node-b", 60s);
+  make_run("run_f1", "node-a", run_state::running);
+  make_run("run_f2", "node-a", run_state::running);
+  auto old_copy = **st->get_run("run_f1");
+  auto other = **st->get_run("run_f2");
+  wait_dead("node-a");
+  auto claimed = cs->claim_orphans("node-b", 1); // only the oldest
+  CAF_REQUIRE(claimed.has_value());
+  CAF_REQUIRE_EQUAL(claimed->size(), 1u);
+  CAF_REQUIRE_EQUAL(claimed->front().id, "run_f1");
+  const auto before = st->stats()->events;
+  // node-a's stale copy: its update and event are refused, with the new owner named.
+  old_copy.state = run_state::succeeded;
+  write_batch stale;
+  stale.update = old_copy;
+  stale.events.push_back(test::make_event("evt_stale", "run_f1", 2, "run.finished"));
+  write_batch fine; // a run node-a still owns commits in the same group
+  fine.update = other;
+  fine.events.push_back(test::make_event("evt_fine", "run_f2", 2, "step.intent"));
+  std::vector<write_batch> bs;
+  bs.push_back(std::move(stale));
+  bs.push_back(std::move(fine));
+  auto rs = st->commit(bs);
+  CAF_REQUIRE_EQUAL(rs.size(), 2u);
+  // The store fails the whole transaction (the group writer then commits batch by batch).
+  CAF_CHECK_EQUAL(rs[0].err.code, errc::conflict);
+  CAF_CHECK(rs[0].err.message.find("node-b") != std::string::npos);
+  const auto after = st->stats()->events;
+  CAF_CHECK_EQUAL(after, before);
+  auto now = **st->get_run("run_f1");
+  CAF_CHECK_EQUAL(now.state, run_state::running);
+  CAF_CHECK_EQUAL(now.node_id, "node-b");
+  // The new owner writes it.
+  auto r = update(claimed->front());
+  CAF_CHECK_EQUAL(r.err.message, "");
+}
+
+CAF_TEST(concurrent claimers split the runs of a dead member without overlap) {
+  beat("node-a", 300ms);
+  beat("node-b", 60s);
+  beat("node-c", 60s);
+  for (int i = 0; i < 120; ++i)
+    make_run("run_s" + test::pad(i), "node-a", run_state::running);
+  wait_dead("node-a");
+  std::vector<std::string> by_b, by_c;
+  auto claimer = [this](const std::string& me, std::vector<std::string>& out) {
+    for (;;) {
+      auto rs = cs->claim_orphans(me, 7);
+      if (!rs || rs->empty())
+        return;
+      for (const auto& r : *rs)
+        out.push_back(r.id);
+    }
+  };
+  std::thread b{[&] { claimer("node-b", by_b); }};
+  std::thread c{[&] { claimer("node-c", by_c); }};
+  b.join();
+  c.join();
+  std::set<std::string> all(by_b.begin(), by_b.end());
+  all.insert(by_c.begin(), by_c.end());
+  CAF_CHECK_EQUAL(by_b.size() + by_c.size(), 120u); // nobody claimed a run twice
+  CAF_CHECK_EQUAL(all.size(), 120u);
+  auto ms = cs->members();
+  CAF_REQUIRE(ms.has_value());
+  for (const auto& m : *ms)
+    if (m.node.node_id == "node-a")
+      CAF_CHECK_EQUAL(m.owned_runs, 0);
+}
+
+CAF_TEST(one relay lock holder at a time and takeover when it goes) {
+  auto first = make_postgres_relay_lock(opts, "jetstream");
+  auto second = make_postgres_relay_lock(opts, "jetstream");
+  auto other_name = make_postgres_relay_lock(opts, "other");
+  auto a = first->acquire();
+  CAF_REQUIRE(a.has_value());
+  CAF_CHECK(*a);
+  auto b = second->acquire();
+  CAF_REQUIRE(b.has_value());
+  CAF_CHECK(!*b);
+  auto c = other_name->acquire(); // another relay's lock is independent
+  CAF_REQUIRE(c.has_value());
+  CAF_CHECK(*c);
+  auto held = first->acquire(); // still held, idempotent
+  CAF_REQUIRE(held.has_value());
+  CAF_CHECK(*held);
+  first->release();
+  auto taken = second->acquire();
+  CAF_REQUIRE(taken.has_value());
+  CAF_CHECK(*taken);
+  auto lost = first->acquire();
+  CAF_REQUIRE(lost.has_value());
+  CAF_CHECK(!*lost);
+}
+
+CAF_TEST(the lock holder is woken by commits of events) {
+  auto lock = make_postgres_relay_lock(opts, "jetstream");
+  auto a = lock->acquire();
+  CAF_REQUIRE(a.has_value() && *a);
+  CAF_CHECK(!lock->wait_for_commit(50ms)); // nothing committed
+  std::thread writer{[this] { make_run("run_n1", "node-a", run_state::running); }};
+  bool woken = false;
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (!woken && std::chrono::steady_clock::now() < until)
+    woken = lock->wait_for_commit(100ms);
+  writer.join();
+  CAF_CHECK(woken);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
