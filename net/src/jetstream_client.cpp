@@ -35,6 +35,27 @@ std::int64_t header_seq(natsMsg* m) {
   return seq;
 }
 
+/// A received message as a `stream_message` (headers, and the stream and consumer seqs from
+/// the JetStream metadata when it has them).
+stream_message to_stream_message(natsMsg* m) {
+  stream_message sm;
+  if (const char* subj = natsMsg_GetSubject(m); subj != nullptr)
+    sm.subject = subj;
+  if (const char* d = natsMsg_GetData(m); d != nullptr)
+    sm.data.assign(d, static_cast<std::size_t>(natsMsg_GetDataLength(m)));
+  const char* id = nullptr;
+  if (natsMsgHeader_Get(m, msg_id_header, &id) == NATS_OK && id != nullptr)
+    sm.msg_id = id;
+  sm.seq = header_seq(m);
+  jsMsgMetaData* meta = nullptr;
+  if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {
+    sm.stream_seq = meta->Sequence.Stream;
+    sm.consumer_seq = meta->Sequence.Consumer;
+    jsMsgMetaData_Destroy(meta);
+  }
+  return sm;
+}
+
 /// The acks of the current `publish`: one slot per message, by seq.
 struct ack_table {
   std::mutex mtx;
@@ -145,6 +166,14 @@ struct jetstream_client::impl {
     self->closed_cv.notify_all();
   }
 
+  static void on_async_error(natsConnection*, natsSubscription* sub, natsStatus err,
+                             void* closure) {
+    auto* self = static_cast<impl*>(closure);
+    if (self->opts.on_async_error)
+      self->opts.on_async_error(fmt::format("{}{}", natsStatus_GetText(err),
+                                            sub != nullptr ? " (subscription)" : ""));
+  }
+
   static void on_reconnected(natsConnection*, void* closure) {
     auto* self = static_cast<impl*>(closure);
     if (self->opts.on_connection_change)
@@ -178,6 +207,7 @@ expected<std::unique_ptr<jetstream_client>> jetstream_client::connect(jetstream_
   set(natsOptions_SetDisconnectedCB(p->nopts, &impl::on_disconnected, raw));
   set(natsOptions_SetReconnectedCB(p->nopts, &impl::on_reconnected, raw));
   set(natsOptions_SetClosedCB(p->nopts, &impl::on_closed, raw));
+  set(natsOptions_SetErrorHandler(p->nopts, &impl::on_async_error, raw));
   if (s != NATS_OK)
     return nats_error(fmt::format("options for {}", p->opts.url), s);
   s = natsConnection_Connect(&p->nc, p->nopts);
@@ -291,6 +321,85 @@ publish_outcome jetstream_client::publish(std::span<const jetstream_message> msg
   return out;
 }
 
+/// The callback's closure: it lives until nats.c says the subscription's handler has returned
+/// for the last time (the on-complete callback).
+struct jetstream_subscription::state {
+  std::function<void(stream_message&&)> on_message;
+  natsSubscription* sub = nullptr;
+  std::mutex mtx;
+  std::condition_variable cv;
+  bool complete = false; // guarded by mtx
+
+  static void on_msg(natsConnection*, natsSubscription*, natsMsg* m, void* closure) {
+    auto* self = static_cast<state*>(closure);
+    auto sm = to_stream_message(m);
+    natsMsg_Destroy(m);
+    self->on_message(std::move(sm));
+  }
+
+  static void on_complete(void* closure) {
+    auto* self = static_cast<state*>(closure);
+    {
+      std::lock_guard lk{self->mtx};
+      self->complete = true;
+    }
+    self->cv.notify_all();
+  }
+};
+
+jetstream_subscription::jetstream_subscription(std::unique_ptr<state> s) : state_(std::move(s)) {}
+
+jetstream_subscription::~jetstream_subscription() {
+  if (!state_ || state_->sub == nullptr)
+    return;
+  natsSubscription_Unsubscribe(state_->sub); // also deletes the consumer (when it can)
+  std::unique_lock lk{state_->mtx};
+  const bool done = state_->cv.wait_for(lk, std::chrono::seconds{10},
+                                        [this] { return state_->complete; });
+  lk.unlock();
+  natsSubscription_Destroy(state_->sub);
+  if (!done)
+    (void)state_.release(); // a handler may still run: leak the closure rather than free it
+}
+
+expected<std::unique_ptr<jetstream_subscription>> jetstream_client::subscribe_ordered(
+  subscribe_options opts, std::function<void(stream_message&&)> on_message) {
+  auto st = std::make_unique<jetstream_subscription::state>();
+  st->on_message = std::move(on_message);
+  const auto subject = impl_->opts.subject_prefix + ".>";
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = impl_->opts.stream.c_str();
+  so.Ordered = true; // nats.c sets flow control, no acks, max deliver 1, memory storage
+  so.Config.DeliverPolicy = opts.from == deliver_from::last       ? js_DeliverLast
+                            : opts.from == deliver_from::new_only ? js_DeliverNew
+                                                                  : js_DeliverAll;
+  so.Config.Heartbeat =
+    std::chrono::duration_cast<std::chrono::nanoseconds>(opts.heartbeat).count();
+  natsSubscription* sub = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_Subscribe(&sub, impl_->js, subject.c_str(),
+                              &jetstream_subscription::state::on_msg, st.get(), nullptr, &so,
+                              &jerr);
+  if (s != NATS_OK) {
+    auto err = nats_error(fmt::format("subscribe to stream {}", impl_->opts.stream), s, jerr);
+    if (const char* last = nats_GetLastError(nullptr); last != nullptr && *last != '\0')
+      err.message += fmt::format(": {}", last); // e.g. "stream not found"
+    return err;
+  }
+  st->sub = sub;
+  if (s = natsSubscription_SetOnCompleteCB(sub, &jetstream_subscription::state::on_complete,
+                                           st.get());
+      s != NATS_OK) {
+    // Without it the closure could not be freed safely: give up on this subscription.
+    natsSubscription_Unsubscribe(sub);
+    natsSubscription_Destroy(sub);
+    (void)st.release();
+    return nats_error("subscription completion callback", s);
+  }
+  return std::unique_ptr<jetstream_subscription>{new jetstream_subscription(std::move(st))};
+}
+
 expected<std::vector<stream_message>> jetstream_client::read_stream(
   std::uint64_t start_seq, std::chrono::milliseconds idle) {
   static std::atomic<int> counter{0};
@@ -314,22 +423,8 @@ expected<std::vector<stream_message>> jetstream_client::read_stream(
   for (;;) {
     natsMsgList list{};
     s = natsSubscription_Fetch(&list, sub, 1'024, idle.count(), &jerr);
-    for (int i = 0; i < list.Count; ++i) {
-      natsMsg* m = list.Msgs[i];
-      stream_message sm;
-      sm.subject = natsMsg_GetSubject(m);
-      sm.data.assign(natsMsg_GetData(m), static_cast<std::size_t>(natsMsg_GetDataLength(m)));
-      const char* id = nullptr;
-      if (natsMsgHeader_Get(m, msg_id_header, &id) == NATS_OK && id != nullptr)
-        sm.msg_id = id;
-      sm.seq = header_seq(m);
-      jsMsgMetaData* meta = nullptr;
-      if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {
-        sm.stream_seq = meta->Sequence.Stream;
-        jsMsgMetaData_Destroy(meta);
-      }
-      out.push_back(std::move(sm));
-    }
+    for (int i = 0; i < list.Count; ++i)
+      out.push_back(to_stream_message(list.Msgs[i]));
     natsMsgList_Destroy(&list);
     if (s == NATS_TIMEOUT)
       break; // idle: the end of the stream

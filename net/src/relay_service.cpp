@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "sreh/core/json.hpp"
 #include "sreh/core/logger.hpp"
 #include "sreh/net/jetstream.hpp"
 #include "sreh/net/relay.hpp"
@@ -20,11 +21,16 @@ struct relay::counters {
   std::atomic<std::int64_t> offset{0};
   std::atomic<std::int64_t> newest{0}; // highest seq read from the store
   std::atomic<bool> connected{false};
+  std::atomic<bool> active{false};
   bool conn_changed = false;           // guarded by relay::mtx_
 };
 
-relay::relay(persistence::store& st, actors::event_hub* hub, relay_options opts)
-  : store_(st), hub_(hub), opts_(std::move(opts)), counters_(std::make_unique<counters>()) {}
+relay::relay(persistence::store& st, actors::event_hub* hub, relay_options opts,
+             persistence::relay_lock* lock)
+  : store_(st), hub_(hub), opts_(std::move(opts)), lock_(lock),
+    counters_(std::make_unique<counters>()) {
+  counters_->active = lock_ == nullptr;
+}
 
 relay::~relay() {
   stop();
@@ -82,6 +88,7 @@ relay_stats relay::stats() const {
   const auto newest = std::max(c.newest.load(), hub_ != nullptr ? hub_->last_seq() : 0);
   s.lag = std::max<std::int64_t>(0, newest - s.offset);
   s.connected = c.connected.load();
+  s.active = c.active.load();
   return s;
 }
 
@@ -110,9 +117,40 @@ void relay::failed(const sreh::error& err) {
   pause(backoff_, false);
 }
 
+bool relay::lead() {
+  if (lock_ == nullptr)
+    return true;
+  auto log = logger("relay");
+  auto held = lock_->acquire();
+  if (!held) {
+    if (leading_)
+      log->warn("relay {}: lost the relay lock ({}); standing by", opts_.name,
+                held.error().message);
+    leading_ = false;
+    counters_->active = false;
+    failed(held.error());
+    return false;
+  }
+  if (*held != leading_) {
+    if (*held)
+      log->info("relay {}: took the relay lock; publishing from the stored offset", opts_.name);
+    else
+      log->info("relay {}: another node holds the relay lock; standing by", opts_.name);
+  }
+  if (*held && !leading_)
+    offset_loaded_ = false; // another relay may have moved the offset: start from the store's
+  leading_ = *held;
+  counters_->active = *held;
+  if (!*held)
+    pause(opts_.poll_interval, false);
+  return *held;
+}
+
 void relay::run() {
   auto log = logger("relay");
   while (!stopping_.load()) {
+    if (!lead())
+      continue;
     if (!js_) {
       jetstream_options jo;
       jo.url = opts_.url;
@@ -147,8 +185,16 @@ void relay::run() {
       backoff_ = std::chrono::milliseconds{0};
       last_log_ = {};
     }
-    if (!*more)
+    if (*more)
+      continue;
+    if (lock_ == nullptr) {
       pause(opts_.poll_interval, true);
+    } else { // commits of every node notify the lock's session; short waits keep stop() prompt
+      const auto until = std::chrono::steady_clock::now() + opts_.poll_interval;
+      while (!stopping_.load() && std::chrono::steady_clock::now() < until)
+        if (lock_->wait_for_commit(std::chrono::milliseconds{100}))
+          break;
+    }
   }
 }
 
@@ -194,11 +240,15 @@ expected<bool> relay::round() {
     pause(opts_.gap_poll, false);
     return true;
   }
+  // The payload is the whole event (seq, id, run_id, run_seq, kind, at, data), as SSE shows it.
+  std::vector<std::string> bodies;
+  bodies.reserve(n);
   std::vector<jetstream_message> msgs;
   msgs.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     const auto& e = (*evs)[i];
-    msgs.push_back({event_subject(opts_.subject_prefix, e), e.id, e.seq, e.data});
+    bodies.push_back(json::to_json(e));
+    msgs.push_back({event_subject(opts_.subject_prefix, e), e.id, e.seq, bodies.back()});
   }
   const auto out = js_->publish(msgs, stopping_);
   counters_->published.fetch_add(out.sent);

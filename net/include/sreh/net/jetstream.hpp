@@ -1,7 +1,8 @@
 #pragma once
 // A small JetStream client over nats.c (kept out of this header): one connection that
 // reconnects forever, stream set-up, ordered async publishing with per-message acks and
-// MsgId dedupe, and a reader of a whole stream (tests, tools).
+// MsgId dedupe, an ordered push subscription (the event feed), and a reader of a whole stream
+// (tests, tools).
 
 #include <atomic>
 #include <chrono>
@@ -27,6 +28,9 @@ struct jetstream_options {
   int max_pending = 16'384;                        // async publishes in flight
   /// Called on a nats.c thread when the connection is lost or comes back; must only signal.
   std::function<void(bool connected)> on_connection_change;
+  /// Called on a nats.c thread for asynchronous errors (a subscription's missed heartbeats, a
+  /// failed re-creation of an ordered consumer, a slow consumer); must only record.
+  std::function<void(std::string_view what)> on_async_error;
 };
 
 /// One message to publish. `data` must stay valid for the duration of `publish`.
@@ -46,13 +50,40 @@ struct publish_outcome {
   sreh::error err;              // set when not every message was acked
 };
 
-/// A message read back from a stream.
+/// A message read back from a stream or pushed by a subscription.
 struct stream_message {
   std::uint64_t stream_seq = 0;
+  std::uint64_t consumer_seq = 0; // the consumer's delivery count (1 for a new consumer's first)
   std::string subject;
   std::string msg_id;      // Nats-Msg-Id
   std::int64_t seq = 0;    // Sreh-Seq (0 when absent)
   std::string data;
+};
+
+/// Where a new ordered consumer starts in the stream.
+enum class deliver_from { all, last, new_only };
+
+struct subscribe_options {
+  deliver_from from = deliver_from::last;
+  /// The consumer's idle heartbeat: after two missed ones nats.c re-creates the consumer.
+  std::chrono::milliseconds heartbeat{1'000};
+};
+
+/// An ordered push subscription to every subject of the stream (`jetstream_client::
+/// subscribe_ordered`). Destroying it unsubscribes (deleting the consumer when connected) and
+/// returns once its callback has returned for the last time. Destroy it before its client.
+class jetstream_subscription {
+ public:
+  ~jetstream_subscription();
+  jetstream_subscription(const jetstream_subscription&) = delete;
+  jetstream_subscription& operator=(const jetstream_subscription&) = delete;
+
+  struct state;
+
+ private:
+  friend class jetstream_client;
+  explicit jetstream_subscription(std::unique_ptr<state> s);
+  std::unique_ptr<state> state_;
 };
 
 /// A JetStream connection for one stream.
@@ -84,6 +115,15 @@ class jetstream_client {
   /// ignored): the caller publishes them again, and JetStream drops what was already stored.
   [[nodiscard]] publish_outcome publish(std::span<const jetstream_message> msgs,
                                         const std::atomic<bool>& cancel);
+
+  /// Subscribes to `<prefix>.>` of the stream with an ordered push consumer (ephemeral, no
+  /// acks, flow control and idle heartbeats). nats.c keeps the order: after a gap in the
+  /// consumer's sequence, missed heartbeats or a reconnect it re-creates the consumer from the
+  /// stream seq after the last one delivered (the new consumer's `consumer_seq` starts at 1
+  /// again). `on_message` runs on a nats.c thread, one message at a time, in stream order; it
+  /// must only enqueue. Fails when not connected or the stream does not exist.
+  [[nodiscard]] expected<std::unique_ptr<jetstream_subscription>> subscribe_ordered(
+    subscribe_options so, std::function<void(stream_message&&)> on_message);
 
   /// Every message of the stream from `start_seq` on (an ephemeral-like pull consumer that is
   /// deleted afterwards), in stream order. Stops after `idle` without a new message.

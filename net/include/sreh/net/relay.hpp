@@ -14,6 +14,7 @@
 
 #include "sreh/actors/event_hub.hpp"
 #include "sreh/core/event.hpp"
+#include "sreh/persistence/postgres_store.hpp"
 #include "sreh/persistence/store.hpp"
 
 namespace sreh::net {
@@ -45,6 +46,7 @@ struct relay_stats {
   std::int64_t offset = 0;       // last seq stored as delivered
   std::int64_t lag = 0;          // newest seq seen (hub or store) minus offset
   bool connected = false;
+  bool active = true;            // holds the relay lock (always, without one)
 };
 
 /// The subject of an event: `<prefix>.<kind>.<run_id>` ("node" for events of no run). Dots in
@@ -60,15 +62,20 @@ struct relay_stats {
 /// store errors: one rate-limited log line, backoff, retry from the stored offset (JetStream's
 /// dedupe drops what had been stored already).
 ///
-/// Exactly one relay per event log must be active; nothing here enforces it yet (see
-/// docs/relay.md: with PostgreSQL the next step is a session advisory lock).
+/// Exactly one relay per event log may be active. With a `lock` (PostgreSQL: a session advisory
+/// lock, see persistence::relay_lock) the relay publishes only while it holds the lock, stands
+/// by otherwise (trying again every poll interval), and after taking over continues from the
+/// stored offset; while active it waits for the store's commit notifications, so commits of
+/// every node wake it. Without a lock the caller guarantees there is one relay (one node).
 ///
 /// Concurrency: `start`/`stop` from one owner thread; `stats` is thread-safe. `stop` waits for
 /// the thread (at most about one ack slice).
 class relay {
  public:
-  /// `hub` may be null (then only the poll wakes the relay). Both must outlive the relay.
-  relay(persistence::store& st, actors::event_hub* hub, relay_options opts);
+  /// `hub` may be null (then only the poll wakes the relay); `lock` may be null (one node).
+  /// Both must outlive the relay.
+  relay(persistence::store& st, actors::event_hub* hub, relay_options opts,
+        persistence::relay_lock* lock = nullptr);
   ~relay();
   relay(const relay&) = delete;
   relay& operator=(const relay&) = delete;
@@ -81,6 +88,8 @@ class relay {
  private:
   struct counters;
   void run();
+  /// With a lock: takes it or stands by; false while another relay is active.
+  [[nodiscard]] bool lead();
   /// One round; returns false when there was nothing to publish.
   [[nodiscard]] expected<bool> round();
   void failed(const sreh::error& err);
@@ -90,6 +99,7 @@ class relay {
   persistence::store& store_;
   actors::event_hub* hub_;
   relay_options opts_;
+  persistence::relay_lock* lock_;
   std::unique_ptr<jetstream_client> js_; // used by the relay thread only
   std::unique_ptr<counters> counters_;
   std::uint64_t hub_token_ = 0;
@@ -101,6 +111,7 @@ class relay {
   // Relay thread only:
   bool stream_ready_ = false;
   bool offset_loaded_ = false;
+  bool leading_ = false;
   std::int64_t offset_ = 0;
   std::chrono::milliseconds backoff_{0};
   std::chrono::steady_clock::time_point last_log_{};
