@@ -31,17 +31,28 @@ expected<std::unique_ptr<node_parts>> node_parts::start(const config::node_confi
   p->store_ = std::move(*store);
   p->writer_ = std::make_unique<persistence::group_writer>(*p->store_);
   auto* hub = &p->hub_;
-  p->writer_->set_events_listener([hub](const std::vector<event>& evs) { hub->publish(evs); });
+  // One node: the hub gets this node's commits straight from the writer. A cluster: it gets
+  // every node's commits, in the cluster-wide seq order, from the JetStream feed.
+  const bool clustered = cfg.cluster.topo.has_value();
+  if (!clustered)
+    p->writer_->set_events_listener([hub](const std::vector<event>& evs) { hub->publish(evs); });
   p->writer_->start();
   if (auto err = p->record_config(policy))
     return err;
-  if (!cfg.nats.url.empty()) {
-    net::relay_options ro;
-    ro.url = cfg.nats.url;
-    ro.stream = cfg.nats.stream;
-    ro.subject_prefix = cfg.nats.subject_prefix;
-    p->relay_ = std::make_unique<net::relay>(*p->store_, hub, std::move(ro));
-    if (auto err = p->relay_->start())
+  if (auto err = p->start_relay())
+    return err;
+  if (clustered) {
+    auto last = p->store_->stats();
+    if (!last)
+      return last.error();
+    net::event_feed_options fo;
+    fo.url = cfg.nats.url;
+    fo.stream = cfg.nats.stream;
+    fo.subject_prefix = cfg.nats.subject_prefix;
+    fo.client_name = "sreh-feed-" + cfg.node_id;
+    p->feed_ = std::make_unique<net::event_feed>(
+      *p->store_, std::move(fo), [hub](const std::vector<event>& evs) { hub->publish(evs); });
+    if (auto err = p->feed_->start(last->last_event_seq))
       return err;
   }
   p->tools_ = std::move(tools);
@@ -51,6 +62,23 @@ expected<std::unique_ptr<node_parts>> node_parts::start(const config::node_confi
   if (auto err = p->node_->start())
     return err;
   return p;
+}
+
+sreh::error node_parts::start_relay() {
+  if (cfg_.nats.url.empty())
+    return {};
+  if (cfg_.cluster.topo && !cfg_.cluster.topo->find(cfg_.node_id)->has_role("relay"))
+    return {}; // this member never publishes the log
+  net::relay_options ro;
+  ro.url = cfg_.nats.url;
+  ro.stream = cfg_.nats.stream;
+  ro.subject_prefix = cfg_.nats.subject_prefix;
+  // A shared store may have several nodes with a relay: the lock keeps one of them active.
+  if (cfg_.store.kind == "postgres")
+    relay_lock_ = persistence::make_postgres_relay_lock({cfg_.store.url, {}, 1}, ro.name);
+  relay_ = std::make_unique<net::relay>(*store_, cfg_.cluster.topo ? nullptr : &hub_,
+                                        std::move(ro), relay_lock_.get());
+  return relay_->start();
 }
 
 sreh::error node_parts::record_config(const policy::policy_set& policy) {
@@ -88,6 +116,8 @@ node_parts::~node_parts() {
     writer_->stop();
   if (relay_)
     relay_->stop();
+  if (feed_)
+    feed_->stop();
 }
 
 } // namespace sreh::app

@@ -11,7 +11,9 @@
 #include "sreh/core/expected.hpp"
 #include "sreh/core/id.hpp"
 #include "sreh/core/policy.hpp"
+#include "sreh/net/event_feed.hpp"
 #include "sreh/net/relay.hpp"
+#include "sreh/persistence/postgres_store.hpp"
 #include "sreh/persistence/group_writer.hpp"
 #include "sreh/persistence/store.hpp"
 
@@ -38,11 +40,16 @@ class node_parts {
   const actors::tool_registry& tools() const { return *tools_; }
   /// The JetStream relay; null when no `nats.url` is configured.
   net::relay* relay() { return relay_.get(); }
+  /// The cluster's event feed (JetStream → hub); null on a single node.
+  net::event_feed* feed() { return feed_.get(); }
 
  private:
   node_parts(const config::node_config& cfg) : cfg_(cfg), ids_(clock_) {}
   /// Writes a node.config event: the config file's hash and the policy this start runs with.
   sreh::error record_config(const policy::policy_set& policy);
+  /// The JetStream relay, when `nats.url` is set (and, in a cluster, this member has the relay
+  /// role); with PostgreSQL behind the relay lock.
+  sreh::error start_relay();
 
   const config::node_config& cfg_;
   system_clock clock_;
@@ -52,7 +59,9 @@ class node_parts {
   std::unique_ptr<persistence::group_writer> writer_;
   std::shared_ptr<actors::tool_registry> tools_;
   std::unique_ptr<actors::node> node_;
+  std::unique_ptr<persistence::relay_lock> relay_lock_;
   std::unique_ptr<net::relay> relay_;
+  std::unique_ptr<net::event_feed> feed_;   // a cluster's events, into the hub
 };
 
 } // namespace sreh::app

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "cluster_check.hpp"
 #include "node_parts.hpp"
 #include "providers.hpp"
 #include "sreh/actors/tool.hpp"
@@ -22,10 +23,12 @@ namespace sreh::app {
 
 namespace {
 
+constexpr const char* serve_usage =
+    "usage: sreh serve [--config FILE] [--node-id ID] [--listen HOST:PORT] [--data-dir DIR]\n";
+
 struct serve_args {
   std::string config_file;
-  std::string listen;
-  std::string data_dir;
+  config::overrides set; // --node-id, --listen, --data-dir
 };
 
 bool parse_args(int argc, char** argv, serve_args& out) {
@@ -42,37 +45,29 @@ bool parse_args(int argc, char** argv, serve_args& out) {
     if (a == "--config") {
       if (!value(out.config_file))
         return false;
+    } else if (a == "--node-id") {
+      if (!value(out.set.node_id))
+        return false;
     } else if (a == "--listen") {
-      if (!value(out.listen))
+      if (!value(out.set.listen))
         return false;
     } else if (a == "--data-dir") {
-      if (!value(out.data_dir))
+      if (!value(out.set.data_dir))
         return false;
     } else {
-      std::fprintf(stderr,
-                   "sreh serve: unknown option '%s'\n"
-                   "usage: sreh serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR]\n",
-                   argv[i]);
+      std::fprintf(stderr, "sreh serve: unknown option '%s'\n%s", argv[i], serve_usage);
       return false;
     }
   }
   return true;
 }
 
+/// The config file (or the defaults) with the command line's settings, finalized.
 expected<config::node_config> load_config(const serve_args& args) {
+  if (!args.config_file.empty())
+    return config::load_file(args.config_file, args.set);
   config::node_config cfg;
-  if (!args.config_file.empty()) {
-    auto loaded = config::load_file(args.config_file);
-    if (!loaded)
-      return loaded.error();
-    cfg = std::move(*loaded);
-  }
-  if (!args.data_dir.empty()) {
-    cfg.data_dir = args.data_dir;
-    cfg.store.path.clear(); // the store follows --data-dir
-  }
-  if (!args.listen.empty())
-    cfg.listen = args.listen;
+  config::apply_overrides(args.set, cfg);
   if (auto err = config::finalize(cfg))
     return err;
   return cfg;
@@ -161,12 +156,16 @@ int serve_command(int argc, char** argv) {
   if (!parts)
     return fail(parts.error().message);
   auto& n = **parts;
-  net::http_server http{{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens}};
+  net::http_server http{
+    {n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens, n.relay(), n.feed()}};
   if (auto err = http.start(host, port))
     return fail(err.message);
   log->info("sreh {} node '{}' serving on http://{}:{} (store: {} {}, model: {}, tools: {})",
             SREH_VERSION, cfg->node_id, host, http.port(), cfg->store.kind, cfg->store.path,
             provider->provider->name(), tools->all().size());
+  if (const auto& topo = cfg->cluster.topo)
+    log->info("member of cluster '{}' ({} nodes, topology {}); data dir {}", topo->name,
+              topo->nodes.size(), topo->source, cfg->data_dir);
   auto hint = sandbox_hint(*provider); // the scenario's goal and alert, when there is a sandbox
   std::fprintf(stderr,
                "\n  sreh is up: http://%s:%u   (Ctrl-C stops it; runs are durable in %s)\n%s"
@@ -184,21 +183,24 @@ int serve_command(int argc, char** argv) {
 }
 
 int config_check_command(int argc, char** argv) {
-  if (argc != 2 || std::string_view{argv[0]} != "check") {
-    std::fputs("usage: sreh config check FILE\n", stderr);
+  config::overrides set;
+  bool ok = argc == 2 || (argc == 4 && std::string_view{argv[2]} == "--node-id");
+  if (!ok || std::string_view{argv[0]} != "check") {
+    std::fputs("usage: sreh config check FILE [--node-id ID]\n", stderr);
     return 2;
   }
-  auto cfg = config::load_file(argv[1]);
+  if (argc == 4)
+    set.node_id = argv[3];
+  auto cfg = config::load_file(argv[1], set); // finalized, topology included
   if (!cfg) {
     std::fprintf(stderr, "%s\n", cfg.error().message.c_str());
     return 1;
   }
-  if (auto err = config::finalize(*cfg)) {
-    std::fprintf(stderr, "%s: %s\n", argv[1], err.message.c_str());
-    return 1;
-  }
-  std::printf("%s: ok (node '%s', listen %s, store %s)\n", argv[1], cfg->node_id.c_str(),
-              cfg->listen.c_str(), cfg->store.kind.c_str());
+  std::printf("%s: ok (node '%s', listen %s, store %s, data dir %s)\n", argv[1],
+              cfg->node_id.c_str(), cfg->listen.c_str(), cfg->store.kind.c_str(),
+              cfg->data_dir.c_str());
+  if (cfg->cluster.topo)
+    print_topology(*cfg->cluster.topo, cfg->node_id);
   return 0;
 }
 

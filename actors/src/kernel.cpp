@@ -42,6 +42,26 @@ void recover_all(kernel_self self) {
                    parked);
 }
 
+/// Resumes a run this node has just claimed from a dead node (cluster membership).
+void adopt(kernel_self self, const std::string& run_id) {
+  auto& st = self->state;
+  if (st.runs.count(run_id) != 0)
+    return;
+  auto r = st.rt->store.get_run(run_id);
+  if (!r || !r->has_value()) {
+    st.rt->log->error("claimed run {}: cannot read it: {}", run_id,
+                      r ? "no such run" : r.error().message);
+    return;
+  }
+  const auto& run = **r;
+  if (run.node_id != st.rt->cfg.node_id || is_terminal(run.state))
+    return; // claimed again by another node, or finished meanwhile
+  if (run.state == run_state::waiting)
+    recover_parked(self, run);
+  else
+    recover_run(self, run);
+}
+
 caf::result<kernel_reply> submit(kernel_self self, goal_request& req) {
   auto& rt = *self->state.rt;
   auto now = rt.clock.now_us();
@@ -118,6 +138,7 @@ kernel_impl_actor::behavior_type kernel_behavior(kernel_self self, runtime_ptr r
     [=](parked_atom, const std::string& run_id, const std::string& approval_id,
         std::int64_t until) { on_parked(self, run_id, approval_id, until); },
     [=](timer_atom) { on_timer(self); },
+    [=](adopt_atom, const std::string& run_id) { adopt(self, run_id); },
   };
 }
 

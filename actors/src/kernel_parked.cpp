@@ -80,6 +80,15 @@ struct parked_view {
   approval a;
 };
 
+/// In a cluster only the owner writes a run (the facade routes requests to it; this catches a
+/// request that raced a change of owner).
+sreh::error owned_here(const runtime& rt, const run& r) {
+  if (!rt.cfg.cluster.topo || r.node_id == rt.cfg.node_id)
+    return {};
+  return {errc::unavailable, fmt::format("run {} is owned by node '{}' now; retry", r.id,
+                                         r.node_id)};
+}
+
 /// Loads a run and its approval for a kernel write; an error reply when either is missing.
 expected<parked_view> load(const runtime& rt, const std::string& approval_id) {
   auto a = rt.store.get_approval(approval_id);
@@ -93,6 +102,8 @@ expected<parked_view> load(const runtime& rt, const std::string& approval_id) {
   if (!r->has_value())
     return sreh::error{errc::internal, fmt::format("approval {} names a missing run {}",
                                                    approval_id, (*a)->run_id)};
+  if (auto err = owned_here(rt, **r))
+    return err;
   return parked_view{std::move(**r), std::move(**a)};
 }
 
@@ -291,6 +302,8 @@ caf::result<kernel_reply> cancel_parked(kernel_self self, const std::string& id,
     return reply_error(errc::unavailable, found.error().message);
   if (!found->has_value())
     return reply_error(errc::not_found, fmt::format("no run with id '{}'", id));
+  if (auto err = owned_here(*self->state.rt, **found); err && !is_terminal((*found)->state))
+    return reply_error(err.code, err.message);
   auto rp = self->make_response_promise<kernel_reply>();
   with_run(self, id, [self, id, by, rp]() mutable {
     auto& rt = *self->state.rt;

@@ -48,6 +48,9 @@ using decide_atom = caf::atom_constant<caf::atom("decide")>;
 using parked_atom = caf::atom_constant<caf::atom("parked")>;
 using resume_atom = caf::atom_constant<caf::atom("resume")>;
 using timer_atom = caf::atom_constant<caf::atom("timer")>;
+using adopt_atom = caf::atom_constant<caf::atom("adopt")>;   // a run claimed from a dead node
+using load_atom = caf::atom_constant<caf::atom("load")>;     // a peer's load, pushed
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
 
 /// Reply of the kernel to submit and cancel: errors travel as values (code + message) so that
 /// the facade can hand them to non-actor callers unchanged.
@@ -71,7 +74,8 @@ typename Inspector::result_type inspect(Inspector& f, kernel_reply& x) {
 using kernel_actor = caf::typed_actor<
   caf::replies_to<submit_atom, goal_request>::with<kernel_reply>,
   caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>,
-  caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>>;
+  caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>,
+  caf::reacts_to<adopt_atom, std::string>>;
 
 using kernel_committed_atom = caf::atom_constant<caf::atom("kcommitted")>;
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cluster.hpp"
 #include "kernel.hpp"
 #include "messages.hpp"
 #include "runtime.hpp"
@@ -13,54 +14,105 @@ namespace {
 
 using done_fn = std::function<void(const kernel_reply&)>;
 
-/// Sends one request to the supervisor from a non-actor thread and hands the reply (or the
-/// error) to `done` on an actor thread.
-void ask(caf::actor_system& sys, const kernel_actor& target, caf::message msg, done_fn done) {
+/// Sends one request to `target` (the supervisor, or a peer's actor) from a non-actor thread and
+/// hands the reply (or the error) to `done` on an actor thread.
+void ask(caf::actor_system& sys, caf::actor target, caf::message msg, done_fn done) {
   sys.spawn([target, msg = std::move(msg), done = std::move(done)](caf::event_based_actor* self) {
-    self->request(caf::actor_cast<caf::actor>(target), std::chrono::seconds(30), msg)
+    self->request(target, std::chrono::seconds(30), msg)
       .then([done](const kernel_reply& rep) { done(rep); },
-            [done](const caf::error& err) {
-              done(reply_error(errc::unavailable,
-                               fmt::format("kernel did not answer: {}", caf::to_string(err))));
+            [done, self](const caf::error& err) {
+              done(reply_error(errc::unavailable, fmt::format("no answer: {}",
+                                                              self->system().render(err))));
             });
   });
 }
 
+template <class T>
+using reply_fn = std::function<void(expected<T>)>;
+
+/// `done` with the reply's error, or with `value(reply)`.
+template <class T, class Value>
+done_fn answer(reply_fn<T> done, Value value) {
+  return [done = std::move(done), value = std::move(value)](const kernel_reply& rep) {
+    if (rep.code != 0)
+      return done(sreh::error{static_cast<errc>(rep.code), rep.message});
+    done(value(rep));
+  };
+}
+
 class kernel_facade final : public kernel_api {
  public:
-  kernel_facade(caf::actor_system& sys, kernel_actor sup, runtime_ptr rt)
-    : sys_(sys), sup_(std::move(sup)), rt_(std::move(rt)) {}
+  kernel_facade(caf::actor_system& sys, kernel_actor sup, runtime_ptr rt, cluster_member* cluster)
+    : sys_(sys), sup_(std::move(sup)), rt_(std::move(rt)), cluster_(cluster) {}
 
   void submit(goal_request req, std::function<void(expected<submit_reply>)> done) override {
-    ask(sys_, sup_, caf::make_message(submit_atom::value, std::move(req)),
-        [done](const kernel_reply& rep) {
-          if (rep.code != 0)
-            return done(sreh::error{static_cast<errc>(rep.code), rep.message});
-          done(submit_reply{rep.run_id, rep.created});
+    auto reply = answer<submit_reply>(std::move(done), [](const kernel_reply& rep) {
+      return submit_reply{rep.run_id, rep.created};
+    });
+    if (cluster_ == nullptr)
+      return local(caf::make_message(submit_atom::value, std::move(req)), std::move(reply));
+    const auto target = cluster_->place();
+    if (target.empty())
+      return reply(reply_error(errc::unavailable,
+                               "no live worker node to place the run on; retry shortly"));
+    auto peer = target == cluster_->self_id() ? caf::actor{} : cluster_->peer(target);
+    if (!peer)
+      return local(caf::make_message(submit_atom::value, std::move(req)), std::move(reply));
+    // Placed on a peer. Should it not answer, the run is created here instead: the same
+    // idempotency key then finds the peer's run if it did create one.
+    auto msg = caf::make_message(submit_atom::value, req);
+    ask(sys_, peer, std::move(msg),
+        [this, req = std::move(req), reply, target](const kernel_reply& rep) mutable {
+          if (rep.code != static_cast<int>(errc::unavailable))
+            return reply(rep);
+          rt_->log->warn("placing a run on {} failed ({}); running it here", target, rep.message);
+          local(caf::make_message(submit_atom::value, std::move(req)), std::move(reply));
         });
   }
 
   void cancel(std::string run_id, std::string by,
               std::function<void(expected<run_state>)> done) override {
-    ask(sys_, sup_, caf::make_message(cancel_atom::value, std::move(run_id), std::move(by)),
-        [done](const kernel_reply& rep) {
-          if (rep.code != 0)
-            return done(sreh::error{static_cast<errc>(rep.code), rep.message});
-          done(static_cast<run_state>(rep.state));
-        });
+    auto reply = answer<run_state>(std::move(done), [](const kernel_reply& rep) {
+      return static_cast<run_state>(rep.state);
+    });
+    auto owner = owner_of_run(run_id);
+    route(owner, caf::make_message(cancel_atom::value, std::move(run_id), std::move(by)),
+          std::move(reply));
   }
 
   void decide(std::string approval_id, approval_vote vote,
               std::function<void(expected<approval>)> done) override {
-    ask(sys_, sup_, caf::make_message(decide_atom::value, std::move(approval_id), std::move(vote)),
-        [done](const kernel_reply& rep) {
-          if (rep.code != 0)
-            return done(sreh::error{static_cast<errc>(rep.code), rep.message});
-          auto a = json::approval_from_json(rep.payload);
-          if (!a)
-            return done(sreh::error{errc::internal, "kernel reply: " + a.error().message});
-          done(std::move(*a));
-        });
+    auto reply = answer<approval>(std::move(done), [](const kernel_reply& rep) -> expected<approval> {
+      auto a = json::approval_from_json(rep.payload);
+      if (!a)
+        return sreh::error{errc::internal, "kernel reply: " + a.error().message};
+      return a;
+    });
+    std::string owner;
+    if (cluster_ != nullptr)
+      if (auto a = rt_->store.get_approval(approval_id); a && a->has_value())
+        owner = owner_of_run((*a)->run_id);
+    route(owner, caf::make_message(decide_atom::value, std::move(approval_id), std::move(vote)),
+          std::move(reply));
+  }
+
+  cluster_view cluster() const override {
+    if (cluster_ != nullptr)
+      return cluster_->view();
+    cluster_view v;
+    v.self_id = rt_->cfg.node_id;
+    cluster_node_info self;
+    self.id = rt_->cfg.node_id;
+    self.http = rt_->cfg.listen;
+    self.roles = {"api", "worker", "relay"};
+    self.self = true;
+    self.state = "alive";
+    self.connected = true;
+    self.heartbeat_age_ms = 0;
+    self.active_runs = rt_->counters.active.load();
+    self.parked_runs = rt_->counters.parked.load();
+    v.nodes.push_back(std::move(self));
+    return v;
   }
 
   kernel_stats stats() const override {
@@ -74,9 +126,39 @@ class kernel_facade final : public kernel_api {
   void reset() { sup_ = nullptr; }
 
  private:
+  void local(caf::message msg, done_fn reply) {
+    ask(sys_, caf::actor_cast<caf::actor>(sup_), std::move(msg), std::move(reply));
+  }
+
+  /// The node that owns the run in the store ("" when standalone, unknown or not found: the
+  /// local kernel then answers, with not_found where that applies).
+  std::string owner_of_run(const std::string& run_id) const {
+    if (cluster_ == nullptr)
+      return {};
+    auto r = rt_->store.get_run(run_id);
+    return r && r->has_value() ? (*r)->node_id : std::string{};
+  }
+
+  /// Sends a request about a run to the kernel of the node that owns it.
+  void route(const std::string& owner, caf::message msg, done_fn reply) {
+    if (owner.empty() || cluster_ == nullptr || owner == cluster_->self_id())
+      return local(std::move(msg), std::move(reply));
+    if (auto peer = cluster_->peer(owner))
+      return ask(sys_, peer, std::move(msg), std::move(reply));
+    reply(reply_error(errc::unavailable,
+                      fmt::format("the run belongs to node '{}', which this node cannot reach{}; "
+                                  "retry shortly",
+                                  owner, cluster_->alive(owner)
+                                           ? ""
+                                           : " (its lease is expiring: a survivor takes its "
+                                             "runs over)")));
+  }
+
+
   caf::actor_system& sys_;
   kernel_actor sup_;
   runtime_ptr rt_;
+  cluster_member* cluster_;
 };
 
 } // namespace
@@ -87,6 +169,7 @@ struct node::impl {
   std::unique_ptr<tool_pool> pool;
   runtime_ptr rt;
   kernel_actor sup;
+  std::unique_ptr<cluster_member> cluster;
   std::unique_ptr<kernel_facade> facade;
   const config::node_config& cfg;
   persistence::store& store;
@@ -119,12 +202,27 @@ sreh::error node::start() {
   auto& d = *impl_;
   d.caf_cfg.set("scheduler.max-threads", static_cast<std::size_t>(d.cfg.limits.scheduler_threads));
   d.caf_cfg.set("logger.verbosity", caf::atom("quiet"));
+  const auto* cs = d.store.cluster();
+  const bool clustered = d.cfg.cluster.topo.has_value();
+  if (clustered && cs == nullptr)
+    return {errc::invalid_argument, "cluster: the store cannot be shared (use store.kind: postgres)"};
+  if (clustered)
+    add_cluster_message_types(d.caf_cfg, *d.cfg.cluster.topo);
   d.sys = std::make_unique<caf::actor_system>(d.caf_cfg);
   d.pool = std::make_unique<tool_pool>(static_cast<std::size_t>(d.cfg.limits.tool_threads));
   d.rt = std::shared_ptr<runtime>(new runtime{d.cfg, d.store, d.writer, d.tools, d.provider,
                                               d.clock, d.ids, *d.pool, d.policy, logger("kernel"), {}, {}, {}});
+  if (clustered) {
+    d.cluster = std::make_unique<cluster_member>(*d.sys, *d.cfg.cluster.topo, d.rt,
+                                                 *d.store.cluster());
+    if (auto err = d.cluster->enter())
+      return err;
+  }
   d.sup = spawn_supervisor(*d.sys, d.rt);
-  d.facade = std::make_unique<kernel_facade>(*d.sys, d.sup, d.rt);
+  if (clustered)
+    if (auto err = d.cluster->open(d.sup))
+      return err;
+  d.facade = std::make_unique<kernel_facade>(*d.sys, d.sup, d.rt, d.cluster.get());
   return {};
 }
 
@@ -134,6 +232,8 @@ void node::stop() {
     return;
   if (d.facade)
     d.facade->reset();
+  if (d.cluster)
+    d.cluster->leave();
   d.rt->shutdown.request_stop(); // in-flight tools return now; their steps resume after restart
   caf::anon_send_exit(d.sup, caf::exit_reason::user_shutdown);
   d.sup = nullptr;

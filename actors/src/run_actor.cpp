@@ -196,12 +196,20 @@ void on_committed(self_ptr self, std::uint64_t token, int code, std::string msg,
     st.creator.deliver(reply_error(static_cast<errc>(code), std::move(msg)));
     return self->quit();
   }
+  if (code == static_cast<int>(errc::conflict)) {
+    // A survivor claimed the run while this node's lease had expired: it is the owner now.
+    // Stop this copy without writing anything (the survivor resumes from the checkpoint).
+    st.rt->log->warn("run {}: stopping this node's copy: {}", st.journal.r.id, msg);
+    return self->quit();
+  }
   if (code != 0) {
     // Nothing of the transaction was applied: resubmit the same batch after a backoff.
     auto delay = std::chrono::milliseconds(std::min(5000, 50 << std::min(st.commit_failures, 7)));
     ++st.commit_failures;
-    st.rt->log->error("run {}: commit failed ({}), retrying in {} ms", st.journal.r.id, msg,
-                      delay.count());
+    if (const auto n = st.rt->commit_errors.admit())
+      st.rt->log->error("run {}: commit failed ({}), retrying in {} ms ({} similar lines held "
+                        "back in the last 10 s)",
+                        st.journal.r.id, msg, delay.count(), n - 1);
     self->delayed_send(self, delay, retry_atom::value, token);
     return;
   }

@@ -48,6 +48,9 @@ struct runtime {
   /// Set when the node stops: every in-flight tool sees it through its run's stop token, so a
   /// shutdown never waits for a long tool (recovery resumes the step after the restart).
   std::stop_source shutdown;
+  /// One "commit failed" line per 10 s for all runs together (the store being away fails every
+  /// run's commit at once).
+  log_limiter commit_errors{std::chrono::seconds{10}};
 };
 
 using runtime_ptr = std::shared_ptr<runtime>;

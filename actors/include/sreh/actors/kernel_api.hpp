@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "sreh/actors/cluster_view.hpp"
 #include "sreh/core/approval.hpp"
 #include "sreh/core/expected.hpp"
 #include "sreh/core/goal.hpp"
@@ -31,7 +32,9 @@ struct kernel_stats {
 class kernel_api {
  public:
   virtual ~kernel_api() = default;
-  /// Creates and starts a run (or returns the run of a repeated idempotency key).
+  /// Creates and starts a run (or returns the run of a repeated idempotency key). In a cluster
+  /// the run is placed on the least-loaded live worker node; cancel and decide go to the node
+  /// that owns the run.
   virtual void submit(goal_request req, std::function<void(expected<submit_reply>)> done) = 0;
   /// Cancels a run; the in-flight tool sees the cancellation. Returns the state it ends in.
   /// `conflict` when the run already ended, `not_found` when there is no such run.
@@ -45,6 +48,8 @@ class kernel_api {
   [[nodiscard]] virtual kernel_stats stats() const = 0;
   /// False until recovery at start has finished, and while the store is unavailable.
   [[nodiscard]] virtual bool ready() const = 0;
+  /// The members of the cluster and what this node knows of them (one node when standalone).
+  [[nodiscard]] virtual cluster_view cluster() const = 0;
 };
 
 } // namespace sreh::actors

@@ -10,6 +10,8 @@
 #include "sreh/core/clock.hpp"
 #include "sreh/core/id.hpp"
 #include "sreh/net/auth.hpp"
+#include "sreh/net/event_feed.hpp"
+#include "sreh/net/relay.hpp"
 #include "sreh/persistence/store.hpp"
 
 namespace sreh::net {
@@ -25,6 +27,9 @@ struct server_context {
   /// The tokens the server accepts. Null: only what the config gives without touching files
   /// (auth none, or the configured digests; with neither, no token is accepted).
   std::shared_ptr<const token_table> tokens = {};
+  /// Shown on /v1/stats when the node has them (null: none).
+  const net::relay* event_relay = nullptr;
+  const event_feed* feed = nullptr;
 };
 
 /// The Beast HTTP/1.1 server: REST under /v1, SSE streams, /healthz, /readyz. Runs its own
