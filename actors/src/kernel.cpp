@@ -101,7 +101,9 @@ void on_run_exit(kernel_self self, const caf::exit_msg& msg) {
   }
   auto id = std::move(i->second);
   st.ids_by_addr.erase(i);
-  st.runs.erase(id);
+  // A parked run may have been woken (a new actor) before its old actor's exit arrived.
+  if (auto r = st.runs.find(id); r != st.runs.end() && r->second.address() == msg.source)
+    st.runs.erase(r);
   st.rt->counters.active.fetch_sub(1, std::memory_order_relaxed);
   if (msg.reason == caf::exit_reason::normal)
     return;

@@ -266,6 +266,9 @@ void recover_parked(kernel_self self, const run& r) {
 void on_parked(kernel_self self, const std::string& run_id, const std::string& approval_id,
                timestamp_us until) {
   auto& rt = *self->state.rt;
+  // The run's actor is quitting: from now on the run counts as passivated, so a decision that
+  // settles its approval wakes it (resume_run skips runs it still finds active).
+  self->state.runs.erase(run_id);
   rt.counters.parked.fetch_add(1, std::memory_order_relaxed);
   if (approval_id.empty()) { // a durable timer
     self->state.timers.emplace(until, run_id);
@@ -277,7 +280,13 @@ void on_parked(kernel_self self, const std::string& run_id, const std::string& a
     rt.log->error("run {} parked on approval {} that cannot be read", run_id, approval_id);
     return;
   }
-  add_timer(self, **a);
+  if ((*a)->state == approval_state::pending)
+    return add_timer(self, **a);
+  // Decided while the actor was still parking (the decision found it active and left it):
+  // wake it now.
+  auto r = rt.store.get_run(run_id);
+  if (r && r->has_value())
+    resume_run(self, **r, **a);
 }
 
 caf::result<kernel_reply> decide(kernel_self self, const std::string& approval_id,
