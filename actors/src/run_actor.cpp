@@ -206,10 +206,9 @@ void on_committed(self_ptr self, std::uint64_t token, int code, std::string msg,
     // Nothing of the transaction was applied: resubmit the same batch after a backoff.
     auto delay = std::chrono::milliseconds(std::min(5000, 50 << std::min(st.commit_failures, 7)));
     ++st.commit_failures;
-    if (const auto n = st.rt->commit_errors.admit())
-      st.rt->log->error("run {}: commit failed ({}), retrying in {} ms ({} similar lines held "
-                        "back in the last 10 s)",
-                        st.journal.r.id, msg, delay.count(), n - 1);
+    st.rt->commit_errors.log(*st.rt->log, spdlog::level::err,
+                             "run {}: commit failed ({}), retrying in {} ms", st.journal.r.id,
+                             msg, delay.count());
     self->delayed_send(self, delay, retry_atom::value, token);
     return;
   }

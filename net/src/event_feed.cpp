@@ -34,30 +34,6 @@ struct incoming {
   stream_message msg;
 };
 
-/// At most one line per `every` for one kind of trouble; counts the lines it swallowed.
-class throttled {
- public:
-  template <class... Args>
-  void operator()(spdlog::logger& log, spdlog::level::level_enum lvl, std::chrono::seconds every,
-                  fmt::format_string<Args...> f, Args&&... args) {
-    const auto now = steady::now();
-    if (last_ != steady::time_point{} && now - last_ < every) {
-      ++suppressed_;
-      return;
-    }
-    auto msg = fmt::format(f, std::forward<Args>(args)...);
-    if (suppressed_ > 0)
-      msg += fmt::format(" ({} similar lines not logged)", suppressed_);
-    log.log(lvl, "{}", msg);
-    last_ = now;
-    suppressed_ = 0;
-  }
-
- private:
-  steady::time_point last_{};
-  std::uint64_t suppressed_ = 0;
-};
-
 } // namespace
 
 struct event_feed::impl {
@@ -69,9 +45,9 @@ struct event_feed::impl {
   // Shared with nats.c threads and `stop`.
   std::mutex mtx;
   std::condition_variable cv;
-  std::vector<incoming> queue;          // guarded by mtx
-  bool stopping = false;                // guarded by mtx
-  std::string last_async_error;         // guarded by mtx
+  std::vector<incoming> queue;  // guarded by mtx
+  bool stopping = false;        // guarded by mtx
+  std::string last_async_error; // guarded by mtx
   std::atomic<std::uint64_t> async_errors{0};
 
   // Counters (stats).
@@ -88,26 +64,29 @@ struct event_feed::impl {
   // Worker thread only.
   std::unique_ptr<jetstream_client> js;
   std::unique_ptr<jetstream_subscription> sub;
-  std::uint64_t generation = 0;         // of `sub`
-  std::uint64_t prev_consumer_seq = 0;  // of the current generation
-  std::int64_t last = 0;                // the last seq delivered
+  std::uint64_t generation = 0;                   // of `sub`
+  std::uint64_t prev_consumer_seq = 0;            // of the current generation
+  std::int64_t last = 0;                          // the last seq delivered
   std::map<std::int64_t, stream_message> pending; // seq > last, not delivered yet
-  std::int64_t hole_upto = 0;           // a seq known to exist whose message was unusable
-  steady::time_point gap_since{};       // when the current gap was first seen; {} = none
-  steady::time_point last_nats{};       // the last message from NATS
+  std::int64_t hole_upto = 0;                     // a seq known to exist whose message was unusable
+  steady::time_point gap_since{};                 // when the current gap was first seen; {} = none
+  steady::time_point last_nats{};                 // the last message from NATS
   steady::time_point next_store_poll{};
-  std::int64_t store_ahead_at = -1;     // `last` when the store was last seen ahead of it
+  std::int64_t store_ahead_at = -1; // `last` when the store was last seen ahead of it
   steady::time_point next_subscribe{};
   milliseconds backoff{0};
   std::uint64_t async_seen = 0;
   bool was_connected = false;
   std::vector<event> batch;
-  throttled log_conn, log_gap, log_missing, log_store, log_bad, log_silence, log_async,
-    log_reset;
+  // At most one line per opts.log_every for each kind of trouble.
+  log_limiter log_conn, log_gap, log_missing, log_store, log_bad, log_silence, log_async, log_reset;
 
   impl(persistence::store& st, event_feed_options o,
        std::function<void(const std::vector<event>&)> d)
-    : store(st), opts(std::move(o)), deliver(std::move(d)) {}
+    : store(st), opts(std::move(o)),
+      deliver(std::move(d)), log_conn{opts.log_every}, log_gap{opts.log_every},
+      log_missing{opts.log_every}, log_store{opts.log_every}, log_bad{opts.log_every},
+      log_silence{opts.log_every}, log_async{opts.log_every}, log_reset{opts.log_every} {}
 
   void run();
   void ensure_subscribed(steady::time_point now);
@@ -133,8 +112,8 @@ sreh::error event_feed::start(std::int64_t start_after) {
     return {errc::invalid_argument, "event feed: nats url is required"};
   if (p.opts.stream.empty() || p.opts.subject_prefix.empty())
     return {errc::invalid_argument, "event feed: stream and subject_prefix must not be empty"};
-  if (p.opts.gap_wait.count() <= 0 || p.opts.relay_silence.count() <= 0
-      || p.opts.heartbeat.count() <= 0 || p.opts.api_wait.count() <= 0)
+  if (p.opts.gap_wait.count() <= 0 || p.opts.relay_silence.count() <= 0 ||
+      p.opts.heartbeat.count() <= 0 || p.opts.api_wait.count() <= 0)
     return {errc::invalid_argument,
             "event feed: gap_wait, relay_silence, heartbeat and api_wait must be positive"};
   if (p.opts.page_size < 1 || p.opts.page_size > 10'000)
@@ -219,10 +198,10 @@ void event_feed::impl::ensure_subscribed(steady::time_point now) {
       std::lock_guard lk{mtx};
       what = last_async_error;
     }
-    log_async(*log, spdlog::level::warn, opts.log_every,
-              "event feed: nats reports \"{}\" ({} such reports; the ordered consumer is "
-              "re-created by nats.c)",
-              what, n - async_seen);
+    log_async.log(*log, spdlog::level::warn,
+                  "event feed: nats reports \"{}\" ({} such reports; the ordered consumer is "
+                  "re-created by nats.c)",
+                  what, n - async_seen);
     async_seen = n;
   }
   if (!js) {
@@ -243,9 +222,9 @@ void event_feed::impl::ensure_subscribed(steady::time_point now) {
     if (!c) {
       backoff = std::clamp(backoff * 2, min_backoff, max_backoff);
       next_subscribe = now + backoff;
-      log_conn(*log, spdlog::level::warn, opts.log_every,
-               "event feed: {}; retrying in {} ms, following the store meanwhile",
-               c.error().message, backoff.count());
+      log_conn.log(*log, spdlog::level::warn,
+                   "event feed: {}; retrying in {} ms, following the store meanwhile",
+                   c.error().message, backoff.count());
       return;
     }
     js = std::move(*c);
@@ -253,10 +232,10 @@ void event_feed::impl::ensure_subscribed(steady::time_point now) {
   const bool up = js->connected();
   connected = up && sub != nullptr;
   if (!up) {
-    log_conn(*log, spdlog::level::warn, opts.log_every,
-             "event feed: nats not connected to {}; at seq {}, following the store after {} ms "
-             "of silence",
-             opts.url, last, opts.relay_silence.count());
+    log_conn.log(*log, spdlog::level::warn,
+                 "event feed: nats not connected to {}; at seq {}, following the store after {} ms "
+                 "of silence",
+                 opts.url, last, opts.relay_silence.count());
     was_connected = false;
     return;
   }
@@ -279,9 +258,8 @@ void event_feed::impl::ensure_subscribed(steady::time_point now) {
   if (!s) {
     backoff = std::clamp(backoff * 2, min_backoff, max_backoff);
     next_subscribe = steady::now() + backoff;
-    log_conn(*log, spdlog::level::warn, opts.log_every,
-             "event feed: {}; at seq {}, retrying in {} ms", s.error().message, last,
-             backoff.count());
+    log_conn.log(*log, spdlog::level::warn, "event feed: {}; at seq {}, retrying in {} ms",
+                 s.error().message, last, backoff.count());
     return;
   }
   sub = std::move(*s);
@@ -302,10 +280,10 @@ void event_feed::impl::take(std::vector<incoming>& in, steady::time_point now) {
     if (m.generation == generation && m.msg.consumer_seq != 0) {
       if (prev_consumer_seq != 0 && m.msg.consumer_seq <= prev_consumer_seq) {
         resets.fetch_add(1);
-        log_reset(*log, spdlog::level::info, opts.log_every,
-                  "event feed: ordered consumer re-created, resuming at stream seq {} "
-                  "(event seq {}, delivered up to {})",
-                  m.msg.stream_seq, m.msg.seq, last);
+        log_reset.log(*log, spdlog::level::info,
+                      "event feed: ordered consumer re-created, resuming at stream seq {} "
+                      "(event seq {}, delivered up to {})",
+                      m.msg.stream_seq, m.msg.seq, last);
       }
       prev_consumer_seq = m.msg.consumer_seq;
     }
@@ -315,9 +293,9 @@ void event_feed::impl::take(std::vector<incoming>& in, steady::time_point now) {
       seq = e ? e->seq : 0;
     }
     if (seq <= 0) {
-      log_bad(*log, spdlog::level::warn, opts.log_every,
-              "event feed: dropped a message without a seq (subject {}, stream seq {})",
-              m.msg.subject, m.msg.stream_seq);
+      log_bad.log(*log, spdlog::level::warn,
+                  "event feed: dropped a message without a seq (subject {}, stream seq {})",
+                  m.msg.subject, m.msg.stream_seq);
       continue;
     }
     if (seq <= last || pending.contains(seq)) {
@@ -340,9 +318,9 @@ void event_feed::impl::advance(steady::time_point now) {
         e = sreh::error{errc::invalid_argument,
                         fmt::format("Sreh-Seq {} but the body says seq {}", seq, e->seq)};
       if (!e) {
-        log_bad(*log, spdlog::level::warn, opts.log_every,
-                "event feed: message of seq {} unusable ({}); reading it from the store", seq,
-                e.error().message);
+        log_bad.log(*log, spdlog::level::warn,
+                    "event feed: message of seq {} unusable ({}); reading it from the store", seq,
+                    e.error().message);
         hole_upto = std::max(hole_upto, seq);
         gap_since = now - opts.gap_wait; // no point waiting for NATS
         break;
@@ -363,14 +341,14 @@ void event_feed::impl::advance(steady::time_point now) {
     const auto from = last;
     const auto n = fill_from_store(proven);
     if (n > 0)
-      log_gap(*log, spdlog::level::info, opts.log_every,
-              "event feed: gap filled from the store: seq {}..{} ({} events) before seq {}",
-              from + 1, last, n, proven + 1);
+      log_gap.log(*log, spdlog::level::info,
+                  "event feed: gap filled from the store: seq {}..{} ({} events) before seq {}",
+                  from + 1, last, n, proven + 1);
     if (last < proven) {
-      log_missing(*log, spdlog::level::warn, opts.log_every,
-                  "event feed: seq {} is missing from both NATS and the store (seq {} has "
-                  "arrived); waiting for it, retrying every {} ms",
-                  last + 1, proven + 1, opts.gap_wait.count());
+      log_missing.log(*log, spdlog::level::warn,
+                      "event feed: seq {} is missing from both NATS and the store (seq {} has "
+                      "arrived); waiting for it, retrying every {} ms",
+                      last + 1, proven + 1, opts.gap_wait.count());
       gap_since = now; // read again after another gap_wait; never skip it
       return;
     }
@@ -387,11 +365,11 @@ void event_feed::impl::advance(steady::time_point now) {
     const auto from = last;
     const auto n = fill_from_store(std::numeric_limits<std::int64_t>::max());
     if (n > 0)
-      log_silence(*log, spdlog::level::warn, opts.log_every,
-                  "event feed: nothing from nats for {} ms; delivered seq {}..{} ({} events) "
-                  "from the store",
-                  std::chrono::duration_cast<milliseconds>(now - last_nats).count(), from + 1,
-                  last, n);
+      log_silence.log(*log, spdlog::level::warn,
+                      "event feed: nothing from nats for {} ms; delivered seq {}..{} ({} events) "
+                      "from the store",
+                      std::chrono::duration_cast<milliseconds>(now - last_nats).count(), from + 1,
+                      last, n);
     store_ahead_at = -1;
     return;
   }
@@ -400,8 +378,8 @@ void event_feed::impl::advance(steady::time_point now) {
   f.limit = 1;
   auto evs = store.read_events(f);
   if (!evs) {
-    log_store(*log, spdlog::level::warn, opts.log_every,
-              "event feed: reading the store after seq {}: {}", last, evs.error().message);
+    log_store.log(*log, spdlog::level::warn, "event feed: reading the store after seq {}: {}", last,
+                  evs.error().message);
     return;
   }
   store_ahead_at = evs->empty() ? -1 : last;
@@ -415,8 +393,8 @@ std::size_t event_feed::impl::fill_from_store(std::int64_t upto) {
     f.limit = static_cast<int>(std::min<std::int64_t>(opts.page_size, upto - last));
     auto evs = store.read_events(f);
     if (!evs) {
-      log_store(*log, spdlog::level::warn, opts.log_every,
-                "event feed: reading the store after seq {}: {}", last, evs.error().message);
+      log_store.log(*log, spdlog::level::warn, "event feed: reading the store after seq {}: {}",
+                    last, evs.error().message);
       break;
     }
     std::size_t n = 0;
@@ -448,8 +426,8 @@ void event_feed::impl::flush() {
   try {
     deliver(batch);
   } catch (const std::exception& ex) {
-    log->error("event feed: deliver threw at seq {}..{}: {}", batch.front().seq,
-               batch.back().seq, ex.what());
+    log->error("event feed: deliver threw at seq {}..{}: {}", batch.front().seq, batch.back().seq,
+               ex.what());
   }
   batch.clear();
   delivered.fetch_add(n);

@@ -28,7 +28,8 @@ struct relay::counters {
 relay::relay(persistence::store& st, actors::event_hub* hub, relay_options opts,
              persistence::relay_lock* lock)
   : store_(st), hub_(hub), opts_(std::move(opts)), lock_(lock),
-    counters_(std::make_unique<counters>()) {
+    counters_(std::make_unique<counters>()), error_log_(opts_.log_every),
+    gap_log_(opts_.log_every) {
   counters_->active = lock_ == nullptr;
 }
 
@@ -104,16 +105,8 @@ void relay::pause(std::chrono::milliseconds d, bool wakeable) {
 void relay::failed(const sreh::error& err) {
   counters_->errors.fetch_add(1);
   backoff_ = std::clamp(backoff_ * 2, opts_.min_backoff, opts_.max_backoff);
-  const auto now = std::chrono::steady_clock::now();
-  if (now - last_log_ >= opts_.log_every) {
-    logger("relay")->warn("relay {}: {}; retrying from seq {} in {} ms ({} similar errors "
-                          "not logged)",
-                          opts_.name, err.message, offset_, backoff_.count(), unlogged_errors_);
-    last_log_ = now;
-    unlogged_errors_ = 0;
-  } else {
-    ++unlogged_errors_;
-  }
+  error_log_.log(*logger("relay"), spdlog::level::warn, "relay {}: {}; retrying from seq {} in {} ms",
+                 opts_.name, err.message, offset_, backoff_.count());
   pause(backoff_, false);
 }
 
@@ -183,7 +176,7 @@ void relay::run() {
     if (backoff_.count() > 0) {
       log->info("relay {}: delivering again from seq {}", opts_.name, offset_);
       backoff_ = std::chrono::milliseconds{0};
-      last_log_ = {};
+      error_log_.reset(); // the next failure is reported at once
     }
     if (*more)
       continue;
@@ -231,12 +224,9 @@ expected<bool> relay::round() {
     ++n;
   if (n == 0) {
     counters_->gap_waits.fetch_add(1);
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_log_ >= opts_.log_every) {
-      logger("relay")->warn("relay {}: waiting for seq {} (seq {} is already visible)",
-                            opts_.name, offset_ + 1, evs->front().seq);
-      last_log_ = now;
-    }
+    gap_log_.log(*logger("relay"), spdlog::level::warn,
+                 "relay {}: waiting for seq {} (seq {} is already visible)", opts_.name,
+                 offset_ + 1, evs->front().seq);
     pause(opts_.gap_poll, false);
     return true;
   }

@@ -97,10 +97,8 @@ std::vector<commit_result> postgres_store::commit(std::vector<write_batch>& batc
     return first; // on error the transaction is rolled back when it goes out of scope
   });
   if (!first_seq) {
-    if (const auto n = commit_errors_.admit())
-      logger("store")->warn("commit of {} batches failed: {} ({} similar lines held back in the "
-                            "last 10 s)",
-                            batches.size(), first_seq.error().message, n - 1);
+    commit_errors_.log(*logger("store"), spdlog::level::warn, "commit of {} batches failed: {}",
+                       batches.size(), first_seq.error().message);
     for (auto& r : results)
       r = commit_result{first_seq.error(), {}, {}};
     return results; // the batches are left as they were given

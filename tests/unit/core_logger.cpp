@@ -1,6 +1,10 @@
 #define CAF_SUITE core_logger
 #include <caf/test/unit_test.hpp>
 
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <chrono>
+#include <sstream>
 #include <string>
 
 #include "sreh/core/logger.hpp"
@@ -32,4 +36,28 @@ CAF_TEST(named loggers are shared and follow the level) {
   a->debug("not shown");
   CAF_CHECK(!setup_logging("off", "text"));
   CAF_CHECK(a->level() == spdlog::level::off);
+}
+
+CAF_TEST(a log limiter lets one line through per interval and counts the rest) {
+  log_limiter hour{std::chrono::hours{1}};
+  CAF_CHECK_EQUAL(hour.admit(), 1u); // the first line goes through
+  CAF_CHECK_EQUAL(hour.admit(), 0u); // held back within the interval
+  CAF_CHECK_EQUAL(hour.admit(), 0u);
+  hour.reset();
+  CAF_CHECK_EQUAL(hour.admit(), 3u); // this one and the two held back
+  CAF_CHECK_EQUAL(hour.admit(), 0u);
+  log_limiter none{std::chrono::milliseconds{0}};
+  CAF_CHECK_EQUAL(none.admit(), 1u);
+  CAF_CHECK_EQUAL(none.admit(), 1u); // no interval: every line goes through
+  // log() writes the admitted line with the count of the held-back ones.
+  std::ostringstream captured;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(captured);
+  spdlog::logger to{"limited", sink};
+  to.set_pattern("%v");
+  log_limiter limited{std::chrono::hours{1}};
+  limited.log(to, spdlog::level::warn, "store away: {}", 1);
+  limited.log(to, spdlog::level::warn, "store away: {}", 2);
+  limited.reset();
+  limited.log(to, spdlog::level::warn, "store away: {}", 3);
+  CAF_CHECK_EQUAL(captured.str(), "store away: 1\nstore away: 3 (1 similar lines held back)\n");
 }

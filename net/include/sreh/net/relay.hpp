@@ -14,6 +14,7 @@
 
 #include "sreh/actors/event_hub.hpp"
 #include "sreh/core/event.hpp"
+#include "sreh/core/logger.hpp"
 #include "sreh/persistence/postgres_store.hpp"
 #include "sreh/persistence/store.hpp"
 
@@ -114,8 +115,8 @@ class relay {
   bool leading_ = false;
   std::int64_t offset_ = 0;
   std::chrono::milliseconds backoff_{0};
-  std::chrono::steady_clock::time_point last_log_{};
-  std::uint64_t unlogged_errors_ = 0;
+  log_limiter error_log_;                 // one line per log_every for failed rounds
+  log_limiter gap_log_;                   // and for waits on a missing seq
 };
 
 } // namespace sreh::net
