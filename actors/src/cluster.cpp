@@ -1,7 +1,6 @@
 #include "cluster.hpp"
 
 #include <caf/io/all.hpp>
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,8 +14,8 @@ namespace sreh::actors {
 
 namespace {
 
-constexpr int claim_batch = 32;      // runs per claim statement
-constexpr int claim_rounds = 4;      // statements per heartbeat at most
+constexpr int claim_batch = 32; // runs per claim statement
+constexpr int claim_rounds = 4; // statements per heartbeat at most
 
 std::string join_roles(const std::vector<std::string>& roles) {
   std::string out;
@@ -53,25 +52,24 @@ void connect_to(peer_self self, const config::cluster_member& m) {
     return st.member->unlinked(m.id, err.message);
   st.connecting.insert(m.id);
   auto id = m.id;
-  self
-    ->request(self->system().middleman().actor_handle(), st.timeout, caf::connect_atom::value,
-              std::move(host), port)
-    .then(
-      [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>&) {
-        auto& s = self->state;
-        s.connecting.erase(id);
-        if (!ptr)
-          return s.member->unlinked(id, "nothing is published on its cluster port");
-        auto a = caf::actor_cast<caf::actor>(ptr);
-        self->monitor(a);
-        s.ids[a.address()] = id;
-        s.links[id] = a;
-        s.member->linked(id, a);
-      },
-      [=](caf::error& err) {
-        self->state.connecting.erase(id);
-        self->state.member->unlinked(id, self->system().render(err));
-      });
+  self->request(self->system().middleman().actor_handle(), st.timeout, caf::connect_atom::value,
+                std::move(host), port)
+      .then(
+          [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>&) {
+            auto& s = self->state;
+            s.connecting.erase(id);
+            if (!ptr)
+              return s.member->unlinked(id, "nothing is published on its cluster port");
+            auto a = caf::actor_cast<caf::actor>(ptr);
+            self->monitor(a);
+            s.ids[a.address()] = id;
+            s.links[id] = a;
+            s.member->linked(id, a);
+          },
+          [=](caf::error& err) {
+            self->state.connecting.erase(id);
+            self->state.member->unlinked(id, self->system().render(err));
+          });
 }
 
 caf::behavior peer_behavior(peer_self self, cluster_member* member, runtime_ptr rt,
@@ -96,29 +94,29 @@ caf::behavior peer_behavior(peer_self self, cluster_member* member, runtime_ptr 
   });
   self->send(self, tick_atom::value);
   return {
-    [=](tick_atom) {
-      auto& s = self->state;
-      for (const auto& m : s.others)
-        if (s.links.count(m.id) == 0 && s.connecting.count(m.id) == 0)
-          connect_to(self, m);
-      const auto active = s.rt->counters.active.load();
-      const auto parked = s.rt->counters.parked.load();
-      for (const auto& [id, a] : s.links)
-        self->send(a, load_atom::value, s.member->self_id(), active, parked);
-      self->delayed_send(self, s.every, tick_atom::value);
-    },
-    [=](load_atom, const std::string& id, std::int64_t active, std::int64_t parked) {
-      self->state.member->reported(id, active, parked);
-    },
-    [=](submit_atom a, goal_request& req) -> caf::result<kernel_reply> {
-      return self->delegate(self->state.sup, a, std::move(req));
-    },
-    [=](cancel_atom a, std::string& id, std::string& by) -> caf::result<kernel_reply> {
-      return self->delegate(self->state.sup, a, std::move(id), std::move(by));
-    },
-    [=](decide_atom a, std::string& id, approval_vote& vote) -> caf::result<kernel_reply> {
-      return self->delegate(self->state.sup, a, std::move(id), std::move(vote));
-    },
+      [=](tick_atom) {
+        auto& s = self->state;
+        for (const auto& m : s.others)
+          if (s.links.count(m.id) == 0 && s.connecting.count(m.id) == 0)
+            connect_to(self, m);
+        const auto active = s.rt->counters.active.load();
+        const auto parked = s.rt->counters.parked.load();
+        for (const auto& [id, a] : s.links)
+          self->send(a, load_atom::value, s.member->self_id(), active, parked);
+        self->delayed_send(self, s.every, tick_atom::value);
+      },
+      [=](load_atom, const std::string& id, std::int64_t active, std::int64_t parked) {
+        self->state.member->reported(id, active, parked);
+      },
+      [=](submit_atom a, goal_request& req) -> caf::result<kernel_reply> {
+        return self->delegate(self->state.sup, a, std::move(req));
+      },
+      [=](cancel_atom a, std::string& id, std::string& by) -> caf::result<kernel_reply> {
+        return self->delegate(self->state.sup, a, std::move(id), std::move(by));
+      },
+      [=](decide_atom a, std::string& id, approval_vote& vote) -> caf::result<kernel_reply> {
+        return self->delegate(self->state.sup, a, std::move(id), std::move(vote));
+      },
   };
 }
 
@@ -137,8 +135,8 @@ void add_cluster_message_types(caf::actor_system_config& cfg, const config::topo
           caf::timespan{std::chrono::milliseconds{topo.connection_timeout_ms}});
 }
 
-cluster_member::cluster_member(caf::actor_system& sys, const config::topology& topo,
-                               runtime_ptr rt, persistence::cluster_store& store)
+cluster_member::cluster_member(caf::actor_system& sys, const config::topology& topo, runtime_ptr rt,
+                               persistence::cluster_store& store)
   : sys_(sys), topo_(topo), rt_(std::move(rt)), store_(store) {
   if (const auto* me = topo_.find(rt_->cfg.node_id))
     self_ = *me;
@@ -179,7 +177,7 @@ sreh::error cluster_member::enter() {
   // Before any recovery: this waits while a survivor claims this node's runs, so the kernel
   // then resumes only what is still ours.
   const auto deadline =
-    std::chrono::steady_clock::now() + std::chrono::milliseconds{topo_.lease_ttl_ms};
+      std::chrono::steady_clock::now() + std::chrono::milliseconds{topo_.lease_ttl_ms};
   while (!beat(false)) {
     if (std::chrono::steady_clock::now() >= deadline)
       return {errc::unavailable, "cluster: cannot heartbeat to the store (see the log above)"};
@@ -204,9 +202,9 @@ sreh::error cluster_member::open(kernel_actor sup) {
                            std::chrono::milliseconds{topo_.connection_timeout_ms});
   auto published = sys_.middleman().publish(peer_actor_, port, host.c_str(), true);
   if (!published)
-    return {errc::unavailable, fmt::format("cluster: cannot listen on {} (node {}): {}",
-                                           self_.cluster, self_.id,
-                                           sys_.render(published.error()))};
+    return {errc::unavailable,
+            fmt::format("cluster: cannot listen on {} (node {}): {}", self_.cluster, self_.id,
+                        sys_.render(published.error()))};
   thread_ = std::thread{[this] { heartbeat_loop(); }};
   log->info("cluster '{}': node {} joined (middleman on {}, heartbeat {} ms, lease {} ms, "
             "{} members)",
@@ -269,10 +267,10 @@ bool cluster_member::beat(bool claim) {
       std::lock_guard lk{mtx_};
       store_reachable_ = false;
     }
-    if (const auto n = store_errors_.admit())
-      log->warn("cluster: heartbeat failed: {}; this node cannot renew its lease while the "
-                "store is away (claims paused) ({} similar lines held back in the last 10 s)",
-                res.error().message, n - 1);
+    store_errors_.log(*log, spdlog::level::warn,
+                      "cluster: heartbeat failed: {}; this node cannot renew its lease while the "
+                      "store is away (claims paused)",
+                      res.error().message);
     return false;
   }
   if (res->lease_was_expired)
@@ -384,14 +382,18 @@ std::string cluster_member::place() {
   std::lock_guard lk{mtx_};
   const bool self_worker = self_.has_role("worker");
   std::string best = self_worker ? self_.id : std::string{};
-  std::int64_t best_load = self_worker ? rt_->counters.active.load() : INT64_MAX;
+  // Load: the unfinished runs a node holds, running or parked on a decision (a parked run
+  // comes back to life on that node).
+  std::int64_t best_load = self_worker
+                             ? rt_->counters.active.load() + rt_->counters.parked.load()
+                             : INT64_MAX;
   for (const auto& m : topo_.nodes) { // topology order: ties go to the earlier member
     if (m.id == self_.id || !m.has_role("worker"))
       continue;
     const auto& s = members_.at(m.id);
     if (!s.peer || s.info.state != "alive")
       continue;
-    const auto load = s.info.active_runs + s.placed;
+    const auto load = s.info.active_runs + s.info.parked_runs + s.placed;
     if (load < best_load) {
       best = m.id;
       best_load = load;

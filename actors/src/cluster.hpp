@@ -44,8 +44,9 @@ class cluster_member {
   void leave();
 
   [[nodiscard]] cluster_view view() const;
-  /// The node a new run goes to: the live, linked worker with the fewest active runs (counting
-  /// the runs placed on it since its last report); this node on ties and when alone.
+  /// The node a new run goes to: the live, linked worker with the fewest unfinished runs (active
+  /// and parked, counting the runs placed on it since its last report); this node on ties and
+  /// when alone.
   [[nodiscard]] std::string place();
   /// The peer actor of a linked member; null when not linked (or for this node).
   [[nodiscard]] caf::actor peer(const std::string& id) const;
@@ -63,7 +64,7 @@ class cluster_member {
     config::cluster_member conf;
     cluster_node_info info;
     caf::actor peer;
-    std::int64_t placed = 0;          // runs placed on it since its last report
+    std::int64_t placed = 0; // runs placed on it since its last report
   };
 
   void heartbeat_loop();
@@ -80,7 +81,7 @@ class cluster_member {
   caf::actor peer_actor_;
   std::int64_t started_at_ = 0;
   log_limiter store_errors_{std::chrono::seconds{10}};
-  bool resync_ = false;  // heartbeat thread only: a claim failed, its outcome unknown
+  bool resync_ = false; // heartbeat thread only: a claim failed, its outcome unknown
 
   mutable std::mutex mtx_;
   std::unordered_map<std::string, member_state> members_; // by id, every topology member

@@ -75,10 +75,11 @@ expected<std::vector<run>> postgres_store::claim_orphans(std::string_view node_i
 
 expected<std::vector<node_row>> postgres_store::members() {
   auto c = readers_.borrow();
-  return c->use_retrying("read members", [&](pqxx::connection& conn) -> expected<std::vector<node_row>> {
-    pqxx::nontransaction tx{conn};
-    return read_members(tx);
-  });
+  return c->use_retrying("read members",
+                         [&](pqxx::connection& conn) -> expected<std::vector<node_row>> {
+                           pqxx::nontransaction tx{conn};
+                           return read_members(tx);
+                         });
 }
 
 } // namespace sreh::persistence::pg

@@ -1,8 +1,7 @@
 // The relay's cluster-wide lock: a session advisory lock on a dedicated connection, which also
 // LISTENs on `sreh_events` (every commit that writes events notifies it, pg_commit.cpp).
-#include <pqxx/pqxx>
-
 #include <fmt/format.h>
+#include <pqxx/pqxx>
 
 #include <thread>
 
@@ -45,7 +44,7 @@ class pg_relay_lock final : public relay_lock {
       }
       held_ = tx.exec_params1("SELECT pg_try_advisory_lock(21071, hashtext($1))",
                               schema_ + ":relay:" + name_)[0]
-                .as<bool>();
+                  .as<bool>();
       return held_;
     } catch (...) {
       bool broken = false;

@@ -113,7 +113,9 @@ class ClusterNode(Node):
 
 class Cluster:
     def __init__(self, workdir, names=("node-a", "node-b", "node-c"), heartbeat_ms=200,
-                 lease_ttl_ms=1500, node_extra=""):
+                 lease_ttl_ms=1500, node_extra="", auth=None, token=None):
+        """`auth`: the config's auth block (default: the harness admin token); `token`: what
+        the nodes' request helpers send (default: the harness admin token)."""
         self.dir = workdir
         tag = os.path.basename(workdir)
         self.pg = Postgres(tag).start()
@@ -139,7 +141,11 @@ class Cluster:
                     "cluster:\n  topology: topology.yaml\n"
                     f"tools:\n  record_file: {self.record}\n"
                     "logging:\n  level: info\n"
-                    "policy_mode: autonomous\n" + node_extra + harness.DEFAULT_AUTH)
+                    + ("" if "policy_mode:" in node_extra else "policy_mode: autonomous\n")
+                    + node_extra + (harness.DEFAULT_AUTH if auth is None else auth))
+        if token is not None:
+            for n in self.nodes.values():
+                n.token = token
         self.closed = False
 
     def start_all(self):

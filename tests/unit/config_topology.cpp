@@ -414,6 +414,9 @@ CAF_TEST(topology errors name the config field and the topology line) {
 CAF_TEST(the example node config serves every node of the example topology) {
   ::setenv("SREH_PG_URL", "postgres://u:p@localhost/sreh", 1);
   ::setenv("SREH_NATS_URL", "nats://127.0.0.1:4222", 1);
+  const std::string digest(64, 'a'); // examples/cluster/start.sh exports the tokens' digests
+  ::setenv("SREH_ADMIN_SHA256", digest.c_str(), 1);
+  ::setenv("SREH_APPROVER_SHA256", digest.c_str(), 1);
   auto path = std::filesystem::path{SREH_SOURCE_DIR} / "examples" / "cluster" / "node.yaml";
   for (const char* id : {"node-a", "node-b", "node-c"}) {
     auto r = load_file(path.string(), set_node(id));
@@ -423,6 +426,7 @@ CAF_TEST(the example node config serves every node of the example topology) {
     CAF_CHECK_EQUAL(r->store.url, std::string{"postgres://u:p@localhost/sreh"});
     CAF_CHECK_EQUAL(r->policy_mode, std::string{"autonomous"});
     CAF_CHECK_EQUAL(r->data_dir, std::string{"./data/"} + id);
+    CAF_CHECK_EQUAL(r->auth.tokens.size(), 2u); // one set of tokens for every node
     CAF_REQUIRE(r->cluster.topo.has_value());
     CAF_CHECK_EQUAL(r->listen, r->cluster.topo->find(id)->http);
   }

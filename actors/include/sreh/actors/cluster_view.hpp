@@ -10,29 +10,29 @@ namespace sreh::actors {
 
 struct cluster_node_info {
   std::string id;
-  std::string http;                  // host:port of its REST/SSE front
-  std::string cluster;               // host:port of its middleman
+  std::string http;    // host:port of its REST/SSE front
+  std::string cluster; // host:port of its middleman
   std::vector<std::string> roles;
-  bool self = false;                 // the node answering
+  bool self = false; // the node answering
   /// alive: its lease is current; dead: its lease expired (its runs are claimed by survivors);
   /// unknown: it has never heartbeated (not started yet).
   std::string state = "unknown";
-  bool connected = false;            // middleman link to it is up (always true for self)
-  std::string link_error;            // why the last connection attempt failed, if it did
+  bool connected = false; // middleman link to it is up (always true for self)
+  std::string link_error; // why the last connection attempt failed, if it did
   std::int64_t heartbeat_age_ms = -1;
-  std::int64_t active_runs = 0;      // run actors alive (its latest heartbeat or push)
-  std::int64_t parked_runs = 0;      // runs waiting for a decision
-  std::int64_t owned_runs = 0;       // unfinished runs it owns in the store
-  std::int64_t started_at = 0;       // µs since the epoch
+  std::int64_t active_runs = 0; // run actors alive (its latest heartbeat or push)
+  std::int64_t parked_runs = 0; // runs waiting for a decision
+  std::int64_t owned_runs = 0;  // unfinished runs it owns in the store
+  std::int64_t started_at = 0;  // µs since the epoch
 };
 
 struct cluster_view {
-  bool clustered = false;            // false: a single node (no topology)
+  bool clustered = false; // false: a single node (no topology)
   std::string name;
   std::string self_id;
   std::int64_t heartbeat_ms = 0;
   std::int64_t lease_ttl_ms = 0;
-  bool store_reachable = true;       // the last heartbeat reached the store
+  bool store_reachable = true; // the last heartbeat reached the store
   std::vector<cluster_node_info> nodes;
 };
 

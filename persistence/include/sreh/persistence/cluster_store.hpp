@@ -18,25 +18,25 @@ namespace sreh::persistence {
 /// What a node says about itself at each heartbeat.
 struct node_heartbeat {
   std::string node_id;
-  std::string http;               // host:port of its REST/SSE front
-  std::string cluster;            // host:port of its middleman
-  std::string roles;              // comma-separated
-  std::int64_t active_runs = 0;   // run actors alive
-  std::int64_t parked_runs = 0;   // runs waiting for a decision (no actor)
-  std::int64_t started_at = 0;    // when this incarnation started (µs since the epoch)
+  std::string http;             // host:port of its REST/SSE front
+  std::string cluster;          // host:port of its middleman
+  std::string roles;            // comma-separated
+  std::int64_t active_runs = 0; // run actors alive
+  std::int64_t parked_runs = 0; // runs waiting for a decision (no actor)
+  std::int64_t started_at = 0;  // when this incarnation started (µs since the epoch)
 };
 
 /// A member as the store sees it.
 struct node_row {
   node_heartbeat node;
-  std::int64_t heartbeat_age_ms = 0;  // how long since its last heartbeat (database clock)
-  bool alive = false;                 // its lease has not expired
-  std::int64_t owned_runs = 0;        // unfinished runs it owns
+  std::int64_t heartbeat_age_ms = 0; // how long since its last heartbeat (database clock)
+  bool alive = false;                // its lease has not expired
+  std::int64_t owned_runs = 0;       // unfinished runs it owns
 };
 
 /// What one heartbeat found.
 struct heartbeat_result {
-  std::vector<node_row> nodes;        // every member, by id
+  std::vector<node_row> nodes; // every member, by id
   /// This node's previous lease had expired before this heartbeat renewed it: survivors may
   /// have claimed its runs (its copies of them are fenced off at their next commit).
   bool lease_was_expired = false;

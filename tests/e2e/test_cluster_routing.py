@@ -1,0 +1,156 @@
+"""Cluster behaviour around requests and membership, over HTTP with real tokens:
+- decisions and cancels sent to a node that does not own the run reach the owner;
+- a run parked on an approval moves to the survivor when its node is killed, and is approved
+  there;
+- a node whose peers are not running says so (/v1/cluster/nodes, its log, `sreh cluster check`)
+  and runs goals itself;
+- broken topology files are refused by `sreh config check` and `sreh serve` with the reason.
+"""
+
+import os
+import subprocess
+import time
+
+import harness
+from cluster_harness import Cluster
+from harness import TempDir, auth_block, run_tests
+
+TOKENS = {"otto": ("operator", "otto-cluster-token"), "alice": ("approver", "alice-cluster-tok")}
+OTTO, ALICE = TOKENS["otto"][1], TOKENS["alice"][1]
+REVIEW = """policy_mode: review
+model:
+  provider: scripted
+  script:
+    - {tool: test.record, args: {action: restart}}
+"""
+
+
+def wait_until(pred, timeout, what):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)  # polling over HTTP, bounded by the deadline
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def pending_approval(node, run_id):
+    def find():
+        status, _, doc = node.json("GET", f"/v1/approvals?state=pending&run={run_id}")
+        assert status == 200, doc
+        return doc["approvals"][0]["id"] if doc["approvals"] else None
+    return wait_until(find, 20, f"an approval for {run_id}")
+
+
+def decide(node, approval_id, decision="approve"):
+    status, _, doc = node.json("POST", f"/v1/approvals/{approval_id}/decision",
+                               {"decision": decision, "comment": "from another node"},
+                               token=ALICE)
+    assert status == 200, f"decision via {node.node_id}: {status} {doc}"
+    return doc
+
+
+def wait_state(node, run_id, state, timeout=20):
+    return wait_until(lambda: node.run(run_id)["state"] == state, timeout,
+                      f"run {run_id} to be {state} (is {node.run(run_id)['state']})")
+
+
+def test_decisions_and_cancels_reach_the_owner_and_parked_runs_fail_over():
+    with TempDir() as d:
+        c = Cluster(d, names=("node-a", "node-b"), node_extra=REVIEW, auth=auth_block(TOKENS),
+                    token=OTTO).start_all()
+        a, b = c.nodes["node-a"], c.nodes["node-b"]
+        ids = [a.submit(f"needs approval {i}", key=f"route-{i}") for i in range(6)]
+        owner = {r: a.run(r)["node_id"] for r in ids}
+        on_a = [r for r in ids if owner[r] == "node-a"]
+        on_b = [r for r in ids if owner[r] == "node-b"]
+        assert len(on_a) >= 2 and len(on_b) >= 2, f"placement: {owner}"
+        for r in ids:
+            wait_state(a, r, "waiting")
+        # Approve each node's run through the other node.
+        decide(a, pending_approval(a, on_b[0]))
+        decide(b, pending_approval(b, on_a[0]))
+        wait_state(a, on_b[0], "succeeded")
+        wait_state(b, on_a[0], "succeeded")
+        # Cancel node-b's run through node-a.
+        status, _, doc = a.json("POST", f"/v1/runs/{on_b[1]}/cancel")
+        assert status == 200, f"cancel via node-a: {status} {doc}"
+        wait_state(a, on_b[1], "cancelled")
+        # node-b dies with its other runs parked: node-a claims them and they are approved there.
+        parked_on_b = on_b[2:]
+        b.kill9()
+        wait_until(lambda: all(a.run(r)["node_id"] == "node-a" for r in parked_on_b),
+                   c.lease_ttl_ms / 1000 + 15, "node-a to claim node-b's parked runs")
+        for r in parked_on_b:
+            assert a.run(r)["state"] == "waiting"
+            decide(a, pending_approval(a, r))
+            wait_state(a, r, "succeeded")
+        with open(c.record) as f:
+            keys = [line.strip() for line in f if line.strip()]
+        approved = 2 + len(parked_on_b)
+        assert len(keys) == len(set(keys)) == approved, f"{len(keys)} side effects: {keys}"
+        c.close()
+
+
+def test_a_node_without_its_peers_says_so_and_runs_goals_itself():
+    with TempDir() as d:
+        c = Cluster(d, node_extra="model:\n  provider: scripted\n  script:\n"
+                                  "    - {tool: test.echo, args: {x: 1}}\n")
+        a = c.nodes["node-a"].start()
+        doc = wait_until(lambda: (lambda v: v if all(
+            n.get("link_error") for n in v["nodes"] if not n["self"]) else None)(
+                a.cluster_nodes()), 10, "node-a to try its peers")
+        for n in doc["nodes"]:
+            if n["self"]:
+                assert n["state"] == "alive" and n["connected"], n
+            else:
+                assert n["state"] == "unknown" and not n["connected"], n
+        run = a.submit("alone")
+        assert a.wait_run(run)["node_id"] == "node-a"
+        b = c.nodes["node-b"]
+        log = open(a.log_path, errors="replace").read()
+        assert f"peer node-b at 127.0.0.1:" in log and "unreachable" in log, log[-2000:]
+        out = subprocess.run([os.path.abspath(harness.SREH), "cluster", "check", c.topology,
+                              "--timeout-ms", "500"], capture_output=True, text=True, timeout=30)
+        assert out.returncode == 1, out
+        assert f"node 'node-b'" in out.stderr and f"127.0.0.1:{b.port}" in out.stderr, out.stderr
+        c.close()
+
+
+BAD_TOPOLOGIES = {
+    "duplicate id": ("nodes:\n  - {id: node-a, http: 127.0.0.1:17071, cluster: 127.0.0.1:17171}\n"
+                     "  - {id: node-a, http: 127.0.0.1:17072, cluster: 127.0.0.1:17172}\n",
+                     "duplicate node id 'node-a'"),
+    "unknown role": ("nodes:\n  - {id: node-a, http: 127.0.0.1:17071, cluster: 127.0.0.1:17171,"
+                     " roles: [api, worker, janitor]}\n", "janitor"),
+    "bad address": ("nodes:\n  - {id: node-a, http: 127.0.0.1:99999, cluster: 127.0.0.1:17171}\n",
+                    "nodes[0].http"),
+    "same address twice": ("nodes:\n  - {id: node-a, http: 127.0.0.1:17071, "
+                           "cluster: 127.0.0.1:17071}\n", "127.0.0.1:17071"),
+}
+
+
+def test_bad_topology_files_are_refused_with_the_reason():
+    with TempDir() as d:
+        for name, (text, expect) in BAD_TOPOLOGIES.items():
+            topo = os.path.join(d, "topology.yaml")
+            with open(topo, "w") as f:
+                f.write(text)
+            cfg = os.path.join(d, "node.yaml")
+            with open(cfg, "w") as f:
+                f.write("store: {kind: postgres, url: postgresql://nobody@127.0.0.1:1/x}\n"
+                        "nats: {url: nats://127.0.0.1:1}\ncluster: {topology: topology.yaml}\n")
+            for cmd in (["config", "check", cfg, "--node-id", "node-a"],
+                        ["serve", "--config", cfg, "--node-id", "node-a"]):
+                out = subprocess.run([os.path.abspath(harness.SREH), *cmd], capture_output=True,
+                                     text=True, timeout=30)
+                assert out.returncode == 1, f"{name}: {cmd[0]} exited {out.returncode}"
+                assert expect in out.stderr and "topology.yaml:" in out.stderr, \
+                    f"{name}: {cmd[0]}: {out.stderr}"
+
+
+if __name__ == "__main__":
+    run_tests([test_decisions_and_cancels_reach_the_owner_and_parked_runs_fail_over,
+               test_a_node_without_its_peers_says_so_and_runs_goals_itself,
+               test_bad_topology_files_are_refused_with_the_reason])
