@@ -156,8 +156,11 @@ int serve_command(int argc, char** argv) {
   if (!parts)
     return fail(parts.error().message);
   auto& n = **parts;
-  net::http_server http{
-    {n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens, n.relay(), n.feed()}};
+  const bool api = !cfg->cluster.topo || cfg->cluster.topo->find(cfg->node_id)->has_role("api");
+  net::http_server http{{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens, api,
+                         n.relay(), n.feed()}};
+  if (!api)
+    log->info("no api role: serving only /healthz, /readyz, /v1/stats and /v1/cluster/nodes");
   if (auto err = http.start(host, port))
     return fail(err.message);
   log->info("sreh {} node '{}' serving on http://{}:{} (store: {} {}, model: {}, tools: {})",

@@ -51,6 +51,7 @@ class cluster_member {
   /// The peer actor of a linked member; null when not linked (or for this node).
   [[nodiscard]] caf::actor peer(const std::string& id) const;
   [[nodiscard]] const std::string& self_id() const { return self_.id; }
+  [[nodiscard]] bool self_is_worker() const { return self_.has_role("worker"); }
   /// Whether the member's lease is current (the store's last answer).
   [[nodiscard]] bool alive(const std::string& id) const;
 

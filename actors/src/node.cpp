@@ -63,7 +63,7 @@ class kernel_facade final : public kernel_api {
     auto msg = caf::make_message(submit_atom::value, req);
     ask(sys_, peer, std::move(msg),
         [this, req = std::move(req), reply, target](const kernel_reply& rep) mutable {
-          if (rep.code != static_cast<int>(errc::unavailable))
+          if (rep.code != static_cast<int>(errc::unavailable) || !cluster_->self_is_worker())
             return reply(rep);
           rt_->log->warn("placing a run on {} failed ({}); running it here", target, rep.message);
           local(caf::make_message(submit_atom::value, std::move(req)), std::move(reply));

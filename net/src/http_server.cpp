@@ -14,6 +14,8 @@ struct http_server::impl {
     auto* c = core.get();
     core->tokens = ctx.tokens ? ctx.tokens : fallback_tokens(ctx.cfg);
     add_health_routes(core->routes, core->ctx, [c] { return c->connections.load(); });
+    if (!ctx.api)
+      return; // a cluster member without the api role
     add_run_routes(core->routes, core->ctx);
     add_event_routes(core->routes, core->ctx);
     add_approval_routes(core->routes, core->ctx);

@@ -158,6 +158,13 @@ void http_session::dispatch_request() {
     r.headers.emplace_back("Allow", m.allow);
     return write_reply(std::move(r), false);
   }
+  if (!m.found && !core_->ctx.api && req_.path.rfind("/v1/", 0) == 0)
+    return write_reply(problem(503, "unavailable",
+                               "node '" + core_->ctx.cfg.node_id +
+                                 "' does not serve the API (its cluster roles lack 'api'); send "
+                                 "requests to a node that has it (GET /v1/cluster/nodes lists them)",
+                               req_),
+                       false);
   if (!m.found)
     return write_reply(problem(404, "not-found", "no route for " + req_.method + " " + req_.path, req_),
                        false);

@@ -113,9 +113,10 @@ class ClusterNode(Node):
 
 class Cluster:
     def __init__(self, workdir, names=("node-a", "node-b", "node-c"), heartbeat_ms=200,
-                 lease_ttl_ms=1500, node_extra="", auth=None, token=None):
+                 lease_ttl_ms=1500, node_extra="", auth=None, token=None, roles=None):
         """`auth`: the config's auth block (default: the harness admin token); `token`: what
-        the nodes' request helpers send (default: the harness admin token)."""
+        the nodes' request helpers send (default: the harness admin token); `roles`: {node:
+        "[worker]"} where a node should not have all three roles."""
         self.dir = workdir
         tag = os.path.basename(workdir)
         self.pg = Postgres(tag).start()
@@ -131,7 +132,8 @@ class Cluster:
         for n in names:
             http, cport = free_port(), free_port()
             lines.append(f"  - id: {n}\n    http: 127.0.0.1:{http}\n"
-                         f"    cluster: 127.0.0.1:{cport}\n    roles: [api, worker, relay]\n")
+                         f"    cluster: 127.0.0.1:{cport}\n"
+                         f"    roles: {(roles or {}).get(n, '[api, worker, relay]')}\n")
             self.nodes[n] = ClusterNode(self, n, http)
         with open(self.topology, "w") as f:
             f.write("".join(lines))

@@ -4,6 +4,7 @@
   there;
 - a node whose peers are not running says so (/v1/cluster/nodes, its log, `sreh cluster check`)
   and runs goals itself;
+- a worker-only node runs the goals placed on it but answers API requests with 503 and why;
 - broken topology files are refused by `sreh config check` and `sreh serve` with the reason.
 """
 
@@ -118,6 +119,26 @@ def test_a_node_without_its_peers_says_so_and_runs_goals_itself():
         c.close()
 
 
+def test_a_worker_only_node_runs_placed_goals_but_serves_no_api():
+    with TempDir() as d:
+        c = Cluster(d, names=("node-a", "node-b"), roles={"node-b": "[worker]"},
+                    node_extra="model:\n  provider: scripted\n  script:\n"
+                               "    - {tool: test.sleep, args: {ms: 300}}\n").start_all()
+        a, b = c.nodes["node-a"], c.nodes["node-b"]
+        status, _, doc = b.json("POST", "/v1/goals", {"goal": "to a worker"})
+        assert status == 503 and "does not serve the API" in doc["detail"], (status, doc)
+        assert "node-b" in doc["detail"], doc
+        view = b.cluster_nodes()  # membership and health stay available
+        assert [n["roles"] for n in view["nodes"]] == [["api", "worker", "relay"], ["worker"]]
+        assert b.request("GET", "/readyz")[0] == 200
+        ids = [a.submit(f"placed {i}") for i in range(6)]
+        owners = {a.run(r)["node_id"] for r in ids}
+        assert owners == {"node-a", "node-b"}, owners
+        for r in ids:
+            assert a.wait_run(r)["state"] == "succeeded"
+        c.close()
+
+
 BAD_TOPOLOGIES = {
     "duplicate id": ("nodes:\n  - {id: node-a, http: 127.0.0.1:17071, cluster: 127.0.0.1:17171}\n"
                      "  - {id: node-a, http: 127.0.0.1:17072, cluster: 127.0.0.1:17172}\n",
@@ -153,4 +174,5 @@ def test_bad_topology_files_are_refused_with_the_reason():
 if __name__ == "__main__":
     run_tests([test_decisions_and_cancels_reach_the_owner_and_parked_runs_fail_over,
                test_a_node_without_its_peers_says_so_and_runs_goals_itself,
+               test_a_worker_only_node_runs_placed_goals_but_serves_no_api,
                test_bad_topology_files_are_refused_with_the_reason])

@@ -27,6 +27,10 @@ struct server_context {
   /// The tokens the server accepts. Null: only what the config gives without touching files
   /// (auth none, or the configured digests; with neither, no token is accepted).
   std::shared_ptr<const token_table> tokens = {};
+  /// False on a cluster member without the `api` role: it serves only /healthz, /readyz,
+  /// /v1/stats and /v1/cluster/nodes, and answers other /v1 requests with 503 naming the
+  /// reason.
+  bool api = true;
   /// Shown on /v1/stats when the node has them (null: none).
   const net::relay* event_relay = nullptr;
   const event_feed* feed = nullptr;
