@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -89,6 +90,7 @@ std::vector<commit_result> postgres_store::commit(std::vector<write_batch>& batc
   if (batches.empty())
     return results;
   std::lock_guard lk{write_mtx_};
+  applied_.assign(batches.size(), 0);
   auto first_seq = writer_.use("commit", [&](pqxx::connection& c) -> expected<std::int64_t> {
     pqxx::work tx{c, "commit"};
     auto first = apply(tx, batches, results);
@@ -96,25 +98,58 @@ std::vector<commit_result> postgres_store::commit(std::vector<write_batch>& batc
       tx.commit();
     return first; // on error the transaction is rolled back when it goes out of scope
   });
+  check_applied_ = !first_seq.has_value();
   if (!first_seq) {
     commit_errors_.log(*logger("store"), spdlog::level::warn, "commit of {} batches failed: {}",
                        batches.size(), first_seq.error().message);
-    for (auto& r : results)
-      r = commit_result{first_seq.error(), {}, {}};
+    for (std::size_t i = 0; i < batches.size(); ++i) {
+      if (applied_[i]) // find_applied took them: give them back
+        batches[i].events = std::move(results[i].events);
+      results[i] = commit_result{first_seq.error(), {}, {}};
+    }
     return results; // the batches are left as they were given
   }
   // Hand the events to the results (no copy), numbered as they were inserted: in batch order,
   // skipping batches that met an existing idempotency key.
   std::int64_t next = *first_seq;
   for (std::size_t i = 0; i < batches.size(); ++i) {
-    if (!results[i].existing_run_id.empty())
-      continue;
+    if (!results[i].existing_run_id.empty() || applied_[i])
+      continue; // an applied batch's result already has its events with their stored seqs
     results[i].events = std::move(batches[i].events);
     batches[i].events.clear();
     for (auto& e : results[i].events)
       e.seq = next++;
   }
   return results;
+}
+
+void postgres_store::find_applied(pqxx::work& tx, std::vector<write_batch>& batches,
+                                  std::vector<commit_result>& results) {
+  array_columns ids{1};
+  for (const auto& b : batches)
+    for (const auto& e : b.events)
+      ids.row().text(e.id);
+  std::unordered_map<std::string, std::int64_t> stored;
+  for (const auto& row : exec_columns(tx, events_by_ids, ids))
+    stored.emplace(text(row[0]), row[1].as<std::int64_t>());
+  if (stored.empty())
+    return;
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    auto& evs = batches[i].events;
+    const bool all = !evs.empty() && std::all_of(evs.begin(), evs.end(), [&](const event& e) {
+      return stored.contains(e.id);
+    });
+    if (!all)
+      continue;
+    applied_[i] = 1;
+    results[i].events = std::move(evs);
+    evs.clear();
+    for (auto& e : results[i].events)
+      e.seq = stored.at(e.id);
+  }
+  logger("store")->info("commit: {} batches were in the log already (their earlier commit "
+                        "succeeded although its outcome was unknown)",
+                        std::count(applied_.begin(), applied_.end(), 1));
 }
 
 expected<std::int64_t> postgres_store::apply(pqxx::work& tx, std::vector<write_batch>& batches,
@@ -130,12 +165,19 @@ expected<std::int64_t> postgres_store::apply(pqxx::work& tx, std::vector<write_b
   }
   const std::int64_t first_seq = seq + 1;
 
+  // A retry of a batch whose earlier commit did happen (its outcome was unknown) is not applied
+  // twice: it succeeds with the events and seqs that the log holds.
+  if (check_applied_)
+    find_applied(tx, batches, results);
+
   // Idempotency keys, batch by batch: a create whose key is held (in the database, or by an
   // earlier batch of this commit) skips its whole batch.
   auto holders = key_holders(tx, batches);
   std::unordered_map<std::string_view, std::size_t> created_in; // run id -> creating batch
   for (std::size_t i = 0; i < batches.size(); ++i) {
     const auto& b = batches[i];
+    if (applied_[i])
+      continue;
     if (b.create) {
       const auto& key = b.create->idempotency_key;
       if (auto h = holders.find(key); !key.empty() && h != holders.end()) {
@@ -159,7 +201,7 @@ expected<std::int64_t> postgres_store::apply(pqxx::work& tx, std::vector<write_b
   commit_rows rows;
   std::unordered_map<std::string_view, std::size_t> update_at;
   for (std::size_t i = 0; i < batches.size(); ++i) {
-    if (!results[i].existing_run_id.empty())
+    if (!results[i].existing_run_id.empty() || applied_[i])
       continue;
     const auto& b = batches[i];
     if (b.create)

@@ -1,9 +1,8 @@
 #include "pg_connection.hpp"
 
+#include <fmt/format.h>
 #include <pqxx/except>
 #include <pqxx/nontransaction>
-
-#include <fmt/format.h>
 
 #include <exception>
 
@@ -12,6 +11,23 @@
 namespace sreh::persistence::pg {
 
 namespace {
+
+/// libpq's messages span lines ("...refused\n\tIs the server running...\n"): one line for logs.
+std::string one_line(std::string_view s) {
+  std::string out;
+  bool space = false;
+  for (char c : s) {
+    if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
+      space = !out.empty();
+      continue;
+    }
+    if (space)
+      out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
 
 bool retryable_sqlstate(const std::string& s) {
   return s.starts_with("08") || s.starts_with("57P");
@@ -24,20 +40,22 @@ sreh::error current_error(std::string_view op, bool& broken) {
     throw;
   } catch (const pqxx::broken_connection& e) {
     broken = true;
-    return {errc::unavailable, fmt::format("postgres: {}: connection lost: {}", op, e.what())};
+    return {errc::unavailable,
+            fmt::format("postgres: {}: connection lost: {}", op, one_line(e.what()))};
   } catch (const pqxx::sql_error& e) {
     broken = retryable_sqlstate(e.sqlstate());
     return {broken ? errc::unavailable : errc::internal,
-            fmt::format("postgres: {}: {} (sqlstate {})", op, e.what(), e.sqlstate())};
+            fmt::format("postgres: {}: {} (sqlstate {})", op, one_line(e.what()), e.sqlstate())};
   } catch (const pqxx::in_doubt_error& e) {
     // The connection died during COMMIT: the outcome is unknown until the next read.
     broken = true;
     return {errc::unavailable,
-            fmt::format("postgres: {}: commit outcome unknown: {}", op, e.what())};
+            fmt::format("postgres: {}: commit outcome unknown: {}", op, one_line(e.what()))};
   } catch (const pqxx::transaction_rollback& e) {
-    return {errc::unavailable, fmt::format("postgres: {}: rolled back: {}", op, e.what())};
+    return {errc::unavailable,
+            fmt::format("postgres: {}: rolled back: {}", op, one_line(e.what()))};
   } catch (const std::exception& e) {
-    return {errc::internal, fmt::format("postgres: {}: {}", op, e.what())};
+    return {errc::internal, fmt::format("postgres: {}: {}", op, one_line(e.what()))};
   } catch (...) {
     return {errc::internal, fmt::format("postgres: {}: unknown exception", op)};
   }
@@ -97,8 +115,10 @@ sreh::error connection::ensure_open(std::string_view op) {
 sreh::error connection::failed(std::string_view op) {
   bool broken = false;
   auto err = current_error(op, broken);
-  if (broken)
-    conn_.reset(); // the next use connects again
+  if (broken) {
+    conn_.reset();                                           // the next use connects again
+    err.message += fmt::format(" ({})", describe_url(url_)); // which database went away
+  }
   return err;
 }
 

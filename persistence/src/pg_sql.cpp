@@ -9,7 +9,7 @@ void prepare_statements(pqxx::connection& c) {
         list_runs_state, unfinished_runs, run_by_key,        get_steps,          executed_tool_steps,
         read_events,  read_run_events, get_approval,         list_approvals,     list_approvals_state,
         list_approvals_run, pending_approvals, approval_for_step, stats,         ping,
-        run_owners,   notify_commit,   node_lease_expired,   upsert_node,        members,
+        run_owners,   events_by_ids,   notify_commit,   node_lease_expired,   upsert_node,        members,
         claim_orphans})
     c.prepare(s.name, s.sql);
 }

@@ -53,6 +53,10 @@ inline constexpr statement update_runs{
   "conclusion = u.conclusion, error = u.error, labels = u.labels "
   "FROM " SREH_RUN_ARRAYS " AS u(" SREH_RUN_COLUMNS ") WHERE runs.id = u.id "
   "AND runs.node_id = u.node_id RETURNING runs.id"};
+/// The events of a commit that are in the log already (a retry after a commit whose outcome was
+/// unknown).
+inline constexpr statement events_by_ids{
+  "events_by_ids", "SELECT id, seq FROM events WHERE id = ANY($1::text[])"};
 inline constexpr statement run_owners{
   "run_owners", "SELECT id, node_id FROM runs WHERE id = ANY($1::text[])"};
 /// Wakes the relay (pg_relay_lock.cpp) when a commit wrote events.

@@ -55,6 +55,10 @@ class postgres_store final : public store, public cluster_store {
   expected<std::vector<node_row>> members() override;
 
  private:
+  /// Marks in applied_ the batches whose events are all in the log already and moves those
+  /// events, with their stored seqs, into their results.
+  void find_applied(pqxx::work& tx, std::vector<write_batch>& batches,
+                    std::vector<commit_result>& results);
   /// Applies every batch inside `tx`; returns the seq of the first event written.
   expected<std::int64_t> apply(pqxx::work& tx, std::vector<write_batch>& batches,
                                std::vector<commit_result>& results);
@@ -65,6 +69,10 @@ class postgres_store final : public store, public cluster_store {
   audit_hasher hasher_; // guarded by write_mtx_
   pool readers_;
   log_limiter commit_errors_{std::chrono::seconds{10}};
+  // Guarded by write_mtx_. After a failed commit (whose outcome may be unknown: the connection
+  // died during COMMIT) the next commits first look for batches that are in the log already.
+  bool check_applied_ = false;
+  std::vector<char> applied_;   // per batch of the current commit: found in the log already
 };
 
 } // namespace sreh::persistence::pg

@@ -239,6 +239,17 @@ def sse_events(port, path, last_event_id=None, timeout=30, stop_after=None, toke
         conn.close()
 
 
+def wait_until(pred, timeout, what):
+    """Polls `pred` until it returns something truthy (returned), or fails after `timeout` s."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)  # polling state over HTTP, bounded by the deadline
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
 class TempDir:
     def __enter__(self):
         self.path = tempfile.mkdtemp(prefix="sreh-e2e-")

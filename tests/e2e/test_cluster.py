@@ -13,7 +13,7 @@ import threading
 import time
 
 from cluster_harness import Cluster
-from harness import TempDir, run_tests, sse_events
+from harness import TempDir, run_tests, wait_until, sse_events
 from nats_stream import stream_messages
 
 RUNS = 200
@@ -48,16 +48,6 @@ class SseCollector(threading.Thread):
             self.error = e
         finally:
             self.ended.set()
-
-
-def wait_until(pred, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.05)  # polling state over HTTP, bounded by the deadline
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def all_runs(node):

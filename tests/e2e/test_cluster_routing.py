@@ -14,7 +14,7 @@ import time
 
 import harness
 from cluster_harness import Cluster
-from harness import TempDir, auth_block, run_tests
+from harness import TempDir, auth_block, run_tests, wait_until
 
 TOKENS = {"otto": ("operator", "otto-cluster-token"), "alice": ("approver", "alice-cluster-tok")}
 OTTO, ALICE = TOKENS["otto"][1], TOKENS["alice"][1]
@@ -24,16 +24,6 @@ model:
   script:
     - {tool: test.record, args: {action: restart}}
 """
-
-
-def wait_until(pred, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.05)  # polling over HTTP, bounded by the deadline
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def pending_approval(node, run_id):

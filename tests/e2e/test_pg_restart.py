@@ -9,7 +9,7 @@ import json
 import time
 
 from cluster_harness import Cluster
-from harness import TempDir, run_tests, sse_events
+from harness import TempDir, run_tests, wait_until, sse_events
 
 RUNS = 40
 SCRIPT = """model:
@@ -24,16 +24,6 @@ limits:
   tool_threads: 64
 """
 OUTAGE_S = 3.0  # longer than the lease (1.5 s)
-
-
-def wait_until(pred, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.05)  # polling over HTTP, bounded by the deadline
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def readyz(node):

@@ -219,6 +219,43 @@ CAF_TEST(concurrent claimers split the runs of a dead member without overlap) {
       CAF_CHECK_EQUAL(m.owned_runs, 0);
 }
 
+CAF_TEST(a batch retried after a commit of unknown outcome is not applied twice) {
+  // The batch commits, but the writer is told otherwise (the connection died during COMMIT):
+  // it retries the same batch. Make the store distrust its last commit with a failing one.
+  make_run("run_u1", "node-a", run_state::running);
+  write_batch b;
+  b.update = **st->get_run("run_u1");
+  b.update->steps = 1;
+  b.events.push_back(test::make_event("evt_u1_2", "run_u1", 2, "step.intent"));
+  std::vector<write_batch> first;
+  first.push_back(b);
+  auto r1 = st->commit(first);
+  CAF_REQUIRE_EQUAL(r1[0].err.message, "");
+  const auto seq = r1[0].events.at(0).seq;
+  write_batch broken; // an update of a run that does not exist fails the whole commit
+  broken.update = **st->get_run("run_u1");
+  broken.update->id = "run_missing";
+  std::vector<write_batch> bad;
+  bad.push_back(std::move(broken));
+  CAF_REQUIRE(st->commit(bad)[0].err);
+  // The retry, grouped with a new batch: the retry gets its stored seq, the new one the next.
+  std::vector<write_batch> retry;
+  retry.push_back(b);
+  write_batch fresh;
+  fresh.events.push_back(test::make_event("evt_u1_3", "run_u1", 3, "step.outcome"));
+  retry.push_back(std::move(fresh));
+  auto r2 = st->commit(retry);
+  CAF_REQUIRE_EQUAL(r2.size(), 2u);
+  CAF_REQUIRE_EQUAL(r2[0].err.message, "");
+  CAF_REQUIRE_EQUAL(r2[1].err.message, "");
+  const auto retried = r2[0].events.at(0).seq;
+  const auto next = r2[1].events.at(0).seq;
+  CAF_CHECK_EQUAL(retried, seq);
+  CAF_CHECK_EQUAL(next, seq + 1);
+  const auto events = st->stats()->events;
+  CAF_CHECK_EQUAL(events, 3); // run.created, the intent once, the outcome
+}
+
 CAF_TEST(one relay lock holder at a time and takeover when it goes) {
   auto first = make_postgres_relay_lock(opts, "jetstream");
   auto second = make_postgres_relay_lock(opts, "jetstream");
