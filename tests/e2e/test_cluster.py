@@ -20,11 +20,11 @@ RUNS = 200
 SCRIPT = """model:
   provider: scripted
   script:
-    - {tool: test.sleep, args: {ms: 800}}
+    - {tool: test.sleep, args: {ms: 1500}}
     - {tool: test.record, args: {action: drain}}
-    - {tool: test.sleep, args: {ms: 800}}
+    - {tool: test.sleep, args: {ms: 1500}}
     - {tool: test.record, args: {action: restart}}
-    - {tool: test.sleep, args: {ms: 800}}
+    - {tool: test.sleep, args: {ms: 1500}}
     - {tool: test.record, args: {action: scale}}
 limits:
   tool_threads: 128
