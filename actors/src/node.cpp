@@ -59,7 +59,10 @@ class kernel_facade final : public kernel_api {
     if (!peer)
       return local(caf::make_message(submit_atom::value, std::move(req)), std::move(reply));
     // Placed on a peer. Should it not answer, the run is created here instead: the same
-    // idempotency key then finds the peer's run if it did create one.
+    // idempotency key then finds the peer's run if it did create one (a request without a key
+    // gets one for this purpose, so a peer dying mid-request never doubles a run).
+    if (req.idempotency_key.empty())
+      req.idempotency_key = rt_->ids.next("placement");
     auto msg = caf::make_message(submit_atom::value, req);
     ask(sys_, peer, std::move(msg),
         [this, req = std::move(req), reply, target](const kernel_reply& rep) mutable {
