@@ -39,24 +39,26 @@ std::vector<node_row> read_members(pqxx::transaction_base& tx) {
 
 expected<heartbeat_result> postgres_store::heartbeat(const node_heartbeat& hb,
                                                      std::chrono::milliseconds ttl) {
-  auto c = readers_.borrow();
-  return c->use_retrying("heartbeat", [&](pqxx::connection& conn) -> expected<heartbeat_result> {
-    pqxx::work tx{conn, "heartbeat"};
-    heartbeat_result out;
-    // Waits here while a survivor is claiming this node's runs (it share-locks the row).
-    if (const auto prev = tx.exec_prepared(node_lease_expired.name, hb.node_id); !prev.empty())
-      out.lease_was_expired = prev[0][0].as<bool>();
-    tx.exec_prepared0(upsert_node.name, hb.node_id, hb.http, hb.cluster, hb.roles, hb.active_runs,
-                      hb.parked_runs, hb.started_at, static_cast<std::int64_t>(ttl.count()));
-    out.nodes = read_members(tx);
-    tx.commit();
-    return out;
-  });
+  std::lock_guard lk{cluster_mtx_};
+  return cluster_conn_.use_retrying(
+      "heartbeat", [&](pqxx::connection& conn) -> expected<heartbeat_result> {
+        pqxx::work tx{conn, "heartbeat"};
+        heartbeat_result out;
+        // Waits here while a survivor is claiming this node's runs (it share-locks the row).
+        if (const auto prev = tx.exec_prepared(node_lease_expired.name, hb.node_id); !prev.empty())
+          out.lease_was_expired = prev[0][0].as<bool>();
+        tx.exec_prepared0(upsert_node.name, hb.node_id, hb.http, hb.cluster, hb.roles,
+                          hb.active_runs, hb.parked_runs, hb.started_at,
+                          static_cast<std::int64_t>(ttl.count()));
+        out.nodes = read_members(tx);
+        tx.commit();
+        return out;
+      });
 }
 
 expected<std::vector<run>> postgres_store::claim_orphans(std::string_view node_id, int limit) {
-  auto c = readers_.borrow();
-  return c->use("claim runs", [&](pqxx::connection& conn) -> expected<std::vector<run>> {
+  std::lock_guard lk{cluster_mtx_};
+  return cluster_conn_.use("claim runs", [&](pqxx::connection& conn) -> expected<std::vector<run>> {
     pqxx::work tx{conn, "claim"};
     std::vector<run> out;
     for (const auto& row : tx.exec_prepared(pg::claim_orphans.name, std::string{node_id}, limit)) {
@@ -74,12 +76,12 @@ expected<std::vector<run>> postgres_store::claim_orphans(std::string_view node_i
 }
 
 expected<std::vector<node_row>> postgres_store::members() {
-  auto c = readers_.borrow();
-  return c->use_retrying("read members",
-                         [&](pqxx::connection& conn) -> expected<std::vector<node_row>> {
-                           pqxx::nontransaction tx{conn};
-                           return read_members(tx);
-                         });
+  std::lock_guard lk{cluster_mtx_};
+  return cluster_conn_.use_retrying("read members",
+                                    [&](pqxx::connection& conn) -> expected<std::vector<node_row>> {
+                                      pqxx::nontransaction tx{conn};
+                                      return read_members(tx);
+                                    });
 }
 
 } // namespace sreh::persistence::pg

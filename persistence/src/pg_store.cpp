@@ -64,7 +64,7 @@ expected<std::optional<T>> first(expected<std::vector<T>> rows) {
 
 postgres_store::postgres_store(const postgres_options& opts)
   : schema_(opts.schema), writer_(opts.url, opts.schema),
-    readers_(opts.url, opts.schema, opts.pool_size) {}
+    readers_(opts.url, opts.schema, opts.pool_size), cluster_conn_(opts.url, opts.schema) {}
 
 sreh::error postgres_store::open() {
   std::lock_guard lk{write_mtx_};

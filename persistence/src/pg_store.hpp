@@ -68,6 +68,10 @@ class postgres_store final : public store, public cluster_store {
   connection writer_;   // guarded by write_mtx_
   audit_hasher hasher_; // guarded by write_mtx_
   pool readers_;
+  // Membership (heartbeats, claims) has a connection of its own: a heartbeat never waits for a
+  // free reader, so busy readers cannot make a live node's lease expire.
+  std::mutex cluster_mtx_;
+  connection cluster_conn_;   // guarded by cluster_mtx_
   log_limiter commit_errors_{std::chrono::seconds{10}};
   // Guarded by write_mtx_. After a failed commit (whose outcome may be unknown: the connection
   // died during COMMIT) the next commits first look for batches that are in the log already.

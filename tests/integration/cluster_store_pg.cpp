@@ -194,24 +194,29 @@ CAF_TEST(concurrent claimers split the runs of a dead member without overlap) {
   for (int i = 0; i < 120; ++i)
     make_run("run_s" + test::pad(i), "node-a", run_state::running);
   wait_dead("node-a");
+  // Two nodes: two stores (each with its own membership connection), claiming at once.
+  auto second = open_postgres_store(opts);
+  CAF_REQUIRE(second.has_value());
+  auto* cs_c = (*second)->cluster();
   std::vector<std::string> by_b, by_c;
-  auto claimer = [this](const std::string& me, std::vector<std::string>& out) {
+  auto claimer = [&](cluster_store* on, const std::string& me, std::vector<std::string>& out) {
     for (;;) {
-      auto rs = cs->claim_orphans(me, 7);
+      auto rs = on->claim_orphans(me, 7);
       if (!rs || rs->empty())
         return;
       for (const auto& r : *rs)
         out.push_back(r.id);
     }
   };
-  std::thread b{[&] { claimer("node-b", by_b); }};
-  std::thread c{[&] { claimer("node-c", by_c); }};
+  std::thread b{[&] { claimer(cs, "node-b", by_b); }};
+  std::thread c{[&] { claimer(cs_c, "node-c", by_c); }};
   b.join();
   c.join();
   std::set<std::string> all(by_b.begin(), by_b.end());
   all.insert(by_c.begin(), by_c.end());
   CAF_CHECK_EQUAL(by_b.size() + by_c.size(), 120u); // nobody claimed a run twice
   CAF_CHECK_EQUAL(all.size(), 120u);
+  CAF_MESSAGE("node-b claimed " << by_b.size() << ", node-c " << by_c.size());
   auto ms = cs->members();
   CAF_REQUIRE(ms.has_value());
   for (const auto& m : *ms)
