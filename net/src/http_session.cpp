@@ -149,7 +149,12 @@ void http_session::on_body(beast::error_code ec) {
 void http_session::dispatch_request() {
   stream_.expires_never();
   in_flight_ = true;
-  auto m = core_->routes.find(req_.method, req_.path);
+  // HEAD is GET without the body (load balancers and monitors probe /healthz with it).
+  head_ = req_.method == "HEAD";
+  auto m = core_->routes.find(head_ ? std::string_view{"GET"} : std::string_view{req_.method},
+                              req_.path);
+  if (head_ && m.found && m.found->sse)
+    m = core_->routes.find(req_.method, req_.path); // a stream has no HEAD: 405 with Allow
   if (!m.found && m.status == 405) {
     auto r = problem(405, "method-not-allowed",
                      "method " + req_.method + " is not allowed on " + req_.path + " (allowed: " +
@@ -251,6 +256,11 @@ void http_session::write_reply(reply r, bool close_after) {
   bool close = close_after || !keep_alive_ || core_->stopping;
   res->keep_alive(!close);
   res->prepare_payload();
+  if (head_) { // the headers of the GET, Content-Length included, and no body
+    const auto length = res->body().size();
+    res->body().clear();
+    res->content_length(length);
+  }
   log_request(r.status);
   stream_.expires_after(read_timeout);
   http::async_write(stream_, *res,

@@ -5,6 +5,7 @@ Two nodes: A runs a quick plan (echo, then a 200 ms sleep); B runs a plan whose 
 for 30 s, so its runs stay running until cancelled.
 """
 
+import http.client
 import json
 import os
 import re
@@ -245,6 +246,22 @@ def test_health():
     st = A.stats()
     assert st["kernel"]["ready"] is True, st
     assert st["store"]["runs"] >= 1 and st["store"]["last_event_seq"] >= st["store"]["events"] > 0
+    # HEAD (what load balancers probe with): the GET's headers, no body, the connection reusable.
+    conn = http.client.HTTPConnection("127.0.0.1", A.port, timeout=10)
+    try:
+        conn.request("HEAD", "/healthz")
+        r = conn.getresponse()
+        assert r.status == 200 and r.read() == b"", r.status
+        assert r.getheader("Content-Length") == str(len('{"status":"ok"}')), r.getheaders()
+        conn.request("GET", "/healthz")
+        r = conn.getresponse()
+        assert r.status == 200 and json.loads(r.read()) == {"status": "ok"}
+        conn.request("HEAD", "/v1/events", headers={"Authorization": f"Bearer {A.token}"})
+        r = conn.getresponse()
+        r.read()
+        assert r.status == 405 and r.getheader("Allow") == "GET", r.status  # streams have no HEAD
+    finally:
+        conn.close()
 
 
 # -- restart -----------------------------------------------------------------------------------
