@@ -1,14 +1,28 @@
 // Kernel benchmark: runs of N steps (each a trivial tool returning ~200 bytes of JSON, journaled
 // exactly as real steps are: intent, effect, outcome) through the real kernel, group-commit
-// writer and SQLite store, with C runs in flight at all times.
+// writer and store (SQLite by default, or PostgreSQL), with C runs in flight at all times.
 //
 //   build/release/bench/sreh_bench [--runs 1000] [--warmup 100] [--steps 10]
 //                                  [--concurrency 1,64] [--inflight 10000] [--sync normal|full]
+//                                  [--store sqlite|postgres] [--pg-url URL] [--node-id ID]
+//                                  [--pg-stats on|off] [--pg-settle-ms 11000] [--start-at UNIX_MS]
 //
 // Prints, per concurrency: durable steps/s, runs/s, p50/p99 step latency (one step's start to
 // the next step's start, from the step.intent events), CPU µs per step (process user+sys),
 // rows, transactions and bytes written per step, peak RSS; then RSS with `--inflight` runs in
-// flight; last, one JSON line with every figure.
+// flight (`--inflight 0` skips it); last, one JSON line with every figure.
+//
+// With `--store postgres` (bench/pg_bench.sh runs it against a throwaway server) it also reads,
+// around each measured window and on a connection of its own, the server's side: transactions
+// (xact_commit + xact_rollback) and rows (tup_inserted/updated/deleted) of the database from
+// pg_stat_database, WAL bytes (pg_current_wal_lsn() difference, and pg_stat_wal.wal_bytes) and
+// WAL syncs from pg_stat_wal, and the CPU of every PostgreSQL server process (utime+stime in
+// /proc of the postmaster's children, plus what the postmaster reaped from exited ones: the
+// server must run on this host for that figure). Backends publish their statistics at most once
+// a second and an idle one up to 10 s later, so the node is left idle for `--pg-settle-ms`
+// before each pg_stat read (not part of the window). The figures are the database's: run one
+// bench at a time against it, or `--pg-stats off` when several share it (`--node-id`: each
+// process its own node id; its runs are its own) and read the statistics around all of them.
 
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -22,9 +36,14 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
+
+#include <pqxx/pqxx>
 
 #include "node_parts.hpp"
 #include "sreh/actors/scripted_provider.hpp"
@@ -43,6 +62,12 @@ struct options {
   std::vector<int> concurrency{1, 64};
   int inflight = 10000;
   std::string sync = "normal";
+  std::string store = "sqlite";
+  std::string pg_url;
+  std::string node_id;
+  bool pg_stats = true;
+  int pg_settle_ms = 11000;
+  std::int64_t start_at_ms = 0;
 };
 
 struct result {
@@ -50,6 +75,11 @@ struct result {
   double steps_per_s = 0, runs_per_s = 0, p50_us = 0, p99_us = 0, cpu_us_per_step = 0;
   double rows_per_step = 0, txns_per_step = 0, bytes_per_step = 0;
   long peak_rss_kb = 0;
+  // PostgreSQL only (`has_pg`): the server's side of the window, per step.
+  bool has_pg = false, has_pg_cpu = false;
+  double pg_xacts_per_step = 0, pg_inserted_per_step = 0, pg_updated_per_step = 0,
+         pg_deleted_per_step = 0, pg_wal_bytes_per_step = 0, pg_stat_wal_bytes_per_step = 0,
+         pg_wal_syncs_per_step = 0, pg_wal_fpi_per_step = 0, pg_cpu_us_per_step = 0;
 };
 
 double cpu_seconds() {
@@ -70,6 +100,134 @@ long current_rss_kb() {
   f >> pages >> resident;
   return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
+
+/// The PostgreSQL server's side of a window, read on a connection of its own.
+class pg_probe {
+ public:
+  struct counters {
+    double xacts = 0, inserted = 0, updated = 0, deleted = 0;  // pg_stat_database
+    double wal_bytes = 0, wal_syncs = 0, wal_fpi = 0;           // pg_stat_wal
+  };
+  /// CPU ticks of the server processes: per live process, and what the postmaster reaped.
+  struct cpu_sample {
+    std::map<int, long long> live;
+    long long reaped = 0;
+  };
+
+  explicit pg_probe(const std::string& url) : conn_(url) {
+    pqxx::nontransaction tx{conn_};
+    auto r = tx.exec("SELECT pg_backend_pid(), current_database(), "
+                     "current_setting('server_version')");
+    own_pid_ = r[0][0].as<int>();
+    db_ = r[0][1].as<std::string>();
+    version_ = r[0][2].as<std::string>();
+    // The postmaster is our backend's parent; visible only when the server runs on this host
+    // (a remote server's pid may name an unrelated local process: both must be `postgres`).
+    auto st = read_stat(own_pid_);
+    if (st && st->comm == "postgres") {
+      auto pm = read_stat(st->ppid);
+      if (pm && pm->comm == "postgres")
+        postmaster_ = st->ppid;
+    }
+  }
+
+  const std::string& version() const { return version_; }
+  bool has_cpu() const { return postmaster_ > 1; }
+
+  /// Cumulative statistics, freshly read (never a cached snapshot).
+  counters read() {
+    pqxx::nontransaction tx{conn_};
+    tx.exec("SELECT pg_stat_clear_snapshot()");
+    auto r = tx.exec_params(
+      "SELECT d.xact_commit + d.xact_rollback, d.tup_inserted, d.tup_updated, d.tup_deleted, "
+      "w.wal_bytes, w.wal_sync, w.wal_fpi FROM pg_stat_database d, pg_stat_wal w "
+      "WHERE d.datname = $1",
+      db_);
+    counters c;
+    c.xacts = r[0][0].as<double>();
+    c.inserted = r[0][1].as<double>();
+    c.updated = r[0][2].as<double>();
+    c.deleted = r[0][3].as<double>();
+    c.wal_bytes = r[0][4].as<double>();
+    c.wal_syncs = r[0][5].as<double>();
+    c.wal_fpi = r[0][6].as<double>();
+    return c;
+  }
+
+  /// The WAL insert position in bytes: exact at any moment, unlike pg_stat_wal.
+  double wal_lsn() {
+    pqxx::nontransaction tx{conn_};
+    return tx.exec("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')")[0][0].as<double>();
+  }
+
+  cpu_sample cpu() const {
+    cpu_sample s;
+    if (!has_cpu())
+      return s;
+    if (auto pm = read_stat(postmaster_)) {
+      s.live[postmaster_] = pm->ticks;
+      s.reaped = pm->child_ticks;
+    }
+    for (const auto& entry : std::filesystem::directory_iterator{"/proc"}) {
+      const auto name = entry.path().filename().string();
+      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos)
+        continue;
+      auto st = read_stat(std::stoi(name));
+      if (st && st->ppid == postmaster_)
+        s.live[std::stoi(name)] = st->ticks;
+    }
+    return s;
+  }
+
+  /// Server CPU seconds between two samples, processes that started or ended between them
+  /// included (an ended one's whole time is in the postmaster's reaped ticks).
+  static double cpu_seconds(const cpu_sample& a, const cpu_sample& b) {
+    long long ticks = b.reaped - a.reaped;
+    for (auto& [pid, t] : b.live) {
+      auto it = a.live.find(pid);
+      ticks += t - (it == a.live.end() ? 0 : it->second);
+    }
+    for (auto& [pid, t] : a.live)
+      if (b.live.count(pid) == 0)
+        ticks -= t;
+    return static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
+
+ private:
+  struct proc_stat {
+    std::string comm;
+    int ppid = 0;
+    long long ticks = 0, child_ticks = 0;
+  };
+  static std::optional<proc_stat> read_stat(int pid) {
+    std::ifstream f{"/proc/" + std::to_string(pid) + "/stat"};
+    std::string line;
+    if (!f || !std::getline(f, line))
+      return std::nullopt;
+    auto close = line.rfind(')'); // the command name may hold spaces and parentheses
+    if (close == std::string::npos)
+      return std::nullopt;
+    auto open = line.find('(');
+    std::istringstream in{line.substr(close + 2)};
+    std::vector<std::string> fields; // from field 3 (state) on
+    std::string f3;
+    while (in >> f3 && fields.size() < 16)
+      fields.push_back(f3);
+    if (fields.size() < 15)
+      return std::nullopt;
+    proc_stat st;
+    if (open != std::string::npos && open < close)
+      st.comm = line.substr(open + 1, close - open - 1);
+    st.ppid = std::stoi(fields[1]);                                     // field 4
+    st.ticks = std::stoll(fields[11]) + std::stoll(fields[12]);         // utime, stime
+    st.child_ticks = std::stoll(fields[13]) + std::stoll(fields[14]);   // cutime, cstime
+    return st;
+  }
+
+  pqxx::connection conn_;
+  int own_pid_ = 0, postmaster_ = 0;
+  std::string db_, version_;
+};
 
 /// Follows committed events (from the hub, on the writer thread): which runs ended, and the
 /// start time of every step.
@@ -168,8 +326,18 @@ double percentile(std::vector<std::int64_t> v, double p) {
   return static_cast<double>(v[static_cast<std::size_t>(p * (v.size() - 1))]);
 }
 
-result measure(app::node_parts& n, tracker& t, const options& o, int c) {
+result measure(app::node_parts& n, tracker& t, const options& o, int c, pg_probe* pg = nullptr) {
   drive(n, t, c, o.warmup);
+  const auto settle = std::chrono::milliseconds(o.pg_settle_ms);
+  pg_probe::counters pg0, pg1;
+  pg_probe::cpu_sample pcpu0, pcpu1;
+  double lsn0 = 0, lsn1 = 0;
+  if (pg) {
+    std::this_thread::sleep_for(settle); // the warmup's statistics reach pg_stat_database
+    pg0 = pg->read();
+    lsn0 = pg->wal_lsn();
+    pcpu0 = pg->cpu();
+  }
   auto w0 = n.writer().stats();
   auto steps0 = n.kernel().stats().steps;
   auto cpu0 = cpu_seconds();
@@ -180,6 +348,12 @@ result measure(app::node_parts& n, tracker& t, const options& o, int c) {
   auto secs = std::chrono::duration<double>(steady::now() - t0).count();
   auto cpu = cpu_seconds() - cpu0;
   auto w1 = n.writer().stats();
+  if (pg) {
+    pcpu1 = pg->cpu();
+    lsn1 = pg->wal_lsn();
+    std::this_thread::sleep_for(settle); // the window's statistics reach pg_stat_database
+    pg1 = pg->read();
+  }
   double steps = static_cast<double>(n.kernel().stats().steps - steps0);
   result r;
   r.concurrency = c;
@@ -193,6 +367,19 @@ result measure(app::node_parts& n, tracker& t, const options& o, int c) {
   r.txns_per_step = static_cast<double>(w1.commits - w0.commits) / steps;
   r.bytes_per_step = static_cast<double>(w1.bytes - w0.bytes) / steps;
   r.peak_rss_kb = peak_rss_kb();
+  if (pg) {
+    r.has_pg = true;
+    r.pg_xacts_per_step = (pg1.xacts - pg0.xacts) / steps;
+    r.pg_inserted_per_step = (pg1.inserted - pg0.inserted) / steps;
+    r.pg_updated_per_step = (pg1.updated - pg0.updated) / steps;
+    r.pg_deleted_per_step = (pg1.deleted - pg0.deleted) / steps;
+    r.pg_wal_bytes_per_step = (lsn1 - lsn0) / steps;
+    r.pg_stat_wal_bytes_per_step = (pg1.wal_bytes - pg0.wal_bytes) / steps;
+    r.pg_wal_syncs_per_step = (pg1.wal_syncs - pg0.wal_syncs) / steps;
+    r.pg_wal_fpi_per_step = (pg1.wal_fpi - pg0.wal_fpi) / steps;
+    r.has_pg_cpu = pg->has_cpu();
+    r.pg_cpu_us_per_step = pg_probe::cpu_seconds(pcpu0, pcpu1) * 1e6 / steps;
+  }
   return r;
 }
 
@@ -214,6 +401,18 @@ bool parse(int argc, char** argv, options& o) {
       o.inflight = std::stoi(v);
     else if (a == "--sync")
       o.sync = v;
+    else if (a == "--store")
+      o.store = v;
+    else if (a == "--pg-url")
+      o.pg_url = v;
+    else if (a == "--node-id")
+      o.node_id = v;
+    else if (a == "--pg-stats")
+      o.pg_stats = v == "on";
+    else if (a == "--pg-settle-ms")
+      o.pg_settle_ms = std::stoi(v);
+    else if (a == "--start-at")
+      o.start_at_ms = std::stoll(v);
     else if (a == "--concurrency") {
       o.concurrency.clear();
       std::size_t pos = 0;
@@ -229,7 +428,27 @@ bool parse(int argc, char** argv, options& o) {
       return false;
     }
   }
+  if (o.store != "sqlite" && o.store != "postgres") {
+    std::fprintf(stderr, "--store: sqlite or postgres\n");
+    return false;
+  }
+  if (o.store == "postgres" && o.pg_url.empty()) {
+    std::fprintf(stderr, "--store postgres needs --pg-url\n");
+    return false;
+  }
   return true;
+}
+
+/// The URL with its password (if any) replaced by ***.
+std::string masked(const std::string& url) {
+  auto scheme = url.find("://");
+  auto at = url.find('@');
+  if (scheme == std::string::npos || at == std::string::npos)
+    return url;
+  auto colon = url.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at)
+    return url;
+  return url.substr(0, colon + 1) + "***" + url.substr(at);
 }
 
 } // namespace
@@ -239,14 +458,30 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, o))
     return 2;
   (void) setup_logging("warn", "text");
+  const bool pg_store = o.store == "postgres";
   char tmpl[] = "/tmp/sreh-bench-XXXXXX";
   std::string dir = ::mkdtemp(tmpl);
   config::node_config cfg;
   cfg.data_dir = dir;
   cfg.store.synchronous = o.sync;
+  if (pg_store) {
+    cfg.store.kind = "postgres";
+    cfg.store.url = o.pg_url;
+  }
+  if (!o.node_id.empty())
+    cfg.node_id = o.node_id;
   if (auto err = config::finalize(cfg)) {
     std::fprintf(stderr, "%s\n", err.message.c_str());
     return 1;
+  }
+  std::unique_ptr<pg_probe> pg;
+  if (pg_store && o.pg_stats) {
+    try {
+      pg = std::make_unique<pg_probe>(o.pg_url);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cannot connect for the statistics: %s\n", e.what());
+      return 1;
+    }
   }
   std::vector<config::scripted_step> script(static_cast<std::size_t>(o.steps),
                                             {"test.echo", R"({"probe":"bench"})"});
@@ -264,43 +499,106 @@ int main(int argc, char** argv) {
   tracker t;
   auto token = n.hub().subscribe([&t](const actors::event_hub::batch& b) { t.on_events(*b); });
   long idle_rss = current_rss_kb();
+  if (o.start_at_ms > 0) { // several processes start their work at the same moment
+    auto at = std::chrono::system_clock::time_point{std::chrono::milliseconds{o.start_at_ms}};
+    std::this_thread::sleep_until(at);
+  }
 
-  std::printf("sreh kernel benchmark: runs of %d steps (test.echo, ~200-byte results), SQLite "
-              "synchronous=%s, %ld cores\n",
-              o.steps, o.sync.c_str(), sysconf(_SC_NPROCESSORS_ONLN));
+  if (!pg_store)
+    std::printf("sreh kernel benchmark: runs of %d steps (test.echo, ~200-byte results), SQLite "
+                "synchronous=%s, %ld cores\n",
+                o.steps, o.sync.c_str(), sysconf(_SC_NPROCESSORS_ONLN));
+  else
+    std::printf("sreh kernel benchmark: runs of %d steps (test.echo, ~200-byte results), "
+                "PostgreSQL%s%s (%s), node %s, %ld cores\n",
+                o.steps, pg ? " " : "", pg ? pg->version().c_str() : "", masked(o.pg_url).c_str(),
+                cfg.node_id.c_str(), sysconf(_SC_NPROCESSORS_ONLN));
   std::vector<result> results;
   for (int c : o.concurrency) {
-    auto r = measure(n, t, o, c);
+    auto r = measure(n, t, o, c, pg.get());
     results.push_back(r);
     std::printf("C=%-4d %9.0f steps/s %8.0f runs/s   step p50 %6.0f us  p99 %6.0f us   "
                 "cpu %5.1f us/step   %.2f rows, %.3f txns, %.0f bytes per step   peak RSS %ld MB\n",
                 c, r.steps_per_s, r.runs_per_s, r.p50_us, r.p99_us, r.cpu_us_per_step,
                 r.rows_per_step, r.txns_per_step, r.bytes_per_step, r.peak_rss_kb / 1024);
+    if (r.has_pg) {
+      std::printf("       postgres per step: %.3f txns, %.2f rows (%.2f inserted, %.2f updated, "
+                  "%.2f deleted), %.0f WAL bytes (pg_stat_wal %.0f, %.3f full-page images), "
+                  "%.3f WAL syncs\n",
+                  r.pg_xacts_per_step,
+                  r.pg_inserted_per_step + r.pg_updated_per_step + r.pg_deleted_per_step,
+                  r.pg_inserted_per_step, r.pg_updated_per_step, r.pg_deleted_per_step,
+                  r.pg_wal_bytes_per_step, r.pg_stat_wal_bytes_per_step, r.pg_wal_fpi_per_step,
+                  r.pg_wal_syncs_per_step);
+      if (r.has_pg_cpu)
+        std::printf("       cpu ours %.1f us/step, postgres %.1f us/step, total %.1f us/step\n",
+                    r.cpu_us_per_step, r.pg_cpu_us_per_step,
+                    r.cpu_us_per_step + r.pg_cpu_us_per_step);
+      else
+        std::printf("       cpu ours %.1f us/step, postgres n/a (server not on this host)\n",
+                    r.cpu_us_per_step);
+    }
     std::fflush(stdout);
   }
   // Memory with many runs in flight: keep `inflight` runs alive at once.
+  result inflight;
   long before = current_rss_kb();
-  auto inflight = measure(n, t, {o.inflight, 0, o.steps, {}, o.inflight, o.sync}, o.inflight);
-  std::printf("C=%-6d %7.0f steps/s   peak RSS %ld MB (idle node %ld MB, before %ld MB)\n",
-              o.inflight, inflight.steps_per_s, inflight.peak_rss_kb / 1024, idle_rss / 1024,
-              before / 1024);
+  if (o.inflight > 0) {
+    options io = o;
+    io.runs = o.inflight;
+    io.warmup = 0;
+    inflight = measure(n, t, io, o.inflight);
+    std::printf("C=%-6d %7.0f steps/s   peak RSS %ld MB (idle node %ld MB, before %ld MB)\n",
+                o.inflight, inflight.steps_per_s, inflight.peak_rss_kb / 1024, idle_rss / 1024,
+                before / 1024);
+  }
   std::printf("failed runs: %ld\n", t.failed());
-  std::printf("reproduce: build/release/bench/sreh_bench --runs %d --warmup %d --steps %d "
-              "--inflight %d --sync %s\n",
-              o.runs, o.warmup, o.steps, o.inflight, o.sync.c_str());
-  std::string json = "{\"bench\":\"kernel\",\"store\":\"sqlite\",\"steps_per_run\":" +
+  std::string conc;
+  for (auto c : o.concurrency)
+    conc += (conc.empty() ? "" : ",") + std::to_string(c);
+  if (!pg_store)
+    std::printf("reproduce: build/release/bench/sreh_bench --runs %d --warmup %d --steps %d "
+                "--inflight %d --sync %s\n",
+                o.runs, o.warmup, o.steps, o.inflight, o.sync.c_str());
+  else
+    std::printf("reproduce: build/release/bench/sreh_bench --store postgres --pg-url '%s' "
+                "--node-id %s --runs %d --warmup %d --steps %d --concurrency %s --inflight %d "
+                "--pg-stats %s --pg-settle-ms %d (or bench/pg_bench.sh)\n",
+                masked(o.pg_url).c_str(), cfg.node_id.c_str(), o.runs, o.warmup, o.steps,
+                conc.c_str(), o.inflight, o.pg_stats ? "on" : "off", o.pg_settle_ms);
+  std::string json = "{\"bench\":\"kernel\",\"store\":\"" + o.store + "\",\"steps_per_run\":" +
                      std::to_string(o.steps) + ",\"results\":[";
   for (std::size_t i = 0; i < results.size(); ++i) {
     auto& r = results[i];
     json += fmt::format(
       R"({}{{"concurrency":{},"steps_per_s":{:.0f},"runs_per_s":{:.0f},"p50_us":{:.0f},)"
       R"("p99_us":{:.0f},"cpu_us_per_step":{:.1f},"rows_per_step":{:.2f},"txns_per_step":{:.3f},)"
-      R"("bytes_per_step":{:.0f},"peak_rss_kb":{}}})",
+      R"("bytes_per_step":{:.0f},"peak_rss_kb":{})",
       i ? "," : "", r.concurrency, r.steps_per_s, r.runs_per_s, r.p50_us, r.p99_us,
       r.cpu_us_per_step, r.rows_per_step, r.txns_per_step, r.bytes_per_step, r.peak_rss_kb);
+    if (r.has_pg) {
+      json += fmt::format(
+        R"(,"pg_xacts_per_step":{:.3f},"pg_rows_per_step":{:.2f},"pg_inserted_per_step":{:.2f},)"
+        R"("pg_updated_per_step":{:.2f},"pg_deleted_per_step":{:.2f},"pg_wal_bytes_per_step":{:.0f},)"
+        R"("pg_stat_wal_bytes_per_step":{:.0f},"pg_wal_fpi_per_step":{:.3f},)"
+        R"("pg_wal_syncs_per_step":{:.3f})",
+        r.pg_xacts_per_step,
+        r.pg_inserted_per_step + r.pg_updated_per_step + r.pg_deleted_per_step,
+        r.pg_inserted_per_step, r.pg_updated_per_step, r.pg_deleted_per_step,
+        r.pg_wal_bytes_per_step, r.pg_stat_wal_bytes_per_step, r.pg_wal_fpi_per_step,
+        r.pg_wal_syncs_per_step);
+      if (r.has_pg_cpu)
+        json += fmt::format(R"(,"pg_cpu_us_per_step":{:.1f},"total_cpu_us_per_step":{:.1f})",
+                            r.pg_cpu_us_per_step, r.cpu_us_per_step + r.pg_cpu_us_per_step);
+    }
+    json += "}";
   }
-  json += fmt::format(R"(],"inflight":{},"inflight_peak_rss_kb":{},"idle_rss_kb":{},"failed":{}}})",
+  json += fmt::format(R"(],"inflight":{},"inflight_peak_rss_kb":{},"idle_rss_kb":{},"failed":{})",
                       o.inflight, inflight.peak_rss_kb, idle_rss, t.failed());
+  if (pg_store)
+    json += fmt::format(R"(,"node_id":"{}","total_steps":{},"process_cpu_s":{:.3f})",
+                        cfg.node_id, n.kernel().stats().steps, cpu_seconds());
+  json += "}";
   std::printf("%s\n", json.c_str());
   n.hub().unsubscribe(token);
   parts->reset();
