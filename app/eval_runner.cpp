@@ -299,7 +299,7 @@ ev::scenario_score run_scenario_file(const std::string& file, const eval_options
     return fail("cannot start a node: " + parts.error().message);
   auto& n = **parts;
   auto token =
-      n.hub().subscribe([&follower](const actors::event_hub::batch& b) { follower.on_events(*b); });
+      n.hub().subscribe([&follower](const actors::event_hub::batch& b) { follower.on_events(b->events); });
   auto run_id = submit(n, *sc, cfg);
   std::string trouble = run_id ? follow(n, follower, *run_id, opts) : run_id.error().message;
   expected<ev::run_record> run = run_id ? read_run(n, *run_id) : run_id.error();

@@ -497,7 +497,7 @@ int main(int argc, char** argv) {
   }
   auto& n = **parts;
   tracker t;
-  auto token = n.hub().subscribe([&t](const actors::event_hub::batch& b) { t.on_events(*b); });
+  auto token = n.hub().subscribe([&t](const actors::event_hub::batch& b) { t.on_events(b->events); });
   long idle_rss = current_rss_kb();
   if (o.start_at_ms > 0) { // several processes start their work at the same moment
     auto at = std::chrono::system_clock::time_point{std::chrono::milliseconds{o.start_at_ms}};

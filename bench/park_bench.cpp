@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
     return std::fprintf(stderr, "cannot start: %s\n", parts.error().message.c_str()), 1;
   auto& n = **parts;
   tracker t;
-  auto token = n.hub().subscribe([&t](const actors::event_hub::batch& b) { t.on_events(*b); });
+  auto token = n.hub().subscribe([&t](const actors::event_hub::batch& b) { t.on_events(b->events); });
   malloc_trim(0);
   long idle = rss_kb();
 

@@ -2,6 +2,16 @@
 
 namespace sreh::actors {
 
+const std::vector<std::string>& published_batch::formatted(
+  std::string (*format)(const event&)) const {
+  std::call_once(once_, [&] {
+    formatted_.reserve(events.size());
+    for (const auto& e : events)
+      formatted_.push_back(format(e));
+  });
+  return formatted_;
+}
+
 std::uint64_t event_hub::subscribe(subscriber s) {
   std::lock_guard<std::mutex> lock{mtx_};
   auto token = next_++;
@@ -17,7 +27,9 @@ void event_hub::unsubscribe(std::uint64_t token) {
 void event_hub::publish(const std::vector<event>& events) {
   if (events.empty())
     return;
-  auto shared = std::make_shared<const std::vector<event>>(events);
+  auto b = std::make_shared<published_batch>();
+  b->events = events;
+  batch shared = std::move(b);
   // Copy the subscriber list so callbacks run without the lock (they may unsubscribe).
   std::vector<std::shared_ptr<subscriber>> targets;
   {

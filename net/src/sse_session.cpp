@@ -17,7 +17,9 @@ constexpr int catchup_page = 1000;
 /// thread: it filters, appends and posts a drain, nothing else.
 struct sse_session::live_queue {
   std::mutex mtx;
-  std::vector<event> events;
+  // Shared with every other stream (no copies on the publishing thread); filtered in drain.
+  std::vector<actors::event_hub::batch> batches;
+  std::size_t queued = 0;   // events in `batches` that pass this stream's filter
   bool posted = false;      // a drain is on its way
   bool overflow = false;    // live and too far behind: cut
   bool dropped = false;     // overflowed during catch-up: catch up again before going live
@@ -35,21 +37,27 @@ struct sse_session::live_queue {
     {
       std::lock_guard<std::mutex> lk(mtx);
       if (closed || overflow) return;
-      for (const auto& e : *b) {
+      std::size_t n = 0;
+      for (const auto& e : b->events) {
         if (!run_id.empty() && e.run_id != run_id) continue;
         // Terminal events always pass: they end per-run streams.
         if (!kind_prefix.empty() && e.kind.rfind(kind_prefix, 0) != 0 && !is_terminal_kind(e.kind))
           continue;
-        events.push_back(e);
+        ++n;
       }
-      if (events.size() > limit) {
-        events.clear();
+      if (n > 0) {
+        batches.push_back(b);
+        queued += n;
+      }
+      if (queued > limit) {
+        batches.clear();
+        queued = 0;
         if (live)
           overflow = true;
         else
           dropped = true;  // the store still has them; catch-up reads them again
       }
-      if (!posted && live && (overflow || !events.empty())) posted = notify = true;
+      if (!posted && live && (overflow || !batches.empty())) posted = notify = true;
     }
     if (notify)
       asio::post(exec, [w = session] {
@@ -180,7 +188,7 @@ void sse_session::go_live() {
 // (3) Live events, skipping what catch-up covered.
 void sse_session::drain() {
   if (closed_ || !live_) return;
-  std::vector<event> events;
+  std::vector<actors::event_hub::batch> batches;
   bool overflow = false;
   {
     std::lock_guard<std::mutex> lk(queue_->mtx);
@@ -191,7 +199,8 @@ void sse_session::drain() {
       queue_->posted = false;
       return;
     }
-    events.swap(queue_->events);
+    batches.swap(queue_->batches);
+    queue_->queued = 0;
     overflow = queue_->overflow;
     queue_->posted = false;
   }
@@ -200,20 +209,24 @@ void sse_session::drain() {
                      request_id_, queue_->limit);
     return close("too slow");
   }
-  for (const auto& e : events) {
-    if (finishing_) break;
-    consider(e);
+  for (const auto& b : batches) {
+    const auto& frames = b->formatted(sse_frame); // made once for every stream
+    for (std::size_t i = 0; i < b->events.size() && !finishing_; ++i)
+      consider(b->events[i], &frames[i]);
   }
   flush();
 }
 
-void sse_session::consider(const event& e) {
+void sse_session::consider(const event& e, const std::string* frame) {
   if (e.seq <= last_seq_) return;
   last_seq_ = e.seq;
   if (!spec_.run_id.empty() && e.run_id != spec_.run_id) return;
   bool terminal = spec_.finish_on_terminal && is_terminal_kind(e.kind);
   if (spec_.kind_prefix.empty() || e.kind.rfind(spec_.kind_prefix, 0) == 0) {
-    pending_ += sse_frame(e);
+    if (frame != nullptr)
+      pending_ += *frame;
+    else
+      pending_ += sse_frame(e);
     ++sent_;
     activity_ = true;
   }
@@ -288,7 +301,8 @@ void sse_session::close(std::string_view why) {
   if (queue_) {
     std::lock_guard<std::mutex> lk(queue_->mtx);
     queue_->closed = true;
-    queue_->events.clear();
+    queue_->batches.clear();
+    queue_->queued = 0;
   }
   heartbeat_.cancel();
   beast::error_code ignored;

@@ -37,7 +37,8 @@ class sse_session : public connection, public std::enable_shared_from_this<sse_s
   void catch_up();
   void go_live();
   void drain();
-  void consider(const event& e);
+  /// Sends `e` unless catch-up or a filter covers it; `frame` is its SSE frame when made already.
+  void consider(const event& e, const std::string* frame = nullptr);
   void flush();
   void on_written(beast::error_code ec);
   void arm_heartbeat();

@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -17,9 +18,24 @@ namespace sreh::actors {
 /// Concurrency: thread-safe. Subscriber callbacks run on the publishing thread (the writer):
 /// they must only enqueue and return; a subscriber that falls behind cuts itself off, it never
 /// slows the writer or other subscribers.
+/// One publication: the events of one commit (or feed delivery), shared by every subscriber.
+struct published_batch {
+  std::vector<event> events;
+
+  /// `format(e)` of each event, made once by the first caller and shared by every later one,
+  /// so that 1,000 SSE streams serialise an event once, not 1,000 times. One format per batch
+  /// (the SSE frame). Thread-safe.
+  [[nodiscard]] const std::vector<std::string>& formatted(
+    std::string (*format)(const event&)) const;
+
+ private:
+  mutable std::once_flag once_;
+  mutable std::vector<std::string> formatted_;
+};
+
 class event_hub {
  public:
-  using batch = std::shared_ptr<const std::vector<event>>;
+  using batch = std::shared_ptr<const published_batch>;
   using subscriber = std::function<void(const batch&)>;
 
   /// Returns a token for `unsubscribe`.
