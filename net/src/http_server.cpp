@@ -48,6 +48,10 @@ struct http_server::impl {
   }
 
   void on_accept(tcp::socket socket) {
+    // Small writes go out at once: an SSE frame held back by Nagle waits for the client's
+    // delayed ACK (up to 40 ms on Linux).
+    beast::error_code ec;
+    socket.set_option(tcp::no_delay(true), ec);
     connection_slot slot(core);
     bool busy = core->connections.load() > core->ctx.cfg.limits.max_connections;
     auto s = std::make_shared<http_session>(core, std::move(socket), std::move(slot));
