@@ -84,6 +84,14 @@ std::string describe_url(const std::string& url) {
   return out;
 }
 
+std::string with_connect_timeout(const std::string& url) {
+  if (url.find("connect_timeout") != std::string::npos)
+    return url;
+  if (url.starts_with("postgresql://") || url.starts_with("postgres://"))
+    return url + (url.find('?') == std::string::npos ? "?" : "&") + "connect_timeout=5";
+  return url + (url.empty() ? "" : " ") + "connect_timeout=5";
+}
+
 sreh::error connection::ensure_open(std::string_view op) {
   if (conn_ && conn_->is_open())
     return {};

@@ -26,12 +26,17 @@ namespace sreh::persistence::pg {
 /// "host:port/dbname" of a connection string, for messages (never the password).
 [[nodiscard]] std::string describe_url(const std::string& url);
 
+/// `url` with `connect_timeout=5` added when it sets none, so that connecting to a host that
+/// does not answer (a blackholed address, not a refused port) fails in seconds instead of
+/// blocking heartbeats and commits for the TCP timeout (minutes). URL and key=value forms.
+[[nodiscard]] std::string with_connect_timeout(const std::string& url);
+
 /// One connection with every statement of the store prepared, opened on first use and opened
 /// again on the use after it broke. Not thread-safe: its owner serialises the uses.
 class connection {
  public:
-  connection(std::string url, std::string schema)
-    : url_(std::move(url)), schema_(std::move(schema)) {}
+  connection(const std::string& url, std::string schema)
+    : url_(with_connect_timeout(url)), schema_(std::move(schema)) {}
 
   /// Runs `f(pqxx::connection&)`, which returns an expected<T>; exceptions become errors.
   template <class F>

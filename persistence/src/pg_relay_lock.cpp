@@ -79,7 +79,7 @@ class pg_relay_lock final : public relay_lock {
 
  private:
   void connect() {
-    conn_ = std::make_unique<pqxx::connection>(opts_.url);
+    conn_ = std::make_unique<pqxx::connection>(pg::with_connect_timeout(opts_.url));
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     conn_->inhibit_reactivation(true);
