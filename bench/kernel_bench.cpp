@@ -6,6 +6,7 @@
 //                                  [--concurrency 1,64] [--inflight 10000] [--sync normal|full]
 //                                  [--store sqlite|postgres] [--pg-url URL] [--node-id ID]
 //                                  [--pg-stats on|off] [--pg-settle-ms 11000] [--start-at UNIX_MS]
+//                                  [--scheduler sharing|stealing]
 //
 // Prints, per concurrency: durable steps/s, runs/s, p50/p99 step latency (one step's start to
 // the next step's start, from the step.intent events), CPU µs per step (process user+sys),
@@ -62,6 +63,7 @@ struct options {
   std::vector<int> concurrency{1, 64};
   int inflight = 10000;
   std::string sync = "normal";
+  std::string scheduler = "sharing"; // CAF's scheduler policy: sharing | stealing
   std::string store = "sqlite";
   std::string pg_url;
   std::string node_id;
@@ -401,6 +403,8 @@ bool parse(int argc, char** argv, options& o) {
       o.inflight = std::stoi(v);
     else if (a == "--sync")
       o.sync = v;
+    else if (a == "--scheduler")
+      o.scheduler = v;
     else if (a == "--store")
       o.store = v;
     else if (a == "--pg-url")
@@ -464,6 +468,7 @@ int main(int argc, char** argv) {
   config::node_config cfg;
   cfg.data_dir = dir;
   cfg.store.synchronous = o.sync;
+  cfg.limits.scheduler_policy = o.scheduler;
   if (pg_store) {
     cfg.store.kind = "postgres";
     cfg.store.url = o.pg_url;
@@ -558,14 +563,15 @@ int main(int argc, char** argv) {
     conc += (conc.empty() ? "" : ",") + std::to_string(c);
   if (!pg_store)
     std::printf("reproduce: build/release/bench/sreh_bench --runs %d --warmup %d --steps %d "
-                "--inflight %d --sync %s\n",
-                o.runs, o.warmup, o.steps, o.inflight, o.sync.c_str());
+                "--inflight %d --sync %s --scheduler %s\n",
+                o.runs, o.warmup, o.steps, o.inflight, o.sync.c_str(), o.scheduler.c_str());
   else
     std::printf("reproduce: build/release/bench/sreh_bench --store postgres --pg-url '%s' "
                 "--node-id %s --runs %d --warmup %d --steps %d --concurrency %s --inflight %d "
-                "--pg-stats %s --pg-settle-ms %d (or bench/pg_bench.sh)\n",
+                "--pg-stats %s --pg-settle-ms %d --scheduler %s (or bench/pg_bench.sh)\n",
                 masked(o.pg_url).c_str(), cfg.node_id.c_str(), o.runs, o.warmup, o.steps,
-                conc.c_str(), o.inflight, o.pg_stats ? "on" : "off", o.pg_settle_ms);
+                conc.c_str(), o.inflight, o.pg_stats ? "on" : "off", o.pg_settle_ms,
+                o.scheduler.c_str());
   std::string json = "{\"bench\":\"kernel\",\"store\":\"" + o.store + "\",\"steps_per_run\":" +
                      std::to_string(o.steps) + ",\"results\":[";
   for (std::size_t i = 0; i < results.size(); ++i) {

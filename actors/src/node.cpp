@@ -204,6 +204,9 @@ node::~node() {
 sreh::error node::start() {
   auto& d = *impl_;
   d.caf_cfg.set("scheduler.max-threads", static_cast<std::size_t>(d.cfg.limits.scheduler_threads));
+  d.caf_cfg.set("scheduler.policy", d.cfg.limits.scheduler_policy == "stealing"
+                                      ? caf::atom("stealing")
+                                      : caf::atom("sharing"));
   d.caf_cfg.set("logger.verbosity", caf::atom("quiet"));
   const auto* cs = d.store.cluster();
   const bool clustered = d.cfg.cluster.topo.has_value();

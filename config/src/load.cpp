@@ -62,11 +62,17 @@ void read_limits(yaml_reader& r, const yaml_entry& section, limits_config& out) 
   auto entries = r.entries(section.value, section.path,
                            {"max_body_bytes", "max_header_bytes", "max_json_depth",
                             "max_connections", "sse_queue_events", "sse_heartbeat_ms",
-                            "http_threads", "scheduler_threads", "tool_threads"});
-  for (const auto& e : entries)
+                            "http_threads", "scheduler_threads", "scheduler_policy",
+                            "tool_threads"});
+  for (const auto& e : entries) {
+    if (e.key == "scheduler_policy") {
+      out.scheduler_policy = r.one_of(e, {"sharing", "stealing"});
+      continue;
+    }
     for (const auto& f : fields)
       if (e.key == f.name)
         out.*f.member = r.integer(e, 1, f.max);
+  }
 }
 
 void read_budget(yaml_reader& r, const yaml_entry& section, run_budget& out) {

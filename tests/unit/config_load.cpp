@@ -85,6 +85,7 @@ tools:
   CAF_CHECK_EQUAL(r->limits.max_json_depth, 16);
   CAF_CHECK_EQUAL(r->limits.http_threads, 4);
   CAF_CHECK_EQUAL(r->limits.tool_threads, 4);
+  CAF_CHECK_EQUAL(r->limits.scheduler_policy, std::string{"sharing"}); // the default
   CAF_CHECK_EQUAL(r->budget.max_steps, 5);
   CAF_CHECK_EQUAL(r->budget.max_tokens, 200'000);
   CAF_CHECK_EQUAL(r->model.script.size(), 2u);
@@ -146,6 +147,9 @@ CAF_TEST(enums) {
             == 0);
   CAF_CHECK(err("logging: {format: xml}\n").find("cfg.yaml:1:19: logging.format: expected one of")
             == 0);
+  CAF_CHECK_EQUAL(err("limits: {scheduler_policy: fifo}\n"),
+                  std::string{"cfg.yaml:1:28: limits.scheduler_policy: expected one of sharing, "
+                              "stealing, got 'fifo'"});
   CAF_CHECK_EQUAL(err("model: {provider: gpt}\n"),
                   std::string{"cfg.yaml:1:19: model.provider: expected one of builtin, scripted, "
                               "got 'gpt'"});
