@@ -75,7 +75,19 @@ class pg_relay_lock final : public relay_lock {
     }
   }
 
-  void release() override { drop(); }
+  void release() override {
+    // A clean stop unlocks at once (a lost session frees the lock too, once the server notices).
+    if (held_ && conn_) {
+      try {
+        pqxx::nontransaction tx{*conn_};
+        tx.exec_params("SELECT pg_advisory_unlock(21071, hashtext($1))",
+                       schema_ + ":relay:" + name_);
+      } catch (...) {
+        // closing the session below frees it anyway
+      }
+    }
+    drop();
+  }
 
  private:
   void connect() {
