@@ -1,6 +1,6 @@
 // The client subcommands: thin HTTP/SSE clients of a node's REST API with readable output.
-// Dispatch only; the commands live in cli_runs.cpp, cli_watch.cpp and cli_approvals.cpp, the
-// shared request/token/problem code in cli_http.cpp.
+// Dispatch only; the commands live in cli_runs.cpp, cli_watch.cpp, cli_approvals.cpp and
+// cli_cluster.cpp, the shared request/token/problem code in cli_http.cpp.
 #include "cli_client.hpp"
 
 #include <cstdio>
@@ -26,6 +26,7 @@ int run_client_command(const std::string& cmd, int argc, char** argv) {
   if (cmd == "approvals") return approvals(argc, argv);
   if (cmd == "approve") return decide(true, argc, argv);
   if (cmd == "deny") return decide(false, argc, argv);
+  if (cmd == "nodes") return nodes(argc, argv);
   return usage_error("unknown command '" + cmd + "'");
 }
 

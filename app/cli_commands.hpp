@@ -20,6 +20,10 @@ namespace sreh::app::cli {
 /// run succeeded, 1 failed, 2 cancelled (3 when the node cannot be reached).
 [[nodiscard]] int watch_run(const options& o, const std::string& run_id);
 
+// cli_cluster.cpp
+/// `sreh nodes`: the cluster's members, their liveness, link and load.
+[[nodiscard]] int nodes(int argc, char** argv);
+
 // cli_approvals.cpp
 [[nodiscard]] int approvals(int argc, char** argv);
 /// `approve` (approve = true) and `deny`.

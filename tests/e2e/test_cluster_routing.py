@@ -102,6 +102,17 @@ def test_a_node_without_its_peers_says_so_and_runs_goals_itself():
         b = c.nodes["node-b"]
         log = open(a.log_path, errors="replace").read()
         assert f"peer node-b at 127.0.0.1:" in log and "unreachable" in log, log[-2000:]
+        # The CLI's view of the same: this node alive, its peers unknown with the link error.
+        env = dict(os.environ, SREH_TOKEN=harness.TOKEN)
+        out = subprocess.run([os.path.abspath(harness.SREH), "nodes", "--server",
+                              f"127.0.0.1:{a.port}"], capture_output=True, text=True,
+                             timeout=30, env=env)
+        assert out.returncode == 0, out
+        lines = {ln.split()[0]: ln.split() for ln in out.stdout.splitlines()[2:]
+                 if ln and not ln.startswith(" ")}
+        assert lines["node-a"][1:3] == ["alive", "self"], out.stdout
+        assert lines["node-b"][1:3] == ["unknown", "down"], out.stdout
+        assert "link:" in out.stdout, out.stdout
         out = subprocess.run([os.path.abspath(harness.SREH), "cluster", "check", c.topology,
                               "--timeout-ms", "500"], capture_output=True, text=True, timeout=30)
         assert out.returncode == 1, out
