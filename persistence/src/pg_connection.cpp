@@ -92,22 +92,28 @@ std::string with_connect_timeout(const std::string& url) {
   return url + (url.empty() ? "" : " ") + "connect_timeout=5";
 }
 
+std::unique_ptr<pqxx::connection> open_connection(const std::string& url,
+                                                  const std::string& schema) {
+  auto c = std::make_unique<pqxx::connection>(with_connect_timeout(url));
+  // A broken connection is replaced (with its search_path), never silently revived. The call
+  // is deprecated in libpqxx 6 but still the only way to turn reactivation off.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  c->inhibit_reactivation(true);
+#pragma GCC diagnostic pop
+  if (!schema.empty()) {
+    pqxx::nontransaction tx{*c};
+    tx.exec0("SET search_path TO " + tx.quote_name(schema));
+  }
+  return c;
+}
+
 sreh::error connection::ensure_open(std::string_view op) {
   if (conn_ && conn_->is_open())
     return {};
   conn_.reset();
   try {
-    auto c = std::make_unique<pqxx::connection>(url_);
-    // A broken connection is replaced (with its search_path), never silently revived. The
-    // call is deprecated in libpqxx 6 but still the only way to turn reactivation off.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    c->inhibit_reactivation(true);
-#pragma GCC diagnostic pop
-    if (!schema_.empty()) {
-      pqxx::nontransaction tx{*c};
-      tx.exec0("SET search_path TO " + tx.quote_name(schema_));
-    }
+    auto c = open_connection(url_, schema_);
     prepare_statements(*c);
     conn_ = std::move(c);
     return {};

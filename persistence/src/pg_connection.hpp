@@ -31,12 +31,17 @@ namespace sreh::persistence::pg {
 /// blocking heartbeats and commits for the TCP timeout (minutes). URL and key=value forms.
 [[nodiscard]] std::string with_connect_timeout(const std::string& url);
 
+/// A new connection to `url` (with a connect timeout) whose search_path is `schema` (when not
+/// empty), never silently reconnected by libpqxx. Throws what libpqxx throws.
+[[nodiscard]] std::unique_ptr<pqxx::connection> open_connection(const std::string& url,
+                                                                const std::string& schema);
+
 /// One connection with every statement of the store prepared, opened on first use and opened
 /// again on the use after it broke. Not thread-safe: its owner serialises the uses.
 class connection {
  public:
-  connection(const std::string& url, std::string schema)
-    : url_(with_connect_timeout(url)), schema_(std::move(schema)) {}
+  connection(std::string url, std::string schema)
+    : url_(std::move(url)), schema_(std::move(schema)) {}
 
   /// Runs `f(pqxx::connection&)`, which returns an expected<T>; exceptions become errors.
   template <class F>

@@ -91,14 +91,8 @@ class pg_relay_lock final : public relay_lock {
 
  private:
   void connect() {
-    conn_ = std::make_unique<pqxx::connection>(pg::with_connect_timeout(opts_.url));
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    conn_->inhibit_reactivation(true);
-#pragma GCC diagnostic pop
+    conn_ = pg::open_connection(opts_.url, opts_.schema);
     pqxx::nontransaction tx{*conn_};
-    if (!opts_.schema.empty())
-      tx.exec0("SET search_path TO " + tx.quote_name(opts_.schema));
     schema_ = tx.exec1("SELECT current_schema()")[0].as<std::string>();
     listener_ = std::make_unique<commit_listener>(*conn_, schema_);
   }
