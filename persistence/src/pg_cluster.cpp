@@ -12,10 +12,6 @@ namespace sreh::persistence::pg {
 
 namespace {
 
-std::string text(const pqxx::field& f) {
-  return {f.c_str(), f.size()};
-}
-
 std::vector<node_row> read_members(pqxx::transaction_base& tx) {
   std::vector<node_row> out;
   for (const auto& row : tx.exec_prepared(pg::members.name)) {

@@ -20,10 +20,6 @@ namespace sreh::persistence::pg {
 
 namespace {
 
-std::string text(const pqxx::field& f) {
-  return {f.c_str(), f.size()};
-}
-
 /// Runs `s` with the finished columns of `cols` (nothing when it has no rows).
 pqxx::result exec_columns(pqxx::work& tx, const statement& s, array_columns& cols) {
   if (cols.rows() == 0)

@@ -8,11 +8,14 @@
 
 namespace sreh::persistence::pg {
 
+std::string text(const pqxx::field& f) {
+  return {f.c_str(), f.size()};
+}
+
 namespace {
 
 std::string text(const pqxx::row& r, int col) {
-  const auto f = r[col];
-  return {f.c_str(), f.size()};
+  return pg::text(r[col]);
 }
 
 std::int64_t i64(const pqxx::row& r, int col) {

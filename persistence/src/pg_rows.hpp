@@ -62,6 +62,9 @@ void add_event(array_columns& cols, const event& e, std::int64_t seq, std::strin
                std::string_view hash);
 inline constexpr std::size_t event_column_count = 9;
 
+/// A text field byte for byte (embedded NULs included), "" for NULL.
+[[nodiscard]] std::string text(const pqxx::field& f);
+
 /// Readers of rows selected with the columns of pg_sql.hpp; an unknown enum name or bad JSON is
 /// an `internal` error naming the row.
 [[nodiscard]] expected<run> read_run(const pqxx::row& r);
