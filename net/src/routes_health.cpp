@@ -3,6 +3,9 @@
 #include "routes.hpp"
 #include "sreh/core/json.hpp"
 
+#include <cstdint>
+#include <string_view>
+
 namespace sreh::net {
 
 namespace {
@@ -21,6 +24,24 @@ reply readyz(server_context& ctx, const request& req) {
   return json_reply(200, R"({"status":"ready"})");
 }
 
+// `"key": value` members of the hand-written objects below.
+void put(json::writer& w, const char* key, std::int64_t v) {
+  w.Key(key);
+  w.Int64(v);
+}
+void put(json::writer& w, const char* key, std::uint64_t v) {
+  w.Key(key);
+  w.Uint64(v);
+}
+void put(json::writer& w, const char* key, std::string_view v) {
+  w.Key(key);
+  w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+}
+void put_bool(json::writer& w, const char* key, bool v) {
+  w.Key(key);
+  w.Bool(v);
+}
+
 reply stats(server_context& ctx, const request& req, std::int64_t connections) {
   auto st = ctx.store.stats();
   if (!st)
@@ -31,73 +52,52 @@ reply stats(server_context& ctx, const request& req, std::int64_t connections) {
   w.StartObject();
   w.Key("kernel");
   w.StartObject();
-  w.Key("ready");
-  w.Bool(ctx.kernel.ready());
-  w.Key("active_runs");
-  w.Int64(ks.active_runs);
-  w.Key("started");
-  w.Int64(ks.started);
-  w.Key("finished");
-  w.Int64(ks.finished);
-  w.Key("recovered");
-  w.Int64(ks.recovered);
-  w.Key("steps");
-  w.Int64(ks.steps);
+  put_bool(w, "ready", ctx.kernel.ready());
+  put(w, "active_runs", ks.active_runs);
+  put(w, "started", ks.started);
+  put(w, "finished", ks.finished);
+  put(w, "recovered", ks.recovered);
+  put(w, "steps", ks.steps);
   w.EndObject();
   w.Key("store");
   w.StartObject();
-  w.Key("runs");
-  w.Int64(st->runs);
-  w.Key("steps");
-  w.Int64(st->steps);
-  w.Key("events");
-  w.Int64(st->events);
-  w.Key("last_event_seq");
-  w.Int64(st->last_event_seq);
+  put(w, "runs", st->runs);
+  put(w, "steps", st->steps);
+  put(w, "events", st->events);
+  put(w, "last_event_seq", st->last_event_seq);
   w.EndObject();
   w.Key("http");
   w.StartObject();
-  w.Key("connections");
-  w.Int64(connections);
-  w.Key("sse_subscribers");
-  w.Uint64(ctx.hub.subscribers());
-  w.Key("hub_last_seq");
-  w.Int64(ctx.hub.last_seq());
+  put(w, "connections", connections);
+  put(w, "sse_subscribers", static_cast<std::uint64_t>(ctx.hub.subscribers()));
+  put(w, "hub_last_seq", ctx.hub.last_seq());
   w.EndObject();
-  auto num = [&w](const char* key, std::int64_t v) {
-    w.Key(key);
-    w.Int64(v);
-  };
-  auto flag = [&w](const char* key, bool v) {
-    w.Key(key);
-    w.Bool(v);
-  };
   if (ctx.event_relay != nullptr) {
     const auto r = ctx.event_relay->stats();
     w.Key("relay");
     w.StartObject();
-    flag("active", r.active);
-    flag("connected", r.connected);
-    num("offset", r.offset);
-    num("lag", r.lag);
-    num("published", static_cast<std::int64_t>(r.published));
-    num("acked", static_cast<std::int64_t>(r.acked));
-    num("duplicates", static_cast<std::int64_t>(r.duplicates));
-    num("errors", static_cast<std::int64_t>(r.errors));
-    num("gap_waits", static_cast<std::int64_t>(r.gap_waits));
+    put_bool(w, "active", r.active);
+    put_bool(w, "connected", r.connected);
+    put(w, "offset", r.offset);
+    put(w, "lag", r.lag);
+    put(w, "published", r.published);
+    put(w, "acked", r.acked);
+    put(w, "duplicates", r.duplicates);
+    put(w, "errors", r.errors);
+    put(w, "gap_waits", r.gap_waits);
     w.EndObject();
   }
   if (ctx.feed != nullptr) {
     const auto f = ctx.feed->stats();
     w.Key("feed");
     w.StartObject();
-    flag("connected", f.connected);
-    num("last_seq", f.last_seq);
-    num("received", static_cast<std::int64_t>(f.received));
-    num("delivered", static_cast<std::int64_t>(f.delivered));
-    num("duplicates", static_cast<std::int64_t>(f.duplicates));
-    num("filled_from_store", static_cast<std::int64_t>(f.filled_from_store));
-    num("resets", static_cast<std::int64_t>(f.resets));
+    put_bool(w, "connected", f.connected);
+    put(w, "last_seq", f.last_seq);
+    put(w, "received", f.received);
+    put(w, "delivered", f.delivered);
+    put(w, "duplicates", f.duplicates);
+    put(w, "filled_from_store", f.filled_from_store);
+    put(w, "resets", f.resets);
     w.EndObject();
   }
   w.EndObject();
@@ -109,46 +109,34 @@ reply cluster_nodes(server_context& ctx) {
   const auto v = ctx.kernel.cluster();
   rapidjson::StringBuffer buf;
   json::writer w(buf);
-  auto str = [&w](const char* key, const std::string& value) {
-    w.Key(key);
-    w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
-  };
-  auto num = [&w](const char* key, std::int64_t value) {
-    w.Key(key);
-    w.Int64(value);
-  };
   w.StartObject();
-  w.Key("clustered");
-  w.Bool(v.clustered);
-  str("cluster", v.name);
-  str("self", v.self_id);
-  num("heartbeat_ms", v.heartbeat_ms);
-  num("lease_ttl_ms", v.lease_ttl_ms);
-  w.Key("store_reachable");
-  w.Bool(v.store_reachable);
+  put_bool(w, "clustered", v.clustered);
+  put(w, "cluster", v.name);
+  put(w, "self", v.self_id);
+  put(w, "heartbeat_ms", v.heartbeat_ms);
+  put(w, "lease_ttl_ms", v.lease_ttl_ms);
+  put_bool(w, "store_reachable", v.store_reachable);
   w.Key("nodes");
   w.StartArray();
   for (const auto& n : v.nodes) {
     w.StartObject();
-    str("id", n.id);
-    str("http", n.http);
-    str("cluster", n.cluster);
+    put(w, "id", n.id);
+    put(w, "http", n.http);
+    put(w, "cluster", n.cluster);
     w.Key("roles");
     w.StartArray();
     for (const auto& r : n.roles)
       w.String(r.data(), static_cast<rapidjson::SizeType>(r.size()));
     w.EndArray();
-    w.Key("self");
-    w.Bool(n.self);
-    str("state", n.state);
-    w.Key("connected");
-    w.Bool(n.connected);
+    put_bool(w, "self", n.self);
+    put(w, "state", n.state);
+    put_bool(w, "connected", n.connected);
     if (!n.link_error.empty())
-      str("link_error", n.link_error);
-    num("heartbeat_age_ms", n.heartbeat_age_ms);
-    num("active_runs", n.active_runs);
-    num("parked_runs", n.parked_runs);
-    num("owned_runs", n.owned_runs);
+      put(w, "link_error", n.link_error);
+    put(w, "heartbeat_age_ms", n.heartbeat_age_ms);
+    put(w, "active_runs", n.active_runs);
+    put(w, "parked_runs", n.parked_runs);
+    put(w, "owned_runs", n.owned_runs);
     w.Key("started_at");
     json::timestamp(w, n.started_at);
     w.EndObject();
