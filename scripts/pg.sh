@@ -4,6 +4,8 @@
 #   scripts/pg.sh start DIR PORT   initdb DIR/data (if needed), start on 127.0.0.1:PORT, create database
 #                                  `sreh`, print postgresql://postgres@127.0.0.1:PORT/sreh
 #   scripts/pg.sh stop DIR         stop it (-m immediate) and remove DIR
+#   scripts/pg.sh halt DIR         stop it (-m immediate) and keep DIR: `start DIR PORT` restarts
+#                                  it with its data (tests of a database outage)
 #
 # DIR must be under /tmp (as root the cluster runs as `postgres`, who cannot enter /root). Trust
 # authentication on loopback only: never for anything but a test box. Durability stays on
@@ -18,7 +20,7 @@ for d in /usr/lib/postgresql/15/bin /usr/lib/postgresql/*/bin; do
   [ -x "$d/pg_ctl" ] && { bindir="$d"; break; }
 done
 
-usage() { die "usage: $0 start DIR PORT | stop DIR"; }
+usage() { die "usage: $0 start DIR PORT | stop DIR | halt DIR"; }
 
 # Runs a PostgreSQL binary as the cluster's owner (postgres when we are root).
 as_owner() {
@@ -73,18 +75,23 @@ start() {
   echo "$url"
 }
 
-stop() {
+halt() {
   local dir="$1"
   check_dir "$dir"
   [ -d "$dir" ] || return 0 # already gone: idempotent
   if [ -f "$dir/data/postmaster.pid" ] && [ -n "$bindir" ]; then
     as_owner "$bindir/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
   fi
-  rm -rf "$dir"
+}
+
+stop() {
+  halt "$1"
+  rm -rf "$1"
 }
 
 case "${1:-}" in
   start) [ $# -eq 3 ] || usage; start "$2" "$3" ;;
   stop) [ $# -eq 2 ] || usage; stop "$2" ;;
+  halt) [ $# -eq 2 ] || usage; halt "$2" ;;
   *) usage ;;
 esac

@@ -34,9 +34,7 @@ class Postgres:
 
     def stop_hard(self):
         """Stops the server at once (-m immediate), keeping its data for a restart."""
-        bindir = _pg_bindir()
-        _as_postgres([f"{bindir}/pg_ctl", "-D", f"{self.dir}/data", "-m", "immediate", "-w",
-                      "stop"])
+        _script("pg.sh", "halt", self.dir)
 
     def restart(self):
         _script("pg.sh", "start", self.dir, self.port)  # keeps the data dir: a restart
@@ -44,23 +42,6 @@ class Postgres:
     def close(self):
         subprocess.run([os.path.join(SOURCE, "scripts", "pg.sh"), "stop", self.dir],
                        capture_output=True, timeout=60)
-
-
-def _pg_bindir():
-    for d in ["/usr/lib/postgresql/15/bin"] + sorted(
-            os.path.join("/usr/lib/postgresql", v, "bin")
-            for v in os.listdir("/usr/lib/postgresql")):
-        if os.path.exists(os.path.join(d, "pg_ctl")):
-            return d
-    raise AssertionError("no pg_ctl")
-
-
-def _as_postgres(cmd):
-    if os.getuid() == 0:
-        cmd = ["runuser", "-u", "postgres", "--"] + cmd
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    if out.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)}: {out.stdout}{out.stderr}")
 
 
 class Nats:
