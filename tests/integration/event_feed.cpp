@@ -12,6 +12,7 @@
 
 using namespace sreh;
 using namespace std::chrono_literals;
+using sreh::test::eventually;
 
 namespace {
 
@@ -52,18 +53,6 @@ class collector {
   std::vector<event> events_;
   std::size_t batches_ = 0;
 };
-
-/// Polls `pred` until it holds; false after `timeout`.
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds timeout) {
-  const auto end = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() >= end)
-      return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
 
 /// Waits until the feed has delivered `seq` and counted it; false after `timeout`.
 bool delivered(collector& got, const net::event_feed& feed, std::int64_t seq,

@@ -126,6 +126,18 @@ class nats_process {
   pid_t pid_ = -1;
 };
 
+/// Polls `pred` every 10 ms until it holds; false after `timeout`.
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() >= end)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  }
+  return true;
+}
+
 /// What a test wrote: every event id, by the thread that wrote it.
 struct written {
   std::size_t batches = 0;
@@ -247,13 +259,7 @@ struct relay_fixture {
   /// Waits until `r` has stored `target` as its offset; false after `timeout`.
   static bool wait_offset(const net::relay& r, std::int64_t target,
                           std::chrono::seconds timeout = std::chrono::seconds{60}) {
-    const auto end = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < end) {
-      if (r.stats().offset >= target)
-        return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds{10});
-    }
-    return false;
+    return eventually([&] { return r.stats().offset >= target; }, timeout);
   }
 
   /// Every event of the store is in the stream exactly once (by Nats-Msg-Id), nothing else is,

@@ -42,8 +42,7 @@ CAF_TEST(a restarted server loses nothing and gets no duplicates) {
   CAF_REQUIRE(f->wait_offset(r, 400, std::chrono::seconds{30}));
   server.stop(); // mid-stream
   const auto at_stop = r.stats().offset;
-  std::this_thread::sleep_for(700ms);
-  CAF_CHECK(!r.stats().connected);
+  CAF_CHECK(sreh::test::eventually([&] { return !r.stats().connected; }, 10s));
   server.start();
   writers.join();
   const auto last = f->last_seq();
@@ -76,7 +75,14 @@ CAF_TEST(a relay restarted against a restarted server resumes from its offset) {
   CAF_REQUIRE_EQUAL(r.start().message, "");
   CAF_REQUIRE(f->wait_offset(r, 2'000, std::chrono::seconds{60}));
   r.stop();
-  CAF_CHECK_EQUAL(r.stats().duplicates, 300u);
+  // The 300 forgotten ones come back as duplicates. A publish whose ack was lost (a timeout
+  // while the restarted server recovers its store) is sent again and may add one more each:
+  // never more than the messages sent beyond the 1,300 of seq 701..2,000.
+  const auto s = r.stats();
+  CAF_MESSAGE("published " << s.published << ", acked " << s.acked << ", duplicates "
+                           << s.duplicates << ", errors " << s.errors);
+  CAF_CHECK_GREATER_OR_EQUAL(s.duplicates, 300u);
+  CAF_CHECK_LESS_OR_EQUAL(s.duplicates, 300u + (s.published - 1'300u));
   f->check_stream();
 }
 
