@@ -1,11 +1,15 @@
-// The write path of the PostgreSQL store: one transaction per call to `commit`, one statement
-// per table whatever the number of batches (whole columns as array parameters).
+// The write path of the PostgreSQL store: one transaction per call to `commit`, whole columns as
+// array parameters whatever the number of batches. Usually one round trip: the commit function
+// (pg_sql.hpp) called with the events hashed after the head this writer committed last. Else, or
+// when that head turns out stale, a transaction of one statement per table that reads the head
+// under the lock first.
 #include <pqxx/pqxx>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -40,15 +44,19 @@ std::unordered_map<std::string, std::string> key_holders(pqxx::work& tx,
   return holders;
 }
 
-/// The rows of one commit, gathered from its batches in order. A row written twice in one
-/// commit (a step's intent and outcome, two updates of a run) is written once, with its last
-/// value: the same end state as applying the batches one after the other.
+/// The rows of one commit, gathered from its batches in order, as the columns of the write
+/// statements. A row written twice in one commit (a step's intent and outcome, two updates of a
+/// run) is written once, with its last value: the same end state as applying the batches one
+/// after the other.
 struct commit_rows {
   array_columns creates{run_column_count};
-  std::vector<const run*> updates;
-  std::map<std::pair<std::string_view, std::int64_t>, const step*> steps;
-  std::unordered_map<std::string_view, const approval*> approvals;
+  array_columns updates{run_column_count};
+  array_columns steps{step_column_count};
+  array_columns approvals{approval_column_count};
   array_columns events{event_column_count};
+  std::vector<const run*> updated;  // the runs of `updates`, in order
+  std::int64_t last_seq = 0;        // the log's head after this commit
+  std::string last_hash;
 };
 
 /// Why an update of `updates` matched no row: the run does not exist (a bug: `internal`), or
@@ -79,6 +87,108 @@ sreh::error missing_updates(pqxx::work& tx, const std::vector<const run*>& updat
   return {errc::internal, "postgres: update runs: fewer rows than expected"};
 }
 
+/// The batches that are written: a create whose idempotency key is held (in the database:
+/// `holders`, or by an earlier batch of this commit) skips its whole batch (its result names the
+/// holder), and so does a batch found in the log already. Returns the batch creating each run.
+std::unordered_map<std::string_view, std::size_t> skip_held_keys(
+  std::unordered_map<std::string, std::string> holders, const std::vector<write_batch>& batches,
+  const std::vector<char>& applied, std::vector<commit_result>& results) {
+  std::unordered_map<std::string_view, std::size_t> created_in;
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    const auto& b = batches[i];
+    if (applied[i])
+      continue;
+    if (b.create) {
+      const auto& key = b.create->idempotency_key;
+      if (auto h = holders.find(key); !key.empty() && h != holders.end()) {
+        results[i].existing_run_id = h->second;
+        continue;
+      }
+      created_in.emplace(b.create->id, i);
+      if (!key.empty())
+        holders.insert_or_assign(key, b.create->id);
+    }
+    if (b.update && !b.update->idempotency_key.empty())
+      holders.insert_or_assign(b.update->idempotency_key, b.update->id);
+  }
+  return created_in;
+}
+
+/// The parameters of the commit function: the head the events were hashed after, then every
+/// column of `rows`.
+std::vector<std::string> function_params(commit_rows& rows, std::int64_t head_seq,
+                                         const std::string& head_hash) {
+  std::vector<std::string> params{std::to_string(head_seq), head_hash};
+  params.reserve(static_cast<std::size_t>(commit_at_once().params));
+  for (auto* cols : {&rows.creates, &rows.updates, &rows.steps, &rows.approvals, &rows.events})
+    for (const auto& c : cols->finish())
+      params.push_back(c);
+  return params;
+}
+
+/// The rows of the batches to write, their events numbered and hashed after the log head
+/// (`seq`, `hash`).
+expected<commit_rows> gather(audit_hasher& hasher, const std::vector<write_batch>& batches,
+                             const std::vector<commit_result>& results,
+                             const std::vector<char>& applied,
+                             const std::unordered_map<std::string_view, std::size_t>& created_in,
+                             std::int64_t seq, std::string hash) {
+  // Rows are written table by table (runs first), so a row that refers to a run created by a
+  // later batch would succeed here but not when applied in order: refuse it, as SQLite does.
+  auto created_later = [&](const std::string& run_id, std::size_t i) {
+    auto c = created_in.find(run_id);
+    return c != created_in.end() && c->second > i;
+  };
+  commit_rows rows;
+  std::vector<const run*> updates;
+  std::unordered_map<std::string_view, std::size_t> update_at;
+  std::map<std::pair<std::string_view, std::int64_t>, const step*> steps;
+  std::unordered_map<std::string_view, const approval*> approvals;
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    if (!results[i].existing_run_id.empty() || applied[i])
+      continue;
+    const auto& b = batches[i];
+    if (b.create)
+      add_run(rows.creates, *b.create);
+    if (b.update) {
+      if (created_later(b.update->id, i))
+        return sreh::error{errc::internal,
+                           fmt::format("postgres: update run {}: no such run", b.update->id)};
+      auto [at, fresh] = update_at.emplace(b.update->id, updates.size());
+      if (fresh)
+        updates.push_back(&*b.update);
+      else
+        updates[at->second] = &*b.update;
+    }
+    for (const auto& s : b.steps) {
+      if (created_later(s.run_id, i))
+        return sreh::error{errc::internal,
+                           fmt::format("postgres: upsert step {}/{}: no such run", s.run_id, s.n)};
+      steps.insert_or_assign(std::pair{std::string_view{s.run_id}, s.n}, &s);
+    }
+    for (const auto& a : b.approvals)
+      approvals.insert_or_assign(std::string_view{a.id}, &a);
+    for (const auto& e : b.events) {
+      const auto h = hasher.next(hash, ++seq, e);
+      if (h.empty())
+        return sreh::error{errc::internal,
+                           fmt::format("audit chain: SHA-256 of event {} failed", e.id)};
+      add_event(rows.events, e, seq, hash, h);
+      hash.assign(h);
+    }
+  }
+  for (const auto* r : updates)
+    add_run(rows.updates, *r);
+  for (const auto& [key, s] : steps)
+    add_step(rows.steps, *s);
+  for (const auto& [id, a] : approvals)
+    add_approval(rows.approvals, *a);
+  rows.updated = std::move(updates);
+  rows.last_seq = seq;
+  rows.last_hash = std::move(hash);
+  return rows;
+}
+
 } // namespace
 
 std::vector<commit_result> postgres_store::commit(std::vector<write_batch>& batches) {
@@ -87,27 +197,35 @@ std::vector<commit_result> postgres_store::commit(std::vector<write_batch>& batc
     return results;
   std::lock_guard lk{write_mtx_};
   applied_.assign(batches.size(), 0);
-  auto first_seq = writer_.use("commit", [&](pqxx::connection& c) -> expected<std::int64_t> {
-    pqxx::work tx{c, "commit"};
-    auto first = apply(tx, batches, results);
-    if (first)
-      tx.commit();
-    return first; // on error the transaction is rolled back when it goes out of scope
-  });
-  check_applied_ = !first_seq.has_value();
-  if (!first_seq) {
+  std::optional<expected<std::int64_t>> first_seq;
+  if (head_ && !check_applied_ && skip_at_once_ == 0)
+    first_seq = commit_in_one_trip(batches, results);
+  else if (skip_at_once_ > 0)
+    --skip_at_once_;
+  if (!first_seq)
+    first_seq = writer_.use("commit", [&](pqxx::connection& c) -> expected<std::int64_t> {
+      pqxx::work tx{c, "commit"};
+      auto first = apply(tx, batches, results);
+      if (first)
+        tx.commit();
+      return first; // on error the transaction is rolled back when it goes out of scope
+    });
+  check_applied_ = !first_seq->has_value();
+  if (!first_seq->has_value()) {
+    head_.reset(); // whatever happened, the next commit reads the head under the lock
+    const auto err = first_seq->error();
     commit_errors_.log(*logger("store"), spdlog::level::warn, "commit of {} batches failed: {}",
-                       batches.size(), first_seq.error().message);
+                       batches.size(), err.message);
     for (std::size_t i = 0; i < batches.size(); ++i) {
       if (applied_[i]) // find_applied took them: give them back
         batches[i].events = std::move(results[i].events);
-      results[i] = commit_result{first_seq.error(), {}, {}};
+      results[i] = commit_result{err, {}, {}};
     }
     return results; // the batches are left as they were given
   }
   // Hand the events to the results (no copy), numbered as they were inserted: in batch order,
   // skipping batches that met an existing idempotency key.
-  std::int64_t next = *first_seq;
+  std::int64_t next = **first_seq;
   for (std::size_t i = 0; i < batches.size(); ++i) {
     if (!results[i].existing_run_id.empty() || applied_[i])
       continue; // an applied batch's result already has its events with their stored seqs
@@ -117,6 +235,54 @@ std::vector<commit_result> postgres_store::commit(std::vector<write_batch>& batc
       e.seq = next++;
   }
   return results;
+}
+
+std::optional<expected<std::int64_t>> postgres_store::commit_in_one_trip(
+  std::vector<write_batch>& batches, std::vector<commit_result>& results) {
+  // A create with an idempotency key needs the keys' holders read first: not in one trip.
+  for (const auto& b : batches)
+    if (b.create && !b.create->idempotency_key.empty())
+      return std::nullopt;
+  const auto created_in = skip_held_keys({}, batches, applied_, results);
+  // Twice at most: with the head this writer committed last, then with the one the function
+  // found (another node committed since). Then the locked transaction, and the next commits
+  // go that way too for a while: another writer is busy.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const auto [seq, hash] = *head_;
+    auto rows = gather(hasher_, batches, results, applied_, created_in, seq, hash);
+    if (!rows)
+      return rows.error();
+    auto params = function_params(*rows, seq, hash);
+    bool fenced = false;
+    auto ok = writer_.use("commit", [&](pqxx::connection& c) -> expected<bool> {
+      pqxx::nontransaction tx{c, "commit"};
+      try {
+        const auto r =
+          tx.exec_prepared1(commit_at_once_statement, pqxx::prepare::make_dynamic_params(params));
+        if (r[0].as<bool>())
+          return true;
+        head_ = {r[1].as<std::int64_t>(),
+                 r[2].is_null() ? std::string{audit_genesis_hash} : text(r[2])};
+        return false;
+      } catch (const pqxx::sql_error& e) {
+        if (e.sqlstate() != commit_fenced_sqlstate)
+          throw;
+        fenced = true; // rolled back: the transaction path says which run and why
+        return false;
+      }
+    });
+    if (!ok)
+      return ok.error();
+    if (fenced)
+      return std::nullopt;
+    if (*ok) {
+      const auto first = seq + 1;
+      head_ = {rows->last_seq, std::move(rows->last_hash)};
+      return first;
+    }
+  }
+  skip_at_once_ = 64;
+  return std::nullopt;
 }
 
 void postgres_store::find_applied(pqxx::work& tx, std::vector<write_batch>& batches,
@@ -159,98 +325,29 @@ expected<std::int64_t> postgres_store::apply(pqxx::work& tx, std::vector<write_b
     seq = head[0][0].as<std::int64_t>();
     hash = text(head[0][1]);
   }
-  const std::int64_t first_seq = seq + 1;
 
   // A retry of a batch whose earlier commit did happen (its outcome was unknown) is not applied
   // twice: it succeeds with the events and seqs that the log holds.
   if (check_applied_)
     find_applied(tx, batches, results);
 
-  // Idempotency keys, batch by batch: a create whose key is held (in the database, or by an
-  // earlier batch of this commit) skips its whole batch.
-  auto holders = key_holders(tx, batches);
-  std::unordered_map<std::string_view, std::size_t> created_in; // run id -> creating batch
-  for (std::size_t i = 0; i < batches.size(); ++i) {
-    const auto& b = batches[i];
-    if (applied_[i])
-      continue;
-    if (b.create) {
-      const auto& key = b.create->idempotency_key;
-      if (auto h = holders.find(key); !key.empty() && h != holders.end()) {
-        results[i].existing_run_id = h->second;
-        continue;
-      }
-      created_in.emplace(b.create->id, i);
-      if (!key.empty())
-        holders.insert_or_assign(key, b.create->id);
-    }
-    if (b.update && !b.update->idempotency_key.empty())
-      holders.insert_or_assign(b.update->idempotency_key, b.update->id);
+  const auto created_in = skip_held_keys(key_holders(tx, batches), batches, applied_, results);
+  auto rows = gather(hasher_, batches, results, applied_, created_in, seq, hash);
+  if (!rows)
+    return rows.error();
+  exec_columns(tx, insert_runs, rows->creates);
+  if (rows->updates.rows() > 0) {
+    const auto updated = exec_columns(tx, update_runs, rows->updates);
+    if (updated.size() != rows->updated.size())
+      return missing_updates(tx, rows->updated, updated);
   }
-
-  // Rows are written table by table (runs first), so a row that refers to a run created by a
-  // later batch would succeed here but not when applied in order: refuse it, as SQLite does.
-  auto created_later = [&](const std::string& run_id, std::size_t i) {
-    auto c = created_in.find(run_id);
-    return c != created_in.end() && c->second > i;
-  };
-  commit_rows rows;
-  std::unordered_map<std::string_view, std::size_t> update_at;
-  for (std::size_t i = 0; i < batches.size(); ++i) {
-    if (!results[i].existing_run_id.empty() || applied_[i])
-      continue;
-    const auto& b = batches[i];
-    if (b.create)
-      add_run(rows.creates, *b.create);
-    if (b.update) {
-      if (created_later(b.update->id, i))
-        return sreh::error{errc::internal,
-                           fmt::format("postgres: update run {}: no such run", b.update->id)};
-      auto [at, fresh] = update_at.emplace(b.update->id, rows.updates.size());
-      if (fresh)
-        rows.updates.push_back(&*b.update);
-      else
-        rows.updates[at->second] = &*b.update;
-    }
-    for (const auto& s : b.steps) {
-      if (created_later(s.run_id, i))
-        return sreh::error{errc::internal,
-                           fmt::format("postgres: upsert step {}/{}: no such run", s.run_id, s.n)};
-      rows.steps.insert_or_assign(std::pair{std::string_view{s.run_id}, s.n}, &s);
-    }
-    for (const auto& a : b.approvals)
-      rows.approvals.insert_or_assign(std::string_view{a.id}, &a);
-    for (const auto& e : b.events) {
-      const auto h = hasher_.next(hash, ++seq, e);
-      if (h.empty())
-        return sreh::error{errc::internal,
-                           fmt::format("audit chain: SHA-256 of event {} failed", e.id)};
-      add_event(rows.events, e, seq, hash, h);
-      hash.assign(h);
-    }
-  }
-
-  exec_columns(tx, insert_runs, rows.creates);
-  if (!rows.updates.empty()) {
-    array_columns cols{run_column_count};
-    for (const auto* r : rows.updates)
-      add_run(cols, *r);
-    const auto updated = exec_columns(tx, update_runs, cols);
-    if (updated.size() != rows.updates.size())
-      return missing_updates(tx, rows.updates, updated);
-  }
-  array_columns steps{step_column_count};
-  for (const auto& [key, s] : rows.steps)
-    add_step(steps, *s);
-  exec_columns(tx, upsert_steps, steps);
-  array_columns approvals{approval_column_count};
-  for (const auto& [id, a] : rows.approvals)
-    add_approval(approvals, *a);
-  exec_columns(tx, upsert_approvals, approvals);
-  exec_columns(tx, insert_events, rows.events);
-  if (rows.events.rows() > 0)
+  exec_columns(tx, upsert_steps, rows->steps);
+  exec_columns(tx, upsert_approvals, rows->approvals);
+  exec_columns(tx, insert_events, rows->events);
+  if (rows->events.rows() > 0)
     tx.exec_prepared(notify_commit.name);
-  return first_seq;
+  head_ = {rows->last_seq, std::move(rows->last_hash)}; // the commit's caller drops it on failure
+  return seq + 1;
 }
 
 } // namespace sreh::persistence::pg

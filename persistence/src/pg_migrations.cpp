@@ -223,6 +223,13 @@ sreh::error migrate(pqxx::connection& c, const std::string& schema) {
                           "use a newer sreh or another schema",
                           current, known)};
     if (current == known) {
+      // The one-round-trip commit of this build (pg_sql.hpp), created once per schema.
+      const auto& fn = commit_at_once();
+      if (tx.exec_params("SELECT 1 FROM pg_proc WHERE proname = $1 AND "
+                         "pronamespace = current_schema()::regnamespace",
+                         fn.name)
+            .empty())
+        tx.exec0(fn.create_sql);
       tx.commit();
       return {};
     }

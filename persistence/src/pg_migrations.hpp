@@ -14,7 +14,8 @@ namespace sreh::persistence::pg {
 /// Brings the schema `schema` (empty: the first of the search_path) up to the last version:
 /// creates the schema and the `schema_version` table when missing, then applies each missing
 /// migration in its own transaction under the commit lock (so two nodes starting at once
-/// migrate one after the other), recording its version in the same transaction. A schema newer
+/// migrate one after the other), recording its version in the same transaction; then creates
+/// this build's commit function when the schema lacks it. A schema newer
 /// than this build is an error naming both versions. Throws libpqxx exceptions (the caller
 /// translates them); returns an error for what is not an exception.
 [[nodiscard]] sreh::error migrate(pqxx::connection& c, const std::string& schema);

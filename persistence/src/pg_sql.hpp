@@ -5,6 +5,8 @@
 
 #include <pqxx/connection>
 
+#include <string>
+
 namespace sreh::persistence::pg {
 
 /// A named statement: `name` is what `exec_prepared` takes.
@@ -202,6 +204,25 @@ inline constexpr statement ping{"ping", "SELECT 1"};
 #undef SREH_RUN_ARRAYS
 #undef SREH_RUN_QUALIFIED
 #undef SREH_RUN_COLUMNS
+
+/// A whole commit in one round trip: a PL/pgSQL function built from the write statements above
+/// (their SQL, parameters renumbered), run in autocommit as one statement. It takes the commit
+/// lock, checks that the log head is the one the caller hashed the events after, then writes
+/// runs, updates (fenced), steps, approvals and events and notifies. Parameters: $1 head seq,
+/// $2 head hash, then the columns of insert_runs, update_runs, upsert_steps, upsert_approvals and
+/// insert_events. Returns one row (ok, head_seq, head_hash): ok false (nothing written) with the
+/// real head when the given one is stale. A fenced update that matches fewer rows raises
+/// `commit_fenced_sqlstate`, rolling everything back. The name carries a hash of the body, so
+/// nodes of different versions each call their own.
+struct commit_function {
+  std::string name;
+  std::string create_sql; // CREATE OR REPLACE FUNCTION ...
+  std::string call_sql;   // SELECT * FROM name($1::bigint, $2::text, ...)
+  int params = 0;
+};
+[[nodiscard]] const commit_function& commit_at_once();
+inline constexpr const char* commit_fenced_sqlstate = "SR409";
+inline constexpr const char* commit_at_once_statement = "commit_at_once";
 
 /// Registers every statement above on `c` (libpqxx 6 prepares each on its first use).
 void prepare_statements(pqxx::connection& c);

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "audit_hasher.hpp"
@@ -18,10 +20,11 @@ namespace sreh::persistence::pg {
 /// group-commit writer is its only caller), and a pool of read connections for the read methods,
 /// which may run concurrently with a commit (they see the last committed state).
 ///
-/// Event seqs and the audit chain: each commit takes the schema's advisory lock, then reads the
-/// head of the log (last seq and hash) inside its transaction, so the head is never stale even
-/// when another process wrote since (a second node, a restore); the cost is one indexed read
-/// per commit. Readers never wait for the lock.
+/// Event seqs and the audit chain: each commit takes the schema's advisory lock and checks the
+/// head of the log (last seq and hash) under it, so the head is never stale even when another
+/// process wrote since (a second node, a restore). A commit is one round trip when this writer
+/// knows the head (it made the last commit): the commit function checks it and writes. Else a
+/// transaction reads the head under the lock first. Readers never wait for the lock.
 class postgres_store final : public store, public cluster_store {
  public:
   explicit postgres_store(const postgres_options& opts);
@@ -62,6 +65,11 @@ class postgres_store final : public store, public cluster_store {
   /// Applies every batch inside `tx`; returns the seq of the first event written.
   expected<std::int64_t> apply(pqxx::work& tx, std::vector<write_batch>& batches,
                                std::vector<commit_result>& results);
+  /// The commit as one call of the commit function, the events hashed after `head_`; returns
+  /// the first event's seq, an error, or nothing when the batches need `apply` (a create with an
+  /// idempotency key, a fenced update, a head found stale twice).
+  std::optional<expected<std::int64_t>> commit_in_one_trip(std::vector<write_batch>& batches,
+                                                           std::vector<commit_result>& results);
 
   std::string schema_;
   std::mutex write_mtx_;
@@ -77,6 +85,10 @@ class postgres_store final : public store, public cluster_store {
   // died during COMMIT) the next commits first look for batches that are in the log already.
   bool check_applied_ = false;
   std::vector<char> applied_;   // per batch of the current commit: found in the log already
+  // Guarded by write_mtx_: the log head (seq, hash) as this writer's last commit left it; empty
+  // until a commit read it under the lock, and after any failure.
+  std::optional<std::pair<std::int64_t, std::string>> head_;
+  int skip_at_once_ = 0; // commits left to make with `apply` after the head was found stale
 };
 
 } // namespace sreh::persistence::pg

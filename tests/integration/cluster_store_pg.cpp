@@ -4,11 +4,15 @@
 #include "caf_test.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <set>
 #include <thread>
 
+#include <pqxx/pqxx>
+
+#include "sreh/persistence/audit.hpp"
 #include "store_conformance_fixture.hpp"
 
 using namespace sreh;
@@ -84,6 +88,54 @@ struct fixture {
       std::this_thread::sleep_for(5ms);
     }
     CAF_FAIL("the lease of " << id << " did not expire");
+  }
+
+  /// Commits one batch of `events` events of `run_id` on `on`; the seq of its first event.
+  static std::int64_t commit_events(store& on, const std::string& run_id, int events,
+                                    std::atomic<int>& next_id) {
+    write_batch b;
+    for (int k = 0; k < events; ++k) {
+      const int id = next_id.fetch_add(1);
+      b.events.push_back(test::make_event(fmt::format("evt_{}_{}", run_id, id), run_id, id));
+    }
+    std::vector<write_batch> bs;
+    bs.push_back(std::move(b));
+    auto rs = on.commit(bs);
+    CAF_REQUIRE_EQUAL(rs.size(), 1u);
+    CAF_REQUIRE_EQUAL(rs[0].err.message, "");
+    return rs[0].events.front().seq;
+  }
+
+  /// Reads the whole log of the schema on a connection of its own and checks that seqs run
+  /// 1..n without a gap and that every entry's prev_hash and hash follow the chain.
+  std::int64_t check_chain() {
+    pqxx::connection c{opts.url};
+    pqxx::nontransaction tx{c};
+    tx.exec0("SET search_path TO " + tx.quote_name(opts.schema));
+    const auto rows = tx.exec(
+      "SELECT seq, id, run_id, run_seq, kind, at, data, prev_hash, hash FROM events ORDER BY seq");
+    std::string prev{audit_genesis_hash};
+    std::int64_t expect = 1;
+    std::size_t gaps = 0, broken = 0;
+    for (const auto& row : rows) {
+      event e;
+      e.seq = row[0].as<std::int64_t>();
+      e.id = row[1].as<std::string>();
+      e.run_id = row[2].as<std::string>();
+      e.run_seq = row[3].as<std::int64_t>();
+      e.kind = row[4].as<std::string>();
+      e.at = row[5].as<std::int64_t>();
+      e.data = row[6].as<std::string>();
+      if (e.seq != expect)
+        ++gaps;
+      if (row[7].as<std::string>() != prev || row[8].as<std::string>() != audit_hash(prev, e.seq, e))
+        ++broken;
+      prev = row[8].as<std::string>();
+      expect = e.seq + 1;
+    }
+    CAF_CHECK_EQUAL(gaps, 0u);
+    CAF_CHECK_EQUAL(broken, 0u);
+    return static_cast<std::int64_t>(rows.size());
   }
 
   commit_result update(run r) {
@@ -222,6 +274,35 @@ CAF_TEST(concurrent claimers split the runs of a dead member without overlap) {
   for (const auto& m : *ms)
     if (m.node.node_id == "node-a")
       CAF_CHECK_EQUAL(m.owned_runs, 0);
+}
+
+CAF_TEST(two writers on one schema keep one gap free chain) {
+  // A store commits in one round trip after the head it committed last. Once the other store
+  // wrote, that head is stale: the commit function refuses it and writes nothing, and the
+  // store commits again after the real head. In turns first (each seq checked), then at once.
+  make_run("run_w", "node-a", run_state::running);
+  auto second = open_postgres_store(opts);
+  CAF_REQUIRE(second.has_value());
+  store* writers[] = {st.get(), second->get()};
+  std::atomic<int> next_id{2};
+  std::int64_t next_seq = 2;
+  for (int i = 0; i < 60; ++i) {
+    auto& w = *writers[(i * 7 / 5) % 2]; // runs of one, two and three commits per writer
+    const int events = 1 + i % 3;
+    CAF_CHECK_EQUAL(commit_events(w, "run_w", events, next_id), next_seq);
+    next_seq += events;
+  }
+  std::vector<std::thread> ts;
+  for (auto* w : writers)
+    ts.emplace_back([w, &next_id] {
+      for (int i = 0; i < 150; ++i)
+        commit_events(*w, "run_w", 2, next_id);
+    });
+  for (auto& t : ts)
+    t.join();
+  CAF_CHECK_EQUAL(check_chain(), next_seq - 1 + 600);
+  const auto last = st->stats()->last_event_seq;
+  CAF_CHECK_EQUAL(last, next_seq - 1 + 600);
 }
 
 CAF_TEST(a batch retried after a commit of unknown outcome is not applied twice) {
