@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "pg_migrations.hpp"
 #include "pg_rows.hpp"
 #include "pg_sql.hpp"
 #include "pg_store.hpp"
@@ -23,6 +24,8 @@
 namespace sreh::persistence::pg {
 
 namespace {
+
+constexpr const char* undefined_function_sqlstate = "42883";
 
 /// Runs `s` with the finished columns of `cols` (nothing when it has no rows).
 pqxx::result exec_columns(pqxx::work& tx, const statement& s, array_columns& cols) {
@@ -253,27 +256,41 @@ std::optional<expected<std::int64_t>> postgres_store::commit_in_one_trip(
     if (!rows)
       return rows.error();
     auto params = function_params(*rows, seq, hash);
-    bool fenced = false;
+    bool by_transaction = false; // rolled back or not run: `apply` does this commit
     auto ok = writer_.use("commit", [&](pqxx::connection& c) -> expected<bool> {
-      pqxx::nontransaction tx{c, "commit"};
-      try {
-        const auto r =
-          tx.exec_prepared1(commit_at_once_statement, pqxx::prepare::make_dynamic_params(params));
-        if (r[0].as<bool>())
-          return true;
-        head_ = {r[1].as<std::int64_t>(),
-                 r[2].is_null() ? std::string{audit_genesis_hash} : text(r[2])};
-        return false;
-      } catch (const pqxx::sql_error& e) {
-        if (e.sqlstate() != commit_fenced_sqlstate)
-          throw;
-        fenced = true; // rolled back: the transaction path says which run and why
-        return false;
+      {
+        pqxx::nontransaction tx{c, "commit"};
+        try {
+          const auto r = tx.exec_prepared1(commit_at_once_statement,
+                                           pqxx::prepare::make_dynamic_params(params));
+          if (r[0].as<bool>())
+            return true;
+          head_ = {r[1].as<std::int64_t>(),
+                   r[2].is_null() ? std::string{audit_genesis_hash} : text(r[2])};
+          return false;
+        } catch (const pqxx::sql_error& e) {
+          if (e.sqlstate() == commit_fenced_sqlstate) {
+            by_transaction = true; // the transaction path says which run and why
+            return false;
+          }
+          if (e.sqlstate() != undefined_function_sqlstate)
+            throw;
+        }
       }
+      // The function is gone (dropped, a schema restored without it): make it again for the
+      // next commits.
+      logger("store")->warn("commit: the commit function {} is missing; creating it again",
+                            pg::commit_at_once().name);
+      pqxx::work again{c, "create commit function"};
+      again.exec_prepared(lock_commit.name);
+      create_commit_function(again);
+      again.commit();
+      by_transaction = true;
+      return false;
     });
     if (!ok)
       return ok.error();
-    if (fenced)
+    if (by_transaction)
       return std::nullopt;
     if (*ok) {
       const auto first = seq + 1;

@@ -114,6 +114,10 @@ sreh::error connection::ensure_open(std::string_view op) {
   conn_.reset();
   try {
     auto c = open_connection(url_, schema_);
+    if (!session_.empty()) {
+      pqxx::nontransaction tx{*c};
+      tx.exec0(session_);
+    }
     prepare_statements(*c);
     conn_ = std::move(c);
     return {};

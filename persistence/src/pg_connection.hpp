@@ -40,8 +40,9 @@ namespace sreh::persistence::pg {
 /// again on the use after it broke. Not thread-safe: its owner serialises the uses.
 class connection {
  public:
-  connection(std::string url, std::string schema)
-    : url_(std::move(url)), schema_(std::move(schema)) {}
+  /// `session`: SQL run once on each new connection (its settings), after the search_path.
+  connection(std::string url, std::string schema, std::string session = {})
+    : url_(std::move(url)), schema_(std::move(schema)), session_(std::move(session)) {}
 
   /// Runs `f(pqxx::connection&)`, which returns an expected<T>; exceptions become errors.
   template <class F>
@@ -74,6 +75,7 @@ class connection {
 
   std::string url_;
   std::string schema_;
+  std::string session_;
   std::unique_ptr<pqxx::connection> conn_;
 };
 

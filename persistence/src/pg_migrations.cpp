@@ -197,6 +197,15 @@ std::int64_t now_us() {
 
 } // namespace
 
+void create_commit_function(pqxx::work& tx) {
+  const auto& fn = commit_at_once();
+  if (tx.exec_params("SELECT 1 FROM pg_proc WHERE proname = $1 AND "
+                     "pronamespace = current_schema()::regnamespace",
+                     fn.name)
+        .empty())
+    tx.exec0(fn.create_sql);
+}
+
 int last_schema_version() {
   return all_migrations.back().version;
 }
@@ -223,13 +232,7 @@ sreh::error migrate(pqxx::connection& c, const std::string& schema) {
                           "use a newer sreh or another schema",
                           current, known)};
     if (current == known) {
-      // The one-round-trip commit of this build (pg_sql.hpp), created once per schema.
-      const auto& fn = commit_at_once();
-      if (tx.exec_params("SELECT 1 FROM pg_proc WHERE proname = $1 AND "
-                         "pronamespace = current_schema()::regnamespace",
-                         fn.name)
-            .empty())
-        tx.exec0(fn.create_sql);
+      create_commit_function(tx);
       tx.commit();
       return {};
     }

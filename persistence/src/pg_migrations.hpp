@@ -1,6 +1,7 @@
 #pragma once
 
 #include <pqxx/connection>
+#include <pqxx/transaction>
 
 #include <string>
 
@@ -19,5 +20,9 @@ namespace sreh::persistence::pg {
 /// than this build is an error naming both versions. Throws libpqxx exceptions (the caller
 /// translates them); returns an error for what is not an exception.
 [[nodiscard]] sreh::error migrate(pqxx::connection& c, const std::string& schema);
+
+/// Creates this build's commit function (pg_sql.hpp) in the current schema when it is missing.
+/// Call with the commit lock held (as `migrate` does).
+void create_commit_function(pqxx::work& tx);
 
 } // namespace sreh::persistence::pg

@@ -63,7 +63,7 @@ expected<std::optional<T>> first(expected<std::vector<T>> rows) {
 } // namespace
 
 postgres_store::postgres_store(const postgres_options& opts)
-  : schema_(opts.schema), writer_(opts.url, opts.schema),
+  : schema_(opts.schema), writer_(opts.url, opts.schema, writer_planner_settings),
     readers_(opts.url, opts.schema, opts.pool_size), cluster_conn_(opts.url, opts.schema) {}
 
 sreh::error postgres_store::open() {

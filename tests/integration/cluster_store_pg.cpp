@@ -305,6 +305,34 @@ CAF_TEST(two writers on one schema keep one gap free chain) {
   CAF_CHECK_EQUAL(last, next_seq - 1 + 600);
 }
 
+CAF_TEST(a dropped commit function is made again and no commit fails) {
+  // Commits take one round trip through the schema's commit function; only that path notices
+  // it is gone and creates it again (the commit itself then runs as a transaction).
+  make_run("run_d", "node-a", run_state::running);
+  std::atomic<int> next_id{2};
+  commit_events(*st, "run_d", 1, next_id); // the head is known from here on
+  pqxx::connection c{opts.url};
+  pqxx::nontransaction tx{c};
+  const auto functions = [&] {
+    return tx
+      .exec_params1("SELECT count(*) FROM pg_proc WHERE proname LIKE 'sreh_commit_%' AND "
+                    "pronamespace = $1::regnamespace",
+                    opts.schema)[0]
+      .as<int>();
+  };
+  CAF_REQUIRE_EQUAL(functions(), 1);
+  const auto name = tx.exec_params1("SELECT proname FROM pg_proc WHERE proname LIKE "
+                                    "'sreh_commit_%' AND pronamespace = $1::regnamespace",
+                                    opts.schema)[0]
+                      .as<std::string>();
+  tx.exec0("DROP FUNCTION " + tx.quote_name(opts.schema) + "." + tx.quote_name(name));
+  CAF_REQUIRE_EQUAL(functions(), 0);
+  CAF_CHECK_EQUAL(commit_events(*st, "run_d", 2, next_id), 3);
+  CAF_CHECK_EQUAL(functions(), 1);
+  CAF_CHECK_EQUAL(commit_events(*st, "run_d", 1, next_id), 5);
+  CAF_CHECK_EQUAL(check_chain(), 5);
+}
+
 CAF_TEST(a batch retried after a commit of unknown outcome is not applied twice) {
   // The batch commits, but the writer is told otherwise (the connection died during COMMIT):
   // it retries the same batch. Make the store distrust its last commit with a failing one.
