@@ -28,7 +28,7 @@ namespace {
 constexpr const char* undefined_function_sqlstate = "42883";
 
 /// Runs `s` with the finished columns of `cols` (nothing when it has no rows).
-pqxx::result exec_columns(pqxx::work& tx, const statement& s, array_columns& cols) {
+pqxx::result exec_columns(pqxx::transaction_base& tx, const statement& s, array_columns& cols) {
   if (cols.rows() == 0)
     return {};
   return tx.exec_prepared(s.name, pqxx::prepare::make_dynamic_params(cols.finish()));
@@ -57,37 +57,57 @@ struct commit_rows {
   array_columns steps{step_column_count};
   array_columns approvals{approval_column_count};
   array_columns events{event_column_count};
-  std::vector<const run*> updated;  // the runs of `updates`, in order
   std::int64_t last_seq = 0;        // the log's head after this commit
   std::string last_hash;
 };
 
-/// Why an update of `updates` matched no row: the run does not exist (a bug: `internal`), or
-/// another node owns it now (`conflict`: this node's lease expired and a survivor claimed it).
-sreh::error missing_updates(pqxx::work& tx, const std::vector<const run*>& updates,
-                            const pqxx::result& updated) {
-  std::unordered_set<std::string> found;
-  for (const auto& row : updated)
-    found.insert(text(row[0]));
+/// Why the commit function refused an update (sqlstate SR409; nothing was written): a run that
+/// does not exist (a bug: `internal`), or one that another node owns now (`conflict`: this
+/// node's lease expired and a survivor claimed it). Reads the committed owners of the runs that
+/// the written batches update (those they create cannot be the cause).
+sreh::error fenced_error(pqxx::connection& c, const std::vector<write_batch>& batches,
+                         const std::vector<commit_result>& results,
+                         const std::vector<char>& applied) {
+  std::unordered_set<std::string_view> created;
+  std::vector<const run*> updates;
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    if (!results[i].existing_run_id.empty() || applied[i])
+      continue;
+    if (batches[i].create)
+      created.insert(batches[i].create->id);
+    if (batches[i].update)
+      updates.push_back(&*batches[i].update);
+  }
+  std::erase_if(updates, [&](const run* r) { return created.contains(r->id); });
   array_columns ids{1};
   for (const auto* r : updates)
-    if (!found.contains(r->id))
-      ids.row().text(r->id);
+    ids.row().text(r->id);
+  pqxx::nontransaction tx{c, "fenced update"};
   std::unordered_map<std::string, std::string> owners;
   for (const auto& row : exec_columns(tx, run_owners, ids))
     owners.emplace(text(row[0]), text(row[1]));
   for (const auto* r : updates) {
-    if (found.contains(r->id))
-      continue;
     auto o = owners.find(r->id);
     if (o == owners.end())
       return {errc::internal, fmt::format("postgres: update run {}: no such run", r->id)};
-    return {errc::conflict,
-            fmt::format("postgres: run {} is owned by node '{}', not '{}': this node's lease "
-                        "expired and the run was claimed",
-                        r->id, o->second, r->node_id)};
+    if (o->second != r->node_id)
+      return {errc::conflict,
+              fmt::format("postgres: run {} is owned by node '{}', not '{}': this node's lease "
+                          "expired and the run was claimed",
+                          r->id, o->second, r->node_id)};
   }
   return {errc::internal, "postgres: update runs: fewer rows than expected"};
+}
+
+/// Creates the commit function again after a call found it missing (dropped, a schema restored
+/// without it), under the commit lock.
+void recreate_commit_function(pqxx::connection& c) {
+  logger("store")->warn("commit: the commit function {} is missing; creating it again",
+                        commit_at_once().name);
+  pqxx::work tx{c, "create commit function"};
+  tx.exec_prepared(lock_commit.name);
+  create_commit_function(tx);
+  tx.commit();
 }
 
 /// The batches that are written: a create whose idempotency key is held (in the database:
@@ -127,6 +147,21 @@ std::vector<std::string> function_params(commit_rows& rows, std::int64_t head_se
     for (const auto& c : cols->finish())
       params.push_back(c);
   return params;
+}
+
+/// Calls the commit function in `tx` with `rows`, whose events were hashed after the log head
+/// (`seq`, `hash`). Returns nothing when it wrote them, else the log's real head (nothing was
+/// written). Throws what libpqxx throws: sqlstate SR409 for a fenced update (rolled back), 42883
+/// when the function is missing.
+std::optional<log_position> write_rows(pqxx::transaction_base& tx, commit_rows& rows,
+                                       std::int64_t seq, const std::string& hash) {
+  const auto params = function_params(rows, seq, hash);
+  const auto r =
+    tx.exec_prepared1(commit_at_once_statement, pqxx::prepare::make_dynamic_params(params));
+  if (r[0].as<bool>())
+    return std::nullopt;
+  return log_position{r[1].as<std::int64_t>(),
+                      r[2].is_null() ? std::string{audit_genesis_hash} : text(r[2])};
 }
 
 /// The rows of the batches to write, their events numbered and hashed after the log head
@@ -186,7 +221,6 @@ expected<commit_rows> gather(audit_hasher& hasher, const std::vector<write_batch
     add_step(rows.steps, *s);
   for (const auto& [id, a] : approvals)
     add_approval(rows.approvals, *a);
-  rows.updated = std::move(updates);
   rows.last_seq = seq;
   rows.last_hash = std::move(hash);
   return rows;
@@ -207,11 +241,26 @@ std::vector<commit_result> postgres_store::commit(std::vector<write_batch>& batc
     --skip_at_once_;
   if (!first_seq)
     first_seq = writer_.use("commit", [&](pqxx::connection& c) -> expected<std::int64_t> {
-      pqxx::work tx{c, "commit"};
-      auto first = apply(tx, batches, results);
-      if (first)
-        tx.commit();
-      return first; // on error the transaction is rolled back when it goes out of scope
+      {
+        pqxx::work tx{c, "commit"};
+        try {
+          auto first = apply(tx, batches, results);
+          if (first)
+            tx.commit();
+          return first; // on error the transaction is rolled back when it goes out of scope
+        } catch (const pqxx::sql_error& e) {
+          if (e.sqlstate() == undefined_function_sqlstate) {
+            tx.abort();
+            recreate_commit_function(c);
+            return sreh::error{errc::unavailable,
+                               "postgres: commit: the commit function was missing (created "
+                               "again): commit once more"};
+          }
+          if (e.sqlstate() != commit_fenced_sqlstate)
+            throw;
+        }
+      }
+      return fenced_error(c, batches, results, applied_);
     });
   check_applied_ = !first_seq->has_value();
   if (!first_seq->has_value()) {
@@ -255,48 +304,34 @@ std::optional<expected<std::int64_t>> postgres_store::commit_in_one_trip(
     auto rows = gather(hasher_, batches, results, applied_, created_in, seq, hash);
     if (!rows)
       return rows.error();
-    auto params = function_params(*rows, seq, hash);
-    bool by_transaction = false; // rolled back or not run: `apply` does this commit
-    auto ok = writer_.use("commit", [&](pqxx::connection& c) -> expected<bool> {
+    bool by_transaction = false; // nothing written: `apply` does this commit
+    using outcome = std::optional<log_position>;
+    auto stale = writer_.use("commit", [&](pqxx::connection& c) -> expected<outcome> {
       {
         pqxx::nontransaction tx{c, "commit"};
         try {
-          const auto r = tx.exec_prepared1(commit_at_once_statement,
-                                           pqxx::prepare::make_dynamic_params(params));
-          if (r[0].as<bool>())
-            return true;
-          head_ = {r[1].as<std::int64_t>(),
-                   r[2].is_null() ? std::string{audit_genesis_hash} : text(r[2])};
-          return false;
+          return write_rows(tx, *rows, seq, hash);
         } catch (const pqxx::sql_error& e) {
-          if (e.sqlstate() == commit_fenced_sqlstate) {
-            by_transaction = true; // the transaction path says which run and why
-            return false;
-          }
-          if (e.sqlstate() != undefined_function_sqlstate)
+          const bool fenced = e.sqlstate() == commit_fenced_sqlstate;
+          if (!fenced && e.sqlstate() != undefined_function_sqlstate)
             throw;
+          by_transaction = true; // fenced: the transaction path says which run and why
+          if (fenced)
+            return outcome{};
         }
       }
-      // The function is gone (dropped, a schema restored without it): make it again for the
-      // next commits.
-      logger("store")->warn("commit: the commit function {} is missing; creating it again",
-                            pg::commit_at_once().name);
-      pqxx::work again{c, "create commit function"};
-      again.exec_prepared(lock_commit.name);
-      create_commit_function(again);
-      again.commit();
-      by_transaction = true;
-      return false;
+      recreate_commit_function(c);
+      return outcome{};
     });
-    if (!ok)
-      return ok.error();
+    if (!stale)
+      return stale.error();
     if (by_transaction)
       return std::nullopt;
-    if (*ok) {
-      const auto first = seq + 1;
+    if (!*stale) {
       head_ = {rows->last_seq, std::move(rows->last_hash)};
-      return first;
+      return seq + 1;
     }
+    head_ = std::move(**stale);
   }
   skip_at_once_ = 64;
   return std::nullopt;
@@ -352,17 +387,8 @@ expected<std::int64_t> postgres_store::apply(pqxx::work& tx, std::vector<write_b
   auto rows = gather(hasher_, batches, results, applied_, created_in, seq, hash);
   if (!rows)
     return rows.error();
-  exec_columns(tx, insert_runs, rows->creates);
-  if (rows->updates.rows() > 0) {
-    const auto updated = exec_columns(tx, update_runs, rows->updates);
-    if (updated.size() != rows->updated.size())
-      return missing_updates(tx, rows->updated, updated);
-  }
-  exec_columns(tx, upsert_steps, rows->steps);
-  exec_columns(tx, upsert_approvals, rows->approvals);
-  exec_columns(tx, insert_events, rows->events);
-  if (rows->events.rows() > 0)
-    tx.exec_prepared(notify_commit.name);
+  if (write_rows(tx, *rows, seq, hash)) // the head was read under the lock: never stale
+    return sreh::error{errc::internal, "postgres: commit: the log head moved under the lock"};
   head_ = {rows->last_seq, std::move(rows->last_hash)}; // the commit's caller drops it on failure
   return seq + 1;
 }

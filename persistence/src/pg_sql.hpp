@@ -1,7 +1,8 @@
 #pragma once
-// The SQL of the PostgreSQL store. Every statement is prepared on each connection under its
-// name; writes take whole columns as arrays (`unnest`), so a commit of any size is one round
-// trip per table and every statement keeps one plan.
+// The SQL of the PostgreSQL store. Reads and the commit's lookups are prepared on each
+// connection under their names. The writes take whole columns as arrays (`unnest`), so a commit
+// of any size is one statement per table; they are not run on their own but make up the commit
+// function (`commit_at_once`), so a commit writes everything in one call.
 
 #include <pqxx/connection>
 
@@ -214,10 +215,11 @@ inline constexpr statement ping{"ping", "SELECT 1"};
 #undef SREH_RUN_QUALIFIED
 #undef SREH_RUN_COLUMNS
 
-/// A whole commit in one round trip: a PL/pgSQL function built from the write statements above
-/// (their SQL, parameters renumbered), run in autocommit as one statement. It takes the commit
-/// lock, checks that the log head is the one the caller hashed the events after, then writes
-/// runs, updates (fenced), steps, approvals and events and notifies. Parameters: $1 head seq,
+/// The writes of a commit in one call: a PL/pgSQL function built from the write statements above
+/// (their SQL, parameters renumbered). Called alone in autocommit (one round trip) or inside a
+/// transaction that read the head under the lock. It takes the commit lock, checks that the log
+/// head is the one the caller hashed the events after, then writes runs, updates (fenced),
+/// steps, approvals and events and notifies. Parameters: $1 head seq,
 /// $2 head hash, then the columns of insert_runs, update_runs, upsert_steps, upsert_approvals and
 /// insert_events. Returns one row (ok, head_seq, head_hash): ok false (nothing written) with the
 /// real head when the given one is stale. A fenced update that matches fewer rows raises

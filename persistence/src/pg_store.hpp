@@ -16,6 +16,9 @@
 
 namespace sreh::persistence::pg {
 
+/// A position in the event log: the last seq and its hash.
+using log_position = std::pair<std::int64_t, std::string>;
+
 /// The PostgreSQL store: one write connection used by `commit` (serialised by a mutex; the
 /// group-commit writer is its only caller), and a pool of read connections for the read methods,
 /// which may run concurrently with a commit (they see the last committed state).
@@ -87,7 +90,7 @@ class postgres_store final : public store, public cluster_store {
   std::vector<char> applied_;   // per batch of the current commit: found in the log already
   // Guarded by write_mtx_: the log head (seq, hash) as this writer's last commit left it; empty
   // until a commit read it under the lock, and after any failure.
-  std::optional<std::pair<std::int64_t, std::string>> head_;
+  std::optional<log_position> head_;
   int skip_at_once_ = 0; // commits left to make with `apply` after the head was found stale
 };
 
