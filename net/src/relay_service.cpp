@@ -98,6 +98,10 @@ void relay::pause(std::chrono::milliseconds d, bool wakeable) {
   cv_.wait_for(lk, d, [&] {
     return stopping_.load() || counters_->conn_changed || (wakeable && woken_);
   });
+  // The server is back: what failed while it was away says nothing about it now, so the next
+  // failure (a stream it lost, say) waits the shortest time, not the longest.
+  if (counters_->conn_changed && counters_->connected)
+    backoff_ = std::chrono::milliseconds{0};
   counters_->conn_changed = false;
   woken_ = false;
 }
