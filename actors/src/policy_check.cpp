@@ -19,30 +19,30 @@ std::map<std::string, std::string> labels_of(const run& r) {
   return out;
 }
 
-/// Mutating actions this node executed within the longest rate window of the policy.
-std::vector<policy::past_action> history(const runtime& rt, timestamp_us now) {
+/// Mutating actions executed within the longest rate window of the policy (the store's
+/// succeeded tool steps: every node's), plus those this node allowed and still runs.
+std::vector<policy::past_action> history(runtime& rt, timestamp_us now, std::int64_t window_s) {
   std::vector<policy::past_action> out;
-  auto window = policy::longest_rate_window_s(rt.policy);
-  if (window <= 0)
-    return out;
-  auto steps = rt.store.executed_tool_steps(now - window * 1'000'000);
+  const auto since = now - window_s * 1'000'000;
+  auto steps = rt.store.executed_tool_steps(since);
   if (!steps) {
     rt.log->warn("policy: cannot read recent actions for rate limits: {}", steps.error().message);
-    return out;
+  } else {
+    for (auto& s : *steps) {
+      auto t = rt.tools.find(s.tool);
+      if (!t || t->idempotent())
+        continue;
+      out.push_back({s.tool, t->scope(s.args).target, s.finished_at});
+    }
   }
-  for (auto& s : *steps) {
-    auto t = rt.tools.find(s.tool);
-    if (!t || t->idempotent())
-      continue;
-    out.push_back({s.tool, t->scope(s.args).target, s.finished_at});
-  }
+  rt.holds.append_since(since, out);
   return out;
 }
 
 } // namespace
 
-policy::decision check_policy(const runtime& rt, const run& r, const std::string& tool_name,
-                              const std::string& args) {
+policy::decision check_policy(runtime& rt, const run& r, const std::string& tool_name,
+                              const std::string& args, std::int64_t n) {
   auto t = rt.tools.find(tool_name);
   if (!t)
     return {policy::verdict::allow, "unknown-tool", "the tool does not exist", {}};
@@ -56,9 +56,24 @@ policy::decision check_policy(const runtime& rt, const run& r, const std::string
   a.blast_radius = sc.blast_radius;
   a.labels = labels_of(r);
   a.now = rt.clock.now_us();
-  if (!t->idempotent())
-    a.history = history(rt, a.now);
-  return policy::evaluate(rt.policy, a);
+  const auto window = policy::longest_rate_window_s(rt.policy);
+  if (t->idempotent() || window <= 0)
+    return policy::evaluate(rt.policy, a);
+  // One check at a time, from reading the history to holding the allowed action: two runs
+  // cannot both see the last free slot.
+  auto lk = rt.holds.lock();
+  a.history = history(rt, a.now, window);
+  auto d = policy::evaluate(rt.policy, a);
+  if (d.effect == policy::verdict::allow)
+    rt.holds.hold(r.id, n, {tool_name, sc.target, a.now});
+  return d;
+}
+
+void release_action(runtime& rt, const std::string& run_id, std::int64_t n) {
+  if (rt.holds.size() == 0)
+    return; // the common case (no rate limits, or nothing mutating running): no lock
+  auto lk = rt.holds.lock();
+  rt.holds.release(run_id, n);
 }
 
 std::string policy_json(const policy::decision& d, const policy::policy_set& p) {

@@ -8,11 +8,17 @@
 
 namespace sreh::actors {
 
-/// Decides whether run `r` may call `tool_name` with `args`: builds the policy action (the
-/// tool's risk and scope, the run's labels, recent executed actions for rate limits) and asks
-/// the policy engine. An unknown tool is allowed here: the step then fails as unknown.
-[[nodiscard]] policy::decision check_policy(const runtime& rt, const run& r,
-                                            const std::string& tool_name, const std::string& args);
+/// Decides whether run `r` may call `tool_name` with `args` as its step `n`: builds the policy
+/// action (the tool's risk and scope, the run's labels, the mutating actions executed or still
+/// running for rate limits) and asks the policy engine. A mutating action that is allowed is
+/// held (runtime::holds) until `release_action` for its step. An unknown tool is allowed here:
+/// the step then fails as unknown.
+[[nodiscard]] policy::decision check_policy(runtime& rt, const run& r, const std::string& tool_name,
+                                            const std::string& args, std::int64_t n);
+
+/// Step `n` of run `run_id` has its outcome (or will never run): its action no longer holds a
+/// slot of the rate limits (the store counts it once it succeeded).
+void release_action(runtime& rt, const std::string& run_id, std::int64_t n);
 
 /// The decision as journaled in the step's intent: {"effect","rule","reason","policy_version"}.
 [[nodiscard]] std::string policy_json(const policy::decision& d, const policy::policy_set& p);

@@ -110,7 +110,7 @@ void execute(self_ptr self) {
 void propose(self_ptr self, const decision& d) {
   auto& st = self->state;
   auto& j = st.journal;
-  auto pd = check_policy(*st.rt, j.r, d.tool, d.args);
+  auto pd = check_policy(*st.rt, j.r, d.tool, d.args, j.next_step_n());
   j.add_tool_intent(d, policy_json(pd, st.rt->policy));
   auto n = j.steps.back().n;
   switch (pd.effect) {
@@ -214,8 +214,10 @@ void on_committed(self_ptr self, std::uint64_t token, int code, std::string msg,
   }
   st.awaited = 0;
   st.existing_run_id = std::move(existing);
-  for (auto n : st.in_flight_outcomes)
+  for (auto n : st.in_flight_outcomes) {
+    release_action(*st.rt, st.journal.r.id, n); // durable now: the store counts it if it succeeded
     failpoint("after_outcome", n);
+  }
   switch (std::exchange(st.next, after_commit::nothing)) {
     case after_commit::created:
       return on_created(self);

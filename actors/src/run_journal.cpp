@@ -96,7 +96,7 @@ void run_journal::touch(std::int64_t n) {
 void run_journal::add_tool_intent(const decision& d, const std::string& policy) {
   step s;
   s.run_id = r.id;
-  s.n = static_cast<std::int64_t>(steps.size()) + 1;
+  s.n = next_step_n();
   s.kind = step_kind::tool;
   s.state = step_state::intent;
   s.tool = d.tool;

@@ -36,7 +36,12 @@ class run_journal {
   /// A non-empty reason when the step, token or deadline budget is used up.
   [[nodiscard]] std::string budget_exhausted(timestamp_us now) const;
 
-  /// The intent of a tool step, with the policy decision that was taken for it (JSON).
+  /// The number the next step will have.
+  [[nodiscard]] std::int64_t next_step_n() const {
+    return static_cast<std::int64_t>(steps.size()) + 1;
+  }
+  /// The intent of a tool step (number `next_step_n()`), with the policy decision that was taken
+  /// for it (JSON).
   void add_tool_intent(const decision& d, const std::string& policy);
   void add_conclusion(const decision& d);
   void record_outcome(std::int64_t n, bool ok, std::string result, std::string error);

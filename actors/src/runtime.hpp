@@ -15,6 +15,7 @@
 #include "sreh/core/logger.hpp"
 #include "sreh/persistence/commit_queue.hpp"
 #include "sreh/persistence/store.hpp"
+#include "action_holds.hpp"
 #include "tool_pool.hpp"
 
 namespace sreh::actors {
@@ -51,6 +52,8 @@ struct runtime {
   /// One "commit failed" line per 10 s for all runs together (the store being away fails every
   /// run's commit at once).
   log_limiter commit_errors{std::chrono::seconds{10}};
+  /// Allowed mutating actions not yet finished, counted by rate limits (policy_check.cpp).
+  action_holds holds{};
 };
 
 using runtime_ptr = std::shared_ptr<runtime>;

@@ -177,6 +177,43 @@ CAF_TEST(a policy rule can deny an action outright) {
   CAF_CHECK_EQUAL(probes->writes.size(), 0u);
 }
 
+CAF_TEST(runs proposing at the same moment cannot all take the last slot of a rate limit) {
+  // An alert storm: two runs want the same mutating action, limited to one per hour. The second
+  // checks while the first one's action is allowed but has not run yet (its intent is waiting
+  // for the disk): the allowed action already counts, so the second is denied.
+  policy_.default_mode = policy::mode::autonomous;
+  policy::rule r;
+  r.id = "one-write-an-hour";
+  r.tools = {"probe.write"};
+  r.limit = policy::rate_limit{1, 3600, "tool"};
+  r.effect = policy::verdict::deny;
+  r.reason = "at most one write an hour";
+  add_rule(r);
+  script({{"probe.write", "{}"}});
+  start_node();
+  queue.hold = true;
+  self->send(sup, submit_atom::value, make_request("storm 1", 0, 0, {}));
+  self->send(sup, submit_atom::value, make_request("storm 2", 0, 0, {}));
+  run();
+  release_and_run(); // both runs are created and propose; their intents wait for the disk
+  CAF_REQUIRE_EQUAL(queue.held.size(), 2u);
+  std::vector<std::string> ids;
+  for (const auto& [batch, cb] : queue.held)
+    ids.push_back(batch.update->id);
+  for (int i = 0; i < 10 && !queue.held.empty(); ++i)
+    release_and_run();
+  CAF_CHECK_EQUAL(probes->writes.size(), 1u);
+  std::size_t denied = 0;
+  for (const auto& id : ids) {
+    CAF_CHECK_EQUAL(state_of(id), "succeeded");
+    for (const auto& s : load_steps(id))
+      if (s.decision.find(R"("rule":"one-write-an-hour")") != std::string::npos)
+        ++denied;
+  }
+  CAF_CHECK_EQUAL(denied, 1u);
+  CAF_CHECK_EQUAL(rt->holds.size(), 0u); // the allowed one was released once its outcome committed
+}
+
 CAF_TEST(decisions work after a restart of the kernel) {
   script({{"probe.write", "{}"}});
   auto id = start("restart");

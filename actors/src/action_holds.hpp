@@ -1,0 +1,60 @@
+#pragma once
+// The mutating actions this node has allowed and not yet finished, for rate limits.
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "sreh/core/policy.hpp"
+
+namespace sreh::actors {
+
+/// Rate limits count the actions executed within their window (the store's succeeded tool
+/// steps). An action that was allowed but has not finished is not among them yet, so runs that
+/// propose the same action at the same moment (an alert storm) would all be allowed the last
+/// slot. The run actor holds each allowed mutating action here from its policy check (made under
+/// `lock()`, so checks are one at a time) until its outcome; the check counts held actions too.
+/// Thread-safe through `lock()`: call every other member but `size()` with it held.
+class action_holds {
+ public:
+  [[nodiscard]] std::unique_lock<std::mutex> lock() { return std::unique_lock{mtx_}; }
+
+  /// Holds the action of step `n` of run `run_id`.
+  void hold(const std::string& run_id, std::int64_t n, policy::past_action a) {
+    held_.push_back({run_id, n, std::move(a)});
+    count_.store(held_.size(), std::memory_order_relaxed);
+  }
+
+  /// Releases step `n` of `run_id` (its outcome is known), if held.
+  void release(const std::string& run_id, std::int64_t n) {
+    std::erase_if(held_, [&](const entry& e) { return e.n == n && e.run_id == run_id; });
+    count_.store(held_.size(), std::memory_order_relaxed);
+  }
+
+  /// Appends the held actions since `since` to `out`, and forgets older ones (a run that died
+  /// holding one never released it; it stops counting when it leaves every window).
+  void append_since(timestamp_us since, std::vector<policy::past_action>& out) {
+    std::erase_if(held_, [&](const entry& e) { return e.action.at < since; });
+    count_.store(held_.size(), std::memory_order_relaxed);
+    for (const auto& e : held_)
+      out.push_back(e.action);
+  }
+
+  /// How many are held; may be read without the lock (a hint: nothing to release when 0).
+  [[nodiscard]] std::size_t size() const { return count_.load(std::memory_order_relaxed); }
+
+ private:
+  struct entry {
+    std::string run_id;
+    std::int64_t n = 0;
+    policy::past_action action;
+  };
+  std::mutex mtx_;
+  std::vector<entry> held_;
+  std::atomic<std::size_t> count_{0};
+};
+
+} // namespace sreh::actors
