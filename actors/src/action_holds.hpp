@@ -5,18 +5,21 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sreh/core/policy.hpp"
 
 namespace sreh::actors {
 
-/// Rate limits count the actions executed within their window (the store's succeeded tool
-/// steps). An action that was allowed but has not finished is not among them yet, so runs that
-/// propose the same action at the same moment (an alert storm) would all be allowed the last
-/// slot. The run actor holds each allowed mutating action here from its policy check (made under
-/// `lock()`, so checks are one at a time) until its outcome; the check counts held actions too.
+/// Rate limits count the actions of their window that succeeded or run (the store's tool steps,
+/// every node's). An action allowed here is in the store once its intent commits; until then,
+/// runs that propose the same action at the same moment (an alert storm) would all be allowed the
+/// last slot. The run actor holds each allowed mutating action here from its policy check (made
+/// under `lock()`, so checks are one at a time) until its outcome commits; the check counts the
+/// held actions the store does not show yet.
 /// Thread-safe through `lock()`: call every other member but `size()` with it held.
 class action_holds {
  public:
@@ -34,13 +37,17 @@ class action_holds {
     count_.store(held_.size(), std::memory_order_relaxed);
   }
 
-  /// Appends the held actions since `since` to `out`, and forgets older ones (a run that died
-  /// holding one never released it; it stops counting when it leaves every window).
-  void append_since(timestamp_us since, std::vector<policy::past_action>& out) {
+  /// Appends the held actions since `since` to `out`, but those of the steps in `stored` (the
+  /// store counts them already), and forgets older ones (a run that died holding one never
+  /// released it; it stops counting when it leaves every window).
+  void append_since(timestamp_us since,
+                    const std::set<std::pair<std::string, std::int64_t>>& stored,
+                    std::vector<policy::past_action>& out) {
     std::erase_if(held_, [&](const entry& e) { return e.action.at < since; });
     count_.store(held_.size(), std::memory_order_relaxed);
     for (const auto& e : held_)
-      out.push_back(e.action);
+      if (!stored.contains({e.run_id, e.n}))
+        out.push_back(e.action);
   }
 
   /// How many are held; may be read without the lock (a hint: nothing to release when 0).

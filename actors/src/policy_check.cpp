@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <set>
+#include <utility>
+
 #include "sreh/core/json.hpp"
 
 namespace sreh::actors {
@@ -19,23 +22,34 @@ std::map<std::string, std::string> labels_of(const run& r) {
   return out;
 }
 
-/// Mutating actions executed within the longest rate window of the policy (the store's
-/// succeeded tool steps: every node's), plus those this node allowed and still runs.
+/// Whether the decision journaled with an intent (policy_json below) allowed it.
+bool allowed(const step& s) {
+  static const auto prefix =
+    fmt::format(R"({{"effect":"{}")", policy::to_string(policy::verdict::allow));
+  return s.decision.starts_with(prefix);
+}
+
+/// Mutating actions of the longest rate window of the policy: those that succeeded and those
+/// allowed and still running, as the store has them (every node's), plus those this node allowed
+/// whose intent is not committed yet.
 std::vector<policy::past_action> history(runtime& rt, timestamp_us now, std::int64_t window_s) {
   std::vector<policy::past_action> out;
   const auto since = now - window_s * 1'000'000;
-  auto steps = rt.store.executed_tool_steps(since);
+  std::set<std::pair<std::string, std::int64_t>> stored;
+  auto steps = rt.store.rate_counted_tool_steps(since);
   if (!steps) {
     rt.log->warn("policy: cannot read recent actions for rate limits: {}", steps.error().message);
   } else {
     for (auto& s : *steps) {
       auto t = rt.tools.find(s.tool);
-      if (!t || t->idempotent())
-        continue;
-      out.push_back({s.tool, t->scope(s.args).target, s.finished_at});
+      const bool running = s.state == step_state::intent;
+      if (!t || t->idempotent() || (running && !allowed(s)))
+        continue; // parked on an approval, or denied: not running
+      out.push_back({s.tool, t->scope(s.args).target, running ? s.started_at : s.finished_at});
+      stored.emplace(s.run_id, s.n);
     }
   }
-  rt.holds.append_since(since, out);
+  rt.holds.append_since(since, stored, out);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // The schema of the PostgreSQL store. Versions 1-3 are those of the SQLite store (1 base, 2
-// approvals + audit chain, 3 relay offsets); 4 (cluster membership) is PostgreSQL's own. Types
+// approvals + audit chain, 3 relay offsets); 4 (cluster membership) is PostgreSQL's own; 5 is
+// SQLite's 4 (the index of running tool intents). Types
 // are PostgreSQL's: bigint for integers, boolean for flags, jsonb for the approval lists, and
 // COLLATE "C" on the ids so that cursors order and compare bytes as SQLite does, whatever the
 // database's locale. JSON payloads (checkpoint, args, data, ...) stay text: they are hashed and
@@ -178,11 +179,18 @@ CREATE TABLE cluster_nodes (
 );
 )sql";
 
-constexpr std::array<migration, 4> all_migrations{{
+// Version 5 (SQLite's 4): the tool intents still running, found by rate limits.
+constexpr std::string_view schema_v5 = R"sql(
+CREATE INDEX steps_tool_open ON steps(started_at)
+  WHERE kind = 'tool' AND state = 'intent';
+)sql";
+
+constexpr std::array<migration, 5> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, hash_existing_events},
   {3, schema_v3, nullptr},
   {4, schema_v4, nullptr},
+  {5, schema_v5, nullptr},
 }};
 
 constexpr const char* create_version_table =

@@ -147,7 +147,7 @@ void prepare_statements(pqxx::connection& c) {
   // The write statements are not among them: the commit function is made of their SQL.
   for (const auto& s :
        {lock_commit, log_head, runs_by_keys, events_by_ids, run_owners, get_run, list_runs,
-        list_runs_state, unfinished_runs, run_by_key, get_steps, executed_tool_steps, read_events,
+        list_runs_state, unfinished_runs, run_by_key, get_steps, rate_counted_tool_steps, read_events,
         read_run_events, get_approval, list_approvals, list_approvals_state, list_approvals_run,
         pending_approvals, approval_for_step, stats, ping, node_lease_expired, upsert_node, members,
         claim_orphans})

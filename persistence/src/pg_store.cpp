@@ -160,8 +160,8 @@ expected<std::optional<approval>> postgres_store::approval_for_step(std::string_
                                  read_approval, std::string{run_id}, n));
 }
 
-expected<std::vector<step>> postgres_store::executed_tool_steps(timestamp_us since) {
-  return collect<step>(readers_, "executed tool steps", pg::executed_tool_steps, read_step,
+expected<std::vector<step>> postgres_store::rate_counted_tool_steps(timestamp_us since) {
+  return collect<step>(readers_, "rate counted tool steps", pg::rate_counted_tool_steps, read_step,
                        since);
 }
 

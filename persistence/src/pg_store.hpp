@@ -47,7 +47,7 @@ class postgres_store final : public store, public cluster_store {
   expected<std::vector<approval>> pending_approvals() override;
   expected<std::optional<approval>> approval_for_step(std::string_view run_id,
                                                       std::int64_t n) override;
-  expected<std::vector<step>> executed_tool_steps(timestamp_us since) override;
+  expected<std::vector<step>> rate_counted_tool_steps(timestamp_us since) override;
   expected<store_stats> stats() override;
   sreh::error ping() override;
   expected<std::int64_t> relay_offset(std::string_view name) override;

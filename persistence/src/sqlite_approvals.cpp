@@ -171,9 +171,9 @@ expected<std::optional<approval>> sqlite_store::approval_for_step(std::string_vi
   return std::optional<approval>{std::move(rows->front())};
 }
 
-expected<std::vector<step>> sqlite_store::executed_tool_steps(timestamp_us since) {
+expected<std::vector<step>> sqlite_store::rate_counted_tool_steps(timestamp_us since) {
   auto c = readers_.borrow();
-  return collect<step>(*c, sql_executed_tool_steps, "executed tool steps",
+  return collect<step>(*c, sql_rate_counted_tool_steps, "rate counted tool steps",
                        [&](stmt_use& q) { q.bind(1, since); }, read_step);
 }
 

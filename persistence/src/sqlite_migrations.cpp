@@ -117,10 +117,17 @@ CREATE TABLE relay_offsets (
 );
 )sql";
 
-constexpr std::array<sqlite_migration, 3> all_migrations{{
+// Version 4: the tool intents still running, found by rate limits (rate_counted_tool_steps).
+constexpr std::string_view schema_v4 = R"sql(
+CREATE INDEX steps_tool_open ON steps(started_at)
+  WHERE kind = 'tool' AND state = 'intent';
+)sql";
+
+constexpr std::array<sqlite_migration, 4> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, sqlite::hash_existing_events},
   {3, schema_v3, nullptr},
+  {4, schema_v4, nullptr},
 }};
 
 constexpr const char* create_version_table =

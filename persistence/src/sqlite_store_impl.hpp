@@ -93,7 +93,7 @@ class sqlite_store final : public store {
   expected<std::vector<approval>> pending_approvals() override;
   expected<std::optional<approval>> approval_for_step(std::string_view run_id,
                                                       std::int64_t n) override;
-  expected<std::vector<step>> executed_tool_steps(timestamp_us since) override;
+  expected<std::vector<step>> rate_counted_tool_steps(timestamp_us since) override;
   expected<store_stats> stats() override;
   sreh::error ping() override;
   expected<std::int64_t> relay_offset(std::string_view name) override;

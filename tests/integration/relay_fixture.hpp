@@ -360,8 +360,8 @@ class gap_store final : public persistence::store {
   expected<std::optional<approval>> approval_for_step(std::string_view r, std::int64_t n) override {
     return s_.approval_for_step(r, n);
   }
-  expected<std::vector<step>> executed_tool_steps(timestamp_us since) override {
-    return s_.executed_tool_steps(since);
+  expected<std::vector<step>> rate_counted_tool_steps(timestamp_us since) override {
+    return s_.rate_counted_tool_steps(since);
   }
   expected<persistence::store_stats> stats() override { return s_.stats(); }
   sreh::error ping() override { return s_.ping(); }

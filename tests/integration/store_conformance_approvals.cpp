@@ -258,7 +258,7 @@ CAF_TEST(approval for step is the newest of that step) {
   CAF_CHECK(!st->approval_for_step("run_z", 3)->has_value());
 }
 
-CAF_TEST(executed tool steps are successful tool steps since a time ascending) {
+CAF_TEST(rate counted tool steps are the successful ones then the running intents since a time) {
   commit_one(create_batch("run_a"));
   commit_one(create_batch("run_b"));
   std::vector<step> steps;
@@ -278,21 +278,35 @@ CAF_TEST(executed tool steps are successful tool steps since a time ascending) {
   add("run_a", 2, step_kind::tool, step_state::succeeded, 300);
   add("run_a", 3, step_kind::tool, step_state::failed, 310);      // failed
   add("run_a", 4, step_kind::reason, step_state::succeeded, 320); // not a tool
-  add("run_a", 5, step_kind::tool, step_state::intent, 0);        // not finished
+  add("run_a", 5, step_kind::tool, step_state::intent, 0);        // started before `since`
   add("run_b", 1, step_kind::tool, step_state::succeeded, 200);   // exactly `since`
   add("run_b", 2, step_kind::tool, step_state::succeeded, 250);
   add("run_b", 3, step_kind::tool, step_state::in_doubt, 260);
+  add("run_b", 4, step_kind::tool, step_state::intent, 0);        // running, started at 400
+  add("run_b", 5, step_kind::reason, step_state::intent, 0);      // not a tool
+  add("run_a", 6, step_kind::tool, step_state::intent, 0);        // running, started at 350
+  steps[4].started_at = 100;
+  steps[8].started_at = 400;
+  steps[9].started_at = 410;
+  steps[10].started_at = 350;
+  for (auto i : {4, 8, 9, 10})
+    steps[static_cast<std::size_t>(i)].finished_at = 0;
   write_batch b;
   b.steps = steps;
   commit_one(std::move(b));
-  auto executed = st->executed_tool_steps(200);
-  CAF_REQUIRE(executed.has_value());
-  CAF_REQUIRE_EQUAL(executed->size(), 3u);
-  check_same_step(executed->at(0), steps[5]);
-  check_same_step(executed->at(1), steps[6]);
-  check_same_step(executed->at(2), steps[1]);
-  CAF_CHECK_EQUAL(st->executed_tool_steps(0)->size(), 4u);
-  CAF_CHECK(st->executed_tool_steps(301)->empty());
+  auto counted = st->rate_counted_tool_steps(200);
+  CAF_REQUIRE(counted.has_value());
+  CAF_REQUIRE_EQUAL(counted->size(), 5u);
+  check_same_step(counted->at(0), steps[5]);
+  check_same_step(counted->at(1), steps[6]);
+  check_same_step(counted->at(2), steps[1]);
+  check_same_step(counted->at(3), steps[10]);
+  check_same_step(counted->at(4), steps[8]);
+  CAF_CHECK_EQUAL(st->rate_counted_tool_steps(0)->size(), 7u);
+  auto late = st->rate_counted_tool_steps(360);
+  CAF_REQUIRE(late.has_value());
+  CAF_REQUIRE_EQUAL(late->size(), 1u);
+  check_same_step(late->at(0), steps[8]);
 }
 
 CAF_TEST(an approval in a failed transaction is not applied) {

@@ -214,6 +214,49 @@ CAF_TEST(runs proposing at the same moment cannot all take the last slot of a ra
   CAF_CHECK_EQUAL(rt->holds.size(), 0u); // the allowed one was released once its outcome committed
 }
 
+CAF_TEST(actions another node allowed and still runs count against a rate limit) {
+  // node-b runs a write it was allowed (its intent is in the shared store, no outcome yet) and
+  // has another one parked on an approval. With two writes an hour, one slot is left here.
+  policy_.default_mode = policy::mode::autonomous;
+  policy::rule r;
+  r.id = "two-writes-an-hour";
+  r.tools = {"probe.write"};
+  r.limit = policy::rate_limit{2, 3600, "tool"};
+  r.effect = policy::verdict::deny;
+  add_rule(r);
+  for (const auto& [id, effect] : {std::pair{"run_b1", "allow"}, {"run_b2", "require_approval"}}) {
+    sreh::run other;
+    other.id = id;
+    other.goal = "elsewhere";
+    other.state = run_state::running;
+    other.node_id = "node-b";
+    other.created_at = other.updated_at = clk.now_us();
+    step s;
+    s.run_id = id;
+    s.n = 1;
+    s.tool = "probe.write";
+    s.args = "{}";
+    s.idempotency_key = std::string{id} + ":1";
+    s.started_at = clk.now_us();
+    s.decision = fmt::format(R"({{"effect":"{}","rule":"","reason":"","policy_version":"t"}})",
+                             effect);
+    std::vector<persistence::write_batch> b(1);
+    b[0].create = other;
+    b[0].steps.push_back(s);
+    CAF_REQUIRE(!db->commit(b).front().err);
+  }
+  script({{"probe.write", "{}"}});
+  auto first = start("the last slot");
+  CAF_CHECK_EQUAL(state_of(first), "succeeded");
+  CAF_CHECK_EQUAL(probes->writes.size(), 1u);
+  auto second = start("no slot left");
+  CAF_CHECK_EQUAL(state_of(second), "succeeded");
+  CAF_CHECK_EQUAL(probes->writes.size(), 1u);
+  auto steps = load_steps(second);
+  CAF_REQUIRE(!steps.empty());
+  CAF_CHECK(steps[0].decision.find(R"("rule":"two-writes-an-hour")") != std::string::npos);
+}
+
 CAF_TEST(decisions work after a restart of the kernel) {
   script({{"probe.write", "{}"}});
   auto id = start("restart");

@@ -77,8 +77,9 @@ CAF_TEST(a fresh database is migrated to the version of this build) {
                         "('prev_hash', 'hash')"),
                   "2");
   CAF_CHECK_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
-                        "('approvals_state', 'approvals_run_step', 'steps_tool_finished')"),
-                  "3");
+                        "('approvals_state', 'approvals_run_step', 'steps_tool_finished', "
+                        "'steps_tool_open')"),
+                  "4");
   CAF_CHECK_EQUAL(query("PRAGMA journal_mode"), "wal");
 }
 

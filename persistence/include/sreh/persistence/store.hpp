@@ -107,8 +107,10 @@ class store {
   /// The approval of step `n` of a run, if any (newest when several).
   [[nodiscard]] virtual expected<std::optional<approval>> approval_for_step(std::string_view run_id,
                                                                           std::int64_t n) = 0;
-  /// Tool steps that finished successfully at or after `since` (for rate limits).
-  [[nodiscard]] virtual expected<std::vector<step>> executed_tool_steps(timestamp_us since) = 0;
+  /// The tool steps rate limits count: those that succeeded at or after `since` (by
+  /// `finished_at`), then the intents (no outcome yet) started at or after `since`; each part in
+  /// time order.
+  [[nodiscard]] virtual expected<std::vector<step>> rate_counted_tool_steps(timestamp_us since) = 0;
   [[nodiscard]] virtual expected<store_stats> stats() = 0;
   /// Cheap liveness probe for /readyz.
   [[nodiscard]] virtual sreh::error ping() = 0;
