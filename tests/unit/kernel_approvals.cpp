@@ -32,6 +32,17 @@ struct approvals_fixture : kernel_fixture {
   std::string state_of(const std::string& id) { return to_string(load(id).state); }
 
   void add_rule(policy::rule r) { policy_.rules.push_back(std::move(r)); }
+
+  /// Autonomous mode, but at most `max` probe writes an hour (rule `id` denies the next).
+  void limit_writes(std::string id, std::int64_t max) {
+    policy_.default_mode = policy::mode::autonomous;
+    policy::rule r;
+    r.id = std::move(id);
+    r.tools = {"probe.write"};
+    r.limit = policy::rate_limit{max, 3600, "tool"};
+    r.effect = policy::verdict::deny;
+    add_rule(std::move(r));
+  }
 };
 
 } // namespace
@@ -181,14 +192,7 @@ CAF_TEST(runs proposing at the same moment cannot all take the last slot of a ra
   // An alert storm: two runs want the same mutating action, limited to one per hour. The second
   // checks while the first one's action is allowed but has not run yet (its intent is waiting
   // for the disk): the allowed action already counts, so the second is denied.
-  policy_.default_mode = policy::mode::autonomous;
-  policy::rule r;
-  r.id = "one-write-an-hour";
-  r.tools = {"probe.write"};
-  r.limit = policy::rate_limit{1, 3600, "tool"};
-  r.effect = policy::verdict::deny;
-  r.reason = "at most one write an hour";
-  add_rule(r);
+  limit_writes("one-write-an-hour", 1);
   script({{"probe.write", "{}"}});
   start_node();
   queue.hold = true;
@@ -217,13 +221,7 @@ CAF_TEST(runs proposing at the same moment cannot all take the last slot of a ra
 CAF_TEST(actions another node allowed and still runs count against a rate limit) {
   // node-b runs a write it was allowed (its intent is in the shared store, no outcome yet) and
   // has another one parked on an approval. With two writes an hour, one slot is left here.
-  policy_.default_mode = policy::mode::autonomous;
-  policy::rule r;
-  r.id = "two-writes-an-hour";
-  r.tools = {"probe.write"};
-  r.limit = policy::rate_limit{2, 3600, "tool"};
-  r.effect = policy::verdict::deny;
-  add_rule(r);
+  limit_writes("two-writes-an-hour", 2);
   for (const auto& [id, effect] : {std::pair{"run_b1", "allow"}, {"run_b2", "require_approval"}}) {
     sreh::run other;
     other.id = id;
