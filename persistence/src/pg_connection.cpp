@@ -84,17 +84,30 @@ std::string describe_url(const std::string& url) {
   return out;
 }
 
-std::string with_connect_timeout(const std::string& url) {
-  if (url.find("connect_timeout") != std::string::npos)
-    return url;
-  if (url.starts_with("postgresql://") || url.starts_with("postgres://"))
-    return url + (url.find('?') == std::string::npos ? "?" : "&") + "connect_timeout=5";
-  return url + (url.empty() ? "" : " ") + "connect_timeout=5";
+std::string with_network_timeouts(const std::string& url) {
+  const bool uri = url.starts_with("postgresql://") || url.starts_with("postgres://");
+  std::string out = url;
+  for (std::string_view kv : {"connect_timeout=5", "tcp_user_timeout=15000", "keepalives_idle=10",
+                              "keepalives_interval=5", "keepalives_count=3"}) {
+    const auto key = kv.substr(0, kv.find('=') + 1);
+    // A parameter is set when its "key=" follows the start, a space, '?' or '&'.
+    bool set = false;
+    for (auto at = url.find(key); at != std::string::npos && !set; at = url.find(key, at + 1))
+      set = at == 0 || url[at - 1] == ' ' || url[at - 1] == '?' || url[at - 1] == '&';
+    if (set)
+      continue;
+    if (uri)
+      out += out.find('?') == std::string::npos ? '?' : '&';
+    else if (!out.empty())
+      out += ' ';
+    out += kv;
+  }
+  return out;
 }
 
 std::unique_ptr<pqxx::connection> open_connection(const std::string& url,
                                                   const std::string& schema) {
-  auto c = std::make_unique<pqxx::connection>(with_connect_timeout(url));
+  auto c = std::make_unique<pqxx::connection>(with_network_timeouts(url));
   // A broken connection is replaced (with its search_path), never silently revived. The call
   // is deprecated in libpqxx 6 but still the only way to turn reactivation off.
 #pragma GCC diagnostic push

@@ -26,10 +26,14 @@ namespace sreh::persistence::pg {
 /// "host:port/dbname" of a connection string, for messages (never the password).
 [[nodiscard]] std::string describe_url(const std::string& url);
 
-/// `url` with `connect_timeout=5` added when it sets none, so that connecting to a host that
-/// does not answer (a blackholed address, not a refused port) fails in seconds instead of
-/// blocking heartbeats and commits for the TCP timeout (minutes). URL and key=value forms.
-[[nodiscard]] std::string with_connect_timeout(const std::string& url);
+/// `url` with the network timeouts of every store connection, each added when the string sets
+/// none (URL and key=value forms): `connect_timeout=5`, so that connecting to a host that does
+/// not answer (a blackholed address, not a refused port) fails in seconds; `tcp_user_timeout=15000`
+/// and keepalives (`keepalives_idle=10`, `keepalives_interval=5`, `keepalives_count=3`), so that a
+/// connection whose server went away without a word (a partition, a dead host) fails within
+/// 15-25 s instead of blocking heartbeats, commits and reads for the kernel's TCP timeouts
+/// (minutes to hours).
+[[nodiscard]] std::string with_network_timeouts(const std::string& url);
 
 /// A new connection to `url` (with a connect timeout) whose search_path is `schema` (when not
 /// empty), never silently reconnected by libpqxx. Throws what libpqxx throws.
