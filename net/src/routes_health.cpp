@@ -3,18 +3,62 @@
 #include "routes.hpp"
 #include "sreh/core/json.hpp"
 
+#include <fmt/format.h>
+
+#include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string_view>
 
 namespace sreh::net {
 
 namespace {
 
-reply readyz(server_context& ctx, const request& req) {
+/// The store's answer to readiness probes: one ping at a time, at most one a second; the probes
+/// in between get the last answer, or "no answer" once the ping in flight has taken over a
+/// second. A database that hangs then holds one HTTP thread, not every thread a probe
+/// (Kubernetes, a load balancer) lands on.
+class store_probe {
+ public:
+  sreh::error check(persistence::store& st) {
+    using namespace std::chrono;
+    {
+      std::lock_guard lk{mtx_};
+      const auto now = steady_clock::now();
+      if (busy_) {
+        const auto waited = duration_cast<milliseconds>(now - at_).count();
+        if (waited < 1'000)
+          return last_;
+        return {errc::unavailable, fmt::format("the store has not answered a ping for {} ms", waited)};
+      }
+      if (checked_ && now - at_ < seconds{1})
+        return last_;
+      busy_ = true;
+      at_ = now;
+    }
+    auto err = st.ping();
+    std::lock_guard lk{mtx_};
+    busy_ = false;
+    checked_ = true;
+    at_ = steady_clock::now();
+    last_ = err;
+    return err;
+  }
+
+ private:
+  std::mutex mtx_;
+  bool busy_ = false;
+  bool checked_ = false;
+  std::chrono::steady_clock::time_point at_; // the ping in flight started, or the last ended
+  sreh::error last_{errc::unavailable, "not checked yet (the first check is running)"};
+};
+
+reply readyz(server_context& ctx, store_probe& probe, const request& req) {
   std::string why;
   if (!ctx.kernel.ready())
     why = "kernel is not ready (recovery running or store away)";
-  if (auto err = ctx.store.ping()) {
+  if (auto err = probe.check(ctx.store)) {
     if (!why.empty())
       why += "; ";
     why += "store is not reachable: " + err.message;
@@ -153,7 +197,9 @@ void add_health_routes(router& r, server_context& ctx, std::function<std::int64_
   r.add("GET", "/healthz", access::open,
         [](const request&, responder s) { s.send(json_reply(200, R"({"status":"ok"})")); });
   r.add("GET", "/readyz", access::open,
-        [c](const request& q, responder s) { s.send(readyz(*c, q)); });
+        [c, probe = std::make_shared<store_probe>()](const request& q, responder s) {
+          s.send(readyz(*c, *probe, q));
+        });
   r.add("GET", "/v1/cluster/nodes", access::viewer,
         [c](const request&, responder s) { s.send(cluster_nodes(*c)); });
   r.add("GET", "/v1/stats", access::viewer, [c, connections](const request& q, responder s) {

@@ -2,10 +2,14 @@
 back after longer than a lease: /readyz says not ready meanwhile, the nodes log the outage in a
 few rate-limited lines (not one per run per retry), nobody's runs are claimed by the other node
 after the restart (leases are renewed before claims resume), and every run finishes with each
-side effect exactly once and a gap-free event sequence."""
+side effect exactly once and a gap-free event sequence. And PostgreSQL hangs (SIGSTOP): probes
+do not take every HTTP thread with them."""
 
 import collections
 import json
+import os
+import signal
+import threading
 import time
 
 from cluster_harness import Cluster
@@ -94,5 +98,59 @@ def test_postgres_restart_mid_runs():
         c.close()
 
 
+def pg_processes(pg):
+    """The postmaster of `pg` and its children (the backends, the writers)."""
+    with open(os.path.join(pg.dir, "data", "postmaster.pid")) as f:
+        master = int(f.readline())
+    pids = [master]
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == master:
+            pids.append(int(d))
+    return pids
+
+
+def test_a_hung_database_holds_one_http_thread():
+    """PostgreSQL stops answering without closing its connections (SIGSTOP: the host still
+    acknowledges the packets, so no TCP timeout fires). Readiness probes keep coming, as from
+    Kubernetes, on a node with the default 2 HTTP threads: one probe waits on the ping, the others
+    answer at once that the store does not answer, and /healthz still answers."""
+    with TempDir() as d:
+        c = Cluster(d, names=("node-a",)).start_all()
+        a = c.nodes["node-a"]
+        assert readyz(a)[0] == 200
+        pids = pg_processes(c.pg)
+        stop = threading.Event()
+
+        def prober():
+            while not stop.is_set():
+                readyz(a)
+        probers = [threading.Thread(target=prober, daemon=True) for _ in range(3)]
+        for p in pids:
+            os.kill(p, signal.SIGSTOP)
+        try:
+            for t in probers:
+                t.start()
+            status, body = wait_until(
+                lambda: (lambda s: s if s[0] == 503 and "has not answered" in s[1] else None)(
+                    readyz(a)), 15, "/readyz to say the store does not answer")
+            print(f"while PostgreSQL hangs: /readyz {status} {body[:160]}")
+            assert a.request("GET", "/healthz", timeout=5)[0] == 200
+        finally:
+            stop.set()
+            for p in pids:
+                os.kill(p, signal.SIGCONT)
+        wait_until(lambda: readyz(a)[0] == 200, 30, "node-a to be ready again")
+        for t in probers:
+            t.join(timeout=10)
+        c.close()
+
+
 if __name__ == "__main__":
-    run_tests([test_postgres_restart_mid_runs])
+    run_tests([test_postgres_restart_mid_runs, test_a_hung_database_holds_one_http_thread])
