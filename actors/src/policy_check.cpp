@@ -22,16 +22,9 @@ std::map<std::string, std::string> labels_of(const run& r) {
   return out;
 }
 
-/// Whether the decision journaled with an intent (policy_json below) allowed it.
-bool allowed(const step& s) {
-  static const auto prefix =
-    fmt::format(R"({{"effect":"{}")", policy::to_string(policy::verdict::allow));
-  return s.decision.starts_with(prefix);
-}
-
 /// Mutating actions of the longest rate window of the policy: those that succeeded and those
-/// allowed and still running, as the store has them (every node's), plus those this node allowed
-/// whose intent is not committed yet.
+/// running (allowed, or approved), as the store has them (every node's), plus those this node
+/// allowed whose intent is not committed yet.
 std::vector<policy::past_action> history(runtime& rt, timestamp_us now, std::int64_t window_s) {
   std::vector<policy::past_action> out;
   const auto since = now - window_s * 1'000'000;
@@ -43,8 +36,8 @@ std::vector<policy::past_action> history(runtime& rt, timestamp_us now, std::int
     for (auto& s : *steps) {
       auto t = rt.tools.find(s.tool);
       const bool running = s.state == step_state::intent;
-      if (!t || t->idempotent() || (running && !allowed(s)))
-        continue; // parked on an approval, or denied: not running
+      if (!t || t->idempotent())
+        continue;
       out.push_back({s.tool, t->scope(s.args).target, running ? s.started_at : s.finished_at});
       stored.emplace(s.run_id, s.n);
     }

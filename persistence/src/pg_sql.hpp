@@ -138,13 +138,15 @@ inline constexpr statement run_by_key{
 
 inline constexpr statement get_steps{
   "get_steps", "SELECT " SREH_STEP_COLUMNS " FROM steps WHERE run_id = $1 ORDER BY n"};
-/// Two parts, each on its partial index (steps_tool_finished, steps_tool_open).
+/// Two parts, each on its partial index (steps_tool_finished, steps_tool_open); an intent whose
+/// run waits (for an approval) is not running.
 inline constexpr statement rate_counted_tool_steps{
   "rate_counted_tool_steps",
   "SELECT * FROM (SELECT " SREH_STEP_COLUMNS " FROM steps WHERE kind = 'tool' AND "
   "state = 'succeeded' AND finished_at >= $1 UNION ALL SELECT " SREH_STEP_COLUMNS " FROM steps "
-  "WHERE kind = 'tool' AND state = 'intent' AND started_at >= $1) AS s ORDER BY state = 'intent', "
-  "CASE WHEN state = 'intent' THEN started_at ELSE finished_at END, run_id, n"};
+  "WHERE kind = 'tool' AND state = 'intent' AND started_at >= $1 AND NOT EXISTS (SELECT 1 FROM "
+  "runs WHERE runs.id = steps.run_id AND runs.state = 'waiting')) AS s ORDER BY "
+  "state = 'intent', CASE WHEN state = 'intent' THEN started_at ELSE finished_at END, run_id, n"};
 
 inline constexpr statement read_events{
   "read_events",

@@ -66,11 +66,13 @@ inline constexpr const char* sql_upsert_step =
 inline constexpr const char* sql_get_steps =
   "SELECT " SREH_STEP_COLUMNS " FROM steps WHERE run_id = ?1 ORDER BY n";
 // The WHERE clause repeats the partial index's condition word for word so the planner uses it.
-// Two parts, each on its partial index (steps_tool_finished, steps_tool_open).
+// Two parts, each on its partial index (steps_tool_finished, steps_tool_open); an intent whose
+// run waits (for an approval) is not running.
 inline constexpr const char* sql_rate_counted_tool_steps =
   "SELECT * FROM (SELECT " SREH_STEP_COLUMNS " FROM steps WHERE kind = 'tool' AND "
   "state = 'succeeded' AND finished_at >= ?1 UNION ALL SELECT " SREH_STEP_COLUMNS " FROM steps "
-  "WHERE kind = 'tool' AND state = 'intent' AND started_at >= ?1) ORDER BY state = 'intent', "
+  "WHERE kind = 'tool' AND state = 'intent' AND started_at >= ?1 AND NOT EXISTS (SELECT 1 FROM "
+  "runs WHERE runs.id = steps.run_id AND runs.state = 'waiting')) ORDER BY state = 'intent', "
   "CASE WHEN state = 'intent' THEN started_at ELSE finished_at END, run_id, n";
 
 #undef SREH_STEP_COLUMNS

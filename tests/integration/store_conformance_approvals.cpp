@@ -261,6 +261,9 @@ CAF_TEST(approval for step is the newest of that step) {
 CAF_TEST(rate counted tool steps are the successful ones then the running intents since a time) {
   commit_one(create_batch("run_a"));
   commit_one(create_batch("run_b"));
+  auto parked = create_batch("run_c");
+  parked.create->state = run_state::waiting;
+  commit_one(std::move(parked));
   std::vector<step> steps;
   auto add = [&steps](std::string run_id, std::int64_t n, step_kind k, step_state s,
                       timestamp_us finished) {
@@ -285,11 +288,13 @@ CAF_TEST(rate counted tool steps are the successful ones then the running intent
   add("run_b", 4, step_kind::tool, step_state::intent, 0);        // running, started at 400
   add("run_b", 5, step_kind::reason, step_state::intent, 0);      // not a tool
   add("run_a", 6, step_kind::tool, step_state::intent, 0);        // running, started at 350
+  add("run_c", 1, step_kind::tool, step_state::intent, 0);        // its run waits: not running
   steps[4].started_at = 100;
   steps[8].started_at = 400;
   steps[9].started_at = 410;
   steps[10].started_at = 350;
-  for (auto i : {4, 8, 9, 10})
+  steps[11].started_at = 380;
+  for (auto i : {4, 8, 9, 10, 11})
     steps[static_cast<std::size_t>(i)].finished_at = 0;
   write_batch b;
   b.steps = steps;

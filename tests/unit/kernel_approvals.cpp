@@ -5,6 +5,8 @@
 #define CAF_SUITE kernel_approvals
 #include "caf_test.hpp"
 
+#include <tuple>
+
 #include "kernel_fixture.hpp"
 #include "sreh/core/json.hpp"
 
@@ -218,15 +220,20 @@ CAF_TEST(runs proposing at the same moment cannot all take the last slot of a ra
   CAF_CHECK_EQUAL(rt->holds.size(), 0u); // the allowed one was released once its outcome committed
 }
 
-CAF_TEST(actions another node allowed and still runs count against a rate limit) {
-  // node-b runs a write it was allowed (its intent is in the shared store, no outcome yet) and
-  // has another one parked on an approval. With two writes an hour, one slot is left here.
-  limit_writes("two-writes-an-hour", 2);
-  for (const auto& [id, effect] : {std::pair{"run_b1", "allow"}, {"run_b2", "require_approval"}}) {
+CAF_TEST(actions another node runs count against a rate limit) {
+  // node-b runs a write it was allowed and one that was approved (their intents are in the
+  // shared store, no outcome yet); a third waits for its approval. With three writes an hour,
+  // one slot is left here.
+  limit_writes("three-writes-an-hour", 3);
+  const std::tuple<const char*, const char*, run_state> others[] = {
+    {"run_b1", "allow", run_state::running},
+    {"run_b2", "require_approval", run_state::waiting},
+    {"run_b3", "require_approval", run_state::running}};
+  for (const auto& [id, effect, state] : others) {
     sreh::run other;
     other.id = id;
     other.goal = "elsewhere";
-    other.state = run_state::running;
+    other.state = state;
     other.node_id = "node-b";
     other.created_at = other.updated_at = clk.now_us();
     step s;
@@ -252,7 +259,7 @@ CAF_TEST(actions another node allowed and still runs count against a rate limit)
   CAF_CHECK_EQUAL(probes->writes.size(), 1u);
   auto steps = load_steps(second);
   CAF_REQUIRE(!steps.empty());
-  CAF_CHECK(steps[0].decision.find(R"("rule":"two-writes-an-hour")") != std::string::npos);
+  CAF_CHECK(steps[0].decision.find(R"("rule":"three-writes-an-hour")") != std::string::npos);
 }
 
 CAF_TEST(decisions work after a restart of the kernel) {

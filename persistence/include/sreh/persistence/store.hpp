@@ -108,8 +108,8 @@ class store {
   [[nodiscard]] virtual expected<std::optional<approval>> approval_for_step(std::string_view run_id,
                                                                           std::int64_t n) = 0;
   /// The tool steps rate limits count: those that succeeded at or after `since` (by
-  /// `finished_at`), then the intents (no outcome yet) started at or after `since`; each part in
-  /// time order.
+  /// `finished_at`), then the running ones: intents (no outcome yet) started at or after `since`
+  /// whose run is not waiting (for an approval); each part in time order.
   [[nodiscard]] virtual expected<std::vector<step>> rate_counted_tool_steps(timestamp_us since) = 0;
   [[nodiscard]] virtual expected<store_stats> stats() = 0;
   /// Cheap liveness probe for /readyz.
