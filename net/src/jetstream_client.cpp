@@ -196,12 +196,14 @@ expected<std::unique_ptr<jetstream_client>> jetstream_client::connect(jetstream_
   };
   set(natsOptions_SetURL(p->nopts, p->opts.url.c_str()));
   set(natsOptions_SetName(p->nopts, p->opts.client_name.c_str()));
-  set(natsOptions_SetAllowReconnect(p->nopts, true));
-  set(natsOptions_SetMaxReconnect(p->nopts, -1)); // forever
-  set(natsOptions_SetReconnectWait(p->nopts, 250));
-  // With a connected callback a first connect that fails returns at once (and goes on in the
-  // background); without one it would block until the server is there.
-  set(natsOptions_SetRetryOnFailedConnect(p->nopts, true, &impl::on_reconnected, raw));
+  set(natsOptions_SetAllowReconnect(p->nopts, p->opts.reconnect));
+  if (p->opts.reconnect) {
+    set(natsOptions_SetMaxReconnect(p->nopts, -1)); // forever
+    set(natsOptions_SetReconnectWait(p->nopts, 250));
+    // With a connected callback a first connect that fails returns at once (and goes on in the
+    // background); without one it would block until the server is there.
+    set(natsOptions_SetRetryOnFailedConnect(p->nopts, true, &impl::on_reconnected, raw));
+  }
   set(natsOptions_SetSendAsap(p->nopts, true));
   set(natsOptions_SetTimeout(p->nopts, 2'000));
   set(natsOptions_SetDisconnectedCB(p->nopts, &impl::on_disconnected, raw));

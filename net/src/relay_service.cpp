@@ -98,20 +98,19 @@ void relay::pause(std::chrono::milliseconds d, bool wakeable) {
   cv_.wait_for(lk, d, [&] {
     return stopping_.load() || counters_->conn_changed || (wakeable && woken_);
   });
-  // The server is back: what failed while it was away says nothing about it now, so the next
-  // failure (a stream it lost, say) waits the shortest time, not the longest.
-  if (counters_->conn_changed && counters_->connected)
-    backoff_ = std::chrono::milliseconds{0};
   counters_->conn_changed = false;
   woken_ = false;
 }
 
 void relay::failed(const sreh::error& err) {
   counters_->errors.fetch_add(1);
-  backoff_ = std::clamp(backoff_ * 2, opts_.min_backoff, opts_.max_backoff);
+  // Without a connection the next attempt is a connect, tried every reconnect_wait (nothing
+  // else would wake the relay when the server is back); else the wait doubles up to the max.
+  const auto wait = js_ ? (backoff_ = std::clamp(backoff_ * 2, opts_.min_backoff, opts_.max_backoff))
+                        : opts_.reconnect_wait;
   error_log_.log(*logger("relay"), spdlog::level::warn, "relay {}: {}; retrying from seq {} in {} ms",
-                 opts_.name, err.message, offset_, backoff_.count());
-  pause(backoff_, false);
+                 opts_.name, err.message, offset_, wait.count());
+  pause(wait, false);
 }
 
 bool relay::lead() {
@@ -157,6 +156,7 @@ void relay::run() {
       jo.ack_wait = opts_.ack_wait;
       jo.dedupe_window = opts_.dedupe_window;
       jo.max_pending = std::max(2 * opts_.page_size, 1'024);
+      jo.reconnect = false; // a lost connection is replaced by a new one: see jetstream_options
       jo.on_connection_change = [this](bool up) {
         counters_->connected = up;
         {
@@ -171,6 +171,9 @@ void relay::run() {
         continue;
       }
       js_ = std::move(*js);
+      counters_->connected = true;
+      stream_ready_ = false;                  // a restarted server may have lost it
+      backoff_ = std::chrono::milliseconds{0}; // a new connection: failures start over
     }
     auto more = round();
     if (!more) {
@@ -197,8 +200,10 @@ void relay::run() {
 
 expected<bool> relay::round() {
   counters_->connected = js_->connected();
-  if (!counters_->connected)
-    return sreh::error{errc::unavailable, fmt::format("nats: not connected to {}", opts_.url)};
+  if (!counters_->connected) {
+    js_.reset(); // closed for good (no reconnect): the next round connects anew
+    return sreh::error{errc::unavailable, fmt::format("nats: connection to {} lost", opts_.url)};
+  }
   if (!stream_ready_) {
     if (auto err = js_->ensure_stream())
       return err;
@@ -261,6 +266,10 @@ expected<bool> relay::round() {
     if (stopping_.load())
       return true; // cancelled by stop: not an error
     stream_ready_ = false; // a restarted server may have lost it: check again
+    if (!js_->connected()) {
+      counters_->connected = false;
+      js_.reset(); // the next round connects anew
+    }
     return out.err;
   }
   return true;

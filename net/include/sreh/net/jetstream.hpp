@@ -26,6 +26,13 @@ struct jetstream_options {
   std::chrono::milliseconds ack_wait{5'000};       // per message, and for a whole publish
   std::chrono::seconds dedupe_window{120};         // the stream's Duplicates window
   int max_pending = 16'384;                        // async publishes in flight
+  /// Whether nats.c re-establishes a lost connection (and connects in the background when the
+  /// first attempt fails). False: `connect` fails when the server is not there, and a lost
+  /// connection stays closed (`connected()` false for good): the owner connects anew. A
+  /// publisher that needs the stream in its order wants that: after a reconnect nats.c first
+  /// re-sends what it had buffered when the connection was lost, ahead of the publisher's own
+  /// retry of earlier messages, and JetStream stores them in that order.
+  bool reconnect = true;
   /// Called on a nats.c thread when the connection is lost or comes back; must only signal.
   std::function<void(bool connected)> on_connection_change;
   /// Called on a nats.c thread for asynchronous errors (a subscription's missed heartbeats, a

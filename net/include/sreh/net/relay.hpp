@@ -33,6 +33,7 @@ struct relay_options {
   std::chrono::milliseconds gap_poll{20};           // re-read while seq N+1 is missing
   std::chrono::milliseconds min_backoff{100};
   std::chrono::milliseconds max_backoff{5'000};
+  std::chrono::milliseconds reconnect_wait{250};    // between attempts to connect to NATS
   std::chrono::seconds dedupe_window{120};          // the stream's Duplicates window
   std::chrono::seconds log_every{10};               // at most one error line per this
 };
