@@ -56,9 +56,9 @@ inline reply json_reply(int status, std::string body) {
 /// How a handler answers, possibly later and from another thread.
 ///
 /// Concurrency: `send` and `post` are thread-safe. `send` must be called exactly once; it hops
-/// onto the connection's strand. `post` runs work on the connection's strand (an HTTP thread):
-/// use it to leave an actor thread before blocking on the store. Work posted after the server
-/// began stopping is dropped.
+/// onto the connection's strand. `post` runs work on the handler pool (never an HTTP thread): use
+/// it to leave an actor thread before blocking on the store. Handlers themselves run there too.
+/// Work posted after the server began stopping is dropped.
 struct responder {
   std::function<void(reply)> send;
   std::function<void(std::function<void()>)> post;

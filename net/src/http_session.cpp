@@ -181,21 +181,41 @@ void http_session::dispatch_request() {
                        false);
   try {
     if (m.found->sse) {
-      auto out = m.found->sse(req_);
-      if (auto* r = std::get_if<reply>(&out)) return write_reply(std::move(*r), false);
-      log_request(200);
-      in_flight_ = false;
-      auto sse = std::make_shared<sse_session>(core_, std::move(stream_), std::move(buffer_),
-                                               std::get<sse_spec>(std::move(out)), std::move(slot_),
-                                               req_.request_id, version_);
-      sse->start();
+      // The handler may read the store (does the run exist?): on the handler pool; the stream
+      // starts back on the strand.
+      asio::post(core_->handlers, [self = shared_from_this(), h = &m.found->sse, req = req_] {
+        std::variant<reply, sse_spec> out;
+        try {
+          out = (*h)(req);
+        } catch (const std::exception& e) {
+          self->core_->log->error("{} {} {}: handler threw: {}", req.request_id, req.method,
+                                  req.path, e.what());
+          out = problem(500, "internal", "internal error (see the server log)", req);
+        }
+        asio::post(self->stream_.get_executor(), [self, out = std::move(out)]() mutable {
+          self->start_stream(std::move(out));
+        });
+      });
       return;
     }
-    m.found->plain(req_, make_responder());
+    // Off the HTTP threads (server_core::handlers), with a copy of the request: the handler may
+    // block on the store, and the session reads the next request into req_ after the reply.
+    auto r = make_responder();
+    r.post([h = &m.found->plain, req = req_, r]() { (*h)(req, r); });
   } catch (const std::exception& e) {
     core_->log->error("{} {} {}: handler threw: {}", req_.request_id, req_.method, req_.path, e.what());
     if (in_flight_) write_reply(problem(500, "internal", "internal error (see the server log)", req_), false);
   }
+}
+
+void http_session::start_stream(std::variant<reply, sse_spec> out) {
+  if (auto* r = std::get_if<reply>(&out)) return write_reply(std::move(*r), false);
+  log_request(200);
+  in_flight_ = false;
+  auto sse = std::make_shared<sse_session>(core_, std::move(stream_), std::move(buffer_),
+                                           std::get<sse_spec>(std::move(out)), std::move(slot_),
+                                           req_.request_id, version_);
+  sse->start();
 }
 
 std::optional<reply> http_session::authorize(access need) {
@@ -221,16 +241,19 @@ responder http_session::make_responder() {
   };
   r.post = [self](std::function<void()> work) {
     if (self->core_->stopping) return;
-    asio::post(self->stream_.get_executor(), [self, work = std::move(work)] {
+    asio::post(self->core_->handlers, [self, work = std::move(work)] {
       if (self->core_->stopping) return;
       try {
         work();
       } catch (const std::exception& e) {
-        self->core_->log->error("{} {} {}: handler threw: {}", self->req_.request_id,
-                                self->req_.method, self->req_.path, e.what());
-        if (self->in_flight_)
-          self->write_reply(problem(500, "internal", "internal error (see the server log)", self->req_),
-                            false);
+        auto what = std::string{e.what()};
+        asio::post(self->stream_.get_executor(), [self, what = std::move(what)] {
+          self->core_->log->error("{} {} {}: handler threw: {}", self->req_.request_id,
+                                  self->req_.method, self->req_.path, what);
+          if (self->in_flight_)
+            self->write_reply(
+              problem(500, "internal", "internal error (see the server log)", self->req_), false);
+        });
       }
     });
   };

@@ -3,6 +3,7 @@
 #include <array>
 #include <chrono>
 #include <memory>
+#include <variant>
 #include <optional>
 #include <string>
 
@@ -31,6 +32,8 @@ class http_session : public connection, public std::enable_shared_from_this<http
   void on_header(beast::error_code ec);
   void on_body(beast::error_code ec);
   void dispatch_request();
+  /// On the strand, with what the SSE route's handler said: its problem, or the stream.
+  void start_stream(std::variant<reply, sse_spec> out);
   [[nodiscard]] responder make_responder();
   /// Checks the caller against what the route needs; the 401/403 reply when refused.
   [[nodiscard]] std::optional<reply> authorize(access need);

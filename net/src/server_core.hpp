@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -29,10 +30,15 @@ class connection {
 /// atomics; the registry is guarded by `mtx`.
 struct server_core {
   explicit server_core(server_context c)
-    : ctx(c), ioc(static_cast<int>(c.cfg.limits.http_threads)), log(sreh::logger("http")) {}
+    : ctx(c), ioc(static_cast<int>(c.cfg.limits.http_threads)),
+      handlers(static_cast<std::size_t>(std::max<std::int64_t>(1, c.cfg.limits.handler_threads))),
+      log(sreh::logger("http")) {}
 
   server_context ctx;
   asio::io_context ioc;
+  /// Runs the plain routes' handlers and the work they post (responder::post): everything that
+  /// may block on the store stays off the HTTP threads.
+  asio::thread_pool handlers;
   router routes;
   std::shared_ptr<const token_table> tokens;  // never null after construction
   std::shared_ptr<spdlog::logger> log;

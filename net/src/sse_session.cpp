@@ -11,6 +11,10 @@ namespace sreh::net {
 
 namespace {
 constexpr int catchup_page = 1000;
+/// A write that has not completed after this long means a client that stopped reading: cut it.
+/// (Live streams are cut sooner, by the queue bound; this also covers a stream stalled in its
+/// catch-up, whose live events are dropped rather than queued.)
+constexpr auto write_stall_timeout = std::chrono::seconds(10);
 }
 
 /// The part of the session the hub's callback sees. The callback runs on the store writer
@@ -125,22 +129,33 @@ void sse_session::on_header_written(beast::error_code ec) {
   catch_up();
 }
 
-// (2) Catch-up from the store, one page per write so memory stays bounded.
+// (2) Catch-up from the store, one page per write so memory stays bounded. The store is read on
+// the handler pool (it may be slow or hang); the page is sent from the strand.
 void sse_session::catch_up() {
   if (closed_) return;
-  auto& store = core_->ctx.store;
-  // Read the run's state before the page: if it is terminal now, its terminal event is
-  // committed and the page (or a later one) contains it.
-  bool terminal_known = false;
-  if (spec_.finish_on_terminal) {
-    auto r = store.get_run(spec_.run_id);
-    terminal_known = r && *r && is_terminal((*r)->state);
-  }
-  persistence::event_filter f;
-  f.after_seq = last_seq_;
-  f.run_id = spec_.run_id;
-  f.limit = catchup_page;
-  auto events = store.read_events(f);
+  asio::post(core_->handlers, [self = shared_from_this(), after = last_seq_] {
+    auto& store = self->core_->ctx.store;
+    // Read the run's state before the page: if it is terminal now, its terminal event is
+    // committed and the page (or a later one) contains it.
+    bool terminal_known = false;
+    if (self->spec_.finish_on_terminal) {
+      auto r = store.get_run(self->spec_.run_id);
+      terminal_known = r && *r && is_terminal((*r)->state);
+    }
+    persistence::event_filter f;
+    f.after_seq = after;
+    f.run_id = self->spec_.run_id;
+    f.limit = catchup_page;
+    auto events = store.read_events(f);
+    asio::post(self->stream_.get_executor(),
+               [self, terminal_known, events = std::move(events)]() mutable {
+                 self->on_page(terminal_known, std::move(events));
+               });
+  });
+}
+
+void sse_session::on_page(bool terminal_known, expected<std::vector<event>> events) {
+  if (closed_) return;
   if (!events) {
     core_->log->warn("{} sse: reading events failed: {}", request_id_, events.error().message);
     return close("store read failed");
@@ -239,6 +254,7 @@ void sse_session::flush() {
     if (!finishing_) return;
     final_sent_ = true;
     writing_ = true;
+    stream_.expires_after(write_stall_timeout);
     asio::async_write(stream_, http::make_chunk_last(),
                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
                         self->on_written(ec);
@@ -248,6 +264,7 @@ void sse_session::flush() {
   out_.swap(pending_);
   pending_.clear();
   writing_ = true;
+  stream_.expires_after(write_stall_timeout); // the write only: watch_peer's read started before
   asio::async_write(stream_, http::make_chunk(asio::buffer(out_)),
                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
                       self->on_written(ec);
@@ -256,7 +273,13 @@ void sse_session::flush() {
 
 void sse_session::on_written(beast::error_code ec) {
   writing_ = false;
+  if (ec == beast::error::timeout) {
+    core_->log->warn("{} sse: client too slow (a write waited {} s), cutting the stream",
+                     request_id_, write_stall_timeout.count());
+    return close("too slow");
+  }
   if (ec) return close("write failed: " + ec.message());
+  stream_.expires_never();
   if (final_sent_) return close("run ended");
   if (catchup_more_) {
     catchup_more_ = false;
@@ -286,6 +309,8 @@ void sse_session::watch_peer() {
   stream_.async_read_some(asio::buffer(peek_),
                           [self = shared_from_this()](beast::error_code ec, std::size_t) {
                             if (self->closed_) return;
+                            // A stalled write closes the stream: its handler says why.
+                            if (ec == asio::error::operation_aborted && self->writing_) return;
                             if (ec) return self->close("client closed");
                             self->watch_peer();
                           });

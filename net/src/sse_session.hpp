@@ -5,8 +5,11 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "http_message.hpp"
+#include "sreh/core/event.hpp"
+#include "sreh/core/expected.hpp"
 #include "server_core.hpp"
 
 namespace sreh::net {
@@ -35,6 +38,8 @@ class sse_session : public connection, public std::enable_shared_from_this<sse_s
 
   void on_header_written(beast::error_code ec);
   void catch_up();
+  /// On the strand, with a page read by catch_up (`terminal_known`: the run had ended before).
+  void on_page(bool terminal_known, expected<std::vector<event>> events);
   void go_live();
   void drain();
   /// Sends `e` unless catch-up or a filter covers it; `frame` is its SSE frame when made already.

@@ -1,6 +1,6 @@
 """A client that stops reading an SSE stream is cut; it never stalls the writer or the other
 clients. A fast firehose client sees every event of a burst, gap-free, while a slow client that
-never reads sits on the same node."""
+never reads sits on the same node; a client that stalls while catching up on the log is cut too."""
 
 import os
 import socket
@@ -9,7 +9,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import TOKEN, Node, TempDir, run_tests, sse_events  # noqa: E402
+from harness import TOKEN, Node, TempDir, run_tests, sse_events, wait_until  # noqa: E402
 
 STEPS = 40
 RUNS = 150
@@ -63,6 +63,18 @@ def test_slow_client_is_cut_and_others_see_everything():
             raise AssertionError("slow client was never cut")
         slow.close()
         assert "client too slow" in node.log_text(), node.log_text()
+
+        # A client that asks for the whole log (12,601 events) and never reads stalls in its
+        # catch-up, where live events are dropped rather than queued: its stalled write cuts it.
+        stalled = socket.socket()
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stalled.connect(("127.0.0.1", node.port))
+        stalled.sendall(b"GET /v1/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n"
+                        b"Last-Event-ID: 0\r\nAuthorization: Bearer " + TOKEN.encode() +
+                        b"\r\n\r\n")
+        wait_until(lambda: "a write waited" in node.log_text(), 40,
+                   "the stalled catch-up to be cut")
+        stalled.close()
         status, _, _ = node.request("GET", "/healthz")
         assert status == 200
         node.stop()

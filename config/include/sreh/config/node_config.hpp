@@ -31,6 +31,9 @@ struct limits_config {
   std::int64_t sse_queue_events = 10'000;      // a client further behind than this is cut
   std::int64_t sse_heartbeat_ms = 15'000;      // comment line on idle SSE streams
   std::int64_t http_threads = 2;
+  /// Threads that run the REST handlers (store reads, kernel calls) off the HTTP threads, so a
+  /// slow or hung database holds these and never the sockets, /healthz or SSE.
+  std::int64_t handler_threads = 8;
   std::int64_t scheduler_threads = 2;          // CAF worker threads
   /// CAF's scheduler: sharing (one queue, idle workers sleep until woken) or stealing (per-worker
   /// queues, idle workers poll). On 2 cores sharing used ~10% less CPU per step on SQLite and
