@@ -2,12 +2,12 @@
 # HTTP front benchmark with wrk: req/s and latency for GET /healthz and GET /v1/runs/{id} on a
 # node with the embedded default store. Prints the command lines it ran and one JSON line.
 #
-#   bench/http_bench.sh [SECONDS=10] [CONNECTIONS=64]
+#   bench/http_bench.sh [SECONDS=10] [CONNECTIONS=64]   (SREH_BIN: another sreh binary)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-10}"
 conns="${2:-64}"
-bin=build/release/app/sreh
+bin="${SREH_BIN:-build/release/app/sreh}"
 command -v wrk >/dev/null || { echo "wrk is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
 [ -x "$bin" ] || { echo "build first: scripts/build.sh release" >&2; exit 1; }
 

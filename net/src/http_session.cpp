@@ -198,9 +198,10 @@ void http_session::dispatch_request() {
       });
       return;
     }
+    auto r = make_responder();
+    if (m.found->on_io_thread) return m.found->plain(req_, std::move(r));
     // Off the HTTP threads (server_core::handlers), with a copy of the request: the handler may
     // block on the store, and the session reads the next request into req_ after the reply.
-    auto r = make_responder();
     r.post([h = &m.found->plain, req = req_, r]() { (*h)(req, r); });
   } catch (const std::exception& e) {
     core_->log->error("{} {} {}: handler threw: {}", req_.request_id, req_.method, req_.path, e.what());

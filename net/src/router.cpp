@@ -56,6 +56,12 @@ void router::add(std::string method, std::string pattern, access need, plain_han
     route{std::move(method), std::move(pattern), std::move(segs), need, std::move(h), {}});
 }
 
+void router::add_nonblocking(std::string method, std::string pattern, access need,
+                             plain_handler h) {
+  add(std::move(method), std::move(pattern), need, std::move(h));
+  routes_.back().on_io_thread = true;
+}
+
 void router::add_sse(std::string pattern, access need, sse_handler h) {
   auto segs = segments_of(pattern);
   routes_.push_back(route{"GET", std::move(pattern), std::move(segs), need, {}, std::move(h)});

@@ -31,6 +31,9 @@ class router {
     access need = access::viewer;
     plain_handler plain;
     sse_handler sse;
+    /// Runs on the HTTP thread itself: only for handlers that never block (no store, no
+    /// waiting); every other handler runs on the handler pool.
+    bool on_io_thread = false;
   };
 
   struct match {
@@ -41,6 +44,8 @@ class router {
   };
 
   void add(std::string method, std::string pattern, access need, plain_handler h);
+  /// A route whose handler never blocks: it answers on the HTTP thread (no hop to the pool).
+  void add_nonblocking(std::string method, std::string pattern, access need, plain_handler h);
   void add_sse(std::string pattern, access need, sse_handler h);
 
   /// Finds the route of `method` and the decoded `path`.

@@ -194,8 +194,8 @@ reply cluster_nodes(server_context& ctx) {
 
 void add_health_routes(router& r, server_context& ctx, std::function<std::int64_t()> connections) {
   auto* c = &ctx;
-  r.add("GET", "/healthz", access::open,
-        [](const request&, responder s) { s.send(json_reply(200, R"({"status":"ok"})")); });
+  r.add_nonblocking("GET", "/healthz", access::open,
+                    [](const request&, responder s) { s.send(json_reply(200, R"({"status":"ok"})")); });
   r.add("GET", "/readyz", access::open,
         [c, probe = std::make_shared<store_probe>()](const request& q, responder s) {
           s.send(readyz(*c, *probe, q));
