@@ -207,8 +207,9 @@ std::int64_t now_us() {
 
 void create_commit_function(pqxx::work& tx) {
   const auto& fn = commit_at_once();
-  if (tx.exec_params("SELECT 1 FROM pg_proc WHERE proname = $1 AND "
-                     "pronamespace = current_schema()::regnamespace",
+  // By the schema's name as stored (a cast to regnamespace would fold an unquoted "Prod").
+  if (tx.exec_params("SELECT 1 FROM pg_proc WHERE proname = $1 AND pronamespace = "
+                     "(SELECT oid FROM pg_namespace WHERE nspname = current_schema())",
                      fn.name)
         .empty())
     tx.exec0(fn.create_sql);

@@ -333,6 +333,23 @@ CAF_TEST(a dropped commit function is made again and no commit fails) {
   CAF_CHECK_EQUAL(check_chain(), 5);
 }
 
+CAF_TEST(a schema whose name needs quoting opens and commits) {
+  // Upper case and a dot: quoted everywhere, never folded or split.
+  auto o = opts;
+  o.schema = opts.schema + "_Mixed.Case";
+  auto mixed = open_postgres_store(o);
+  CAF_REQUIRE_EQUAL(mixed ? std::string{} : mixed.error().message, "");
+  std::atomic<int> next_id{2};
+  std::vector<write_batch> bs;
+  bs.push_back(test::create_batch("run_m"));
+  CAF_REQUIRE_EQUAL((*mixed)->commit(bs).front().err.message, "");
+  CAF_CHECK_EQUAL(commit_events(**mixed, "run_m", 2, next_id), 2);
+  CAF_CHECK_EQUAL(commit_events(**mixed, "run_m", 1, next_id), 4);
+  auto again = open_postgres_store(o); // finds its commit function: creates nothing twice
+  CAF_REQUIRE_EQUAL(again ? std::string{} : again.error().message, "");
+  CAF_CHECK_EQUAL(commit_events(**again, "run_m", 1, next_id), 5);
+}
+
 CAF_TEST(a batch retried after a commit of unknown outcome is not applied twice) {
   // The batch commits, but the writer is told otherwise (the connection died during COMMIT):
   // it retries the same batch. Make the store distrust its last commit with a failing one.
