@@ -17,9 +17,10 @@ namespace sreh::actors {
 /// Rate limits count the actions of their window that succeeded or run (the store's tool steps,
 /// every node's). An action allowed here is in the store once its intent commits; until then,
 /// runs that propose the same action at the same moment (an alert storm) would all be allowed the
-/// last slot. The run actor holds each allowed mutating action here from its policy check (made
-/// under `lock()`, so checks are one at a time) until its outcome commits; the check counts the
-/// held actions the store does not show yet.
+/// last slot. The run actor holds each allowed mutating action here from its policy check (which
+/// decides under `lock()`, so checks are one at a time); a failed one is released when its
+/// outcome commits, one that succeeded when it leaves the window. The check counts the held
+/// actions the store did not show it.
 /// Thread-safe through `lock()`: call every other member but `size()` with it held.
 class action_holds {
  public:
@@ -31,9 +32,19 @@ class action_holds {
     count_.store(held_.size(), std::memory_order_relaxed);
   }
 
-  /// Releases step `n` of `run_id` (its outcome is known), if held.
-  void release(const std::string& run_id, std::int64_t n) {
+  /// Step `n` of `run_id` has its outcome committed: a failed action is forgotten; one that
+  /// succeeded stays until it leaves the window (a check that read the store before that commit
+  /// must still count it; the steps the store shows are not counted twice).
+  void release(const std::string& run_id, std::int64_t n, bool succeeded) {
+    if (succeeded)
+      return;
     std::erase_if(held_, [&](const entry& e) { return e.n == n && e.run_id == run_id; });
+    count_.store(held_.size(), std::memory_order_relaxed);
+  }
+
+  /// Forgets every hold of `run_id`.
+  void release_run(const std::string& run_id) {
+    std::erase_if(held_, [&](const entry& e) { return e.run_id == run_id; });
     count_.store(held_.size(), std::memory_order_relaxed);
   }
 

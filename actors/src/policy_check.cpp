@@ -22,13 +22,11 @@ std::map<std::string, std::string> labels_of(const run& r) {
   return out;
 }
 
-/// Mutating actions of the longest rate window of the policy: those that succeeded and those
-/// running (allowed, or approved), as the store has them (every node's), plus those this node
-/// allowed whose intent is not committed yet.
-std::vector<policy::past_action> history(runtime& rt, timestamp_us now, std::int64_t window_s) {
+/// Mutating actions of the window since `since` that succeeded or run (allowed, or approved),
+/// as the store has them (every node's), and the steps they belong to.
+std::vector<policy::past_action> stored_history(runtime& rt, timestamp_us since,
+                                                std::set<std::pair<std::string, std::int64_t>>& stored) {
   std::vector<policy::past_action> out;
-  const auto since = now - window_s * 1'000'000;
-  std::set<std::pair<std::string, std::int64_t>> stored;
   auto steps = rt.store.rate_counted_tool_steps(since);
   if (!steps) {
     rt.log->warn("policy: cannot read recent actions for rate limits: {}", steps.error().message);
@@ -42,7 +40,6 @@ std::vector<policy::past_action> history(runtime& rt, timestamp_us now, std::int
       stored.emplace(s.run_id, s.n);
     }
   }
-  rt.holds.append_since(since, stored, out);
   return out;
 }
 
@@ -66,21 +63,33 @@ policy::decision check_policy(runtime& rt, const run& r, const std::string& tool
   const auto window = policy::longest_rate_window_s(rt.policy);
   if (t->idempotent() || window <= 0)
     return policy::evaluate(rt.policy, a);
-  // One check at a time, from reading the history to holding the allowed action: two runs
-  // cannot both see the last free slot.
+  // The store is read without the lock (other checks need not wait for it). Then one check at a
+  // time merges this node's holds, decides and holds: an action allowed here since the read is
+  // among the holds (those that succeeded stay until they leave the window), so two runs cannot
+  // both see the last free slot.
+  const auto since = a.now - window * 1'000'000;
+  std::set<std::pair<std::string, std::int64_t>> stored;
+  a.history = stored_history(rt, since, stored);
   auto lk = rt.holds.lock();
-  a.history = history(rt, a.now, window);
+  rt.holds.append_since(since, stored, a.history);
   auto d = policy::evaluate(rt.policy, a);
   if (d.effect == policy::verdict::allow)
     rt.holds.hold(r.id, n, {tool_name, sc.target, a.now});
   return d;
 }
 
-void release_action(runtime& rt, const std::string& run_id, std::int64_t n) {
+void release_action(runtime& rt, const std::string& run_id, std::int64_t n, bool succeeded) {
   if (rt.holds.size() == 0)
     return; // the common case (no rate limits, or nothing mutating running): no lock
   auto lk = rt.holds.lock();
-  rt.holds.release(run_id, n);
+  rt.holds.release(run_id, n, succeeded);
+}
+
+void release_run_actions(runtime& rt, const std::string& run_id) {
+  if (rt.holds.size() == 0)
+    return;
+  auto lk = rt.holds.lock();
+  rt.holds.release_run(run_id);
 }
 
 std::string policy_json(const policy::decision& d, const policy::policy_set& p) {

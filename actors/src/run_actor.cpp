@@ -200,6 +200,7 @@ void on_committed(self_ptr self, std::uint64_t token, int code, std::string msg,
     // A survivor claimed the run while this node's lease had expired: it is the owner now.
     // Stop this copy without writing anything (the survivor resumes from the checkpoint).
     st.rt->log->warn("run {}: stopping this node's copy: {}", st.journal.r.id, msg);
+    release_run_actions(*st.rt, st.journal.r.id);
     return self->quit();
   }
   if (code != 0) {
@@ -215,7 +216,8 @@ void on_committed(self_ptr self, std::uint64_t token, int code, std::string msg,
   st.awaited = 0;
   st.existing_run_id = std::move(existing);
   for (auto n : st.in_flight_outcomes) {
-    release_action(*st.rt, st.journal.r.id, n); // durable now: the store counts it if it succeeded
+    const auto& s = st.journal.steps.at(static_cast<std::size_t>(n - 1)); // n is 1-based
+    release_action(*st.rt, st.journal.r.id, n, s.state == step_state::succeeded);
     failpoint("after_outcome", n);
   }
   switch (std::exchange(st.next, after_commit::nothing)) {

@@ -217,7 +217,9 @@ CAF_TEST(runs proposing at the same moment cannot all take the last slot of a ra
         ++denied;
   }
   CAF_CHECK_EQUAL(denied, 1u);
-  CAF_CHECK_EQUAL(rt->holds.size(), 0u); // the allowed one was released once its outcome committed
+  // The allowed write succeeded: its hold stays for the window (the store shows it too, and a
+  // check counts it once); the denied one never held a slot.
+  CAF_CHECK_EQUAL(rt->holds.size(), 1u);
 }
 
 CAF_TEST(actions another node runs count against a rate limit) {
