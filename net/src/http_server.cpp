@@ -135,7 +135,8 @@ void http_server::stop() {
   d.core->ioc.stop();
   for (auto& t : d.threads) t.join();
   d.threads.clear();
-  d.core->handlers.stop(); // queued handlers are dropped; running ones end with their store call
+  // Queued work sees `stopping` and returns at once (it holds sessions, which hold the core that
+  // owns the pool: dropping it unrun would leak them); running work ends with its store call.
   d.core->handlers.join();
   d.acceptor.reset();
   d.core->log->info("stopped");

@@ -184,6 +184,7 @@ void http_session::dispatch_request() {
       // The handler may read the store (does the run exist?): on the handler pool; the stream
       // starts back on the strand.
       asio::post(core_->handlers, [self = shared_from_this(), h = &m.found->sse, req = req_] {
+        if (self->core_->stopping) return;
         std::variant<reply, sse_spec> out;
         try {
           out = (*h)(req);
@@ -240,18 +241,20 @@ responder http_session::make_responder() {
       self->write_reply(std::move(rep), false);
     });
   };
-  r.post = [self](std::function<void()> work) {
+  // The request this responder answers (made on the strand, at dispatch): the 500 below must
+  // not go to a later request of the connection if the work answered before it threw.
+  r.post = [self, id = req_.request_id](std::function<void()> work) {
     if (self->core_->stopping) return;
-    asio::post(self->core_->handlers, [self, work = std::move(work)] {
+    asio::post(self->core_->handlers, [self, work = std::move(work), id] {
       if (self->core_->stopping) return;
       try {
         work();
       } catch (const std::exception& e) {
         auto what = std::string{e.what()};
-        asio::post(self->stream_.get_executor(), [self, what = std::move(what)] {
-          self->core_->log->error("{} {} {}: handler threw: {}", self->req_.request_id,
-                                  self->req_.method, self->req_.path, what);
-          if (self->in_flight_)
+        asio::post(self->stream_.get_executor(), [self, what = std::move(what), id] {
+          self->core_->log->error("{} {} {}: handler threw: {}", id, self->req_.method,
+                                  self->req_.path, what);
+          if (self->in_flight_ && self->req_.request_id == id)
             self->write_reply(
               problem(500, "internal", "internal error (see the server log)", self->req_), false);
         });

@@ -102,12 +102,14 @@ void relay::pause(std::chrono::milliseconds d, bool wakeable) {
   woken_ = false;
 }
 
-void relay::failed(const sreh::error& err) {
+void relay::failed(const sreh::error& err, bool connecting) {
   counters_->errors.fetch_add(1);
-  // Without a connection the next attempt is a connect, tried every reconnect_wait (nothing
-  // else would wake the relay when the server is back); else the wait doubles up to the max.
-  const auto wait = js_ ? (backoff_ = std::clamp(backoff_ * 2, opts_.min_backoff, opts_.max_backoff))
-                        : opts_.reconnect_wait;
+  recovering_ = true;
+  // A failed connect is tried again every reconnect_wait (nothing else would wake the relay when
+  // the server is back); other failures (lock, store, JetStream) double the wait up to the max.
+  const auto wait = connecting
+                      ? opts_.reconnect_wait
+                      : (backoff_ = std::clamp(backoff_ * 2, opts_.min_backoff, opts_.max_backoff));
   error_log_.log(*logger("relay"), spdlog::level::warn, "relay {}: {}; retrying from seq {} in {} ms",
                  opts_.name, err.message, offset_, wait.count());
   pause(wait, false);
@@ -167,7 +169,7 @@ void relay::run() {
       };
       auto js = jetstream_client::connect(std::move(jo));
       if (!js) {
-        failed(js.error());
+        failed(js.error(), true);
         continue;
       }
       js_ = std::move(*js);
@@ -177,11 +179,12 @@ void relay::run() {
     }
     auto more = round();
     if (!more) {
-      failed(more.error());
+      failed(more.error(), !js_); // a lost connection was dropped: the next attempt connects
       continue;
     }
-    if (backoff_.count() > 0) {
+    if (recovering_) {
       log->info("relay {}: delivering again from seq {}", opts_.name, offset_);
+      recovering_ = false;
       backoff_ = std::chrono::milliseconds{0};
       error_log_.reset(); // the next failure is reported at once
     }

@@ -16,8 +16,7 @@ namespace sreh::net {
 namespace {
 
 /// The store's answer to readiness probes: one ping at a time, at most one a second; the probes
-/// in between get the last answer, or "no answer" once the ping in flight has taken over a
-/// second. A database that hangs then holds one HTTP thread, not every thread a probe
+/// in between get the last answer, or "no answer" once the ping in flight has taken over 2 s. A database that hangs then holds one HTTP thread, not every thread a probe
 /// (Kubernetes, a load balancer) lands on.
 class store_probe {
  public:
@@ -28,7 +27,7 @@ class store_probe {
       const auto now = steady_clock::now();
       if (busy_) {
         const auto waited = duration_cast<milliseconds>(now - at_).count();
-        if (waited < 1'000)
+        if (waited < 2'000)
           return last_;
         return {errc::unavailable, fmt::format("the store has not answered a ping for {} ms", waited)};
       }
@@ -37,7 +36,11 @@ class store_probe {
       busy_ = true;
       at_ = now;
     }
-    auto err = st.ping();
+    sreh::error err{errc::internal, "the store's ping threw"};
+    try {
+      err = st.ping();
+    } catch (...) {
+    }
     std::lock_guard lk{mtx_};
     busy_ = false;
     checked_ = true;

@@ -13,8 +13,13 @@ namespace {
 constexpr int catchup_page = 1000;
 /// A write that has not completed after this long means a client that stopped reading: cut it.
 /// (Live streams are cut sooner, by the queue bound; this also covers a stream stalled in its
-/// catch-up, whose live events are dropped rather than queued.)
+/// catch-up, whose live events are dropped rather than queued.) One more second per 64 KiB of
+/// the write, so a big catch-up page on a slow but moving link is not taken for a stall.
 constexpr auto write_stall_timeout = std::chrono::seconds(10);
+
+std::chrono::seconds stall_timeout(std::size_t bytes) {
+  return write_stall_timeout + std::chrono::seconds(bytes / 65536);
+}
 }
 
 /// The part of the session the hub's callback sees. The callback runs on the store writer
@@ -134,6 +139,7 @@ void sse_session::on_header_written(beast::error_code ec) {
 void sse_session::catch_up() {
   if (closed_) return;
   asio::post(core_->handlers, [self = shared_from_this(), after = last_seq_] {
+    if (self->core_->stopping) return;
     auto& store = self->core_->ctx.store;
     // Read the run's state before the page: if it is terminal now, its terminal event is
     // committed and the page (or a later one) contains it.
@@ -264,7 +270,7 @@ void sse_session::flush() {
   out_.swap(pending_);
   pending_.clear();
   writing_ = true;
-  stream_.expires_after(write_stall_timeout); // the write only: watch_peer's read started before
+  stream_.expires_after(stall_timeout(out_.size())); // the write only: watch_peer's read started before
   asio::async_write(stream_, http::make_chunk(asio::buffer(out_)),
                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
                       self->on_written(ec);
@@ -275,7 +281,7 @@ void sse_session::on_written(beast::error_code ec) {
   writing_ = false;
   if (ec == beast::error::timeout) {
     core_->log->warn("{} sse: client too slow (a write waited {} s), cutting the stream",
-                     request_id_, write_stall_timeout.count());
+                     request_id_, stall_timeout(out_.size()).count());
     return close("too slow");
   }
   if (ec) return close("write failed: " + ec.message());

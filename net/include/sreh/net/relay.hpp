@@ -94,7 +94,9 @@ class relay {
   [[nodiscard]] bool lead();
   /// One round; returns false when there was nothing to publish.
   [[nodiscard]] expected<bool> round();
-  void failed(const sreh::error& err);
+  /// Counts and logs `err`, then waits: `reconnect_wait` when the next attempt is a connect,
+  /// else the doubled backoff.
+  void failed(const sreh::error& err, bool connecting = false);
   /// Sleeps up to `d`; a hub notification ends it early when `wakeable`.
   void pause(std::chrono::milliseconds d, bool wakeable);
 
@@ -116,6 +118,7 @@ class relay {
   bool leading_ = false;
   std::int64_t offset_ = 0;
   std::chrono::milliseconds backoff_{0};
+  bool recovering_ = false;               // failures since the last round that went through
   log_limiter error_log_;                 // one line per log_every for failed rounds
   log_limiter gap_log_;                   // and for waits on a missing seq
 };
