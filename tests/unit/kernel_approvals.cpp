@@ -35,12 +35,12 @@ struct approvals_fixture : kernel_fixture {
 
   void add_rule(policy::rule r) { policy_.rules.push_back(std::move(r)); }
 
-  /// Autonomous mode, but at most `max` probe writes an hour (rule `id` denies the next).
-  void limit_writes(std::string id, std::int64_t max) {
+  /// Autonomous mode, but at most `max` calls of `tool` an hour (rule `id` denies the next).
+  void limit_writes(std::string id, std::int64_t max, std::string tool = "probe.write") {
     policy_.default_mode = policy::mode::autonomous;
     policy::rule r;
     r.id = std::move(id);
-    r.tools = {"probe.write"};
+    r.tools = {std::move(tool)};
     r.limit = policy::rate_limit{max, 3600, "tool"};
     r.effect = policy::verdict::deny;
     add_rule(std::move(r));
@@ -220,6 +220,22 @@ CAF_TEST(runs proposing at the same moment cannot all take the last slot of a ra
   // The allowed write succeeded: its hold stays for the window (the store shows it too, and a
   // check counts it once); the denied one never held a slot.
   CAF_CHECK_EQUAL(rt->holds.size(), 1u);
+}
+
+CAF_TEST(a mutating action that failed gives its rate limit slot back) {
+  // Rate limits count what happened: a failed write is not one. Its hold goes when its outcome
+  // commits, and the store does not count failed steps.
+  limit_writes("one-broken-write-an-hour", 1, "probe.broken_write");
+  script({{"probe.broken_write", "{}"}});
+  auto first = start("fails");
+  CAF_CHECK_EQUAL(state_of(first), "succeeded"); // the run goes on with the failure
+  CAF_CHECK_EQUAL(rt->holds.size(), 0u);
+  auto second = start("may try again");
+  CAF_CHECK_EQUAL(state_of(second), "succeeded");
+  CAF_CHECK_EQUAL(probes->broken_writes, 2);
+  auto steps = load_steps(second);
+  CAF_REQUIRE(!steps.empty());
+  CAF_CHECK(steps[0].decision.find("one-broken-write-an-hour") == std::string::npos);
 }
 
 CAF_TEST(actions another node runs count against a rate limit) {

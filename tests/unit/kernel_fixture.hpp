@@ -30,6 +30,7 @@ struct probe_log {
   std::int64_t check_after_ms = 0; // probe.verified's post-condition delay
   int checks = 0;
   std::map<std::string, int> undone; // compensations, by the original call's key
+  int broken_writes = 0;             // calls of probe.broken_write
 
   /// Called by every tool before its effect: the intent must be in the store, outcome-less.
   void check_intent(const tool_call& call) {
@@ -50,7 +51,7 @@ struct probe_log {
 
 class probe_tool final : public tool {
  public:
-  enum kind_t { read, write, fail, big, verified };
+  enum kind_t { read, write, fail, big, verified, broken_write };
   probe_tool(std::string name, kind_t k, std::shared_ptr<probe_log> log)
     : name_(std::move(name)), kind_(k), log_(std::move(log)) {
     schema_ = k == write || k == verified
@@ -61,8 +62,12 @@ class probe_tool final : public tool {
   const std::string& name() const override { return name_; }
   const std::string& description() const override { return name_; }
   const std::string& schema() const override { return schema_; }
-  risk_class risk() const override { return kind_ == write ? risk_class::medium : risk_class::read_only; }
-  bool idempotent() const override { return kind_ != write && kind_ != verified; }
+  risk_class risk() const override {
+    return kind_ == write || kind_ == broken_write ? risk_class::medium : risk_class::read_only;
+  }
+  bool idempotent() const override {
+    return kind_ != write && kind_ != verified && kind_ != broken_write;
+  }
   std::optional<postcondition> postcondition_for(std::string_view) const override {
     if (kind_ != verified)
       return std::nullopt;
@@ -89,6 +94,9 @@ class probe_tool final : public tool {
         return tool_result::success(R"({"written":true})");
       case fail:
         return tool_result::failure("probe.fail: broken on purpose");
+      case broken_write: // a mutating call that fails
+        ++log_->broken_writes;
+        return tool_result::failure("probe.broken_write: broken on purpose");
       case big:
         return tool_result::success(R"({"blob":")" + std::string(100000, 'x') + R"("})");
     }
@@ -217,6 +225,7 @@ struct kernel_fixture : test_coordinator_fixture<> {
     tools.add(std::make_shared<probe_tool>("probe.fail", probe_tool::fail, probes));
     tools.add(std::make_shared<probe_tool>("probe.big", probe_tool::big, probes));
     tools.add(std::make_shared<probe_tool>("probe.verified", probe_tool::verified, probes));
+    tools.add(std::make_shared<probe_tool>("probe.broken_write", probe_tool::broken_write, probes));
     provider->inner = std::make_shared<scripted_provider>(std::vector<config::scripted_step>{});
     rt = std::shared_ptr<runtime>(new runtime{cfg, *db, queue, tools, provider, clk, ids, pool, policy_,
                                               logger("kernel"), {}, {}, {}});
