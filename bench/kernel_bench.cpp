@@ -84,6 +84,13 @@ struct result {
   double pg_xacts_per_step = 0, pg_inserted_per_step = 0, pg_updated_per_step = 0,
          pg_deleted_per_step = 0, pg_wal_bytes_per_step = 0, pg_stat_wal_bytes_per_step = 0,
          pg_wal_syncs_per_step = 0, pg_wal_fpi_per_step = 0, pg_cpu_us_per_step = 0;
+
+  [[nodiscard]] double pg_rows_per_step() const {
+    return pg_inserted_per_step + pg_updated_per_step + pg_deleted_per_step;
+  }
+  [[nodiscard]] double total_cpu_us_per_step() const {
+    return cpu_us_per_step + pg_cpu_us_per_step;
+  }
 };
 
 double cpu_seconds() {
@@ -405,14 +412,14 @@ int main(int argc, char** argv) {
                   "%.2f deleted), %.0f WAL bytes (pg_stat_wal %.0f, %.3f full-page images), "
                   "%.3f WAL syncs\n",
                   r.pg_xacts_per_step,
-                  r.pg_inserted_per_step + r.pg_updated_per_step + r.pg_deleted_per_step,
+                  r.pg_rows_per_step(),
                   r.pg_inserted_per_step, r.pg_updated_per_step, r.pg_deleted_per_step,
                   r.pg_wal_bytes_per_step, r.pg_stat_wal_bytes_per_step, r.pg_wal_fpi_per_step,
                   r.pg_wal_syncs_per_step);
       if (r.has_pg_cpu)
         std::printf("       cpu ours %.1f us/step, postgres %.1f us/step, total %.1f us/step\n",
                     r.cpu_us_per_step, r.pg_cpu_us_per_step,
-                    r.cpu_us_per_step + r.pg_cpu_us_per_step);
+                    r.total_cpu_us_per_step());
       else
         std::printf("       cpu ours %.1f us/step, postgres n/a (server not on this host)\n",
                     r.cpu_us_per_step);
@@ -463,13 +470,13 @@ int main(int argc, char** argv) {
         R"("pg_stat_wal_bytes_per_step":{:.0f},"pg_wal_fpi_per_step":{:.3f},)"
         R"("pg_wal_syncs_per_step":{:.3f})",
         r.pg_xacts_per_step,
-        r.pg_inserted_per_step + r.pg_updated_per_step + r.pg_deleted_per_step,
+        r.pg_rows_per_step(),
         r.pg_inserted_per_step, r.pg_updated_per_step, r.pg_deleted_per_step,
         r.pg_wal_bytes_per_step, r.pg_stat_wal_bytes_per_step, r.pg_wal_fpi_per_step,
         r.pg_wal_syncs_per_step);
       if (r.has_pg_cpu)
         json += fmt::format(R"(,"pg_cpu_us_per_step":{:.1f},"total_cpu_us_per_step":{:.1f})",
-                            r.pg_cpu_us_per_step, r.cpu_us_per_step + r.pg_cpu_us_per_step);
+                            r.pg_cpu_us_per_step, r.total_cpu_us_per_step());
     }
     json += "}";
   }

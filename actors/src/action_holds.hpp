@@ -32,12 +32,10 @@ class action_holds {
     count_.store(held_.size(), std::memory_order_relaxed);
   }
 
-  /// Step `n` of `run_id` has its outcome committed: a failed action is forgotten; one that
-  /// succeeded stays until it leaves the window (a check that read the store before that commit
-  /// must still count it; the steps the store shows are not counted twice).
-  void release(const std::string& run_id, std::int64_t n, bool succeeded) {
-    if (succeeded)
-      return;
+  /// Step `n` of `run_id` failed and its outcome is committed: its action is forgotten. (One that
+  /// succeeded stays until it leaves the window: a check that read the store before that commit
+  /// must still count it; the steps the store shows are not counted twice.)
+  void release_failed(const std::string& run_id, std::int64_t n) {
     std::erase_if(held_, [&](const entry& e) { return e.n == n && e.run_id == run_id; });
     count_.store(held_.size(), std::memory_order_relaxed);
   }

@@ -79,10 +79,12 @@ policy::decision check_policy(runtime& rt, const run& r, const std::string& tool
 }
 
 void release_action(runtime& rt, const std::string& run_id, std::int64_t n, bool succeeded) {
-  if (rt.holds.size() == 0)
-    return; // the common case (no rate limits, or nothing mutating running): no lock
+  // Every step's outcome comes here: the common cases (a success, which keeps its hold; nothing
+  // held at all) take no lock.
+  if (succeeded || rt.holds.size() == 0)
+    return;
   auto lk = rt.holds.lock();
-  rt.holds.release(run_id, n, succeeded);
+  rt.holds.release_failed(run_id, n);
 }
 
 void release_run_actions(runtime& rt, const std::string& run_id) {

@@ -280,19 +280,8 @@ CAF_TEST_FIXTURE_SCOPE_END()
 
 namespace {
 
-/// The fixture on a NATS server of the test's own, restarted in place (SREH_NATS_URL must
-/// still be set: it says that NATS is installed and meant to be used).
-struct restart_fixture {
-  sreh::test::temp_dir nats_dir;
-  sreh::test::nats_process server{nats_dir.path() + "/store"};
-  std::unique_ptr<feed_fixture> f;
-
-  restart_fixture() {
-    (void)sreh::test::nats_url();
-    server.start();
-    f = std::make_unique<feed_fixture>(server.url());
-  }
-};
+/// The feed fixture on a NATS server of the test's own, restarted in place.
+using restart_fixture = sreh::test::own_server_fixture<feed_fixture>;
 
 } // namespace
 

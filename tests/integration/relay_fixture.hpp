@@ -138,6 +138,22 @@ bool eventually(Pred pred, std::chrono::milliseconds timeout) {
   return true;
 }
 
+/// A fixture `F` (constructed from a NATS URL) on a nats-server of the test's own, which the
+/// test can stop and start again in place. SREH_NATS_URL must still be set: it says that NATS is
+/// installed and meant to be used.
+template <class F>
+struct own_server_fixture {
+  temp_dir nats_dir;
+  nats_process server{nats_dir.path() + "/store"};
+  std::unique_ptr<F> f;
+
+  own_server_fixture() {
+    (void)nats_url();
+    server.start();
+    f = std::make_unique<F>(server.url());
+  }
+};
+
 /// What a test wrote: every event id, by the thread that wrote it.
 struct written {
   std::size_t batches = 0;

@@ -11,19 +11,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/// The fixture on a server of the test's own (SREH_NATS_URL must still be set: it says that
-/// NATS is installed and meant to be used).
-struct restart_fixture {
-  sreh::test::temp_dir nats_dir;
-  sreh::test::nats_process server{nats_dir.path() + "/store"};
-  std::unique_ptr<sreh::test::relay_fixture> f;
-
-  restart_fixture() {
-    (void)sreh::test::nats_url();
-    server.start();
-    f = std::make_unique<sreh::test::relay_fixture>(server.url());
-  }
-};
+/// The relay fixture on a NATS server of the test's own, restarted in place.
+using restart_fixture = sreh::test::own_server_fixture<sreh::test::relay_fixture>;
 
 } // namespace
 
