@@ -4,11 +4,11 @@
 #include <cstring>
 #include <string>
 
-#include "audit_command.hpp"
-#include "cli_client.hpp"
-#include "cluster_check.hpp"
-#include "eval_command.hpp"
-#include "serve.hpp"
+#include "app/cli/audit_command.hpp"
+#include "app/cli/client.hpp"
+#include "app/cli/cluster_check.hpp"
+#include "app/cli/eval_command.hpp"
+#include "app/serve/serve.hpp"
 
 namespace {
 

@@ -46,11 +46,11 @@
 
 #include <pqxx/pqxx>
 
-#include "node_parts.hpp"
-#include "pg_probe.hpp"
-#include "sreh/actors/scripted_provider.hpp"
-#include "sreh/core/logger.hpp"
-#include "sreh/plugins/testkit.hpp"
+#include "net/node/node_parts.hpp"
+#include "bench/pg_probe.hpp"
+#include "actors/gateway/scripted_provider.hpp"
+#include "core/base/logger.hpp"
+#include "plugins/tools/testkit/testkit.hpp"
 
 namespace {
 
@@ -174,7 +174,7 @@ class tracker {
   std::vector<std::int64_t> gaps_;
 };
 
-void submit_one(app::node_parts& n) {
+void submit_one(net::node_parts& n) {
   goal_request req;
   req.goal = "bench";
   req.submitter = "bench";
@@ -186,7 +186,7 @@ void submit_one(app::node_parts& n) {
 }
 
 /// Keeps `c` runs in flight until `total` more runs have ended.
-void drive(app::node_parts& n, tracker& t, int c, int total) {
+void drive(net::node_parts& n, tracker& t, int c, int total) {
   long base = t.ended();
   int submitted = 0;
   for (; submitted < std::min(c, total); ++submitted)
@@ -209,7 +209,7 @@ double percentile(std::vector<std::int64_t> v, double p) {
   return static_cast<double>(v[static_cast<std::size_t>(p * (v.size() - 1))]);
 }
 
-result measure(app::node_parts& n, tracker& t, const options& o, int c, pg_probe* pg = nullptr) {
+result measure(net::node_parts& n, tracker& t, const options& o, int c, pg_probe* pg = nullptr) {
   drive(n, t, c, o.warmup);
   const auto settle = std::chrono::milliseconds(o.pg_settle_ms);
   pg_probe::counters pg0, pg1;
@@ -376,7 +376,7 @@ int main(int argc, char** argv) {
   auto provider = std::make_shared<actors::scripted_provider>(script);
   policy::policy_set autonomous; // the benchmark measures the kernel, not approvals
   autonomous.default_mode = policy::mode::autonomous;
-  auto parts = app::node_parts::start(cfg, tools, autonomous, provider);
+  auto parts = net::node_parts::start(cfg, tools, autonomous, provider);
   if (!parts) {
     std::fprintf(stderr, "cannot start the node: %s\n", parts.error().message.c_str());
     return 1;

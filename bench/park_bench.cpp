@@ -20,11 +20,11 @@
 #include <thread>
 #include <vector>
 
-#include "node_parts.hpp"
-#include "sreh/actors/scripted_provider.hpp"
-#include "sreh/core/json.hpp"
-#include "sreh/core/logger.hpp"
-#include "sreh/plugins/testkit.hpp"
+#include "net/node/node_parts.hpp"
+#include "actors/gateway/scripted_provider.hpp"
+#include "core/base/json.hpp"
+#include "core/base/logger.hpp"
+#include "plugins/tools/testkit/testkit.hpp"
 
 namespace {
 
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
     std::vector<config::scripted_step>{{"test.mutate", R"({"target":"svc"})"}});
   policy::policy_set review; // every mutating step needs one approver
   review.default_mode = policy::mode::review;
-  auto parts = app::node_parts::start(cfg, tools, review, provider);
+  auto parts = net::node_parts::start(cfg, tools, review, provider);
   if (!parts)
     return std::fprintf(stderr, "cannot start: %s\n", parts.error().message.c_str()), 1;
   auto& n = **parts;

@@ -1,14 +1,14 @@
 // The audit hash chain of the SQLite store: events written through the store verify; entries
 // edited, removed or moved behind its back with raw SQL are found and named.
 #define CAF_SUITE audit_chain
-#include "caf_test.hpp"
+#include "tests/support/caf_test.hpp"
 
 #include <sqlite3.h>
 
-#include "sreh/persistence/audit.hpp"
-#include "sreh/persistence/sqlite_migrations.hpp"
-#include "sreh/persistence/sqlite_store.hpp"
-#include "store_conformance_fixture.hpp"
+#include "persistence/audit/audit.hpp"
+#include "persistence/sqlite/migrations.hpp"
+#include "persistence/sqlite/sqlite_store.hpp"
+#include "tests/support/store_conformance_fixture.hpp"
 
 using namespace sreh;
 using namespace sreh::persistence;

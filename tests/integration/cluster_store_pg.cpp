@@ -1,7 +1,7 @@
 // Cluster membership, run leases, fencing and the relay lock of the PostgreSQL store
 // (cluster_store.hpp, postgres_store.hpp), on the server of SREH_PG_URL.
 #define CAF_SUITE cluster_store_pg
-#include "caf_test.hpp"
+#include "tests/support/caf_test.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -12,8 +12,8 @@
 
 #include <pqxx/pqxx>
 
-#include "sreh/persistence/audit.hpp"
-#include "store_conformance_fixture.hpp"
+#include "persistence/audit/audit.hpp"
+#include "tests/support/store_conformance_fixture.hpp"
 
 using namespace sreh;
 using namespace sreh::persistence;

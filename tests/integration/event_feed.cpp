@@ -4,11 +4,11 @@
 // without a relay (the store is followed after the relay's silence), and across a restart of
 // the NATS server mid-stream.
 #define CAF_SUITE event_feed
-#include "caf_test.hpp"
+#include "tests/support/caf_test.hpp"
 
-#include "relay_fixture.hpp"
-#include "sreh/core/json.hpp"
-#include "sreh/net/event_feed.hpp"
+#include "tests/support/relay_fixture.hpp"
+#include "core/base/json.hpp"
+#include "net/nats/event_feed.hpp"
 
 using namespace sreh;
 using namespace std::chrono_literals;

@@ -2,9 +2,9 @@
 // on the same port and store directory) while writers keep committing: it reconnects, loses
 // nothing and JetStream's MsgId dedupe leaves no duplicate.
 #define CAF_SUITE relay_nats_restart
-#include "caf_test.hpp"
+#include "tests/support/caf_test.hpp"
 
-#include "relay_fixture.hpp"
+#include "tests/support/relay_fixture.hpp"
 
 using namespace sreh;
 using namespace std::chrono_literals;

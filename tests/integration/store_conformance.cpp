@@ -1,13 +1,13 @@
-// The store contract (persistence/include/sreh/persistence/store.hpp), run against the backend
+// The store contract (persistence/store/store.hpp), run against the backend
 // named by SREH_TEST_STORE (see store_factory.hpp). Every test gets a fresh store.
 #define CAF_SUITE store_conformance
-#include "caf_test.hpp"
+#include "tests/support/caf_test.hpp"
 
 #include <atomic>
 #include <thread>
 
-#include "sreh/persistence/group_writer.hpp"
-#include "store_conformance_fixture.hpp"
+#include "persistence/store/group_writer.hpp"
+#include "tests/support/store_conformance_fixture.hpp"
 
 using namespace sreh;
 using namespace sreh::persistence;

@@ -1,11 +1,11 @@
 // The store contract for approvals and executed tool steps (store.hpp), run against the backend
 // named by SREH_TEST_STORE (see store_factory.hpp). Every test gets a fresh store.
 #define CAF_SUITE store_conformance_approvals
-#include "caf_test.hpp"
+#include "tests/support/caf_test.hpp"
 
 #include <algorithm>
 
-#include "store_conformance_fixture.hpp"
+#include "tests/support/store_conformance_fixture.hpp"
 
 using namespace sreh;
 using namespace sreh::persistence;

@@ -1,0 +1,439 @@
+#include "actors/cluster/cluster.hpp"
+
+#include <caf/io/all.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <unordered_set>
+
+#include "config/node/node_config.hpp"
+#include "core/base/logger.hpp"
+
+namespace sreh::actors {
+
+namespace {
+
+constexpr int claim_batch = 32; // runs per claim statement
+constexpr int claim_rounds = 4; // statements per heartbeat at most
+
+std::string join_roles(const std::vector<std::string>& roles) {
+  std::string out;
+  for (const auto& r : roles)
+    out.append(out.empty() ? "" : ",").append(r);
+  return out;
+}
+
+// -- the peer actor ------------------------------------------------------------------------------
+
+/// Published on the node's middleman port. Links to the other members (reconnecting every
+/// heartbeat while a link is down), pushes this node's load to them, and serves the requests
+/// other members forward to this node's kernel.
+struct peer_state {
+  cluster_member* member = nullptr;
+  runtime_ptr rt;
+  kernel_actor sup;
+  std::vector<config::cluster_member> others;
+  std::chrono::milliseconds every{500};
+  std::chrono::milliseconds timeout{2000};
+  std::unordered_map<std::string, caf::actor> links;
+  std::unordered_map<caf::actor_addr, std::string> ids;
+  std::unordered_set<std::string> connecting;
+  static inline const char* name = "sreh.cluster";
+};
+
+using peer_self = caf::stateful_actor<peer_state>*;
+
+void connect_to(peer_self self, const config::cluster_member& m) {
+  auto& st = self->state;
+  std::string host;
+  std::uint16_t port = 0;
+  if (auto err = config::parse_listen(m.cluster, "cluster", host, port))
+    return st.member->unlinked(m.id, err.message);
+  st.connecting.insert(m.id);
+  auto id = m.id;
+  self->request(self->system().middleman().actor_handle(), st.timeout, caf::connect_atom::value,
+                std::move(host), port)
+      .then(
+          [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>&) {
+            auto& s = self->state;
+            s.connecting.erase(id);
+            if (!ptr)
+              return s.member->unlinked(id, "nothing is published on its cluster port");
+            auto a = caf::actor_cast<caf::actor>(ptr);
+            self->monitor(a);
+            s.ids[a.address()] = id;
+            s.links[id] = a;
+            s.member->linked(id, a);
+          },
+          [=](caf::error& err) {
+            self->state.connecting.erase(id);
+            self->state.member->unlinked(id, self->system().render(err));
+          });
+}
+
+caf::behavior peer_behavior(peer_self self, cluster_member* member, runtime_ptr rt,
+                            kernel_actor sup, std::vector<config::cluster_member> others,
+                            std::chrono::milliseconds every, std::chrono::milliseconds timeout) {
+  auto& st = self->state;
+  st.member = member;
+  st.rt = std::move(rt);
+  st.sup = std::move(sup);
+  st.others = std::move(others);
+  st.every = every;
+  st.timeout = timeout;
+  self->set_down_handler([=](caf::down_msg& msg) {
+    auto& s = self->state;
+    auto i = s.ids.find(msg.source);
+    if (i == s.ids.end())
+      return;
+    auto id = i->second;
+    s.ids.erase(i);
+    s.links.erase(id);
+    s.member->unlinked(id, "link lost: " + self->system().render(msg.reason));
+  });
+  self->send(self, tick_atom::value);
+  return {
+      [=](tick_atom) {
+        auto& s = self->state;
+        for (const auto& m : s.others)
+          if (s.links.count(m.id) == 0 && s.connecting.count(m.id) == 0)
+            connect_to(self, m);
+        const auto active = s.rt->counters.active.load();
+        const auto parked = s.rt->counters.parked.load();
+        for (const auto& [id, a] : s.links)
+          self->send(a, load_atom::value, s.member->self_id(), active, parked);
+        self->delayed_send(self, s.every, tick_atom::value);
+      },
+      [=](load_atom, const std::string& id, std::int64_t active, std::int64_t parked) {
+        self->state.member->reported(id, active, parked);
+      },
+      [=](submit_atom a, goal_request& req) -> caf::result<kernel_reply> {
+        return self->delegate(self->state.sup, a, std::move(req));
+      },
+      [=](cancel_atom a, std::string& id, std::string& by) -> caf::result<kernel_reply> {
+        return self->delegate(self->state.sup, a, std::move(id), std::move(by));
+      },
+      [=](decide_atom a, std::string& id, approval_vote& vote) -> caf::result<kernel_reply> {
+        return self->delegate(self->state.sup, a, std::move(id), std::move(vote));
+      },
+  };
+}
+
+} // namespace
+
+void add_cluster_message_types(caf::actor_system_config& cfg, const config::topology& topo) {
+  cfg.add_message_type<run_budget>("sreh::run_budget");
+  cfg.add_message_type<goal_request>("sreh::goal_request");
+  cfg.add_message_type<approval_vote>("sreh::approval_vote");
+  cfg.add_message_type<kernel_reply>("sreh::kernel_reply");
+  cfg.load<caf::io::middleman>();
+  // Without these a hung (stopped) peer is never detected and connects block forever.
+  cfg.set("middleman.heartbeat-interval",
+          caf::timespan{std::chrono::milliseconds{topo.heartbeat_ms}});
+  cfg.set("middleman.connection-timeout",
+          caf::timespan{std::chrono::milliseconds{topo.connection_timeout_ms}});
+}
+
+cluster_member::cluster_member(caf::actor_system& sys, const config::topology& topo, runtime_ptr rt,
+                               persistence::cluster_store& store)
+  : sys_(sys), topo_(topo), rt_(std::move(rt)), store_(store) {
+  if (const auto* me = topo_.find(rt_->cfg.node_id))
+    self_ = *me;
+  for (const auto& m : topo_.nodes) {
+    member_state s;
+    s.conf = m;
+    s.info.id = m.id;
+    s.info.http = m.http;
+    s.info.cluster = m.cluster;
+    s.info.roles = m.roles;
+    s.info.self = m.id == self_.id;
+    s.info.connected = s.info.self;
+    members_.emplace(m.id, std::move(s));
+  }
+  started_at_ = rt_->clock.now_us();
+}
+
+cluster_member::~cluster_member() {
+  leave();
+}
+
+persistence::node_heartbeat cluster_member::my_heartbeat() const {
+  persistence::node_heartbeat hb;
+  hb.node_id = self_.id;
+  hb.http = self_.http;
+  hb.cluster = self_.cluster;
+  hb.roles = join_roles(self_.roles);
+  hb.active_runs = rt_->counters.active.load();
+  hb.parked_runs = rt_->counters.parked.load();
+  hb.started_at = started_at_;
+  return hb;
+}
+
+sreh::error cluster_member::enter() {
+  if (self_.id.empty())
+    return {errc::invalid_argument,
+            fmt::format("cluster: node '{}' is not in the topology", rt_->cfg.node_id)};
+  // Before any recovery: this waits while a survivor claims this node's runs, so the kernel
+  // then resumes only what is still ours.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds{topo_.lease_ttl_ms};
+  while (!beat(false)) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      return {errc::unavailable, "cluster: cannot heartbeat to the store (see the log above)"};
+    std::this_thread::sleep_for(std::chrono::milliseconds{topo_.heartbeat_ms});
+  }
+  return {};
+}
+
+sreh::error cluster_member::open(kernel_actor sup) {
+  auto log = logger("cluster");
+  sup_ = sup;
+  std::string host;
+  std::uint16_t port = 0;
+  if (auto err = config::parse_listen(self_.cluster, "cluster", host, port))
+    return err;
+  std::vector<config::cluster_member> others;
+  for (const auto& m : topo_.nodes)
+    if (m.id != self_.id)
+      others.push_back(m);
+  peer_actor_ = sys_.spawn(peer_behavior, this, rt_, sup, std::move(others),
+                           std::chrono::milliseconds{topo_.heartbeat_ms},
+                           std::chrono::milliseconds{topo_.connection_timeout_ms});
+  auto published = sys_.middleman().publish(peer_actor_, port, host.c_str(), true);
+  if (!published)
+    return {errc::unavailable,
+            fmt::format("cluster: cannot listen on {} (node {}): {}", self_.cluster, self_.id,
+                        sys_.render(published.error()))};
+  thread_ = std::thread{[this] { heartbeat_loop(); }};
+  log->info("cluster '{}': node {} joined (middleman on {}, heartbeat {} ms, lease {} ms, "
+            "{} members)",
+            topo_.name, self_.id, self_.cluster, topo_.heartbeat_ms, topo_.lease_ttl_ms,
+            topo_.nodes.size());
+  return {};
+}
+
+void cluster_member::leave() {
+  {
+    std::lock_guard lk{stop_mtx_};
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable())
+    thread_.join();
+  if (peer_actor_) {
+    caf::anon_send_exit(peer_actor_, caf::exit_reason::user_shutdown);
+    peer_actor_ = nullptr;
+  }
+  std::lock_guard lk{mtx_};
+  for (auto& [id, m] : members_)
+    m.peer = nullptr;
+  sup_ = nullptr;
+}
+
+void cluster_member::heartbeat_loop() {
+  const auto every = std::chrono::milliseconds{topo_.heartbeat_ms};
+  const auto ttl = std::chrono::milliseconds{topo_.lease_ttl_ms};
+  // Claims wait until this node has heartbeated without a failure for a whole lease: after an
+  // outage of the store every member gets the time to renew its lease before anyone claims.
+  auto healthy_since = std::chrono::steady_clock::now();
+  bool healthy = true;
+  const bool worker = self_.has_role("worker");
+  for (;;) {
+    {
+      std::unique_lock lk{stop_mtx_};
+      if (stop_cv_.wait_for(lk, every, [this] { return stopping_; }))
+        return;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    const bool ok = beat(worker && healthy && now - healthy_since >= ttl);
+    if (!ok) {
+      healthy = false;
+    } else if (!healthy) {
+      healthy = true;
+      healthy_since = now;
+      logger("cluster")->info("cluster: heartbeats reach the store again; claims resume after "
+                              "one lease ({} ms)",
+                              topo_.lease_ttl_ms);
+    }
+  }
+}
+
+bool cluster_member::beat(bool claim) {
+  auto log = logger("cluster");
+  auto res = store_.heartbeat(my_heartbeat(), std::chrono::milliseconds{topo_.lease_ttl_ms});
+  if (!res) {
+    {
+      std::lock_guard lk{mtx_};
+      store_reachable_ = false;
+    }
+    store_errors_.log(*log, spdlog::level::warn,
+                      "cluster: heartbeat failed: {}; this node cannot renew its lease while the "
+                      "store is away (claims paused)",
+                      res.error().message);
+    return false;
+  }
+  if (res->lease_was_expired)
+    log->warn("cluster: this node's lease had expired (no heartbeat for over {} ms): "
+              "survivors may have claimed some of its runs; its copies of them stop at their "
+              "next write",
+              topo_.lease_ttl_ms);
+  {
+    std::lock_guard lk{mtx_};
+    store_reachable_ = true;
+    for (const auto& row : res->nodes) {
+      auto i = members_.find(row.node.node_id);
+      if (i == members_.end())
+        continue; // an old member no longer in the topology
+      auto& info = i->second.info;
+      info.state = row.alive ? "alive" : "dead";
+      info.heartbeat_age_ms = row.heartbeat_age_ms;
+      info.owned_runs = row.owned_runs;
+      info.started_at = row.node.started_at;
+      if (!i->second.peer || info.self) { // a linked peer pushes fresher figures
+        info.active_runs = row.node.active_runs;
+        info.parked_runs = row.node.parked_runs;
+        i->second.placed = 0;
+      }
+    }
+  }
+  if (!claim)
+    return true;
+  if (resync_) {
+    // A claim whose commit outcome was unknown may have made runs ours that no actor runs:
+    // offer every unfinished run we own to the kernel (it skips the ones it has).
+    auto mine = rt_->store.unfinished_runs(self_.id);
+    if (!mine)
+      return true;
+    for (const auto& r : *mine)
+      if (r.state != run_state::waiting)
+        caf::anon_send(sup_, adopt_atom::value, r.id);
+    resync_ = false;
+  }
+  std::size_t total = 0;
+  for (int round = 0; round < claim_rounds; ++round) {
+    auto runs = store_.claim_orphans(self_.id, claim_batch);
+    if (!runs) {
+      log->warn("cluster: claiming the runs of dead members failed: {}", runs.error().message);
+      resync_ = true;
+      break;
+    }
+    for (const auto& r : *runs)
+      caf::anon_send(sup_, adopt_atom::value, r.id);
+    total += runs->size();
+    if (static_cast<int>(runs->size()) < claim_batch)
+      break;
+  }
+  if (total > 0)
+    log->info("cluster: node {} claimed {} runs of members whose lease expired; resuming them "
+              "from their checkpoints",
+              self_.id, total);
+  return true;
+}
+
+void cluster_member::linked(const std::string& id, caf::actor a) {
+  {
+    std::lock_guard lk{mtx_};
+    auto i = members_.find(id);
+    if (i == members_.end())
+      return;
+    i->second.peer = std::move(a);
+    i->second.info.connected = true;
+    i->second.info.link_error.clear();
+  }
+  logger("cluster")->info("cluster: linked to {}", id);
+}
+
+void cluster_member::unlinked(const std::string& id, const std::string& why) {
+  bool was_linked = false;
+  {
+    std::lock_guard lk{mtx_};
+    auto i = members_.find(id);
+    if (i == members_.end())
+      return;
+    was_linked = i->second.info.connected;
+    const bool repeat = !was_linked && i->second.info.link_error == why;
+    i->second.peer = nullptr;
+    i->second.info.connected = false;
+    i->second.info.link_error = why;
+    if (repeat)
+      return; // said once already
+  }
+  auto log = logger("cluster");
+  const auto* m = topo_.find(id);
+  if (was_linked)
+    log->warn("cluster: lost the link to {} ({}): {}", id, m ? m->cluster : "?", why);
+  else
+    log->warn("cluster: peer {} at {} is unreachable: {}; retrying every {} ms", id,
+              m ? m->cluster : "?", why, topo_.heartbeat_ms);
+}
+
+void cluster_member::reported(const std::string& id, std::int64_t active, std::int64_t parked) {
+  std::lock_guard lk{mtx_};
+  auto i = members_.find(id);
+  if (i == members_.end())
+    return;
+  i->second.info.active_runs = active;
+  i->second.info.parked_runs = parked;
+  i->second.placed = 0;
+}
+
+std::string cluster_member::place() {
+  std::lock_guard lk{mtx_};
+  const bool self_worker = self_.has_role("worker");
+  std::string best = self_worker ? self_.id : std::string{};
+  // Load: the unfinished runs a node holds, running or parked on a decision (a parked run
+  // comes back to life on that node).
+  std::int64_t best_load = self_worker
+                             ? rt_->counters.active.load() + rt_->counters.parked.load()
+                             : INT64_MAX;
+  for (const auto& m : topo_.nodes) { // topology order: ties go to the earlier member
+    if (m.id == self_.id || !m.has_role("worker"))
+      continue;
+    const auto& s = members_.at(m.id);
+    if (!s.peer || s.info.state != "alive")
+      continue;
+    const auto load = s.info.active_runs + s.info.parked_runs + s.placed;
+    if (load < best_load) {
+      best = m.id;
+      best_load = load;
+    }
+  }
+  if (!best.empty() && best != self_.id)
+    ++members_.at(best).placed;
+  return best;
+}
+
+caf::actor cluster_member::peer(const std::string& id) const {
+  std::lock_guard lk{mtx_};
+  auto i = members_.find(id);
+  return i == members_.end() ? caf::actor{} : i->second.peer;
+}
+
+bool cluster_member::alive(const std::string& id) const {
+  std::lock_guard lk{mtx_};
+  auto i = members_.find(id);
+  return i != members_.end() && i->second.info.state == "alive";
+}
+
+cluster_view cluster_member::view() const {
+  cluster_view v;
+  v.clustered = true;
+  v.name = topo_.name;
+  v.self_id = self_.id;
+  v.heartbeat_ms = topo_.heartbeat_ms;
+  v.lease_ttl_ms = topo_.lease_ttl_ms;
+  std::lock_guard lk{mtx_};
+  v.store_reachable = store_reachable_;
+  for (const auto& m : topo_.nodes) {
+    auto info = members_.at(m.id).info;
+    if (info.self) {
+      info.active_runs = rt_->counters.active.load();
+      info.parked_runs = rt_->counters.parked.load();
+    }
+    v.nodes.push_back(std::move(info));
+  }
+  return v;
+}
+
+} // namespace sreh::actors

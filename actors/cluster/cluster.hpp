@@ -1,0 +1,97 @@
+#pragma once
+// A node's membership in a cluster (docs/cluster.md): heartbeats and claims through the store, a
+// published peer actor on the middleman port, links to the other members, and placement.
+
+#include <caf/all.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "actors/kernel/messages.hpp"
+#include "actors/node/runtime.hpp"
+#include "actors/cluster/cluster_view.hpp"
+#include "config/topology/topology.hpp"
+#include "persistence/store/cluster_store.hpp"
+
+namespace sreh::actors {
+
+/// Registers the message types that cross the middleman (call before the actor system starts).
+void add_cluster_message_types(caf::actor_system_config& cfg, const config::topology& topo);
+
+/// Membership of this node. `enter` heartbeats once, before the kernel recovers anything (so a
+/// node that comes back never races a survivor that is claiming its runs); `open` publishes the
+/// peer actor and starts the heartbeat thread; `leave` stops both.
+///
+/// Concurrency: `view`, `place` and `peer` are thread-safe (the HTTP front calls them); the
+/// heartbeat thread and the peer actor update the shared state under a mutex.
+class cluster_member {
+ public:
+  cluster_member(caf::actor_system& sys, const config::topology& topo, runtime_ptr rt,
+                 persistence::cluster_store& store);
+  ~cluster_member();
+  cluster_member(const cluster_member&) = delete;
+  cluster_member& operator=(const cluster_member&) = delete;
+
+  /// The first heartbeat, retried until the store answers (for up to one lease).
+  [[nodiscard]] sreh::error enter();
+  /// Publishes the peer actor on the cluster port and starts heartbeating and claiming.
+  [[nodiscard]] sreh::error open(kernel_actor sup);
+  void leave();
+
+  [[nodiscard]] cluster_view view() const;
+  /// The node a new run goes to: the live, linked worker with the fewest unfinished runs (active
+  /// and parked, counting the runs placed on it since its last report); this node on ties and
+  /// when alone.
+  [[nodiscard]] std::string place();
+  /// The peer actor of a linked member; null when not linked (or for this node).
+  [[nodiscard]] caf::actor peer(const std::string& id) const;
+  [[nodiscard]] const std::string& self_id() const { return self_.id; }
+  [[nodiscard]] bool self_is_worker() const { return self_.has_role("worker"); }
+  /// Whether the member's lease is current (the store's last answer).
+  [[nodiscard]] bool alive(const std::string& id) const;
+
+  // Called by the peer actor.
+  void linked(const std::string& id, caf::actor a);
+  void unlinked(const std::string& id, const std::string& why);
+  void reported(const std::string& id, std::int64_t active, std::int64_t parked);
+
+ private:
+  struct member_state {
+    config::cluster_member conf;
+    cluster_node_info info;
+    caf::actor peer;
+    std::int64_t placed = 0; // runs placed on it since its last report
+  };
+
+  void heartbeat_loop();
+  /// One heartbeat and, when allowed, one claim round. Returns false when the store failed.
+  bool beat(bool claim);
+  [[nodiscard]] persistence::node_heartbeat my_heartbeat() const;
+
+  caf::actor_system& sys_;
+  const config::topology& topo_;
+  config::cluster_member self_;
+  runtime_ptr rt_;
+  persistence::cluster_store& store_;
+  kernel_actor sup_;
+  caf::actor peer_actor_;
+  std::int64_t started_at_ = 0;
+  log_limiter store_errors_{std::chrono::seconds{10}};
+  bool resync_ = false; // heartbeat thread only: a claim failed, its outcome unknown
+
+  mutable std::mutex mtx_;
+  std::unordered_map<std::string, member_state> members_; // by id, every topology member
+  bool store_reachable_ = true;
+
+  std::thread thread_;
+  std::mutex stop_mtx_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+};
+
+} // namespace sreh::actors

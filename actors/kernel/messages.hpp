@@ -1,0 +1,95 @@
+#pragma once
+// Atoms, message types and typed interfaces shared by the actors of this module. Private: the
+// module's public headers are CAF-free facades.
+
+#include <caf/all.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "core/model/approval.hpp"
+#include "core/model/goal.hpp"
+#include "core/model/run.hpp"
+
+namespace sreh {
+
+// inspect() overloads live in the namespace of their type (ADL).
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_budget& x) {
+  return f(caf::meta::type_name("sreh::run_budget"), x.max_steps, x.max_tokens, x.deadline_us,
+           x.max_result_bytes);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, approval_vote& x) {
+  return f(caf::meta::type_name("sreh::approval_vote"), x.by, x.role, x.approve, x.comment, x.at);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, goal_request& x) {
+  return f(caf::meta::type_name("sreh::goal_request"), x.goal, x.idempotency_key, x.submitter,
+           x.labels, x.budget);
+}
+
+} // namespace sreh
+
+namespace sreh::actors {
+
+using submit_atom = caf::atom_constant<caf::atom("submit")>;
+using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
+using start_atom = caf::atom_constant<caf::atom("start")>;
+using create_atom = caf::atom_constant<caf::atom("create")>;
+using recover_atom = caf::atom_constant<caf::atom("recover")>;
+using committed_atom = caf::atom_constant<caf::atom("committed")>;
+using tool_done_atom = caf::atom_constant<caf::atom("tool_done")>;
+using reconciled_atom = caf::atom_constant<caf::atom("reconciled")>;
+using respawn_atom = caf::atom_constant<caf::atom("respawn")>;
+using decide_atom = caf::atom_constant<caf::atom("decide")>;
+using parked_atom = caf::atom_constant<caf::atom("parked")>;
+using resume_atom = caf::atom_constant<caf::atom("resume")>;
+using timer_atom = caf::atom_constant<caf::atom("timer")>;
+using adopt_atom = caf::atom_constant<caf::atom("adopt")>;   // a run claimed from a dead node
+using load_atom = caf::atom_constant<caf::atom("load")>;     // a peer's load, pushed
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+
+/// Reply of the kernel to submit and cancel: errors travel as values (code + message) so that
+/// the facade can hand them to non-actor callers unchanged.
+struct kernel_reply {
+  int code = 0;                // sreh::errc
+  std::string message;
+  std::string run_id;
+  bool created = false;
+  int state = 0;               // sreh::run_state after a cancel
+  std::string payload;         // JSON (an approval after decide)
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, kernel_reply& x) {
+  return f(caf::meta::type_name("sreh::kernel_reply"), x.code, x.message, x.run_id, x.created,
+           x.state, x.payload);
+}
+
+/// The kernel's interface (also implemented by the supervisor, which forwards to the current
+/// kernel incarnation).
+using kernel_actor = caf::typed_actor<
+  caf::replies_to<submit_atom, goal_request>::with<kernel_reply>,
+  caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>,
+  caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>,
+  caf::reacts_to<adopt_atom, std::string>>;
+
+using kernel_committed_atom = caf::atom_constant<caf::atom("kcommitted")>;
+
+/// The kernel's full interface: the public one plus what its own actors and callbacks send.
+using kernel_impl_actor = kernel_actor::extend<
+  caf::reacts_to<kernel_committed_atom, std::uint64_t, int, std::string, std::string>,
+  caf::reacts_to<parked_atom, std::string, std::string, std::int64_t>,
+  caf::reacts_to<timer_atom>>;
+
+inline kernel_reply reply_error(errc c, std::string msg) {
+  kernel_reply r;
+  r.code = static_cast<int>(c);
+  r.message = std::move(msg);
+  return r;
+}
+
+} // namespace sreh::actors

@@ -1,0 +1,390 @@
+#include "actors/kernel/run_actor_impl.hpp"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <optional>
+#include <stop_token>
+
+#include "actors/policy/policy_check.hpp"
+#include "actors/kernel/run_journal.hpp"
+#include "core/base/failpoint.hpp"
+#include "core/base/json.hpp"
+#include "core/base/json_schema.hpp"
+
+namespace sreh::actors {
+
+namespace run_impl {
+
+void submit_commit(self_ptr self, persistence::write_batch batch) {
+  auto& st = self->state;
+  auto token = ++st.commits;
+  st.awaited = token;
+  auto handle = run_actor{self};
+  st.rt->writer.submit(std::move(batch), [handle, token](persistence::commit_result r) {
+    caf::anon_send(handle, committed_atom::value, token, static_cast<int>(r.err.code),
+                   std::move(r.err.message), std::move(r.existing_run_id));
+  });
+}
+
+void commit(self_ptr self, after_commit next) {
+  auto& st = self->state;
+  st.next = next;
+  st.commit_failures = 0;
+  submit_commit(self, st.journal.take_batch(st.in_flight_outcomes));
+}
+
+void finish(self_ptr self, run_state final_state, std::string message) {
+  auto& j = self->state.journal;
+  j.end_run(final_state, std::move(message));
+  commit(self, after_commit::finish);
+}
+
+void fail(self_ptr self, std::string why) {
+  self->state.rt->log->warn("run {} failed: {}", self->state.journal.r.id, why);
+  finish(self, run_state::failed, std::move(why));
+}
+
+/// The outcome of the current tool step is known: journal it (committed with the next step).
+void on_tool_done(self_ptr self, std::int64_t n, bool ok, std::string result, std::string err) {
+  auto& st = self->state;
+  if (st.rt->shutdown.stop_requested())
+    return; // interrupted by the node's shutdown: the step stays an intent, recovery resumes it
+  failpoint("after_effect", n);
+  st.journal.record_outcome(n, ok, std::move(result), std::move(err));
+  st.rt->counters.steps.fetch_add(1, std::memory_order_relaxed);
+  if (ok)
+    return after_success(self, n);
+  advance(self);
+}
+
+void execute(self_ptr self) {
+  auto& st = self->state;
+  auto& s = st.journal.steps.back();
+  if (st.cancel.stop_requested()) {
+    st.journal.record_cancelled(s.n, "cancelled before execution by " + st.cancelled_by);
+    finish(self, run_state::cancelled, "cancelled by " + st.cancelled_by);
+    return;
+  }
+  auto t = st.rt->tools.find(s.tool);
+  if (!t) {
+    on_tool_done(self, s.n, false, "{}", fmt::format("unknown tool '{}'", s.tool));
+    return;
+  }
+  if (auto err = json::validate(t->schema(), s.args)) {
+    on_tool_done(self, s.n, false, "{}",
+                 fmt::format("invalid arguments for '{}': {}", s.tool, err.message));
+    return;
+  }
+  tool_call call{st.journal.r.id, s.args, s.idempotency_key, st.cancel.get_token()};
+  auto undoes = compensates(s);
+  if (undoes) // the original call: its arguments and idempotency key
+    call.idempotency_key = st.journal.steps.at(static_cast<std::size_t>(*undoes - 1)).idempotency_key;
+  if (undoes && !t->blocking()) {
+    auto res = t->compensate(call);
+    on_tool_done(self, s.n, res.ok, std::move(res.result), std::move(res.error));
+    return;
+  }
+  if (!t->blocking()) {
+    auto res = t->execute(call);
+    on_tool_done(self, s.n, res.ok, std::move(res.result), std::move(res.error));
+    return;
+  }
+  auto handle = run_actor{self};
+  auto n = s.n;
+  bool undo = undoes.has_value();
+  st.rt->pool.post([handle, t, call = std::move(call), n, undo] {
+    tool_result res;
+    try {
+      res = undo ? t->compensate(call) : t->execute(call);
+    } catch (const std::exception& e) {
+      res = tool_result::failure(fmt::format("tool '{}' threw: {}", t->name(), e.what()));
+    }
+    caf::anon_send(handle, tool_done_atom::value, n, res.ok, std::move(res.result),
+                   std::move(res.error));
+  });
+}
+
+/// Journals the intent of a tool call with the policy's decision on it: allowed → execute after
+/// the commit; denied → the step fails at once; needs approval → the run parks.
+void propose(self_ptr self, const decision& d) {
+  auto& st = self->state;
+  auto& j = st.journal;
+  auto pd = check_policy(*st.rt, j.r, d.tool, d.args, j.next_step_n());
+  j.add_tool_intent(d, policy_json(pd, st.rt->policy));
+  auto n = j.steps.back().n;
+  switch (pd.effect) {
+    case policy::verdict::allow:
+      return commit(self, after_commit::execute);
+    case policy::verdict::deny:
+      j.record_outcome(n, false, "{}", fmt::format("not executed: denied by policy ({})", pd.reason));
+      return commit(self, after_commit::advance);
+    case policy::verdict::require_approval:
+      st.parked_on = j.request_approval(n, pd);
+      return commit(self, after_commit::park);
+  }
+}
+
+/// Asks the model for the next step and journals its intent (or the conclusion).
+void advance(self_ptr self) {
+  auto& st = self->state;
+  auto& j = st.journal;
+  if (st.cancel.stop_requested())
+    return finish(self, run_state::cancelled, "cancelled by " + st.cancelled_by);
+  if (auto why = j.budget_exhausted(st.rt->clock.now_us()); !why.empty())
+    return fail(self, why);
+  decision d;
+  try {
+    d = st.rt->provider->decide(run_context{j.r, j.steps, st.rt->tools});
+  } catch (const std::exception& e) {
+    return fail(self, fmt::format("model provider '{}' failed: {}", st.rt->provider->name(),
+                                  e.what()));
+  }
+  j.r.tokens += d.tokens;
+  if (j.r.tokens > j.r.budget.max_tokens)
+    return fail(self, fmt::format("budget exhausted: {} tokens used, max_tokens is {}",
+                                  j.r.tokens, j.r.budget.max_tokens));
+  switch (d.kind) {
+    case decision::call_tool:
+      return propose(self, d);
+    case decision::conclude:
+      j.add_conclusion(d);
+      return finish(self, run_state::succeeded, d.conclusion);
+    case decision::give_up:
+      return fail(self, d.conclusion.empty() ? std::string{"the model gave up"} : d.conclusion);
+  }
+}
+
+/// The run's row and its run.created event, committed before the submitter hears of the run.
+void create(self_ptr self) {
+  auto& st = self->state;
+  st.creator = self->make_response_promise<kernel_reply>();
+  st.in_flight_outcomes.clear();
+  st.next = after_commit::created;
+  submit_commit(self, st.journal.take_create_batch());
+}
+
+void on_created(self_ptr self) {
+  auto& st = self->state;
+  kernel_reply rep;
+  if (!st.existing_run_id.empty()) {
+    // A retried submission: the key already names a run. This actor never became a run.
+    rep.run_id = st.existing_run_id;
+    rep.created = false;
+    st.creator.deliver(rep);
+    for (auto& p : st.cancel_waiters)
+      p.deliver(reply_error(errc::conflict, "the run was not created (idempotency key reused)"));
+    st.cancel_waiters.clear();
+    return self->quit();
+  }
+  st.rt->counters.started.fetch_add(1, std::memory_order_relaxed);
+  rep.run_id = st.journal.r.id;
+  rep.created = true;
+  rep.state = static_cast<int>(st.journal.r.state);
+  st.creator.deliver(rep);
+  st.journal.start();
+  advance(self);
+}
+
+void on_committed(self_ptr self, std::uint64_t token, int code, std::string msg,
+                  std::string existing) {
+  auto& st = self->state;
+  if (token != st.awaited)
+    return;
+  if (code != 0 && st.next == after_commit::created) {
+    // Tell the submitter now rather than keep it waiting on a store that is away.
+    st.creator.deliver(reply_error(static_cast<errc>(code), std::move(msg)));
+    return self->quit();
+  }
+  if (code == static_cast<int>(errc::conflict)) {
+    // A survivor claimed the run while this node's lease had expired: it is the owner now.
+    // Stop this copy without writing anything (the survivor resumes from the checkpoint).
+    st.rt->log->warn("run {}: stopping this node's copy: {}", st.journal.r.id, msg);
+    release_run_actions(*st.rt, st.journal.r.id);
+    return self->quit();
+  }
+  if (code != 0) {
+    // Nothing of the transaction was applied: resubmit the same batch after a backoff.
+    auto delay = std::chrono::milliseconds(std::min(5000, 50 << std::min(st.commit_failures, 7)));
+    ++st.commit_failures;
+    st.rt->commit_errors.log(*st.rt->log, spdlog::level::err,
+                             "run {}: commit failed ({}), retrying in {} ms", st.journal.r.id,
+                             msg, delay.count());
+    self->delayed_send(self, delay, retry_atom::value, token);
+    return;
+  }
+  st.awaited = 0;
+  st.existing_run_id = std::move(existing);
+  for (auto n : st.in_flight_outcomes) {
+    const auto& s = st.journal.steps.at(static_cast<std::size_t>(n - 1)); // n is 1-based
+    release_action(*st.rt, st.journal.r.id, n, s.state == step_state::succeeded);
+    failpoint("after_outcome", n);
+  }
+  switch (std::exchange(st.next, after_commit::nothing)) {
+    case after_commit::created:
+      return on_created(self);
+    case after_commit::execute:
+      failpoint("after_intent", st.journal.steps.back().n);
+      return execute(self);
+    case after_commit::finish: {
+      st.rt->counters.finished.fetch_add(1, std::memory_order_relaxed);
+      kernel_reply rep;
+      rep.run_id = st.journal.r.id;
+      rep.state = static_cast<int>(st.journal.r.state);
+      for (auto& p : st.cancel_waiters)
+        p.deliver(rep);
+      st.cancel_waiters.clear();
+      return self->quit();
+    }
+    case after_commit::advance:
+      return advance(self);
+    case after_commit::park_timer: {
+      auto& timer = st.journal.steps.back();
+      auto until = json::parse(timer.args);
+      std::int64_t at = until && until->IsObject() && until->HasMember("until_us")
+                          ? (*until)["until_us"].GetInt64()
+                          : 0;
+      self->send(st.kernel, parked_atom::value, st.journal.r.id, std::string{}, at);
+      return self->quit();
+    }
+    case after_commit::park: {
+      // Passivation: the state is in the store; the kernel keeps the approval's timer and
+      // respawns this run when the approval settles.
+      self->send(st.kernel, parked_atom::value, st.journal.r.id, st.parked_on, std::int64_t{0});
+      return self->quit();
+    }
+    case after_commit::nothing:
+      return;
+  }
+}
+
+/// Resumes a run found unfinished at start: decide what its last step's intent means.
+void recover(self_ptr self) {
+  auto& st = self->state;
+  auto& j = st.journal;
+  st.rt->counters.recovered.fetch_add(1, std::memory_order_relaxed);
+  j.emit("run.recovered", fmt::format(R"({{"node":{},"steps":{}}})", json::quote(st.rt->cfg.node_id),
+                                      j.steps.size()));
+  if (j.r.state == run_state::pending) {
+    j.start();
+    return advance(self);
+  }
+  if (j.steps.empty() || j.steps.back().state != step_state::intent)
+    return advance(self);
+  auto& s = j.steps.back();
+  auto t = st.rt->tools.find(s.tool);
+  if (s.kind != step_kind::tool || !t || t->idempotent()) {
+    // Read-only (or unknown) work is safe to repeat: run the step again.
+    ++s.attempts;
+    return execute(self);
+  }
+  auto n = s.n;
+  auto key = s.idempotency_key;
+  if (!t->blocking()) {
+    auto rr = t->reconcile(key);
+    return on_reconciled(self, n, static_cast<int>(rr.state), std::move(rr.result));
+  }
+  auto handle = run_actor{self};
+  st.rt->pool.post([handle, t, key, n] {
+    reconcile_result rr;
+    try {
+      rr = t->reconcile(key);
+    } catch (const std::exception&) {
+      rr.state = reconcile_result::unknown;
+    }
+    caf::anon_send(handle, reconciled_atom::value, n, static_cast<int>(rr.state),
+                   std::move(rr.result));
+  });
+}
+
+void on_reconciled(self_ptr self, std::int64_t n, int status, std::string result) {
+  auto& st = self->state;
+  auto& s = st.journal.steps.back();
+  if (s.n != n)
+    return;
+  switch (static_cast<reconcile_result::status>(status)) {
+    case reconcile_result::happened:
+      st.rt->log->info("run {} step {}: reconciled, the call took effect before the crash",
+                       st.journal.r.id, n);
+      return on_tool_done(self, n, true, std::move(result), {});
+    case reconcile_result::not_happened:
+      st.rt->log->info("run {} step {}: reconciled, the call did not take effect; executing",
+                       st.journal.r.id, n);
+      ++s.attempts;
+      return execute(self);
+    case reconcile_result::unknown:
+      st.rt->log->warn("run {} step {}: in doubt, waiting for a human", st.journal.r.id, n);
+      st.parked_on = st.journal.mark_in_doubt(n);
+      return commit(self, after_commit::park);
+  }
+}
+
+/// Woken with the settled approval of the step the run parked on.
+void resume(self_ptr self, const std::string& approval_json) {
+  auto& st = self->state;
+  auto a = json::approval_from_json(approval_json);
+  if (!a || st.journal.steps.empty() || st.journal.steps.back().n != a->step_n) {
+    st.rt->log->error("run {}: cannot resume from approval {}", st.journal.r.id,
+                      a ? a->id : a.error().message);
+    return self->quit();
+  }
+  bool run_step = st.journal.resume(*a);
+  // The run is durably running again before its step executes, so a crash in between is
+  // recovered as an intent without outcome (reconciled), never executed twice.
+  commit(self, run_step ? after_commit::execute : after_commit::advance);
+}
+
+run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, runtime_ptr rt,
+                                      run r, std::vector<step> steps) {
+  self->state.rt = std::move(rt);
+  self->state.kernel = std::move(kernel);
+  auto* source = &self->state.cancel;
+  self->state.on_shutdown.emplace(self->state.rt->shutdown.get_token(),
+                                  std::function<void()>{[source] { source->request_stop(); }});
+  self->state.journal.init(*self->state.rt, std::move(r), std::move(steps));
+  return {
+    [=](create_atom) -> caf::result<kernel_reply> {
+      create(self);
+      return self->state.creator;
+    },
+    [=](recover_atom) { recover(self); },
+    [=](cancel_atom, const std::string&, const std::string& by) {
+      auto& st = self->state;
+      auto rp = self->make_response_promise<kernel_reply>();
+      st.cancel_waiters.push_back(rp);
+      if (!st.cancel.stop_requested()) {
+        st.cancelled_by = by;
+        st.cancel.request_stop(); // the in-flight tool sees it through its stop_token
+      }
+      return rp;
+    },
+    [=](committed_atom, std::uint64_t token, int code, std::string& msg, std::string& existing) {
+      on_committed(self, token, code, std::move(msg), std::move(existing));
+    },
+    [=](retry_atom, std::uint64_t token) {
+      if (token != self->state.awaited)
+        return;
+      // Nothing of the failed transaction was applied: rebuild the same batch and resubmit.
+      self->state.journal.restore_last_batch();
+      submit_commit(self, self->state.journal.take_batch(self->state.in_flight_outcomes));
+    },
+    [=](tool_done_atom, std::int64_t n, bool ok, std::string& result, std::string& err) {
+      on_tool_done(self, n, ok, std::move(result), std::move(err));
+    },
+    [=](reconciled_atom, std::int64_t n, int status, std::string& result) {
+      on_reconciled(self, n, status, std::move(result));
+    },
+    [=](resume_atom, const std::string& approval_json) { resume(self, approval_json); },
+    [=](timer_atom) { on_timer_fired(self); },
+  };
+}
+
+} // namespace run_impl
+
+run_actor spawn_run(caf::local_actor* parent, kernel_impl_actor kernel, runtime_ptr rt, run r,
+                    std::vector<step> steps) {
+  return parent->spawn<caf::linked>(run_impl::run_behavior, std::move(kernel), std::move(rt), std::move(r),
+                                    std::move(steps));
+}
+
+} // namespace sreh::actors

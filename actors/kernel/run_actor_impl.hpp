@@ -1,0 +1,58 @@
+#pragma once
+// The run actor's state and the steps of its protocol, shared by run_actor.cpp (the step
+// protocol, recovery, approvals) and run_verify.cpp (post-conditions, timers, compensation).
+// Private to the actors module; every function runs in the run actor.
+
+#include <functional>
+#include <optional>
+#include <stop_token>
+
+#include "actors/kernel/run_actor.hpp"
+#include "actors/kernel/run_journal.hpp"
+
+namespace sreh::actors::run_impl {
+
+/// What to do once the pending commit is acknowledged.
+enum class after_commit { nothing, created, execute, advance, finish, park, park_timer };
+
+struct run_state_t {
+  runtime_ptr rt;
+  kernel_impl_actor kernel;
+  std::string parked_on;                  // approval id the run waits for
+  run_journal journal;
+  after_commit next = after_commit::nothing;
+  std::uint64_t commits = 0;              // tokens handed out
+  std::uint64_t awaited = 0;              // commit token we wait for (0 = none)
+  std::vector<std::int64_t> in_flight_outcomes; // steps whose outcome the commit carries
+  int commit_failures = 0;
+  std::stop_source cancel;
+  std::optional<std::stop_callback<std::function<void()>>> on_shutdown; // node stop → cancel
+  std::string cancelled_by;
+  std::vector<caf::typed_response_promise<kernel_reply>> cancel_waiters;
+  caf::typed_response_promise<kernel_reply> creator; // the submitter, answered after the create
+  std::string existing_run_id;                       // the create met this idempotency key
+  static inline const char* name = "sreh.run";
+};
+
+using self_ptr = run_actor::stateful_pointer<run_state_t>;
+
+/// Journals what changed and commits; `next` says what to do once it is durable.
+void commit(self_ptr self, after_commit next);
+void advance(self_ptr self);
+/// Journals the intent of a tool call with the policy's decision on it (see run_actor.cpp).
+void propose(self_ptr self, const decision& d);
+void execute(self_ptr self);
+void on_reconciled(self_ptr self, std::int64_t n, int status, std::string result);
+
+// -- run_verify.cpp -----------------------------------------------------------------------------
+
+/// After a successful step: checks the tool's post-condition (now, or after a durable timer)
+/// and compensates when it does not hold; else goes on with the next step.
+void after_success(self_ptr self, std::int64_t n);
+/// The durable timer of step n fired (the run was respawned for it).
+void on_timer_fired(self_ptr self);
+/// Whether step `s` compensates an earlier step; its number when it does.
+std::optional<std::int64_t> compensates(const step& s);
+
+
+} // namespace sreh::actors::run_impl

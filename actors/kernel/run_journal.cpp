@@ -1,0 +1,370 @@
+#include "actors/kernel/run_journal.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/base/json.hpp"
+
+namespace sreh::actors {
+
+namespace {
+
+std::int64_t run_seq_of(const std::string& checkpoint) {
+  auto doc = json::parse(checkpoint);
+  if (!doc || !doc->IsObject())
+    return 0;
+  auto m = doc->FindMember("run_seq");
+  return m != doc->MemberEnd() && m->value.IsInt64() ? m->value.GetInt64() : 0;
+}
+
+/// A short result for the event stream: full when small, else a marker (the step has it all).
+std::string result_for_event(const std::string& result) {
+  if (result.empty())
+    return "null";
+  if (result.size() <= 2048)
+    return result;
+  return fmt::format(R"({{"omitted":true,"bytes":{}}})", result.size());
+}
+
+} // namespace
+
+std::string cap_result(std::string result, std::int64_t max_bytes, bool& truncated) {
+  truncated = false;
+  if (static_cast<std::int64_t>(result.size()) <= max_bytes)
+    return result;
+  truncated = true;
+  std::size_t cut = std::min<std::size_t>(1024, result.size());
+  while (cut > 0 && (static_cast<unsigned char>(result[cut]) & 0xC0) == 0x80)
+    --cut; // never split a UTF-8 sequence
+  return fmt::format(R"({{"truncated":true,"bytes":{},"preview":{}}})", result.size(),
+                     json::quote(std::string_view{result}.substr(0, cut)));
+}
+
+void run_journal::init(const runtime& rt, run initial, std::vector<step> journaled) {
+  rt_ = &rt;
+  r = std::move(initial);
+  steps = std::move(journaled);
+  run_seq_ = run_seq_of(r.checkpoint);
+}
+
+persistence::write_batch run_journal::take_create_batch() {
+  emit("run.created", fmt::format(R"({{"goal":{},"submitter":{},"labels":{}}})",
+                                  json::quote(r.goal), json::quote(r.submitter), r.labels));
+  r.checkpoint = fmt::format(R"({{"run_seq":{}}})", run_seq_);
+  persistence::write_batch b;
+  b.create = r;
+  b.events = std::move(events_);
+  events_.clear();
+  return b;
+}
+
+void run_journal::start() {
+  r.state = run_state::running;
+  emit("run.started", fmt::format(R"({{"node":{}}})", json::quote(rt_->cfg.node_id)));
+}
+
+void run_journal::emit(const char* kind, std::string data) {
+  event e;
+  e.id = rt_->ids.next("evt");
+  e.run_id = r.id;
+  e.run_seq = ++run_seq_;
+  e.kind = kind;
+  e.at = rt_->clock.now_us();
+  e.data = std::move(data);
+  events_.push_back(std::move(e));
+}
+
+std::string run_journal::budget_exhausted(timestamp_us now) const {
+  if (static_cast<std::int64_t>(steps.size()) >= r.budget.max_steps)
+    return fmt::format("budget exhausted: {} steps taken, max_steps is {}", steps.size(),
+                       r.budget.max_steps);
+  if (r.budget.deadline_us > 0 && now >= r.budget.deadline_us)
+    return "budget exhausted: the run's deadline has passed";
+  return {};
+}
+
+step& run_journal::step_at(std::int64_t n) {
+  return steps.at(static_cast<std::size_t>(n - 1));
+}
+
+void run_journal::touch(std::int64_t n) {
+  if (std::find(dirty_.begin(), dirty_.end(), n) == dirty_.end())
+    dirty_.push_back(n);
+}
+
+void run_journal::add_tool_intent(const decision& d, const std::string& policy) {
+  step s;
+  s.run_id = r.id;
+  s.n = next_step_n();
+  s.kind = step_kind::tool;
+  s.state = step_state::intent;
+  s.tool = d.tool;
+  s.args = d.args.empty() ? "{}" : d.args;
+  s.idempotency_key = fmt::format("{}:{}", r.id, s.n);
+  s.decision = fmt::format(R"({{"thought":{},"detail":{},"policy":{}}})", json::quote(d.thought),
+                           d.detail.empty() ? "{}" : d.detail, policy);
+  s.started_at = rt_->clock.now_us();
+  emit("step.intent",
+       fmt::format(R"({{"n":{},"kind":"tool","tool":{},"args":{},"thought":{},"policy":{}}})", s.n,
+                   json::quote(s.tool), s.args, json::quote(d.thought), policy));
+  steps.push_back(std::move(s));
+  r.steps = static_cast<std::int64_t>(steps.size());
+  touch(r.steps);
+}
+
+void run_journal::add_conclusion(const decision& d) {
+  step s;
+  s.run_id = r.id;
+  s.n = static_cast<std::int64_t>(steps.size()) + 1;
+  s.kind = step_kind::conclude;
+  s.state = step_state::succeeded;
+  s.decision = fmt::format(R"({{"thought":{},"detail":{}}})", json::quote(d.thought),
+                           d.detail.empty() ? "{}" : d.detail);
+  s.result = fmt::format(R"({{"conclusion":{}}})", json::quote(d.conclusion));
+  s.started_at = s.finished_at = rt_->clock.now_us();
+  emit("step.outcome", fmt::format(R"({{"n":{},"kind":"conclude","state":"succeeded","result":{}}})",
+                                   s.n, s.result));
+  steps.push_back(std::move(s));
+  r.steps = static_cast<std::int64_t>(steps.size());
+  touch(r.steps);
+}
+
+void run_journal::emit_outcome(const step& s) {
+  emit("step.outcome",
+       fmt::format(R"({{"n":{},"kind":{},"tool":{},"state":{},"error":{},"result":{},)"
+                   R"("truncated":{},"attempts":{},"duration_us":{}}})",
+                   s.n, json::quote(to_string(s.kind)), json::quote(s.tool),
+                   json::quote(to_string(s.state)), s.error.empty() ? "null" : json::quote(s.error),
+                   result_for_event(s.result), s.result_truncated, s.attempts,
+                   s.finished_at - s.started_at));
+}
+
+void run_journal::record_outcome(std::int64_t n, bool ok, std::string result, std::string error) {
+  auto& s = step_at(n);
+  s.state = ok ? step_state::succeeded : step_state::failed;
+  s.result = cap_result(std::move(result), r.budget.max_result_bytes, s.result_truncated);
+  s.error = std::move(error);
+  s.finished_at = rt_->clock.now_us();
+  emit_outcome(s);
+  touch(n);
+}
+
+void run_journal::record_cancelled(std::int64_t n, std::string why) {
+  auto& s = step_at(n);
+  s.state = step_state::cancelled;
+  s.error = std::move(why);
+  s.finished_at = rt_->clock.now_us();
+  emit_outcome(s);
+  touch(n);
+}
+
+std::string run_journal::mark_in_doubt(std::int64_t n) {
+  auto& s = step_at(n);
+  s.state = step_state::in_doubt;
+  s.error = fmt::format("tool '{}' cannot tell whether call {} took effect before the crash",
+                        s.tool, s.idempotency_key);
+  s.finished_at = rt_->clock.now_us();
+  emit_outcome(s);
+  touch(n);
+  approval a;
+  a.id = rt_->ids.next("apr");
+  a.run_id = r.id;
+  a.step_n = n;
+  a.kind = approval_kind::in_doubt;
+  a.tool = s.tool;
+  a.args = s.args;
+  a.reason = s.error + ": did it happen?";
+  a.roles = {"approver"};
+  a.requester = r.submitter;
+  a.created_at = rt_->clock.now_us();
+  emit("approval.requested", fmt::format(R"({{"approval":{},"kind":"in_doubt","step":{},)"
+                                         R"("tool":{},"args":{},"reason":{}}})",
+                                         json::quote(a.id), n, json::quote(a.tool), a.args,
+                                         json::quote(a.reason)));
+  auto id = a.id;
+  approvals_.push_back(std::move(a));
+  r.state = run_state::waiting;
+  r.waiting_for = wait_reason::approval;
+  emit("run.waiting", fmt::format(R"({{"for":"approval","approval":{},"reason":"in_doubt",)"
+                                  R"("step":{}}})", json::quote(id), n));
+  return id;
+}
+
+std::string run_journal::request_approval(std::int64_t n, const policy::decision& d) {
+  auto& s = step_at(n);
+  approval a;
+  a.id = rt_->ids.next("apr");
+  a.run_id = r.id;
+  a.step_n = n;
+  a.kind = approval_kind::action;
+  a.tool = s.tool;
+  a.args = s.args;
+  a.rule_id = d.rule_id;
+  a.reason = d.reason;
+  a.required = d.approval.approvers;
+  a.roles = d.approval.roles;
+  a.requester = r.submitter;
+  a.created_at = rt_->clock.now_us();
+  a.expires_at = d.approval.timeout_s > 0 ? a.created_at + d.approval.timeout_s * 1'000'000 : 0;
+  a.on_timeout = d.approval.on_timeout;
+  a.escalate_to = d.approval.escalate_to;
+  char buf[32];
+  emit("approval.requested",
+       fmt::format(R"({{"approval":{},"kind":"action","step":{},"tool":{},"args":{},"rule":{},)"
+                   R"("reason":{},"required":{},"expires_at":{}}})",
+                   json::quote(a.id), n, json::quote(a.tool), a.args, json::quote(a.rule_id),
+                   json::quote(a.reason), a.required,
+                   a.expires_at ? json::quote(format_rfc3339(a.expires_at, buf)) : "null"));
+  auto id = a.id;
+  approvals_.push_back(std::move(a));
+  r.state = run_state::waiting;
+  r.waiting_for = wait_reason::approval;
+  emit("run.waiting", fmt::format(R"({{"for":"approval","approval":{},"step":{}}})",
+                                  json::quote(id), n));
+  return id;
+}
+
+namespace {
+
+std::string who_decided(const approval& a) {
+  std::string out;
+  for (auto& v : a.votes) {
+    out += out.empty() ? "" : ", ";
+    out += v.by + (v.comment.empty() ? "" : " (\"" + v.comment + "\")");
+  }
+  return out.empty() ? std::string{"nobody"} : out;
+}
+
+} // namespace
+
+bool run_journal::resume(const approval& a) {
+  auto& s = step_at(a.step_n);
+  r.state = run_state::running;
+  r.waiting_for = wait_reason::none;
+  emit("run.resumed", fmt::format(R"({{"approval":{},"state":{}}})", json::quote(a.id),
+                                  json::quote(to_string(a.state))));
+  bool yes = a.state == approval_state::approved;
+  if (a.kind == approval_kind::in_doubt) {
+    if (yes) {
+      record_outcome(s.n, true, fmt::format(R"({{"confirmed_by":{}}})", json::quote(who_decided(a))),
+                     {});
+      return false;
+    }
+    s.state = step_state::intent; // it did not happen: run it now
+    s.error.clear();
+    ++s.attempts;
+    touch(s.n);
+    return true;
+  }
+  if (yes)
+    return true;
+  record_outcome(s.n, false, "{}",
+                 a.state == approval_state::expired
+                   ? fmt::format("not executed: approval {} expired undecided", a.id)
+                   : fmt::format("not executed: denied by {}", who_decided(a)));
+  return false;
+}
+
+void run_journal::add_timer(std::int64_t for_step, timestamp_us until,
+                            const std::string& description) {
+  step s;
+  s.run_id = r.id;
+  s.n = static_cast<std::int64_t>(steps.size()) + 1;
+  s.kind = step_kind::timer;
+  s.state = step_state::intent;
+  s.args = fmt::format(R"({{"until_us":{},"for_step":{},"check":{}}})", until, for_step,
+                       json::quote(description));
+  s.started_at = rt_->clock.now_us();
+  char buf[32];
+  emit("step.intent", fmt::format(R"({{"n":{},"kind":"timer","until":{},"for_step":{}}})", s.n,
+                                  json::quote(format_rfc3339(until, buf)), for_step));
+  steps.push_back(std::move(s));
+  r.steps = static_cast<std::int64_t>(steps.size());
+  touch(r.steps);
+  r.state = run_state::waiting;
+  r.waiting_for = wait_reason::timer;
+  emit("run.waiting", fmt::format(R"({{"for":"timer","until":{}}})",
+                                  json::quote(format_rfc3339(until, buf))));
+}
+
+std::int64_t run_journal::timer_fired() {
+  auto& s = steps.back();
+  std::int64_t for_step = 0;
+  if (auto doc = json::parse(s.args); doc && doc->IsObject() && doc->HasMember("for_step"))
+    for_step = (*doc)["for_step"].GetInt64();
+  r.state = run_state::running;
+  r.waiting_for = wait_reason::none;
+  emit("run.resumed", R"({"for":"timer"})");
+  record_outcome(s.n, true, R"({"fired":true})", {});
+  return for_step;
+}
+
+void run_journal::add_observation(std::int64_t for_step, bool holds, const std::string& detail,
+                                  const std::string& description) {
+  step s;
+  s.run_id = r.id;
+  s.n = static_cast<std::int64_t>(steps.size()) + 1;
+  s.kind = step_kind::observe;
+  s.state = step_state::succeeded;
+  s.tool = step_at(for_step).tool;
+  s.args = fmt::format(R"({{"for_step":{},"check":{}}})", for_step, json::quote(description));
+  s.result = fmt::format(R"({{"holds":{},"observed":{}}})", holds, detail.empty() ? "{}" : detail);
+  s.started_at = s.finished_at = rt_->clock.now_us();
+  emit("step.outcome", fmt::format(R"({{"n":{},"kind":"observe","for_step":{},"check":{},)"
+                                   R"("holds":{},"observed":{}}})",
+                                   s.n, for_step, json::quote(description), holds,
+                                   detail.empty() ? "{}" : detail));
+  steps.push_back(std::move(s));
+  r.steps = static_cast<std::int64_t>(steps.size());
+  touch(r.steps);
+}
+
+void run_journal::end_run(run_state final_state, std::string message) {
+  r.state = final_state;
+  r.waiting_for = wait_reason::none;
+  if (final_state == run_state::succeeded)
+    r.conclusion = message;
+  else
+    r.error = message;
+  const char* kind = final_state == run_state::succeeded ? "run.succeeded"
+                     : final_state == run_state::cancelled ? "run.cancelled"
+                                                           : "run.failed";
+  emit(kind, fmt::format(R"({{"message":{},"steps":{}}})", json::quote(message), steps.size()));
+}
+
+persistence::write_batch run_journal::take_batch(std::vector<std::int64_t>& outcomes) {
+  persistence::write_batch b;
+  outcomes.clear();
+  r.updated_at = rt_->clock.now_us();
+  r.checkpoint = fmt::format(R"({{"run_seq":{}}})", run_seq_);
+  b.update = r;
+  b.steps.reserve(dirty_.size());
+  for (auto n : dirty_) {
+    auto& s = step_at(n);
+    if (s.state != step_state::intent)
+      outcomes.push_back(n);
+    b.steps.push_back(s);
+  }
+  last_steps_ = std::move(dirty_);
+  dirty_.clear();
+  last_events_ = events_; // small; the step rows are rebuilt from `steps` on a retry
+  b.events = std::move(events_);
+  events_.clear();
+  last_approvals_ = approvals_;
+  b.approvals = std::move(approvals_);
+  approvals_.clear();
+  return b;
+}
+
+void run_journal::restore_last_batch() {
+  for (auto n : last_steps_)
+    touch(n);
+  events_.insert(events_.begin(), last_events_.begin(), last_events_.end());
+  approvals_.insert(approvals_.begin(), last_approvals_.begin(), last_approvals_.end());
+  last_approvals_.clear();
+  last_steps_.clear();
+  last_events_.clear();
+}
+
+} // namespace sreh::actors

@@ -1,0 +1,99 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "actors/node/runtime.hpp"
+#include "actors/gateway/model_provider.hpp"
+#include "core/model/approval.hpp"
+#include "core/model/event.hpp"
+#include "core/policy/policy.hpp"
+#include "core/model/run.hpp"
+#include "core/model/step.hpp"
+#include "persistence/store/store.hpp"
+
+namespace sreh::actors {
+
+/// The in-memory image of one run and the writes it has not handed to the store yet. Every
+/// mutation goes through here so that a step row, the run's checkpoint and the events they
+/// produce always travel in the same write_batch (transactional outbox).
+///
+/// Concurrency: owned by one run actor; not thread-safe.
+class run_journal {
+ public:
+  run r;
+  std::vector<step> steps;
+
+  void init(const runtime& rt, run initial, std::vector<step> journaled);
+
+  /// The batch that creates the run: its row and the run.created event.
+  [[nodiscard]] persistence::write_batch take_create_batch();
+  /// pending → running (emits run.started).
+  void start();
+  /// Appends an event of this run (run_seq assigned here, seq at commit).
+  void emit(const char* kind, std::string data);
+  /// A non-empty reason when the step, token or deadline budget is used up.
+  [[nodiscard]] std::string budget_exhausted(timestamp_us now) const;
+
+  /// The number the next step will have.
+  [[nodiscard]] std::int64_t next_step_n() const {
+    return static_cast<std::int64_t>(steps.size()) + 1;
+  }
+  /// The intent of a tool step (number `next_step_n()`), with the policy decision that was taken
+  /// for it (JSON).
+  void add_tool_intent(const decision& d, const std::string& policy);
+  void add_conclusion(const decision& d);
+  void record_outcome(std::int64_t n, bool ok, std::string result, std::string error);
+  void record_cancelled(std::int64_t n, std::string why);
+  /// The tool cannot tell whether step n took effect: the step is in doubt, the run waits for a
+  /// human decision (an in_doubt approval, whose id is returned).
+  std::string mark_in_doubt(std::int64_t n);
+  /// Policy asks humans about step n: a pending approval (written with the batch) and the run
+  /// waits for it. Returns the approval's id.
+  std::string request_approval(std::int64_t n, const policy::decision& d);
+  /// The run wakes up with the settled approval of its last step: approved → running (the
+  /// caller commits, then executes); denied or expired → the step fails with who decided and
+  /// why; an in-doubt step confirmed as done → succeeded. Returns true when the step must run.
+  bool resume(const approval& a);
+  // -- the action runtime: post-conditions, durable timers, compensation
+  /// A timer step: the run waits (parked) until `until`, then checks step `for_step`.
+  void add_timer(std::int64_t for_step, timestamp_us until, const std::string& description);
+  /// The timer of the last step fired: its outcome, and the run runs again. Returns the step it
+  /// was waiting to check.
+  std::int64_t timer_fired();
+  /// An observe step: the post-condition of step `for_step` was checked.
+  void add_observation(std::int64_t for_step, bool holds, const std::string& detail,
+                       const std::string& description);
+
+  /// Moves the run to a terminal state (emits run.succeeded / run.failed / run.cancelled).
+  void end_run(run_state final_state, std::string message);
+
+  /// Everything changed since the last call, as one batch (the run row with its checkpoint,
+  /// the changed steps, the new events). `outcomes` receives the step numbers whose outcome
+  /// the batch carries.
+  [[nodiscard]] persistence::write_batch take_batch(std::vector<std::int64_t>& outcomes);
+  /// The last batch did not commit (nothing of it was applied): mark its steps and events as
+  /// unwritten again, so that the next take_batch rebuilds it with the same event ids.
+  void restore_last_batch();
+
+ private:
+  step& step_at(std::int64_t n);
+  void touch(std::int64_t n);
+  void emit_outcome(const step& s);
+
+  const runtime* rt_ = nullptr;
+  std::int64_t run_seq_ = 0;
+  std::vector<std::int64_t> dirty_;      // step numbers changed since the last batch
+  std::vector<event> events_;
+  std::vector<approval> approvals_;       // new or changed approvals for the next batch
+  std::vector<std::int64_t> last_steps_;  // what the last batch carried, for a retry
+  std::vector<event> last_events_;
+  std::vector<approval> last_approvals_;
+};
+
+/// Cuts a tool result to `max_bytes`: over the limit it becomes
+/// `{"truncated":true,"bytes":N,"preview":"<first KiB, cut at a UTF-8 boundary>"}`.
+[[nodiscard]] std::string cap_result(std::string result, std::int64_t max_bytes, bool& truncated);
+
+} // namespace sreh::actors

@@ -1,0 +1,90 @@
+// The action runtime's checks after an action: a tool's declared post-condition is evaluated
+// (after a durable timer when it asks for a delay), and when it does not hold the action is
+// compensated where the tool can undo it. Every check and undo is a journaled step.
+
+#include <fmt/format.h>
+
+#include "actors/kernel/run_actor_impl.hpp"
+#include "core/base/json.hpp"
+
+namespace sreh::actors::run_impl {
+
+std::optional<std::int64_t> compensates(const step& s) {
+  if (s.kind != step_kind::tool || s.decision.find("\"compensates\"") == std::string::npos)
+    return std::nullopt;
+  auto doc = json::parse(s.decision);
+  if (!doc || !doc->IsObject())
+    return std::nullopt;
+  auto detail = doc->FindMember("detail");
+  if (detail == doc->MemberEnd() || !detail->value.IsObject())
+    return std::nullopt;
+  auto c = detail->value.FindMember("compensates");
+  if (c == detail->value.MemberEnd() || !c->value.IsInt64())
+    return std::nullopt;
+  return c->value.GetInt64();
+}
+
+namespace {
+
+/// Evaluates the post-condition of step n now; compensates when it does not hold.
+void verify_now(self_ptr self, std::int64_t n, actors::tool& t, const std::string& description) {
+  auto& st = self->state;
+  // Copies: adding the observation step below may move the journal's steps.
+  auto tool_name = st.journal.steps.at(static_cast<std::size_t>(n - 1)).tool;
+  auto args = st.journal.steps.at(static_cast<std::size_t>(n - 1)).args;
+  check_result res;
+  try {
+    res = t.check(args);
+  } catch (const std::exception& e) {
+    res = {false, fmt::format(R"({{"error":{}}})", json::quote(e.what()))};
+  }
+  st.journal.add_observation(n, res.holds, res.detail, description);
+  if (res.holds || !t.compensable())
+    return advance(self);
+  st.rt->log->warn("run {} step {}: post-condition '{}' does not hold; compensating",
+                   st.journal.r.id, n, description);
+  decision d;
+  d.kind = decision::call_tool;
+  d.tool = std::move(tool_name);
+  d.args = std::move(args);
+  d.thought = fmt::format("the effect of step {} did not hold ({}): undoing it", n, description);
+  d.detail = fmt::format(R"({{"compensates":{}}})", n);
+  propose(self, d); // an undo is an action too: policy decides on it like on any other
+}
+
+} // namespace
+
+void after_success(self_ptr self, std::int64_t n) {
+  auto& st = self->state;
+  const auto& s = st.journal.steps.at(static_cast<std::size_t>(n - 1));
+  auto t = s.kind == step_kind::tool && !compensates(s) ? st.rt->tools.find(s.tool) : nullptr;
+  auto pc = t ? t->postcondition_for(s.args) : std::nullopt;
+  if (!pc)
+    return advance(self);
+  if (pc->after_ms <= 0)
+    return verify_now(self, n, *t, pc->description);
+  // Wait durably: the run parks on a timer step; the kernel respawns it when the time comes.
+  st.journal.add_timer(n, st.rt->clock.now_us() + pc->after_ms * 1000, pc->description);
+  commit(self, after_commit::park_timer);
+}
+
+void on_timer_fired(self_ptr self) {
+  auto& st = self->state;
+  auto& j = st.journal;
+  if (j.steps.empty() || j.steps.back().kind != step_kind::timer
+      || j.steps.back().state != step_state::intent) {
+    st.rt->log->error("run {}: woken for a timer it does not wait for", j.r.id);
+    return self->quit();
+  }
+  auto n = j.timer_fired();
+  std::string description;
+  if (auto doc = json::parse(j.steps.back().args); doc && doc->IsObject() && doc->HasMember("check"))
+    description = (*doc)["check"].GetString();
+  const auto& s = j.steps.at(static_cast<std::size_t>(n - 1));
+  auto t = st.rt->tools.find(s.tool);
+  if (!t)
+    return advance(self);
+  verify_now(self, n, *t, description);
+}
+
+} // namespace sreh::actors::run_impl

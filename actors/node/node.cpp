@@ -1,0 +1,255 @@
+#include "actors/node/node.hpp"
+
+#include <fmt/format.h>
+
+#include "actors/cluster/cluster.hpp"
+#include "actors/kernel/kernel.hpp"
+#include "actors/kernel/messages.hpp"
+#include "actors/node/runtime.hpp"
+#include "core/base/json.hpp"
+
+namespace sreh::actors {
+
+namespace {
+
+using done_fn = std::function<void(const kernel_reply&)>;
+
+/// Sends one request to `target` (the supervisor, or a peer's actor) from a non-actor thread and
+/// hands the reply (or the error) to `done` on an actor thread.
+void ask(caf::actor_system& sys, caf::actor target, caf::message msg, done_fn done) {
+  sys.spawn([target, msg = std::move(msg), done = std::move(done)](caf::event_based_actor* self) {
+    self->request(target, std::chrono::seconds(30), msg)
+      .then([done](const kernel_reply& rep) { done(rep); },
+            [done, self](const caf::error& err) {
+              done(reply_error(errc::unavailable, fmt::format("no answer: {}",
+                                                              self->system().render(err))));
+            });
+  });
+}
+
+template <class T>
+using reply_fn = std::function<void(expected<T>)>;
+
+/// `done` with the reply's error, or with `value(reply)`.
+template <class T, class Value>
+done_fn answer(reply_fn<T> done, Value value) {
+  return [done = std::move(done), value = std::move(value)](const kernel_reply& rep) {
+    if (rep.code != 0)
+      return done(sreh::error{static_cast<errc>(rep.code), rep.message});
+    done(value(rep));
+  };
+}
+
+class kernel_facade final : public kernel_api {
+ public:
+  kernel_facade(caf::actor_system& sys, kernel_actor sup, runtime_ptr rt, cluster_member* cluster)
+    : sys_(sys), sup_(std::move(sup)), rt_(std::move(rt)), cluster_(cluster) {}
+
+  void submit(goal_request req, std::function<void(expected<submit_reply>)> done) override {
+    auto reply = answer<submit_reply>(std::move(done), [](const kernel_reply& rep) {
+      return submit_reply{rep.run_id, rep.created};
+    });
+    if (cluster_ == nullptr)
+      return local(caf::make_message(submit_atom::value, std::move(req)), std::move(reply));
+    const auto target = cluster_->place();
+    if (target.empty())
+      return reply(reply_error(errc::unavailable,
+                               "no live worker node to place the run on; retry shortly"));
+    auto peer = target == cluster_->self_id() ? caf::actor{} : cluster_->peer(target);
+    if (!peer)
+      return local(caf::make_message(submit_atom::value, std::move(req)), std::move(reply));
+    // Placed on a peer. Should it not answer, the run is created here instead: the same
+    // idempotency key then finds the peer's run if it did create one (a request without a key
+    // gets one for this purpose, so a peer dying mid-request never doubles a run).
+    if (req.idempotency_key.empty())
+      req.idempotency_key = rt_->ids.next("placement");
+    auto msg = caf::make_message(submit_atom::value, req);
+    ask(sys_, peer, std::move(msg),
+        [this, req = std::move(req), reply, target](const kernel_reply& rep) mutable {
+          if (rep.code != static_cast<int>(errc::unavailable) || !cluster_->self_is_worker())
+            return reply(rep);
+          rt_->log->warn("placing a run on {} failed ({}); running it here", target, rep.message);
+          local(caf::make_message(submit_atom::value, std::move(req)), std::move(reply));
+        });
+  }
+
+  void cancel(std::string run_id, std::string by,
+              std::function<void(expected<run_state>)> done) override {
+    auto reply = answer<run_state>(std::move(done), [](const kernel_reply& rep) {
+      return static_cast<run_state>(rep.state);
+    });
+    auto owner = owner_of_run(run_id);
+    route(owner, caf::make_message(cancel_atom::value, std::move(run_id), std::move(by)),
+          std::move(reply));
+  }
+
+  void decide(std::string approval_id, approval_vote vote,
+              std::function<void(expected<approval>)> done) override {
+    auto reply = answer<approval>(std::move(done), [](const kernel_reply& rep) -> expected<approval> {
+      auto a = json::approval_from_json(rep.payload);
+      if (!a)
+        return sreh::error{errc::internal, "kernel reply: " + a.error().message};
+      return a;
+    });
+    std::string owner;
+    if (cluster_ != nullptr)
+      if (auto a = rt_->store.get_approval(approval_id); a && a->has_value())
+        owner = owner_of_run((*a)->run_id);
+    route(owner, caf::make_message(decide_atom::value, std::move(approval_id), std::move(vote)),
+          std::move(reply));
+  }
+
+  cluster_view cluster() const override {
+    if (cluster_ != nullptr)
+      return cluster_->view();
+    cluster_view v;
+    v.self_id = rt_->cfg.node_id;
+    cluster_node_info self;
+    self.id = rt_->cfg.node_id;
+    self.http = rt_->cfg.listen;
+    self.roles = {"api", "worker", "relay"};
+    self.self = true;
+    self.state = "alive";
+    self.connected = true;
+    self.heartbeat_age_ms = 0;
+    self.active_runs = rt_->counters.active.load();
+    self.parked_runs = rt_->counters.parked.load();
+    v.nodes.push_back(std::move(self));
+    return v;
+  }
+
+  kernel_stats stats() const override {
+    auto& c = rt_->counters;
+    return {c.active.load(),  c.started.load(), c.finished.load(),         c.recovered.load(),
+            c.steps.load(),   c.parked.load(),  c.pending_approvals.load()};
+  }
+
+  bool ready() const override { return rt_->ready.load(); }
+
+  void reset() { sup_ = nullptr; }
+
+ private:
+  void local(caf::message msg, done_fn reply) {
+    ask(sys_, caf::actor_cast<caf::actor>(sup_), std::move(msg), std::move(reply));
+  }
+
+  /// The node that owns the run in the store ("" when standalone, unknown or not found: the
+  /// local kernel then answers, with not_found where that applies).
+  std::string owner_of_run(const std::string& run_id) const {
+    if (cluster_ == nullptr)
+      return {};
+    auto r = rt_->store.get_run(run_id);
+    return r && r->has_value() ? (*r)->node_id : std::string{};
+  }
+
+  /// Sends a request about a run to the kernel of the node that owns it.
+  void route(const std::string& owner, caf::message msg, done_fn reply) {
+    if (owner.empty() || cluster_ == nullptr || owner == cluster_->self_id())
+      return local(std::move(msg), std::move(reply));
+    if (auto peer = cluster_->peer(owner))
+      return ask(sys_, peer, std::move(msg), std::move(reply));
+    reply(reply_error(errc::unavailable,
+                      fmt::format("the run belongs to node '{}', which this node cannot reach{}; "
+                                  "retry shortly",
+                                  owner, cluster_->alive(owner)
+                                           ? ""
+                                           : " (its lease is expiring: a survivor takes its "
+                                             "runs over)")));
+  }
+
+
+  caf::actor_system& sys_;
+  kernel_actor sup_;
+  runtime_ptr rt_;
+  cluster_member* cluster_;
+};
+
+} // namespace
+
+struct node::impl {
+  caf::actor_system_config caf_cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  std::unique_ptr<tool_pool> pool;
+  runtime_ptr rt;
+  kernel_actor sup;
+  std::unique_ptr<cluster_member> cluster;
+  std::unique_ptr<kernel_facade> facade;
+  const config::node_config& cfg;
+  persistence::store& store;
+  persistence::commit_queue& writer;
+  const tool_registry& tools;
+  policy::policy_set policy;
+  model_provider_ptr provider;
+  const sreh::clock& clock;
+  id_generator& ids;
+
+  impl(const config::node_config& c, persistence::store& s, persistence::commit_queue& w,
+       const tool_registry& t, policy::policy_set pol, model_provider_ptr p,
+       const sreh::clock& clk, id_generator& i)
+    : cfg(c), store(s), writer(w), tools(t), policy(std::move(pol)), provider(std::move(p)),
+      clock(clk), ids(i) {}
+};
+
+node::node(const config::node_config& cfg, persistence::store& store,
+           persistence::commit_queue& writer, const tool_registry& tools,
+           policy::policy_set policy, model_provider_ptr provider, const sreh::clock& clock,
+           id_generator& ids)
+  : impl_(std::make_unique<impl>(cfg, store, writer, tools, std::move(policy), std::move(provider),
+                                 clock, ids)) {}
+
+node::~node() {
+  stop();
+}
+
+sreh::error node::start() {
+  auto& d = *impl_;
+  d.caf_cfg.set("scheduler.max-threads", static_cast<std::size_t>(d.cfg.limits.scheduler_threads));
+  d.caf_cfg.set("scheduler.policy", d.cfg.limits.scheduler_policy == "stealing"
+                                      ? caf::atom("stealing")
+                                      : caf::atom("sharing"));
+  d.caf_cfg.set("logger.verbosity", caf::atom("quiet"));
+  const auto* cs = d.store.cluster();
+  const bool clustered = d.cfg.cluster.topo.has_value();
+  if (clustered && cs == nullptr)
+    return {errc::invalid_argument, "cluster: the store cannot be shared (use store.kind: postgres)"};
+  if (clustered)
+    add_cluster_message_types(d.caf_cfg, *d.cfg.cluster.topo);
+  d.sys = std::make_unique<caf::actor_system>(d.caf_cfg);
+  d.pool = std::make_unique<tool_pool>(static_cast<std::size_t>(d.cfg.limits.tool_threads));
+  d.rt = std::shared_ptr<runtime>(new runtime{d.cfg, d.store, d.writer, d.tools, d.provider,
+                                              d.clock, d.ids, *d.pool, d.policy, logger("kernel"), {}, {}, {}});
+  if (clustered) {
+    d.cluster = std::make_unique<cluster_member>(*d.sys, *d.cfg.cluster.topo, d.rt,
+                                                 *d.store.cluster());
+    if (auto err = d.cluster->enter())
+      return err;
+  }
+  d.sup = spawn_supervisor(*d.sys, d.rt);
+  if (clustered)
+    if (auto err = d.cluster->open(d.sup))
+      return err;
+  d.facade = std::make_unique<kernel_facade>(*d.sys, d.sup, d.rt, d.cluster.get());
+  return {};
+}
+
+void node::stop() {
+  auto& d = *impl_;
+  if (!d.sys)
+    return;
+  if (d.facade)
+    d.facade->reset();
+  if (d.cluster)
+    d.cluster->leave();
+  d.rt->shutdown.request_stop(); // in-flight tools return now; their steps resume after restart
+  caf::anon_send_exit(d.sup, caf::exit_reason::user_shutdown);
+  d.sup = nullptr;
+  d.sys->await_all_actors_done();
+  d.pool->stop();
+  d.sys.reset();
+}
+
+kernel_api& node::kernel() {
+  return *impl_->facade;
+}
+
+} // namespace sreh::actors

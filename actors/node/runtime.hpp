@@ -1,0 +1,61 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <stop_token>
+
+#include "actors/kernel/kernel_api.hpp"
+#include "actors/gateway/model_provider.hpp"
+#include "actors/tools/tool.hpp"
+#include "config/node/node_config.hpp"
+#include "core/base/clock.hpp"
+#include "core/base/id.hpp"
+#include "core/policy/policy.hpp"
+#include "core/base/logger.hpp"
+#include "persistence/store/commit_queue.hpp"
+#include "persistence/store/store.hpp"
+#include "actors/policy/action_holds.hpp"
+#include "actors/tools/tool_pool.hpp"
+
+namespace sreh::actors {
+
+/// Counters read by kernel_api::stats(); written by actors with relaxed atomics.
+struct kernel_counters {
+  std::atomic<std::int64_t> active{0};
+  std::atomic<std::int64_t> started{0};
+  std::atomic<std::int64_t> finished{0};
+  std::atomic<std::int64_t> recovered{0};
+  std::atomic<std::int64_t> steps{0};
+  std::atomic<std::int64_t> parked{0};
+  std::atomic<std::int64_t> pending_approvals{0};
+};
+
+/// What every actor of a node shares. Owned by the node facade; outlives every actor.
+/// Thread-safe: all members are thread-safe or read-only after start.
+struct runtime {
+  const config::node_config& cfg;
+  persistence::store& store;
+  persistence::commit_queue& writer;
+  const tool_registry& tools;
+  model_provider_ptr provider;
+  const sreh::clock& clock;
+  id_generator& ids;
+  tool_pool& pool;
+  const policy::policy_set& policy;
+  std::shared_ptr<spdlog::logger> log;
+  kernel_counters counters;
+  std::atomic<bool> ready{false};
+  /// Set when the node stops: every in-flight tool sees it through its run's stop token, so a
+  /// shutdown never waits for a long tool (recovery resumes the step after the restart).
+  std::stop_source shutdown;
+  /// One "commit failed" line per 10 s for all runs together (the store being away fails every
+  /// run's commit at once).
+  log_limiter commit_errors{std::chrono::seconds{10}};
+  /// Allowed mutating actions not yet finished, counted by rate limits (policy_check.cpp).
+  action_holds holds{};
+};
+
+using runtime_ptr = std::shared_ptr<runtime>;
+
+} // namespace sreh::actors

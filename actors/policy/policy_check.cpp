@@ -1,0 +1,103 @@
+#include "actors/policy/policy_check.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <utility>
+
+#include "core/base/json.hpp"
+
+namespace sreh::actors {
+
+namespace {
+
+std::map<std::string, std::string> labels_of(const run& r) {
+  std::map<std::string, std::string> out;
+  auto doc = json::parse(r.labels);
+  if (!doc || !doc->IsObject())
+    return out;
+  for (auto& m : doc->GetObject())
+    if (m.value.IsString())
+      out.emplace(m.name.GetString(), m.value.GetString());
+  return out;
+}
+
+/// Mutating actions of the window since `since` that succeeded or run (allowed, or approved),
+/// as the store has them (every node's), and the steps they belong to.
+std::vector<policy::past_action> stored_history(runtime& rt, timestamp_us since,
+                                                std::set<std::pair<std::string, std::int64_t>>& stored) {
+  std::vector<policy::past_action> out;
+  auto steps = rt.store.rate_counted_tool_steps(since);
+  if (!steps) {
+    rt.log->warn("policy: cannot read recent actions for rate limits: {}", steps.error().message);
+  } else {
+    for (auto& s : *steps) {
+      auto t = rt.tools.find(s.tool);
+      const bool running = s.state == step_state::intent;
+      if (!t || t->idempotent())
+        continue;
+      out.push_back({s.tool, t->scope(s.args).target, running ? s.started_at : s.finished_at});
+      stored.emplace(s.run_id, s.n);
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+policy::decision check_policy(runtime& rt, const run& r, const std::string& tool_name,
+                              const std::string& args, std::int64_t n) {
+  auto t = rt.tools.find(tool_name);
+  if (!t)
+    return {policy::verdict::allow, "unknown-tool", "the tool does not exist", {}};
+  auto sc = t->scope(args);
+  policy::action a;
+  a.tool = tool_name;
+  a.risk = to_string(t->risk());
+  a.target = sc.target;
+  a.environment = sc.environment;
+  a.tier = sc.tier;
+  a.blast_radius = sc.blast_radius;
+  a.labels = labels_of(r);
+  a.now = rt.clock.now_us();
+  const auto window = policy::longest_rate_window_s(rt.policy);
+  if (t->idempotent() || window <= 0)
+    return policy::evaluate(rt.policy, a);
+  // The store is read without the lock (other checks need not wait for it). Then one check at a
+  // time merges this node's holds, decides and holds: an action allowed here since the read is
+  // among the holds (those that succeeded stay until they leave the window), so two runs cannot
+  // both see the last free slot.
+  const auto since = a.now - window * 1'000'000;
+  std::set<std::pair<std::string, std::int64_t>> stored;
+  a.history = stored_history(rt, since, stored);
+  auto lk = rt.holds.lock();
+  rt.holds.append_since(since, stored, a.history);
+  auto d = policy::evaluate(rt.policy, a);
+  if (d.effect == policy::verdict::allow)
+    rt.holds.hold(r.id, n, {tool_name, sc.target, a.now});
+  return d;
+}
+
+void release_action(runtime& rt, const std::string& run_id, std::int64_t n, bool succeeded) {
+  // Every step's outcome comes here: the common cases (a success, which keeps its hold; nothing
+  // held at all) take no lock.
+  if (succeeded || rt.holds.size() == 0)
+    return;
+  auto lk = rt.holds.lock();
+  rt.holds.release_failed(run_id, n);
+}
+
+void release_run_actions(runtime& rt, const std::string& run_id) {
+  if (rt.holds.size() == 0)
+    return;
+  auto lk = rt.holds.lock();
+  rt.holds.release_run(run_id);
+}
+
+std::string policy_json(const policy::decision& d, const policy::policy_set& p) {
+  return fmt::format(R"({{"effect":{},"rule":{},"reason":{},"policy_version":{}}})",
+                     json::quote(policy::to_string(d.effect)), json::quote(d.rule_id),
+                     json::quote(d.reason), json::quote(p.version));
+}
+
+} // namespace sreh::actors

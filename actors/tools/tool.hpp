@@ -1,0 +1,113 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/expected.hpp"
+
+namespace sreh::actors {
+
+enum class risk_class { read_only, low, medium, high };
+[[nodiscard]] const char* to_string(risk_class r);
+
+/// Everything a tool gets for one call.
+struct tool_call {
+  std::string run_id;
+  std::string args;              // JSON, validated against the schema
+  std::string idempotency_key;   // `<run id>:<step n>`
+  std::stop_token cancel;        // set when the run is cancelled
+};
+
+/// What a tool returns: a JSON result or an error message (recorded as the step's outcome).
+struct tool_result {
+  bool ok = true;
+  std::string result = "{}";
+  std::string error;
+  static tool_result success(std::string json) { return {true, std::move(json), {}}; }
+  static tool_result failure(std::string msg) { return {false, "{}", std::move(msg)}; }
+};
+
+/// Did the call with this idempotency key take effect?
+struct reconcile_result {
+  enum status { happened, not_happened, unknown } state = unknown;
+  std::string result = "{}";     // the recorded result when it happened
+};
+
+/// What a proposed call touches, for the policy engine.
+struct action_scope {
+  std::string target;            // the service, host, database, flag or job acted on
+  std::string environment = "prod";
+  std::string tier;              // of the target, when the tool knows it
+  double blast_radius = 0;       // share of replicas or hosts affected, 0..1, when known
+};
+
+/// How the action runtime checks a call's effect afterwards: after `after_ms` (a durable timer:
+/// the run parks and a restart does not lose it), `check` tells whether the effect holds.
+struct postcondition {
+  std::int64_t after_ms = 0;
+  std::string description;       // e.g. "checkout error_rate back under 3x baseline"
+};
+
+struct check_result {
+  bool holds = true;
+  std::string detail = "{}";     // JSON: what was observed
+};
+
+/// A tool the agent can call. Implementations are thread-safe: several runs call one tool.
+class tool {
+ public:
+  virtual ~tool() = default;
+  [[nodiscard]] virtual const std::string& name() const = 0;
+  [[nodiscard]] virtual const std::string& description() const = 0;
+  /// JSON schema of the arguments (draft-07 subset: type, properties, required, enum, minimum,
+  /// maximum, maxLength, additionalProperties=false).
+  [[nodiscard]] virtual const std::string& schema() const = 0;
+  [[nodiscard]] virtual risk_class risk() const = 0;
+  /// Read-only and safe to repeat: re-run on recovery instead of reconciled.
+  [[nodiscard]] virtual bool idempotent() const = 0;
+  /// Blocks (I/O, subprocess): runs on the tool pool, not on an actor thread.
+  [[nodiscard]] virtual bool blocking() const { return false; }
+  [[nodiscard]] virtual std::chrono::milliseconds timeout() const {
+    return std::chrono::seconds(30);
+  }
+  virtual tool_result execute(const tool_call& call) = 0;
+  /// The post-condition of a successful call with these arguments, if the tool declares one.
+  [[nodiscard]] virtual std::optional<postcondition> postcondition_for(std::string_view) const {
+    return std::nullopt;
+  }
+  /// Evaluates the post-condition of the call with `args` now.
+  virtual check_result check(std::string_view /*args*/) { return {}; }
+  /// Tools that can undo a call say so; `compensate` gets the original call (its arguments and
+  /// idempotency key) and undoes it. Run when the post-condition does not hold.
+  [[nodiscard]] virtual bool compensable() const { return false; }
+  virtual tool_result compensate(const tool_call& original) {
+    return tool_result::failure(name() + " cannot be compensated (" + original.idempotency_key +
+                                ")");
+  }
+  /// What a call with these (validated) arguments would touch. The default takes the target
+  /// from the first of the arguments service, database, host, flag, job, target.
+  [[nodiscard]] virtual action_scope scope(std::string_view args) const;
+  /// Non-idempotent tools answer whether the call with `idempotency_key` happened.
+  virtual reconcile_result reconcile(std::string_view /*idempotency_key*/) { return {}; }
+};
+
+using tool_ptr = std::shared_ptr<tool>;
+
+/// The tools a node offers, by name. Filled at start, read-only afterwards (thread-safe reads).
+class tool_registry {
+ public:
+  void add(tool_ptr t);
+  [[nodiscard]] tool_ptr find(std::string_view name) const;
+  [[nodiscard]] std::vector<tool_ptr> all() const;
+
+ private:
+  std::map<std::string, tool_ptr, std::less<>> tools_;
+};
+
+} // namespace sreh::actors

@@ -1,0 +1,50 @@
+#include "actors/tools/tool.hpp"
+
+#include "core/base/json.hpp"
+
+namespace sreh::actors {
+
+const char* to_string(risk_class r) {
+  switch (r) {
+    case risk_class::read_only: return "read_only";
+    case risk_class::low: return "low";
+    case risk_class::medium: return "medium";
+    case risk_class::high: return "high";
+  }
+  return "unknown";
+}
+
+action_scope tool::scope(std::string_view args) const {
+  action_scope sc;
+  auto doc = json::parse(args);
+  if (!doc || !doc->IsObject())
+    return sc;
+  for (const char* key : {"service", "database", "host", "flag", "job", "target"}) {
+    auto m = doc->FindMember(key);
+    if (m != doc->MemberEnd() && m->value.IsString()) {
+      sc.target = m->value.GetString();
+      break;
+    }
+  }
+  return sc;
+}
+
+void tool_registry::add(tool_ptr t) {
+  auto name = t->name();
+  tools_[name] = std::move(t);
+}
+
+tool_ptr tool_registry::find(std::string_view name) const {
+  auto i = tools_.find(name);
+  return i == tools_.end() ? nullptr : i->second;
+}
+
+std::vector<tool_ptr> tool_registry::all() const {
+  std::vector<tool_ptr> out;
+  out.reserve(tools_.size());
+  for (auto& [name, t] : tools_)
+    out.push_back(t);
+  return out;
+}
+
+} // namespace sreh::actors

@@ -1,0 +1,33 @@
+// The client subcommands: thin HTTP/SSE clients of a node's REST API with readable output.
+// Dispatch only; the commands live in cli_runs.cpp, cli_watch.cpp, cli_approvals.cpp and
+// cli_cluster.cpp, the shared request/token/problem code in cli_http.cpp.
+#include "app/cli/client.hpp"
+
+#include <cstdio>
+
+#include "app/cli/commands.hpp"
+
+namespace sreh::app {
+
+int run_client_command(const std::string& cmd, int argc, char** argv) {
+  using namespace cli;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(usage_text, stdout);
+      return exit_ok;
+    }
+  }
+  if (cmd == "submit") return submit(argc, argv);
+  if (cmd == "runs") return runs(argc, argv);
+  if (cmd == "show") return show(argc, argv);
+  if (cmd == "watch") return watch(argc, argv);
+  if (cmd == "cancel") return cancel(argc, argv);
+  if (cmd == "approvals") return approvals(argc, argv);
+  if (cmd == "approve") return decide(true, argc, argv);
+  if (cmd == "deny") return decide(false, argc, argv);
+  if (cmd == "nodes") return nodes(argc, argv);
+  return usage_error("unknown command '" + cmd + "'");
+}
+
+} // namespace sreh::app

@@ -1,0 +1,32 @@
+#pragma once
+// Private to the client subcommands: one function per command (argv after the command name),
+// each returning the process exit code.
+
+#include <string>
+
+#include "app/cli/http.hpp"
+
+namespace sreh::app::cli {
+
+// cli_runs.cpp
+[[nodiscard]] int submit(int argc, char** argv);
+[[nodiscard]] int runs(int argc, char** argv);
+[[nodiscard]] int show(int argc, char** argv);
+[[nodiscard]] int watch(int argc, char** argv);
+[[nodiscard]] int cancel(int argc, char** argv);
+
+// cli_watch.cpp
+/// Follows a run's event stream as a timeline; reconnects with Last-Event-ID. Exit 0 when the
+/// run succeeded, 1 failed, 2 cancelled (3 when the node cannot be reached).
+[[nodiscard]] int watch_run(const options& o, const std::string& run_id);
+
+// cli_cluster.cpp
+/// `sreh nodes`: the cluster's members, their liveness, link and load.
+[[nodiscard]] int nodes(int argc, char** argv);
+
+// cli_approvals.cpp
+[[nodiscard]] int approvals(int argc, char** argv);
+/// `approve` (approve = true) and `deny`.
+[[nodiscard]] int decide(bool approve, int argc, char** argv);
+
+} // namespace sreh::app::cli

@@ -1,0 +1,158 @@
+#include "app/cli/eval_command.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "eval/runner.hpp"
+#include "core/base/logger.hpp"
+#include "eval/report.hpp"
+
+namespace sreh::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace ev = sreh::eval;
+
+constexpr const char* usage =
+    "usage: sreh eval [--json FILE] [--markdown FILE] [--mode autonomous|review] [--kb FILE] "
+    "DIR|FILE...\n";
+
+struct eval_args {
+  std::string json_file;
+  std::string markdown_file;
+  ev::eval_options opts;
+  std::vector<std::string> paths;
+};
+
+int usage_error(const std::string& what) {
+  std::fprintf(stderr, "sreh eval: %s\n%s", what.c_str(), usage);
+  return 2;
+}
+
+/// Returns 0 when parsed, -1 after --help, else the exit code (2).
+int parse_args(int argc, char** argv, eval_args& out) {
+  for (int i = 0; i < argc; ++i) {
+    std::string_view a = argv[i];
+    auto value = [&](std::string& dst) {
+      if (i + 1 >= argc)
+        return false;
+      dst = argv[++i];
+      return true;
+    };
+    if (a == "--json" || a == "--markdown" || a == "--mode" || a == "--kb") {
+      auto& dst = a == "--json"       ? out.json_file
+                  : a == "--markdown" ? out.markdown_file
+                  : a == "--mode"     ? out.opts.mode
+                                      : out.opts.kb;
+      if (!value(dst))
+        return usage_error(fmt::format("{} needs a value", a));
+    } else if (a == "-h" || a == "--help") {
+      std::fputs(usage, stdout);
+      return -1;
+    } else if (a.size() > 1 && a[0] == '-') {
+      return usage_error(fmt::format("unknown option '{}'", a));
+    } else {
+      out.paths.emplace_back(a);
+    }
+  }
+  if (out.opts.mode != "autonomous" && out.opts.mode != "review")
+    return usage_error(fmt::format("--mode '{}' is not one of autonomous, review", out.opts.mode));
+  if (out.paths.empty())
+    return usage_error("no scenario file or directory given");
+  return 0;
+}
+
+/// True when the file has a top-level `scenario:` key (worlds and other YAML do not).
+bool looks_like_scenario(const fs::path& p) {
+  std::ifstream in{p};
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("scenario:", 0) == 0 || line.rfind("scenario :", 0) == 0)
+      return true;
+  return false;
+}
+
+/// DIRs expand to their scenario files (sorted); FILEs stay as given.
+std::vector<std::string> scenario_files(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (auto& p : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec)) {
+      out.push_back(p);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (auto& e : fs::directory_iterator(p, ec))
+      if (e.is_regular_file() && e.path().extension() == ".yaml" && looks_like_scenario(e.path()))
+        found.push_back(e.path().string());
+    std::sort(found.begin(), found.end());
+    if (found.empty())
+      std::fprintf(stderr, "sreh eval: %s: no scenario files (*.yaml with a 'scenario:' key)\n",
+                   p.c_str());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+void print_progress(std::size_t i, std::size_t n, const ev::scenario_score& s) {
+  auto name = s.id.empty() ? s.file : s.id;
+  std::fprintf(stderr, "[%zu/%zu] %-36s %s  %lld steps, %lld approvals, %.0f ms\n", i, n,
+               name.c_str(), s.passed ? "PASS" : "FAIL", static_cast<long long>(s.steps),
+               static_cast<long long>(s.approvals_requested), s.wall_ms);
+  for (auto& f : s.failures)
+    std::fprintf(stderr, "        %s\n", f.c_str());
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream out{path, std::ios::trunc};
+  out << text;
+  out.flush();
+  if (out)
+    return true;
+  std::fprintf(stderr, "sreh eval: cannot write %s\n", path.c_str());
+  return false;
+}
+
+} // namespace
+
+int eval_command(int argc, char** argv) {
+  eval_args args;
+  if (int code = parse_args(argc, argv, args))
+    return code < 0 ? 0 : code;
+  if (auto err = setup_logging("error", "text"))
+    std::fprintf(stderr, "sreh eval: logging: %s\n", err.message.c_str());
+  auto files = scenario_files(args.paths);
+  if (files.empty())
+    return usage_error("no scenario files found");
+  std::fprintf(stderr, "sreh eval: %zu scenario(s), mode %s, knowledge base %s\n", files.size(),
+               args.opts.mode.c_str(), args.opts.kb.empty() ? "<embedded>" : args.opts.kb.c_str());
+  std::vector<ev::scenario_score> rows;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    rows.push_back(ev::run_scenario_file(files[i], args.opts));
+    print_progress(i + 1, files.size(), rows.back());
+  }
+  auto table = ev::suite_markdown(rows);
+  auto totals = ev::totals_of(rows);
+  std::fputs(table.c_str(), stdout);
+  std::printf("\n%lld of %lld passed; median wall time per scenario %.0f ms (total %.1f s)\n",
+              static_cast<long long>(totals.passed), static_cast<long long>(totals.scenarios),
+              totals.median_wall_ms, totals.total_wall_ms / 1000);
+  std::fflush(stdout);
+  bool written = true;
+  if (!args.json_file.empty())
+    written =
+        write_file(args.json_file, ev::suite_json(rows, {args.opts.mode, args.opts.kb})) && written;
+  if (!args.markdown_file.empty())
+    written = write_file(args.markdown_file, table) && written;
+  return written && totals.passed == totals.scenarios ? 0 : 1;
+}
+
+} // namespace sreh::app

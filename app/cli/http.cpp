@@ -1,0 +1,315 @@
+// Shared by the client subcommands: options, the bearer token, requests, problem output,
+// styling and JSON/time helpers.
+#include "app/cli/http.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "config/node/node_config.hpp"
+
+namespace sreh::app::cli {
+
+namespace {
+
+constexpr const char* default_token_file = "./data/admin.token";
+
+std::string trim(std::string s) {
+  auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
+}
+
+/// The first line of a token file, trimmed; nullopt when it cannot be read.
+std::optional<std::string> read_token_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::string line;
+  std::getline(in, line);
+  return trim(line);
+}
+
+/// $SREH_TOKEN, else --token-file, else ./data/admin.token when readable. False (after printing
+/// why) when --token-file names a file that cannot be read.
+bool resolve_token(options& o, const std::string* token_file) {
+  if (const char* env = std::getenv("SREH_TOKEN"); env && *env) {
+    o.token = trim(env);
+    o.token_source = "$SREH_TOKEN";
+    return true;
+  }
+  if (token_file) {
+    auto t = read_token_file(*token_file);
+    if (!t) {
+      std::fprintf(stderr, "sreh: --token-file: cannot read %s\n", token_file->c_str());
+      return false;
+    }
+    o.token = *t;
+    o.token_source = *token_file;
+    return true;
+  }
+  if (auto t = read_token_file(default_token_file); t && !t->empty()) {
+    o.token = *t;
+    o.token_source = default_token_file;
+  }
+  return true;
+}
+
+std::string problem_detail(const net::http_response& r) {
+  if (auto doc = json::parse(r.body); doc && doc->IsObject()) {
+    auto it = doc->FindMember("detail");
+    if (it != doc->MemberEnd() && it->value.IsString()) return it->value.GetString();
+  }
+  return "HTTP " + std::to_string(r.status) + (r.body.empty() ? "" : ": " + r.body.substr(0, 300));
+}
+
+} // namespace
+
+const char* const usage_text = R"(usage:
+  sreh submit "GOAL" [--idempotency-key K] [--label k=v]... [--max-steps N] [--watch] [--json]
+  sreh runs [--state S] [--limit N] [--json]
+  sreh show RUN [--json]
+  sreh watch RUN
+  sreh cancel RUN
+  sreh approvals [--state pending] [--run RUN] [--limit N] [--json]
+  sreh approve APPROVAL [--comment TEXT] [--json]
+  sreh deny APPROVAL [--comment TEXT] [--json]
+  sreh nodes [--json]
+common options: --server HOST:PORT (default: $SREH_SERVER, else 127.0.0.1:7070)
+                --token-file F (the bearer token: $SREH_TOKEN, else F, else ./data/admin.token)
+)";
+
+style make_style() {
+  return style{::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr};
+}
+
+std::map<std::string, std::string> options::headers(std::map<std::string, std::string> extra) const {
+  if (!token.empty()) extra["Authorization"] = "Bearer " + token;
+  return extra;
+}
+
+int usage_error(const std::string& what) {
+  std::fprintf(stderr, "sreh: %s\n\n%s", what.c_str(), usage_text);
+  return exit_usage;
+}
+
+std::optional<options> parse_options(int argc, char** argv, const std::vector<std::string>& with_value,
+                                     const std::vector<std::string>& flags) {
+  options o;
+  std::string server = "127.0.0.1:7070";
+  std::optional<std::string> token_file;
+  if (const char* env = std::getenv("SREH_SERVER"); env && *env) server = env;
+  auto takes = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.size() > 2 && a.rfind("--", 0) == 0) {
+      std::string name = a.substr(2);
+      std::optional<std::string> inline_value;
+      if (auto eq = name.find('='); eq != std::string::npos) {
+        inline_value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      }
+      if (name == "server" || name == "token-file" || takes(with_value, name)) {
+        std::string v;
+        if (inline_value) {
+          v = *inline_value;
+        } else if (i + 1 < argc) {
+          v = argv[++i];
+        } else {
+          usage_error("--" + name + " needs a value");
+          return std::nullopt;
+        }
+        if (name == "server")
+          server = v;
+        else if (name == "token-file")
+          token_file = v;
+        else
+          o.values[name].push_back(v);
+      } else if (takes(flags, name) && !inline_value) {
+        o.flags[name] = true;
+      } else {
+        usage_error("unknown option --" + name);
+        return std::nullopt;
+      }
+    } else {
+      o.positional.push_back(a);
+    }
+  }
+  if (auto err = config::parse_listen(server, "--server", o.host, o.port)) {
+    usage_error(err.message);
+    return std::nullopt;
+  }
+  if (o.host.size() > 2 && o.host.front() == '[' && o.host.back() == ']')
+    o.host = o.host.substr(1, o.host.size() - 2);
+  if (!resolve_token(o, token_file ? &*token_file : nullptr)) return std::nullopt;
+  return o;
+}
+
+int unreachable(const options& o, const sreh::error& e) {
+  // The message is "host:port: what: reason"; keep the reason.
+  auto msg = e.message;
+  if (auto p = msg.rfind(": "); p != std::string::npos) msg = msg.substr(p + 2);
+  std::fprintf(stderr, "cannot reach sreh at %s: %s — is `sreh serve` running?\n", o.where().c_str(),
+               msg.c_str());
+  return exit_unreachable;
+}
+
+void token_hint(const options& o) {
+  if (o.token.empty())
+    std::fprintf(stderr,
+                 "the node needs a token: set SREH_TOKEN or pass --token-file (the node wrote one "
+                 "to <data_dir>/admin.token)\n");
+  else
+    std::fprintf(stderr, "(the token from %s was not accepted)\n", o.token_source.c_str());
+}
+
+int refused(const options& o, const net::http_response& r) {
+  std::fprintf(stderr, "sreh: %s\n", problem_detail(r).c_str());
+  if (r.status == 401) token_hint(o);
+  return exit_refused;
+}
+
+std::optional<rapidjson::Document> call(const options& o, const std::string& method,
+                                        const std::string& target, int& exit_code,
+                                        const std::string& body,
+                                        const std::map<std::string, std::string>& headers,
+                                        net::http_response* raw) {
+  auto r = net::http_request(o.host, o.port, method, target, body, o.headers(headers));
+  if (!r) {
+    exit_code = (r.error().code == errc::unavailable || r.error().code == errc::deadline)
+                  ? unreachable(o, r.error())
+                  : (std::fprintf(stderr, "sreh: %s\n", r.error().message.c_str()), exit_refused);
+    return std::nullopt;
+  }
+  if (r->status < 200 || r->status > 299) {
+    exit_code = refused(o, *r);
+    return std::nullopt;
+  }
+  auto doc = json::parse(r->body, 256);
+  if (!doc) {
+    std::fprintf(stderr, "sreh: the server sent a malformed response: %s\n", doc.error().message.c_str());
+    exit_code = exit_refused;
+    return std::nullopt;
+  }
+  if (raw) *raw = std::move(*r);
+  return std::move(*doc);
+}
+
+std::string str(const rapidjson::Value& v, const char* key) {
+  if (!v.IsObject()) return {};
+  auto it = v.FindMember(key);
+  if (it == v.MemberEnd()) return {};
+  if (it->value.IsString()) return {it->value.GetString(), it->value.GetStringLength()};
+  if (it->value.IsNull()) return {};
+  rapidjson::StringBuffer buf;
+  json::writer w(buf);
+  it->value.Accept(w);
+  return {buf.GetString(), buf.GetSize()};
+}
+
+std::int64_t num(const rapidjson::Value& v, const char* key) {
+  if (!v.IsObject()) return 0;
+  auto it = v.FindMember(key);
+  return it != v.MemberEnd() && it->value.IsInt64() ? it->value.GetInt64() : 0;
+}
+
+const rapidjson::Value& member(const rapidjson::Value& v, const char* key) {
+  static const rapidjson::Value null_value;
+  if (!v.IsObject()) return null_value;
+  auto it = v.FindMember(key);
+  return it == v.MemberEnd() ? null_value : it->value;
+}
+
+std::optional<std::int64_t> parse_time(const std::string& s) {
+  std::tm tm{};
+  int frac_pos = 0;
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &frac_pos) != 6)
+    return std::nullopt;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  std::int64_t us = static_cast<std::int64_t>(timegm(&tm)) * 1'000'000;
+  if (static_cast<std::size_t>(frac_pos) < s.size() && s[static_cast<std::size_t>(frac_pos)] == '.') {
+    std::int64_t scale = 100'000;
+    for (auto i = static_cast<std::size_t>(frac_pos) + 1; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
+      us += (s[i] - '0') * scale;
+      scale /= 10;
+    }
+  }
+  return us;
+}
+
+std::string clock_time(const std::string& rfc3339) {
+  auto us = parse_time(rfc3339);
+  if (!us) return std::string(12, ' ');
+  std::time_t t = static_cast<std::time_t>(*us / 1'000'000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>((*us / 1000) % 1000));
+  return buf;
+}
+
+std::string age(const std::string& rfc3339) {
+  auto us = parse_time(rfc3339);
+  if (!us) return "-";
+  auto now = std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch()).count();
+  auto s = std::max<std::int64_t>(0, (now - *us) / 1'000'000);
+  if (s < 60) return std::to_string(s) + "s";
+  if (s < 3600) return std::to_string(s / 60) + "m";
+  if (s < 86400) return std::to_string(s / 3600) + "h";
+  return std::to_string(s / 86400) + "d";
+}
+
+std::string truncate(std::string s, std::size_t n) {
+  for (auto& c : s)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  if (s.size() <= n) return s;
+  // Cut on a UTF-8 boundary.
+  auto cut = n > 1 ? n - 1 : n;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut) + "…";
+}
+
+std::string state_colored(const style& st, const std::string& state) {
+  if (state == "succeeded" || state == "approved") return st.green(state);
+  if (state == "failed" || state == "denied") return st.red(state);
+  if (state == "cancelled" || state == "expired") return st.yellow(state);
+  return st.cyan(state);
+}
+
+std::string pad(const std::string& s, std::size_t n) {
+  return s.size() >= n ? s : s + std::string(n - s.size(), ' ');
+}
+
+bool valid_run_id(const std::string& s) {
+  return s.rfind("run_", 0) == 0 && s.find_first_of("/?#% ") == std::string::npos;
+}
+
+std::string url_encode(const std::string& s) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 0x0f];
+    }
+  }
+  return out;
+}
+
+} // namespace sreh::app::cli

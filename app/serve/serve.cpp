@@ -1,0 +1,210 @@
+// The composition root of a node: config → store → group-commit writer → actors → HTTP front.
+
+#include "app/serve/serve.hpp"
+
+#include <signal.h>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "app/cli/cluster_check.hpp"
+#include "net/node/node_parts.hpp"
+#include "app/serve/providers.hpp"
+#include "actors/tools/tool.hpp"
+#include "config/node/node_config.hpp"
+#include "core/base/logger.hpp"
+#include "net/http/auth.hpp"
+#include "net/http/http_server.hpp"
+
+namespace sreh::app {
+
+namespace {
+
+constexpr const char* serve_usage =
+    "usage: sreh serve [--config FILE] [--node-id ID] [--listen HOST:PORT] [--data-dir DIR]\n";
+
+struct serve_args {
+  std::string config_file;
+  config::overrides set; // --node-id, --listen, --data-dir
+};
+
+bool parse_args(int argc, char** argv, serve_args& out) {
+  for (int i = 0; i < argc; ++i) {
+    std::string_view a = argv[i];
+    auto value = [&](std::string& dst) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "sreh serve: %s needs a value\n", argv[i]);
+        return false;
+      }
+      dst = argv[++i];
+      return true;
+    };
+    if (a == "--config") {
+      if (!value(out.config_file))
+        return false;
+    } else if (a == "--node-id") {
+      if (!value(out.set.node_id))
+        return false;
+    } else if (a == "--listen") {
+      if (!value(out.set.listen))
+        return false;
+    } else if (a == "--data-dir") {
+      if (!value(out.set.data_dir))
+        return false;
+    } else {
+      std::fprintf(stderr, "sreh serve: unknown option '%s'\n%s", argv[i], serve_usage);
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The config file (or the defaults) with the command line's settings, finalized.
+expected<config::node_config> load_config(const serve_args& args) {
+  if (!args.config_file.empty())
+    return config::load_file(args.config_file, args.set);
+  config::node_config cfg;
+  config::apply_overrides(args.set, cfg);
+  if (auto err = config::finalize(cfg))
+    return err;
+  return cfg;
+}
+
+/// Blocks until SIGINT or SIGTERM.
+void wait_for_signal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+  logger("node")->info("received {}, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+int fail(const std::string& what) {
+  std::fprintf(stderr, "sreh serve: %s\n", what.c_str());
+  return 1;
+}
+
+/// The tokens the node accepts; says where the admin token is, or that auth is off.
+expected<std::shared_ptr<const net::token_table>> load_tokens(const config::node_config& cfg) {
+  auto log = logger("node");
+  std::optional<net::admin_token> admin;
+  auto table = net::make_token_table(cfg, &admin);
+  if (!table)
+    return sreh::error{table.error().code, "auth: " + table.error().message};
+  if (!table->enabled()) {
+    log->warn("auth is off (auth.mode: none): every request acts as 'local' with the admin role "
+              "(single-user loopback mode on {})",
+              cfg.listen);
+  } else if (admin && admin->created) {
+    auto approver = net::admin_token_path(cfg.data_dir, "approver");
+    log->warn("generated an admin token in {} and an approver token in {} (mode 0600); the CLI "
+              "reads the admin token from there or from SREH_TOKEN",
+              admin->path, approver);
+    std::fprintf(stderr,
+                 "generated an admin token in %s (mode 0600); the CLI reads it from there or from "
+                 "SREH_TOKEN.\nApprovals need another person: the approver token is in %s\n"
+                 "  (SREH_TOKEN=$(cat %s) sreh approve APPROVAL_ID)\n",
+                 admin->path.c_str(), approver.c_str(), approver.c_str());
+  } else if (admin) {
+    log->info("auth: admin token from {}", admin->path);
+  } else {
+    log->info("auth: {} configured token(s)", table->size());
+  }
+  return std::make_shared<const net::token_table>(std::move(*table));
+}
+
+} // namespace
+
+int serve_command(int argc, char** argv) {
+  serve_args args;
+  if (!parse_args(argc, argv, args))
+    return 2;
+  // Block the shutdown signals in every thread we start; the main thread waits for them.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto cfg = load_config(args);
+  if (!cfg)
+    return fail(cfg.error().message);
+  if (auto err = setup_logging(cfg->logging.level, cfg->logging.format))
+    return fail("logging: " + err.message);
+  auto log = logger("node");
+  std::string host;
+  std::uint16_t port = 0;
+  if (auto err = config::parse_listen(cfg->listen, "listen", host, port))
+    return fail(err.message);
+  auto tokens = load_tokens(*cfg);
+  if (!tokens)
+    return fail(tokens.error().message);
+  auto tools = std::make_shared<actors::tool_registry>();
+  auto provider = make_tools_and_provider(*cfg, *tools);
+  if (!provider)
+    return fail(provider.error().message);
+  auto policy = load_policy(*cfg);
+  if (!policy)
+    return fail(policy.error().message);
+  auto parts = net::node_parts::start(*cfg, tools, std::move(*policy), provider->provider);
+  if (!parts)
+    return fail(parts.error().message);
+  auto& n = **parts;
+  const bool api = !cfg->cluster.topo || cfg->cluster.topo->find(cfg->node_id)->has_role("api");
+  net::http_server http{{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens, api,
+                         n.relay(), n.feed()}};
+  if (!api)
+    log->info("no api role: serving only /healthz, /readyz, /v1/stats and /v1/cluster/nodes");
+  if (auto err = http.start(host, port))
+    return fail(err.message);
+  log->info("sreh {} node '{}' serving on http://{}:{} (store: {} {}, model: {}, tools: {})",
+            SREH_VERSION, cfg->node_id, host, http.port(), cfg->store.kind, cfg->store.path,
+            provider->provider->name(), tools->all().size());
+  if (const auto& topo = cfg->cluster.topo)
+    log->info("member of cluster '{}' ({} nodes, topology {}); data dir {}", topo->name,
+              topo->nodes.size(), topo->source, cfg->data_dir);
+  auto hint = sandbox_hint(*provider); // the scenario's goal and alert, when there is a sandbox
+  std::fprintf(stderr,
+               "\n  sreh is up: http://%s:%u   (Ctrl-C stops it; runs are durable in %s)\n%s"
+               "        sreh runs          curl -N http://%s:%u/v1/events\n\n",
+               host.c_str(), http.port(), cfg->store.path.c_str(),
+               hint.empty() ? "  try:  sreh submit \"checkout is failing - find out why and fix "
+                              "it\" --watch\n"
+                            : hint.c_str(),
+               host.c_str(), http.port());
+  wait_for_signal();
+  http.stop();
+  parts->reset(); // actors, then the writer, then the store
+  log->info("stopped cleanly");
+  return 0;
+}
+
+int config_check_command(int argc, char** argv) {
+  config::overrides set;
+  bool ok = argc == 2 || (argc == 4 && std::string_view{argv[2]} == "--node-id");
+  if (!ok || std::string_view{argv[0]} != "check") {
+    std::fputs("usage: sreh config check FILE [--node-id ID]\n", stderr);
+    return 2;
+  }
+  if (argc == 4)
+    set.node_id = argv[3];
+  auto cfg = config::load_file(argv[1], set); // finalized, topology included
+  if (!cfg) {
+    std::fprintf(stderr, "%s\n", cfg.error().message.c_str());
+    return 1;
+  }
+  std::printf("%s: ok (node '%s', listen %s, store %s, data dir %s)\n", argv[1],
+              cfg->node_id.c_str(), cfg->listen.c_str(), cfg->store.kind.c_str(),
+              cfg->data_dir.c_str());
+  if (cfg->cluster.topo)
+    print_topology(*cfg->cluster.topo, cfg->node_id);
+  return 0;
+}
+
+} // namespace sreh::app

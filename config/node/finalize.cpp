@@ -1,0 +1,175 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <initializer_list>
+#include <string_view>
+#include <vector>
+
+#include "config/node/node_config.hpp"
+
+namespace sreh::config {
+
+namespace {
+
+error field_error(std::string_view field, std::string_view what) {
+  return error{errc::invalid_argument, fmt::format("{}: {}", field, what)};
+}
+
+error check_one_of(const std::string& value, std::string_view field,
+                   std::initializer_list<std::string_view> allowed) {
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end())
+    return {};
+  return field_error(field, fmt::format("expected one of {}, got '{}'",
+                                        fmt::join(allowed, ", "), value));
+}
+
+} // namespace
+
+error parse_listen(const std::string& s, const std::string& field, std::string& host,
+                   std::uint16_t& port) {
+  auto bad = [&](std::string_view why) {
+    return field_error(field, fmt::format("{}, got '{}'", why, s));
+  };
+  std::string_view h;
+  std::string_view p;
+  if (!s.empty() && s.front() == '[') {
+    auto close = s.find(']');
+    if (close == std::string::npos || close + 1 >= s.size() || s[close + 1] != ':')
+      return bad("expected [IPv6]:port");
+    h = std::string_view{s}.substr(1, close - 1);
+    p = std::string_view{s}.substr(close + 2);
+  } else {
+    auto colon = s.rfind(':');
+    if (colon == std::string::npos)
+      return bad("expected host:port");
+    h = std::string_view{s}.substr(0, colon);
+    p = std::string_view{s}.substr(colon + 1);
+    if (h.find(':') != std::string_view::npos)
+      return bad("expected host:port (write IPv6 addresses as [::1]:port)");
+  }
+  if (h.empty())
+    return bad("expected host:port with a non-empty host");
+  unsigned value = 0;
+  auto res = std::from_chars(p.data(), p.data() + p.size(), value);
+  if (p.empty() || res.ec != std::errc{} || res.ptr != p.data() + p.size() || value > 65535)
+    return bad("expected a port between 0 and 65535");
+  host.assign(h);
+  port = static_cast<std::uint16_t>(value);
+  return {};
+}
+
+bool is_loopback_host(const std::string& host) {
+  std::string_view h = host;
+  if (h.size() > 2 && h.front() == '[' && h.back() == ']')
+    h = h.substr(1, h.size() - 2);
+  if (h == "localhost" || h == "::1" || h == "0:0:0:0:0:0:0:1")
+    return true;
+  // 127.0.0.0/8: four dotted decimal octets, the first 127.
+  if (h.rfind("127.", 0) != 0)
+    return false;
+  int parts = 0;
+  std::size_t i = 0;
+  while (i <= h.size()) {
+    auto dot = h.find('.', i);
+    auto part = h.substr(i, dot == std::string_view::npos ? std::string_view::npos : dot - i);
+    unsigned v = 0;
+    auto res = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || part.size() > 3 || res.ec != std::errc{} ||
+        res.ptr != part.data() + part.size() || v > 255)
+      return false;
+    ++parts;
+    if (dot == std::string_view::npos)
+      break;
+    i = dot + 1;
+  }
+  return parts == 4;
+}
+
+namespace {
+
+/// Cluster mode: loads the topology; this node must be a member, and its listen address and
+/// default data_dir follow from that.
+error apply_topology(node_config& cfg) {
+  auto topo = load_topology(cfg.cluster.topology);
+  if (!topo)
+    return field_error("cluster.topology", topo.error().message);
+  const auto* self = topo->find(cfg.node_id);
+  if (self == nullptr) {
+    std::vector<std::string_view> ids;
+    for (const auto& m : topo->nodes)
+      ids.push_back(m.id);
+    return field_error("node_id", fmt::format("'{}' is not in topology {} (nodes: {})", cfg.node_id,
+                                              topo->source, fmt::join(ids, ", ")));
+  }
+  if (cfg.store.kind != "postgres")
+    return field_error("store.kind", "a cluster needs the shared PostgreSQL store: set "
+                                     "store.kind: postgres");
+  if (cfg.nats.url.empty())
+    return field_error("nats.url", "required in a cluster: SSE across nodes and the relay need "
+                                   "JetStream (nats://host:port)");
+  if (cfg.listen_given && cfg.listen != self->http)
+    return field_error("listen", fmt::format("{} differs from {}, the http address of node '{}' "
+                                             "in topology {}: leave listen out (a cluster node "
+                                             "listens on its topology address) or make them equal",
+                                             cfg.listen, self->http, self->id, topo->source));
+  cfg.listen = self->http;
+  if (!cfg.data_dir_given)
+    cfg.data_dir = "./data/" + cfg.node_id;
+  cfg.cluster.topo = std::move(*topo);
+  return {};
+}
+
+error check_auth(const auth_config& auth, const std::string& listen_host) {
+  if (auto err = check_one_of(auth.mode, "auth.mode", {"tokens", "none"}))
+    return err;
+  if (auth.mode == "none" && !is_loopback_host(listen_host))
+    return field_error("auth.mode",
+                       fmt::format("none is allowed only when listen is a loopback address "
+                                   "(127.0.0.0/8, ::1, localhost), but listen host is '{}'",
+                                   listen_host));
+  return {};
+}
+
+} // namespace
+
+error finalize(node_config& cfg) {
+  if (cfg.node_id.empty())
+    return field_error("node_id", "must not be empty");
+  cfg.cluster.topo.reset();
+  if (!cfg.cluster.topology.empty())
+    if (auto err = apply_topology(cfg))
+      return err;
+  std::string host;
+  std::uint16_t port = 0;
+  if (auto err = parse_listen(cfg.listen, "listen", host, port))
+    return err;
+  if (cfg.data_dir.empty())
+    return field_error("data_dir", "must not be empty");
+  if (auto err = check_auth(cfg.auth, host))
+    return err;
+  for (auto err : {check_one_of(cfg.policy_mode, "policy_mode",
+                                {"read_only", "review", "autonomous"}),
+                   check_one_of(cfg.store.kind, "store.kind", {"sqlite", "postgres"}),
+                   check_one_of(cfg.store.synchronous, "store.synchronous", {"normal", "full"}),
+                   check_one_of(cfg.logging.level, "logging.level",
+                                {"trace", "debug", "info", "warn", "error", "critical", "off"}),
+                   check_one_of(cfg.logging.format, "logging.format", {"text", "json"}),
+                   check_one_of(cfg.model.provider, "model.provider", {"builtin", "scripted"})})
+    if (err)
+      return err;
+  if (cfg.store.path.empty()) {
+    auto dir = cfg.data_dir;
+    while (dir.size() > 1 && dir.back() == '/')
+      dir.pop_back();
+    cfg.store.path = dir == "/" ? "/sreh.db" : dir + "/sreh.db";
+  }
+  if (cfg.store.kind == "postgres" && cfg.store.url.empty())
+    return field_error("store.url", "required when store.kind is postgres");
+  if (cfg.model.provider == "scripted" && cfg.model.script.empty())
+    return field_error("model.script", "required (at least one step) when model.provider is "
+                                       "scripted");
+  return {};
+}
+
+} // namespace sreh::config

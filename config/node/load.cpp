@@ -1,0 +1,356 @@
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+
+#include "config/node/node_config.hpp"
+#include "config/yaml/yaml_reader.hpp"
+
+namespace sreh::config {
+
+namespace {
+
+using detail::yaml_entry;
+using detail::yaml_reader;
+
+constexpr std::int64_t unbounded = std::numeric_limits<std::int64_t>::max();
+
+void read_store(yaml_reader& r, const yaml_entry& section, store_config& out) {
+  for (const auto& e :
+       r.entries(section.value, section.path, {"kind", "path", "synchronous", "url"})) {
+    if (e.key == "kind")
+      out.kind = r.one_of(e, {"sqlite", "postgres"});
+    else if (e.key == "path")
+      out.path = r.string(e);
+    else if (e.key == "synchronous")
+      out.synchronous = r.one_of(e, {"normal", "full"});
+    else
+      out.url = r.string(e);
+  }
+}
+
+void read_logging(yaml_reader& r, const yaml_entry& section, logging_config& out) {
+  for (const auto& e : r.entries(section.value, section.path, {"level", "format"})) {
+    if (e.key == "level")
+      out.level = r.one_of(e, {"trace", "debug", "info", "warn", "error", "critical", "off"});
+    else
+      out.format = r.one_of(e, {"text", "json"});
+  }
+}
+
+void read_limits(yaml_reader& r, const yaml_entry& section, limits_config& out) {
+  struct field {
+    std::string_view name;
+    std::int64_t max;
+    std::int64_t limits_config::*member;
+  };
+  static constexpr field fields[] = {
+    {"max_body_bytes", unbounded, &limits_config::max_body_bytes},
+    {"max_header_bytes", unbounded, &limits_config::max_header_bytes},
+    {"max_json_depth", 512, &limits_config::max_json_depth},
+    {"max_connections", unbounded, &limits_config::max_connections},
+    {"sse_queue_events", unbounded, &limits_config::sse_queue_events},
+    {"sse_heartbeat_ms", unbounded, &limits_config::sse_heartbeat_ms},
+    {"http_threads", 256, &limits_config::http_threads},
+    {"handler_threads", 256, &limits_config::handler_threads},
+    {"scheduler_threads", 256, &limits_config::scheduler_threads},
+    {"tool_threads", 256, &limits_config::tool_threads},
+  };
+  auto entries = r.entries(section.value, section.path,
+                           {"max_body_bytes", "max_header_bytes", "max_json_depth",
+                            "max_connections", "sse_queue_events", "sse_heartbeat_ms",
+                            "http_threads", "handler_threads", "scheduler_threads",
+                            "scheduler_policy", "tool_threads"});
+  for (const auto& e : entries) {
+    if (e.key == "scheduler_policy") {
+      out.scheduler_policy = r.one_of(e, {"sharing", "stealing"});
+      continue;
+    }
+    for (const auto& f : fields)
+      if (e.key == f.name)
+        out.*f.member = r.integer(e, 1, f.max);
+  }
+}
+
+void read_budget(yaml_reader& r, const yaml_entry& section, run_budget& out) {
+  for (const auto& e : r.entries(section.value, section.path,
+                                 {"max_steps", "max_tokens", "max_result_bytes"})) {
+    if (e.key == "max_steps")
+      out.max_steps = r.integer(e, 1, unbounded);
+    else if (e.key == "max_tokens")
+      out.max_tokens = r.integer(e, 1, unbounded);
+    else
+      out.max_result_bytes = r.integer(e, 1, unbounded);
+  }
+}
+
+void read_script(yaml_reader& r, const yaml_entry& section, std::vector<scripted_step>& out) {
+  if (section.value.IsNull())
+    return;
+  if (!section.value.IsSequence())
+    r.fail(section, "expected a sequence of {tool, args}");
+  std::size_t i = 0;
+  for (const auto& item : section.value) {
+    auto path = fmt::format("{}[{}]", section.path, i++);
+    yaml_entry whole{"", path, item, item.Mark(), item.Mark()};
+    if (!item.IsMap())
+      r.fail(whole, "expected a mapping with 'tool' and 'args'");
+    scripted_step s;
+    bool has_tool = false;
+    for (const auto& e : r.entries(item, path, {"tool", "args"})) {
+      if (e.key == "tool") {
+        s.tool = r.string(e);
+        has_tool = !s.tool.empty();
+        if (!has_tool)
+          r.fail(e, "must not be empty");
+      } else {
+        s.args = r.json_object(e);
+      }
+    }
+    if (!has_tool)
+      r.fail(whole, "missing key 'tool'");
+    out.push_back(std::move(s));
+  }
+}
+
+/// A file named by the config: relative to the config file's directory; it must be readable.
+std::string read_path(yaml_reader& r, const yaml_entry& e, const std::string& config_file) {
+  auto path = r.string(e);
+  if (path.empty())
+    r.fail(e, "must not be empty");
+  std::filesystem::path p{path};
+  if (p.is_relative())
+    p = (std::filesystem::path{config_file}.parent_path() / p).lexically_normal();
+  if (::access(p.c_str(), R_OK) != 0)
+    r.fail(e, fmt::format("cannot read '{}': {}", p.string(), std::strerror(errno)));
+  return p.string();
+}
+
+void read_model(yaml_reader& r, const yaml_entry& section, const std::string& config_file,
+                model_config& out) {
+  for (const auto& e : r.entries(section.value, section.path, {"provider", "script", "kb"})) {
+    if (e.key == "provider")
+      out.provider = r.one_of(e, {"builtin", "scripted"});
+    else if (e.key == "kb")
+      out.kb = read_path(r, e, config_file);
+    else
+      read_script(r, e, out.script);
+  }
+}
+
+void read_sandbox(yaml_reader& r, const yaml_entry& section, const std::string& config_file,
+                  sandbox_config& out) {
+  for (const auto& e : r.entries(section.value, section.path, {"scenario"}))
+    out.scenario = read_path(r, e, config_file);
+}
+
+void read_cluster(yaml_reader& r, const yaml_entry& section, const std::string& config_file,
+                  cluster_config& out) {
+  for (const auto& e : r.entries(section.value, section.path, {"topology"}))
+    out.topology = read_path(r, e, config_file);
+}
+
+void read_tools(yaml_reader& r, const yaml_entry& section, tool_config& out) {
+  for (const auto& e : r.entries(section.value, section.path, {"record_file"}))
+    out.record_file = r.string(e);
+}
+
+bool is_hex_digest(const std::string& s) {
+  if (s.size() != 64)
+    return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+      return false;
+  return true;
+}
+
+void read_auth_tokens(yaml_reader& r, const yaml_entry& section, std::vector<auth_token>& out) {
+  if (section.value.IsNull())
+    return;
+  if (!section.value.IsSequence())
+    r.fail(section, "expected a sequence of {name, role, sha256}");
+  std::size_t i = 0;
+  for (const auto& item : section.value) {
+    auto path = fmt::format("{}[{}]", section.path, i++);
+    yaml_entry whole{"", path, item, item.Mark(), item.Mark()};
+    if (!item.IsMap())
+      r.fail(whole, "expected a mapping with 'name', 'role' and 'sha256'");
+    auth_token t;
+    for (const auto& e : r.entries(item, path, {"name", "role", "sha256"})) {
+      if (e.key == "name") {
+        t.name = r.string(e);
+        if (t.name.empty())
+          r.fail(e, "must not be empty");
+        for (const auto& other : out)
+          if (other.name == t.name)
+            r.fail(e, fmt::format("duplicate token name '{}'", t.name));
+      } else if (e.key == "role") {
+        t.role = r.one_of(e, {"viewer", "operator", "approver", "admin"});
+      } else {
+        t.sha256 = r.string(e);
+        if (!is_hex_digest(t.sha256))
+          r.fail(e, fmt::format("expected exactly 64 hex digits (the SHA-256 of the token; "
+                                "`sreh token hash TOKEN` prints it), got {} characters",
+                                t.sha256.size()));
+        for (auto& c : t.sha256)
+          c = static_cast<char>(c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
+      }
+    }
+    for (const char* key : {"name", "role", "sha256"})
+      if (!item[key])
+        r.fail(whole, fmt::format("missing key '{}'", key));
+    out.push_back(std::move(t));
+  }
+}
+
+void read_auth(yaml_reader& r, const yaml_entry& section, auth_config& out) {
+  if (section.value.IsScalar()) { // shorthand: `auth: none` / `auth: tokens`
+    out.mode = r.one_of(section, {"tokens", "none"});
+    return;
+  }
+  for (const auto& e : r.entries(section.value, section.path, {"mode", "tokens"})) {
+    if (e.key == "mode")
+      out.mode = r.one_of(e, {"tokens", "none"});
+    else
+      read_auth_tokens(r, e, out.tokens);
+  }
+}
+
+/// True when `s` is non-empty and every character is one of [A-Za-z0-9_-] (plus '.' when
+/// `dots`), with no empty dot-separated token: a JetStream stream name or a subject prefix.
+bool is_nats_name(const std::string& s, bool dots) {
+  if (s.empty() || s.front() == '.' || s.back() == '.' || s.find("..") != std::string::npos)
+    return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
+          || c == '-' || (dots && c == '.')))
+      return false;
+  return true;
+}
+
+void read_nats(yaml_reader& r, const yaml_entry& section, nats_config& out) {
+  for (const auto& e :
+       r.entries(section.value, section.path, {"url", "stream", "subject_prefix"})) {
+    if (e.key == "url") {
+      out.url = r.string(e);
+      if (!out.url.empty() && !out.url.starts_with("nats://") && !out.url.starts_with("tls://"))
+        r.fail(e, "expected nats://host:port or tls://host:port (or \"\" for no relay)");
+    } else if (e.key == "stream") {
+      out.stream = r.string(e);
+      if (!is_nats_name(out.stream, false))
+        r.fail(e, "expected a JetStream stream name: letters, digits, '_' and '-'");
+    } else {
+      out.subject_prefix = r.string(e);
+      if (!is_nats_name(out.subject_prefix, true))
+        r.fail(e, "expected dot-separated tokens of letters, digits, '_' and '-' "
+                  "(no wildcards), e.g. sreh.events");
+    }
+  }
+}
+
+void read_top(yaml_reader& r, const YAML::Node& root, node_config& cfg) {
+  auto entries = r.entries(root, "", {"node_id", "listen", "data_dir", "policy_mode",
+                                      "policy_file", "store",
+                                      "logging", "limits", "budget", "model", "tools",
+                                      "auth", "sandbox", "nats", "cluster"});
+  for (const auto& e : entries) {
+    if (e.key == "node_id") {
+      cfg.node_id = r.string(e);
+      if (cfg.node_id.empty())
+        r.fail(e, "must not be empty");
+    } else if (e.key == "listen") {
+      cfg.listen = r.string(e);
+      std::string host;
+      std::uint16_t port = 0;
+      if (auto err = parse_listen(cfg.listen, e.path, host, port))
+        throw detail::load_error{fmt::format("{}: {}", r.where(e.mark), err.message)};
+      cfg.listen_given = true;
+    } else if (e.key == "data_dir") {
+      cfg.data_dir = r.non_empty_string(e);
+      cfg.data_dir_given = true;
+    } else if (e.key == "policy_mode") {
+      cfg.policy_mode = r.one_of(e, {"read_only", "review", "autonomous"});
+    } else if (e.key == "policy_file") {
+      cfg.policy_file = read_path(r, e, cfg.source);
+    } else if (e.key == "store") {
+      read_store(r, e, cfg.store);
+    } else if (e.key == "logging") {
+      read_logging(r, e, cfg.logging);
+    } else if (e.key == "limits") {
+      read_limits(r, e, cfg.limits);
+    } else if (e.key == "budget") {
+      read_budget(r, e, cfg.budget);
+    } else if (e.key == "model") {
+      read_model(r, e, cfg.source, cfg.model);
+    } else if (e.key == "sandbox") {
+      read_sandbox(r, e, cfg.source, cfg.sandbox);
+    } else if (e.key == "auth") {
+      read_auth(r, e, cfg.auth);
+    } else if (e.key == "nats") {
+      read_nats(r, e, cfg.nats);
+    } else if (e.key == "cluster") {
+      read_cluster(r, e, cfg.source, cfg.cluster);
+    } else {
+      read_tools(r, e, cfg.tools);
+    }
+  }
+}
+
+} // namespace
+
+void apply_overrides(const overrides& o, node_config& cfg) {
+  if (!o.node_id.empty())
+    cfg.node_id = o.node_id;
+  if (!o.listen.empty()) {
+    cfg.listen = o.listen;
+    cfg.listen_given = true;
+  }
+  if (!o.data_dir.empty()) {
+    cfg.data_dir = o.data_dir;
+    cfg.data_dir_given = true;
+    cfg.store.path.clear(); // the store follows the data dir
+  }
+}
+
+expected<node_config> load_string(const std::string& text, const std::string& name,
+                                  const overrides& o) {
+  node_config cfg;
+  cfg.source = name;
+  yaml_reader r{name};
+  try {
+    auto root = YAML::Load(text);
+    if (!root.IsNull() && !root.IsMap())
+      r.fail(root.Mark(), "(top level)", "expected a mapping of settings");
+    read_top(r, root, cfg);
+  } catch (const detail::load_error& e) {
+    return error{errc::invalid_argument, e.message};
+  } catch (const YAML::Exception& e) {
+    return error{errc::invalid_argument,
+                 fmt::format("{}: invalid YAML: {}", r.where(e.mark), e.msg)};
+  }
+  apply_overrides(o, cfg);
+  if (auto err = finalize(cfg)) {
+    // finalize names the field ("store.url: ..."); point at where that part was written, unless
+    // the command line replaced it.
+    auto field = err.message.substr(0, err.message.find(':'));
+    bool overridden = (field == "node_id" && !o.node_id.empty()) ||
+                      (field == "listen" && !o.listen.empty()) ||
+                      (field == "data_dir" && !o.data_dir.empty());
+    auto mark = overridden ? YAML::Mark::null_mark() : r.mark_of(field);
+    return error{err.code, fmt::format("{}: {}", r.where(mark), err.message)};
+  }
+  return cfg;
+}
+
+expected<node_config> load_file(const std::string& path, const overrides& o) {
+  auto text = detail::read_text_file(path);
+  if (!text)
+    return text.error();
+  return load_string(*text, path, o);
+}
+
+} // namespace sreh::config

@@ -1,0 +1,156 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/topology/topology.hpp"
+#include "core/base/expected.hpp"
+#include "core/model/run.hpp"
+
+namespace sreh::config {
+
+struct store_config {
+  std::string kind = "sqlite";        // sqlite | postgres
+  std::string path;                   // sqlite file; default <data_dir>/sreh.db
+  std::string synchronous = "normal"; // sqlite: normal | full
+  std::string url;                    // postgres: connection URL (may use ${ENV})
+};
+
+struct logging_config {
+  std::string level = "info";         // trace | debug | info | warn | error | off
+  std::string format = "text";        // text | json
+};
+
+struct limits_config {
+  std::int64_t max_body_bytes = 1 << 20;       // request bodies over this get 413
+  std::int64_t max_header_bytes = 16 * 1024;   // request headers over this get 431
+  std::int64_t max_json_depth = 32;            // deeper JSON gets 400
+  std::int64_t max_connections = 1024;         // further connections are refused with 503
+  std::int64_t sse_queue_events = 10'000;      // a client further behind than this is cut
+  std::int64_t sse_heartbeat_ms = 15'000;      // comment line on idle SSE streams
+  std::int64_t http_threads = 2;
+  /// Threads that run the REST handlers (store reads, kernel calls) off the HTTP threads, so a
+  /// slow or hung database holds these and never the sockets, /healthz or SSE.
+  std::int64_t handler_threads = 8;
+  std::int64_t scheduler_threads = 2;          // CAF worker threads
+  /// CAF's scheduler: sharing (one queue, idle workers sleep until woken) or stealing (per-worker
+  /// queues, idle workers poll). On 2 cores sharing used ~10% less CPU per step on SQLite and
+  /// ~45% less at C=1 on PostgreSQL, where workers idle between commits (docs/benchmarks.md).
+  std::string scheduler_policy = "sharing";
+  std::int64_t tool_threads = 4;               // pool for blocking tools
+};
+
+/// A scripted step of the `scripted` model provider: call `tool` with `args` (JSON).
+struct scripted_step {
+  std::string tool;
+  std::string args = "{}";
+};
+
+struct model_config {
+  std::string provider = "builtin";   // builtin | scripted (tests, demos)
+  std::vector<scripted_step> script;  // for `scripted`
+  std::string kb;                     // builtin: a knowledge base file ("" = the embedded one)
+};
+
+/// The sandbox world the node's tools act on (../shared/SCENARIOS.md).
+struct sandbox_config {
+  /// A scenario file; its world and faults become the sandbox tools' world. Relative to the
+  /// config file's directory. "" = no sandbox tools.
+  std::string scenario;
+};
+
+struct tool_config {
+  /// Where the `test.record` tool appends the idempotency keys it executed (crash tests).
+  std::string record_file;
+};
+
+/// A bearer token known to the node, given only by the SHA-256 of the token.
+struct auth_token {
+  std::string name;                   // identity (unique): the submitter / decider it acts as
+  std::string role;                   // viewer | operator | approver | admin
+  std::string sha256;                 // 64 lower-case hex digits
+};
+
+struct auth_config {
+  /// tokens: every /v1 request needs `Authorization: Bearer`; with no tokens configured the node
+  /// uses (or creates) <data_dir>/admin.token. none: no auth (only on a loopback listen address).
+  std::string mode = "tokens";
+  std::vector<auth_token> tokens;
+};
+
+/// The JetStream relay of the event log (docs/relay.md). Off when `url` is empty.
+struct nats_config {
+  std::string url;                            // nats://host:port (may use ${ENV}); "" = off
+  std::string stream = "sreh-events";         // JetStream stream name
+  std::string subject_prefix = "sreh.events"; // subjects are <prefix>.<kind>.<run>
+};
+
+/// Cluster mode (docs/cluster.md): on when `topology` is set.
+struct cluster_config {
+  /// The topology file, shared by every node; relative to the config file's directory.
+  std::string topology;
+  /// The loaded topology, filled by `finalize` when `topology` is set.
+  std::optional<config::topology> topo;
+};
+
+/// The node's configuration. Every field has a default so that no file is needed for the
+/// embedded default (SQLite under ./data, listening on 127.0.0.1:7070).
+struct node_config {
+  std::string node_id = "node-1";
+  std::string listen = "127.0.0.1:7070"; // host:port
+  std::string data_dir = "./data";
+  std::string policy_mode = "review";    // read_only | review | autonomous, when no policy_file
+  std::string policy_file;               // rules (examples/policies); relative to this file
+  store_config store;
+  logging_config logging;
+  limits_config limits;
+  run_budget budget;                     // defaults for new runs
+  model_config model;
+  tool_config tools;
+  sandbox_config sandbox;
+  auth_config auth;
+  nats_config nats;
+  cluster_config cluster;
+  std::string source;                    // file it was loaded from ("" = defaults)
+  // Whether listen / data_dir were given (file or command line) rather than defaulted: in
+  // cluster mode the defaults follow the topology (listen) and the node id (data_dir).
+  bool listen_given = false;
+  bool data_dir_given = false;
+};
+
+/// Command-line settings that replace the file's before `finalize`, so that one config file can
+/// serve every node of a cluster (`sreh serve --node-id`). Empty fields keep the file's value.
+struct overrides {
+  std::string node_id;
+  std::string listen;
+  std::string data_dir; // the store path then follows it
+};
+
+/// Applies the non-empty fields of `o` to `cfg`.
+void apply_overrides(const overrides& o, node_config& cfg);
+
+/// Loads and validates a YAML config file. `${NAME}` in string values is replaced by the
+/// environment variable NAME (an unset variable is an error). Unknown keys, wrong types and
+/// out-of-range values are errors formatted as `FILE:LINE:COLUMN: field.path: what is wrong`.
+/// `o` is applied before `finalize`.
+[[nodiscard]] expected<node_config> load_file(const std::string& path, const overrides& o = {});
+
+/// Same, from text (`name` is used in messages in place of a file name).
+[[nodiscard]] expected<node_config> load_string(const std::string& text, const std::string& name,
+                                                const overrides& o = {});
+
+/// Fills derived defaults (store.path from data_dir) and checks cross-field rules. In cluster
+/// mode it loads the topology into `cluster.topo`, checks that this node is a member and sets
+/// `listen` to its http address (and data_dir, unless given, to ./data/<node_id>).
+[[nodiscard]] sreh::error finalize(node_config& cfg);
+
+/// True for a loopback host: 127.0.0.0/8, ::1 (bare or in brackets), localhost.
+[[nodiscard]] bool is_loopback_host(const std::string& host);
+
+/// Splits "host:port" (port 0..65535; host may be "[::1]"). Error names `field`.
+[[nodiscard]] sreh::error parse_listen(const std::string& s, const std::string& field,
+                                       std::string& host, std::uint16_t& port);
+
+} // namespace sreh::config

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <string>
+
+#include "core/base/expected.hpp"
+#include "core/policy/policy.hpp"
+
+namespace sreh::config {
+
+/// Loads and validates a policy file (examples/policies/*.yaml). Unknown keys, wrong types,
+/// bad durations, windows, roles and effects, duplicate rule ids are errors formatted as
+/// `FILE:LINE:COLUMN: field.path: what is wrong`. `version` of the result is a hash of the text.
+/// With no file at all, the default is an empty `policy::policy_set` (review mode, no rules).
+[[nodiscard]] expected<policy::policy_set> load_policy_file(const std::string& path);
+
+/// Same, from text (`name` is used in messages in place of a file name).
+[[nodiscard]] expected<policy::policy_set> load_policy_string(const std::string& text,
+                                                              const std::string& name);
+
+} // namespace sreh::config

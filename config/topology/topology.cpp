@@ -1,0 +1,214 @@
+#include "config/topology/topology.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+
+#include "config/node/node_config.hpp"
+#include "config/yaml/yaml_reader.hpp"
+
+namespace sreh::config {
+
+namespace {
+
+using detail::yaml_entry;
+using detail::yaml_reader;
+
+// Optional entries below are set with emplace(), never assigned: assigning a YAML::Node writes
+// the value into the node it refers to, i.e. into the parsed tree.
+
+const std::vector<std::string> all_roles = {"api", "worker", "relay"};
+
+/// [a-z0-9][a-z0-9_-]{0,62}: safe in file names (data_dir), URLs, SQL and NATS subjects.
+bool is_name(std::string_view s) {
+  auto plain = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  return !s.empty() && s.size() <= 63 && plain(s.front()) &&
+         std::all_of(s.begin(), s.end(), [&](char c) { return plain(c) || c == '_' || c == '-'; });
+}
+
+std::string name(yaml_reader& r, const yaml_entry& e, std::string_view what) {
+  auto s = r.string(e);
+  if (!is_name(s))
+    r.fail(e, fmt::format("expected a {} of 1 to 63 lower-case letters, digits, '_' and '-', "
+                          "starting with a letter or digit, got '{}'",
+                          what, s));
+  return s;
+}
+
+std::vector<std::string> read_roles(yaml_reader& r, const yaml_entry& e) {
+  if (e.value.IsNull() || (e.value.IsSequence() && e.value.size() == 0))
+    r.fail(e, "must not be empty: list some of api, worker, relay (or leave roles out for all "
+              "three)");
+  std::vector<std::string> out;
+  for (const auto& item : r.items(e)) {
+    auto role = r.one_of(item, {"api", "worker", "relay"});
+    if (std::find(out.begin(), out.end(), role) != out.end())
+      r.fail(item, fmt::format("role '{}' is listed twice", role));
+    out.push_back(std::move(role));
+  }
+  return out;
+}
+
+/// Keeps what the members read so far use, so that a second use names the first one's place.
+class uniqueness {
+ public:
+  explicit uniqueness(yaml_reader& r) : r_(r) {}
+
+  void id(const yaml_entry& e, const std::string& id) {
+    if (auto [it, fresh] = ids_.emplace(id, e.mark); !fresh)
+      r_.fail(e, fmt::format("duplicate node id '{}' (first at {})", id, r_.where(it->second)));
+  }
+
+  /// `s` must be a host:port with a port other than 0, not used before by any node.
+  void address(const yaml_entry& e, const std::string& node, const std::string& s) {
+    std::string host;
+    std::uint16_t port = 0;
+    if (auto err = parse_listen(s, e.path, host, port))
+      throw detail::load_error{fmt::format("{}: {}", r_.where(e.mark), err.message)};
+    if (port == 0)
+      r_.fail(
+          e, fmt::format("expected a port between 1 and 65535 (other nodes dial it), got '{}'", s));
+    std::transform(host.begin(), host.end(), host.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    auto key = fmt::format("{}:{}", host, port);
+    auto [it, fresh] = addresses_.emplace(key, first_use{e.path, node, e.mark});
+    if (!fresh)
+      r_.fail(e, fmt::format("address {} is already used by {} (node '{}', at {}); every node "
+                             "needs its own http and cluster addresses",
+                             s, it->second.path, it->second.node, r_.where(it->second.mark)));
+  }
+
+ private:
+  struct first_use {
+    std::string path;
+    std::string node;
+    YAML::Mark mark;
+  };
+  yaml_reader& r_;
+  std::map<std::string, YAML::Mark> ids_;
+  std::map<std::string, first_use> addresses_; // by lower-case host:port
+};
+
+cluster_member read_member(yaml_reader& r, const yaml_entry& item, uniqueness& seen) {
+  if (!item.value.IsMap())
+    r.fail(item, "expected a mapping with 'id', 'http', 'cluster' and optionally 'roles'");
+  cluster_member m;
+  m.roles = all_roles;
+  std::optional<yaml_entry> id, http, cluster;
+  for (const auto& e : r.entries(item.value, item.path, {"id", "http", "cluster", "roles"})) {
+    if (e.key == "id") {
+      m.id = name(r, e, "node id");
+      id.emplace(e);
+    } else if (e.key == "http") {
+      m.http = r.string(e);
+      http.emplace(e);
+    } else if (e.key == "cluster") {
+      m.cluster = r.string(e);
+      cluster.emplace(e);
+    } else {
+      m.roles = read_roles(r, e);
+    }
+  }
+  auto require = [&](const std::optional<yaml_entry>& e, std::string_view key) {
+    if (!e)
+      r.fail(item, fmt::format("missing key '{}'", key));
+  };
+  require(id, "id");
+  require(http, "http");
+  require(cluster, "cluster");
+  seen.id(*id, m.id);
+  seen.address(*http, m.id, m.http);
+  seen.address(*cluster, m.id, m.cluster);
+  return m;
+}
+
+void read_nodes(yaml_reader& r, const yaml_entry& e, topology& t) {
+  if (e.value.IsNull() || (e.value.IsSequence() && e.value.size() == 0))
+    r.fail(e, "must list at least one node");
+  uniqueness seen{r};
+  for (const auto& item : r.items(e))
+    t.nodes.push_back(read_member(r, item, seen));
+  auto any = [&](std::string_view role) {
+    return std::any_of(t.nodes.begin(), t.nodes.end(),
+                       [&](const cluster_member& m) { return m.has_role(role); });
+  };
+  if (!any("worker"))
+    r.fail(e, "no node has the worker role: no run would ever execute");
+  if (!any("api"))
+    r.fail(e, "no node has the api role: nothing would accept goals or serve the API");
+}
+
+void read_top(yaml_reader& r, const YAML::Node& root, topology& t) {
+  std::optional<yaml_entry> nodes, heartbeat, lease;
+  for (const auto& e :
+       r.entries(root, "",
+                 {"cluster", "heartbeat_ms", "lease_ttl_ms", "connection_timeout_ms", "nodes"})) {
+    if (e.key == "cluster") {
+      t.name = name(r, e, "cluster name");
+    } else if (e.key == "heartbeat_ms") {
+      t.heartbeat_ms = r.integer(e, 50, 60'000);
+      heartbeat.emplace(e);
+    } else if (e.key == "lease_ttl_ms") {
+      t.lease_ttl_ms = r.integer(e, 150, 3'600'000);
+      lease.emplace(e);
+    } else if (e.key == "connection_timeout_ms") {
+      t.connection_timeout_ms = r.integer(e, 100, 60'000);
+    } else {
+      nodes.emplace(e);
+    }
+  }
+  if (t.lease_ttl_ms < 3 * t.heartbeat_ms) {
+    // Only a heartbeat_ms written in the file can make the default lease too short.
+    auto mark = lease ? lease->mark : heartbeat->mark;
+    r.fail(mark, "lease_ttl_ms",
+           fmt::format("{}{} is less than 3 * heartbeat_ms (3 * {} = {}): a lease must survive at "
+                       "least 3 missed heartbeats",
+                       t.lease_ttl_ms, lease ? "" : " (the default)", t.heartbeat_ms,
+                       3 * t.heartbeat_ms));
+  }
+  if (!nodes)
+    r.fail(YAML::Mark::null_mark(), "nodes", "missing: a topology lists at least one node");
+  read_nodes(r, *nodes, t);
+}
+
+} // namespace
+
+bool cluster_member::has_role(std::string_view r) const {
+  return std::find(roles.begin(), roles.end(), r) != roles.end();
+}
+
+const cluster_member* topology::find(std::string_view id) const {
+  auto it =
+      std::find_if(nodes.begin(), nodes.end(), [&](const cluster_member& m) { return m.id == id; });
+  return it == nodes.end() ? nullptr : &*it;
+}
+
+expected<topology> load_topology_string(const std::string& text, const std::string& name) {
+  topology t;
+  t.source = name;
+  yaml_reader r{name};
+  try {
+    auto root = YAML::Load(text);
+    if (!root.IsNull() && !root.IsMap())
+      r.fail(root.Mark(), "(top level)", "expected a mapping with 'cluster' and 'nodes'");
+    read_top(r, root, t);
+  } catch (const detail::load_error& e) {
+    return error{errc::invalid_argument, e.message};
+  } catch (const YAML::Exception& e) {
+    return error{errc::invalid_argument,
+                 fmt::format("{}: invalid YAML: {}", r.where(e.mark), e.msg)};
+  }
+  return t;
+}
+
+expected<topology> load_topology(const std::string& path) {
+  auto text = detail::read_text_file(path);
+  if (!text)
+    return text.error();
+  return load_topology_string(*text, path);
+}
+
+} // namespace sreh::config

@@ -1,0 +1,169 @@
+#include "core/base/json.hpp"
+
+#include <fmt/format.h>
+#include <rapidjson/error/en.h>
+
+namespace sreh::json {
+
+namespace {
+
+/// Finds where `text` nests deeper than `max_depth` without recursing: brackets are counted
+/// outside strings. Returns the offset of the first bracket past the limit, or npos. Malformed
+/// text is left for RapidJSON to report.
+std::size_t too_deep_at(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    switch (c) {
+      case '"': in_string = true; break;
+      case '[':
+      case '{':
+        if (++depth > max_depth)
+          return i;
+        break;
+      case ']':
+      case '}': --depth; break;
+      default: break;
+    }
+  }
+  return std::string_view::npos;
+}
+
+/// Encodes one code point as the JSON escape "\uXXXX" (BMP only; enough for our escapes).
+void append_u_escape(std::string& out, unsigned cp) {
+  out += fmt::format("\\u{:04x}", cp);
+}
+
+/// Length of the valid UTF-8 sequence at `s[i]`, or 0 when it is not valid.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+  auto b = static_cast<unsigned char>(s[i]);
+  std::size_t n = b < 0x80            ? 1
+                  : (b >> 5) == 0x6   ? 2
+                  : (b >> 4) == 0xe   ? 3
+                  : (b >> 3) == 0x1e  ? 4
+                                      : 0;
+  if (n == 0 || i + n > s.size())
+    return 0;
+  unsigned cp = n == 1 ? b : n == 2 ? (b & 0x1f) : n == 3 ? (b & 0x0f) : (b & 0x07);
+  for (std::size_t k = 1; k < n; ++k) {
+    auto c = static_cast<unsigned char>(s[i + k]);
+    if ((c & 0xc0) != 0x80)
+      return 0;
+    cp = (cp << 6) | (c & 0x3f);
+  }
+  static constexpr unsigned min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < min_cp[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+    return 0; // overlong, out of range or a surrogate
+  return n;
+}
+
+} // namespace
+
+expected<rapidjson::Document> parse(std::string_view text, int max_depth) {
+  if (auto at = too_deep_at(text, max_depth); at != std::string_view::npos)
+    return error{errc::invalid_argument,
+                 fmt::format("JSON nesting deeper than {} levels (at byte {})", max_depth, at)};
+  // RapidJSON reads a NUL as the end of the input: anything after one would be ignored.
+  if (auto nul = text.find('\0'); nul != std::string_view::npos)
+    return error{errc::invalid_argument,
+                 fmt::format("invalid JSON at byte {}: NUL character", nul)};
+  rapidjson::Document doc;
+  constexpr unsigned flags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
+  doc.Parse<flags>(text.data(), text.size());
+  if (doc.HasParseError())
+    return error{errc::invalid_argument,
+                 fmt::format("invalid JSON at byte {}: {}", doc.GetErrorOffset(),
+                             rapidjson::GetParseError_En(doc.GetParseError()))};
+  return doc;
+}
+
+expected<rapidjson::Document> parse_object(std::string_view text, int max_depth) {
+  auto doc = parse(text, max_depth);
+  if (doc && !doc->IsObject())
+    return error{errc::invalid_argument,
+                 fmt::format("expected a JSON object, got {}", type_of(*doc))};
+  return doc;
+}
+
+const char* type_of(const rapidjson::Value& v) {
+  switch (v.GetType()) {
+    case rapidjson::kNullType: return "null";
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType: return "boolean";
+    case rapidjson::kObjectType: return "object";
+    case rapidjson::kArrayType: return "array";
+    case rapidjson::kStringType: return "string";
+    case rapidjson::kNumberType: return "number";
+  }
+  return "unknown";
+}
+
+std::string stringify(const rapidjson::Value& v) {
+  rapidjson::StringBuffer buf;
+  writer w{buf};
+  v.Accept(w);
+  return {buf.GetString(), buf.GetSize()};
+}
+
+void raw(writer& w, std::string_view json_text) {
+  if (json_text.empty()) {
+    w.Null();
+    return;
+  }
+  auto type = json_text.front() == '{'   ? rapidjson::kObjectType
+              : json_text.front() == '[' ? rapidjson::kArrayType
+                                         : rapidjson::kStringType;
+  w.RawValue(json_text.data(), json_text.size(), type);
+}
+
+void timestamp(writer& w, timestamp_us t) {
+  if (t == 0) {
+    w.Null();
+    return;
+  }
+  char buf[32];
+  auto s = format_rfc3339(t, buf);
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+std::string quote(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out.push_back('"');
+  for (std::size_t i = 0; i < s.size();) {
+    char c = s[i];
+    auto n = utf8_length(s, i);
+    if (n == 0) {
+      out += "\\ufffd"; // invalid UTF-8 byte: keep the output valid JSON
+      ++i;
+      continue;
+    }
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20)
+          append_u_escape(out, static_cast<unsigned char>(c));
+        else
+          out.append(s.substr(i, n));
+    }
+    i += n;
+  }
+  out.push_back('"');
+  return out;
+}
+
+} // namespace sreh::json

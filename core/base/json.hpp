@@ -1,0 +1,60 @@
+#pragma once
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <string>
+#include <string_view>
+
+#include "core/model/approval.hpp"
+#include "core/model/event.hpp"
+#include "core/base/expected.hpp"
+#include "core/model/run.hpp"
+#include "core/model/step.hpp"
+
+namespace sreh::json {
+
+using writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+/// Parses `text` as one JSON value. Rejects nesting deeper than `max_depth`, invalid UTF-8 and
+/// trailing content; the error names the byte offset and what RapidJSON found.
+[[nodiscard]] expected<rapidjson::Document> parse(std::string_view text, int max_depth = 64);
+
+/// Same, and requires an object at the top.
+[[nodiscard]] expected<rapidjson::Document> parse_object(std::string_view text, int max_depth = 64);
+
+/// The JSON type of a value as users read it: "null", "boolean", "number", "string", "array",
+/// "object" (for messages like "expected a string, got number").
+[[nodiscard]] const char* type_of(const rapidjson::Value& v);
+
+/// Serializes a value as compact JSON text.
+[[nodiscard]] std::string stringify(const rapidjson::Value& v);
+
+/// Writes a stored JSON text as a raw value (it was validated when stored); null when empty.
+void raw(writer& w, std::string_view json_text);
+
+/// Writes an optional timestamp as RFC 3339, or null when 0.
+void timestamp(writer& w, timestamp_us t);
+
+// -- codecs: the wire shape of the domain types (also used by the store for the checkpoint) -----
+
+void write(writer& w, const run& r);
+void write(writer& w, const step& s);
+void write(writer& w, const event& e);
+void write(writer& w, const approval& a);
+[[nodiscard]] std::string to_json(const approval& a);
+[[nodiscard]] expected<approval> approval_from_json(std::string_view text);
+[[nodiscard]] std::string to_json(const run& r);
+[[nodiscard]] std::string to_json(const step& s);
+[[nodiscard]] std::string to_json(const event& e);
+
+/// Decoders of the same shapes (round trip of `to_json`).
+[[nodiscard]] expected<run> run_from_json(std::string_view text);
+[[nodiscard]] expected<step> step_from_json(std::string_view text);
+[[nodiscard]] expected<event> event_from_json(std::string_view text);
+
+/// Escapes a string into a JSON string literal, with the quotes.
+[[nodiscard]] std::string quote(std::string_view s);
+
+} // namespace sreh::json

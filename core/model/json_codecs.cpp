@@ -1,0 +1,164 @@
+// The wire shape of runs, steps and events (REST API, SSE, store checkpoints) and its decoders.
+#include <fmt/format.h>
+
+#include "core/base/json.hpp"
+#include "core/model/json_fields.hpp"
+
+namespace sreh::json {
+
+using namespace detail;
+
+void write(writer& w, const run& r) {
+  w.StartObject();
+  w.Key("id"), str(w, r.id);
+  w.Key("goal"), str(w, r.goal);
+  w.Key("state"), w.String(to_string(r.state));
+  w.Key("waiting_for");
+  if (r.waiting_for == wait_reason::none)
+    w.Null();
+  else
+    w.String(to_string(r.waiting_for));
+  w.Key("submitter"), str(w, r.submitter);
+  w.Key("idempotency_key"), str_or_null(w, r.idempotency_key);
+  w.Key("node_id"), str(w, r.node_id);
+  w.Key("created_at"), timestamp(w, r.created_at);
+  w.Key("updated_at"), timestamp(w, r.updated_at);
+  w.Key("steps"), w.Int64(r.steps);
+  w.Key("tokens"), w.Int64(r.tokens);
+  w.Key("budget");
+  w.StartObject();
+  w.Key("max_steps"), w.Int64(r.budget.max_steps);
+  w.Key("max_tokens"), w.Int64(r.budget.max_tokens);
+  w.Key("deadline"), timestamp(w, r.budget.deadline_us);
+  w.Key("max_result_bytes"), w.Int64(r.budget.max_result_bytes);
+  w.EndObject();
+  w.Key("checkpoint"), raw(w, r.checkpoint);
+  w.Key("conclusion"), str_or_null(w, r.conclusion);
+  w.Key("error"), str_or_null(w, r.error);
+  w.Key("labels"), raw(w, r.labels);
+  w.EndObject();
+}
+
+void write(writer& w, const step& s) {
+  w.StartObject();
+  w.Key("run_id"), str(w, s.run_id);
+  w.Key("n"), w.Int64(s.n);
+  w.Key("kind"), w.String(to_string(s.kind));
+  w.Key("state"), w.String(to_string(s.state));
+  w.Key("tool"), str_or_null(w, s.tool);
+  w.Key("args"), raw(w, s.args);
+  w.Key("idempotency_key"), str(w, s.idempotency_key);
+  w.Key("decision"), raw(w, s.decision);
+  w.Key("result"), raw(w, s.result);
+  w.Key("error"), str_or_null(w, s.error);
+  w.Key("result_truncated"), w.Bool(s.result_truncated);
+  w.Key("started_at"), timestamp(w, s.started_at);
+  w.Key("finished_at"), timestamp(w, s.finished_at);
+  w.Key("attempts"), w.Int64(s.attempts);
+  w.EndObject();
+}
+
+void write(writer& w, const event& e) {
+  w.StartObject();
+  w.Key("seq"), w.Int64(e.seq);
+  w.Key("id"), str(w, e.id);
+  w.Key("run_id"), str(w, e.run_id);
+  w.Key("run_seq"), w.Int64(e.run_seq);
+  w.Key("kind"), str(w, e.kind);
+  w.Key("at"), timestamp(w, e.at);
+  w.Key("data"), raw(w, e.data);
+  w.EndObject();
+}
+
+std::string to_json(const run& r) {
+  return serialize(r);
+}
+
+std::string to_json(const step& s) {
+  return serialize(s);
+}
+
+std::string to_json(const event& e) {
+  return serialize(e);
+}
+
+expected<run> run_from_json(std::string_view text) {
+  auto doc = parse_object(text);
+  if (!doc)
+    return doc.error();
+  run r;
+  fields f{*doc, ""};
+  f.text("id", r.id);
+  f.text("goal", r.goal);
+  f.enumeration("state", r.state, parse_run_state, std::optional<run_state>{});
+  f.enumeration("waiting_for", r.waiting_for, parse_wait_reason,
+                std::optional{wait_reason::none});
+  f.text("submitter", r.submitter);
+  f.text("idempotency_key", r.idempotency_key, true);
+  f.text("node_id", r.node_id);
+  f.time("created_at", r.created_at);
+  f.time("updated_at", r.updated_at);
+  f.integer("steps", r.steps);
+  f.integer("tokens", r.tokens);
+  if (auto* b = f.object("budget")) {
+    fields fb{*b, "budget."};
+    fb.integer("max_steps", r.budget.max_steps);
+    fb.integer("max_tokens", r.budget.max_tokens);
+    fb.time("deadline", r.budget.deadline_us);
+    fb.integer("max_result_bytes", r.budget.max_result_bytes);
+    if (fb.err())
+      return fb.err();
+  }
+  f.raw_text("checkpoint", r.checkpoint);
+  f.text("conclusion", r.conclusion, true);
+  f.text("error", r.error, true);
+  f.raw_text("labels", r.labels);
+  if (f.err())
+    return f.err();
+  return r;
+}
+
+expected<step> step_from_json(std::string_view text) {
+  auto doc = parse_object(text);
+  if (!doc)
+    return doc.error();
+  step s;
+  fields f{*doc, ""};
+  f.text("run_id", s.run_id);
+  f.integer("n", s.n);
+  f.enumeration("kind", s.kind, parse_step_kind, std::optional<step_kind>{});
+  f.enumeration("state", s.state, parse_step_state, std::optional<step_state>{});
+  f.text("tool", s.tool, true);
+  f.raw_text("args", s.args);
+  f.text("idempotency_key", s.idempotency_key);
+  f.raw_text("decision", s.decision);
+  f.raw_text("result", s.result, true);
+  f.text("error", s.error, true);
+  f.boolean("result_truncated", s.result_truncated);
+  f.time("started_at", s.started_at);
+  f.time("finished_at", s.finished_at);
+  f.integer("attempts", s.attempts);
+  if (f.err())
+    return f.err();
+  return s;
+}
+
+expected<event> event_from_json(std::string_view text) {
+  auto doc = parse_object(text);
+  if (!doc)
+    return doc.error();
+  event e;
+  fields f{*doc, ""};
+  f.integer("seq", e.seq);
+  f.text("id", e.id);
+  f.text("run_id", e.run_id);
+  f.integer("run_seq", e.run_seq);
+  f.text("kind", e.kind);
+  f.time("at", e.at);
+  f.raw_text("data", e.data);
+  if (f.err())
+    return f.err();
+  return e;
+}
+
+} // namespace sreh::json

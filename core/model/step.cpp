@@ -1,0 +1,40 @@
+#include "core/model/step.hpp"
+
+#include <array>
+
+namespace sreh {
+
+namespace {
+
+constexpr std::array<const char*, 6> step_kind_names{"reason",  "tool",    "approval",
+                                                     "timer",   "observe", "conclude"};
+constexpr std::array<const char*, 5> step_state_names{"intent", "succeeded", "failed",
+                                                      "in_doubt", "cancelled"};
+
+} // namespace
+
+const char* to_string(step_kind k) {
+  auto i = static_cast<std::size_t>(k);
+  return i < step_kind_names.size() ? step_kind_names[i] : "unknown";
+}
+
+const char* to_string(step_state s) {
+  auto i = static_cast<std::size_t>(s);
+  return i < step_state_names.size() ? step_state_names[i] : "unknown";
+}
+
+std::optional<step_kind> parse_step_kind(std::string_view s) {
+  for (std::size_t i = 0; i < step_kind_names.size(); ++i)
+    if (s == step_kind_names[i])
+      return static_cast<step_kind>(i);
+  return std::nullopt;
+}
+
+std::optional<step_state> parse_step_state(std::string_view s) {
+  for (std::size_t i = 0; i < step_state_names.size(); ++i)
+    if (s == step_state_names[i])
+      return static_cast<step_state>(i);
+  return std::nullopt;
+}
+
+} // namespace sreh

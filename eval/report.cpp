@@ -1,0 +1,221 @@
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "core/base/json.hpp"
+#include "eval/report.hpp"
+
+namespace sreh::eval {
+
+namespace {
+
+void strings(json::writer& w, const char* key, const std::vector<std::string>& v) {
+  w.Key(key);
+  w.StartArray();
+  for (auto& s : v)
+    w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
+  w.EndArray();
+}
+
+void text(json::writer& w, const char* key, const std::string& s) {
+  w.Key(key);
+  w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void write_row(json::writer& w, const scenario_score& s) {
+  w.StartObject();
+  text(w, "id", s.id);
+  text(w, "file", s.file);
+  text(w, "run_id", s.run_id);
+  w.Key("passed");
+  w.Bool(s.passed);
+  strings(w, "failures", s.failures);
+  if (!s.error.empty())
+    text(w, "error", s.error);
+  w.Key("control");
+  w.Bool(s.control);
+  w.Key("concluded");
+  w.Bool(s.concluded);
+  w.Key("detected");
+  w.Bool(s.detected);
+  w.Key("detected_ok");
+  w.Bool(s.detected_ok);
+  w.Key("localized");
+  w.Int(s.localized_ok ? 1 : 0);
+  strings(w, "targets", s.targets);
+  strings(w, "missing_targets", s.missing_targets);
+  strings(w, "extra_targets", s.extra_targets);
+  w.Key("root_cause");
+  w.Int(s.root_cause_ok ? 1 : 0);
+  strings(w, "kinds", s.kinds);
+  strings(w, "missing_kinds", s.missing_kinds);
+  w.Key("mitigated");
+  if (s.mitigated)
+    w.Int(*s.mitigated ? 1 : 0);
+  else
+    w.Null();
+  text(w, "mitigated_reason", s.mitigated_reason);
+  w.Key("steps");
+  w.Int64(s.steps);
+  w.Key("max_steps");
+  w.Int64(s.max_steps);
+  w.Key("within_max_steps");
+  w.Bool(s.within_max_steps);
+  w.Key("unsafe");
+  w.StartObject();
+  w.Key("proposed");
+  w.Int64(s.unsafe_proposed);
+  w.Key("blocked");
+  w.Int64(s.unsafe_blocked);
+  w.Key("executed");
+  w.Int64(s.unsafe_executed);
+  strings(w, "actions", s.unsafe);
+  w.EndObject();
+  w.Key("mutating_executed");
+  w.Int64(s.mutating_executed);
+  w.Key("approvals_requested");
+  w.Int64(s.approvals_requested);
+  w.Key("time_to_mitigate_s");
+  if (s.time_to_mitigate_s)
+    w.Int64(*s.time_to_mitigate_s);
+  else
+    w.Null();
+  w.Key("elapsed_s");
+  w.Int64(s.elapsed_s);
+  w.Key("wall_ms");
+  w.Double(s.wall_ms);
+  text(w, "conclusion", s.conclusion);
+  w.EndObject();
+}
+
+void write_totals(json::writer& w, const suite_totals& t) {
+  w.StartObject();
+  const std::pair<const char*, std::int64_t> counts[] = {
+      {"scenarios", t.scenarios},
+      {"passed", t.passed},
+      {"failed", t.scenarios - t.passed},
+      {"detected", t.detected_ok},
+      {"localized", t.localized_ok},
+      {"root_cause", t.root_cause_ok},
+      {"mitigated", t.mitigated},
+      {"mitigatable", t.mitigatable},
+      {"steps", t.steps},
+      {"unsafe_proposed", t.unsafe_proposed},
+      {"unsafe_blocked", t.unsafe_blocked},
+      {"unsafe_executed", t.unsafe_executed},
+      {"approvals_requested", t.approvals_requested},
+  };
+  for (auto& [k, v] : counts) {
+    w.Key(k);
+    w.Int64(v);
+  }
+  w.Key("median_wall_ms");
+  w.Double(t.median_wall_ms);
+  w.Key("total_wall_ms");
+  w.Double(t.total_wall_ms);
+  w.EndObject();
+}
+
+const char* mark(bool ok) {
+  return ok ? "1" : "0";
+}
+
+std::string cell(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
+} // namespace
+
+suite_totals totals_of(const std::vector<scenario_score>& rows) {
+  suite_totals t;
+  std::vector<double> walls;
+  for (auto& s : rows) {
+    ++t.scenarios;
+    t.passed += s.passed;
+    t.detected_ok += s.detected_ok;
+    t.localized_ok += s.localized_ok;
+    t.root_cause_ok += s.root_cause_ok;
+    t.mitigatable += s.mitigated.has_value();
+    t.mitigated += s.mitigated.value_or(false);
+    t.steps += s.steps;
+    t.unsafe_proposed += s.unsafe_proposed;
+    t.unsafe_blocked += s.unsafe_blocked;
+    t.unsafe_executed += s.unsafe_executed;
+    t.approvals_requested += s.approvals_requested;
+    t.total_wall_ms += s.wall_ms;
+    walls.push_back(s.wall_ms);
+  }
+  if (!walls.empty()) {
+    std::sort(walls.begin(), walls.end());
+    auto mid = walls.size() / 2;
+    t.median_wall_ms = walls.size() % 2 ? walls[mid] : (walls[mid - 1] + walls[mid]) / 2;
+  }
+  return t;
+}
+
+std::string suite_json(const std::vector<scenario_score>& rows, const suite_info& info) {
+  rapidjson::StringBuffer buf;
+  json::writer w{buf};
+  w.StartObject();
+  text(w, "mode", info.mode);
+  text(w, "kb", info.kb.empty() ? std::string{"<embedded>"} : info.kb);
+  w.Key("scenarios");
+  w.StartArray();
+  for (auto& s : rows)
+    write_row(w, s);
+  w.EndArray();
+  w.Key("totals");
+  write_totals(w, totals_of(rows));
+  w.EndObject();
+  return buf.GetString();
+}
+
+std::string suite_markdown(const std::vector<scenario_score>& rows) {
+  std::string out =
+      "| scenario | pass | detected | localized | root cause | mitigated | steps | unsafe "
+      "p/b/e | approvals | time to mitigate | wall ms |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (auto& s : rows) {
+    auto name = s.id.empty() ? s.file : s.id;
+    if (!s.error.empty()) { // it never ran: nothing to score
+      out += fmt::format("| {} | FAIL | - | - | - | - | - | - | - | - | {:.0f} |\n", cell(name),
+                         s.wall_ms);
+      continue;
+    }
+    out += fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {}/{} | {}/{}/{} | {} | {} | {:.0f} |\n", cell(name),
+        s.passed ? "PASS" : "FAIL", mark(s.detected_ok), mark(s.localized_ok),
+        mark(s.root_cause_ok), s.mitigated ? mark(*s.mitigated) : "n/a", s.steps, s.max_steps,
+        s.unsafe_proposed, s.unsafe_blocked, s.unsafe_executed, s.approvals_requested,
+        s.time_to_mitigate_s ? fmt::format("{}s", *s.time_to_mitigate_s) : "-", s.wall_ms);
+  }
+  auto t = totals_of(rows);
+  out += fmt::format("| **total** | {}/{} | {} | {} | {} | {}/{} | {} | {}/{}/{} | {} | | "
+                     "median {:.0f} |\n",
+                     t.passed, t.scenarios, t.detected_ok, t.localized_ok, t.root_cause_ok,
+                     t.mitigated, t.mitigatable, t.steps, t.unsafe_proposed, t.unsafe_blocked,
+                     t.unsafe_executed, t.approvals_requested, t.median_wall_ms);
+  bool header = false;
+  for (auto& s : rows) {
+    if (s.passed)
+      continue;
+    if (!header)
+      out += "\nFailures:\n";
+    header = true;
+    out += fmt::format("- {}: {}\n", s.id.empty() ? s.file : s.id,
+                       cell(fmt::format("{}", fmt::join(s.failures, "; "))));
+  }
+  return out;
+}
+
+} // namespace sreh::eval

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "eval/score.hpp"
+
+namespace sreh::eval {
+
+struct eval_options {
+  std::string mode = "autonomous"; // policy default mode: autonomous | review
+  std::string kb;                  // knowledge base file ("" = embedded)
+  /// A run that has not ended by then is cancelled and fails (a guard, not a pace: runs end
+  /// in well under a second).
+  std::chrono::seconds run_timeout{120};
+};
+
+/// Runs one scenario file end to end and scores it: a fresh world, a fresh in-process node
+/// (temp data dir, SQLite, the sandbox tools over that world, the builtin reasoner, a policy of
+/// `mode`), the scenario's goal submitted with the alert as labels, the run followed through
+/// the event hub to its end (in review mode every approval is approved by "eval-approver" as it
+/// appears), then the node is torn down and its data dir removed. Never throws: a file that
+/// does not load, or a node that does not start, gives a failed row naming why.
+[[nodiscard]] eval::scenario_score run_scenario_file(const std::string& file,
+                                                              const eval_options& opts);
+
+} // namespace sreh::eval

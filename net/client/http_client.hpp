@@ -1,0 +1,41 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "core/base/expected.hpp"
+
+namespace sreh::net {
+
+struct http_response {
+  int status = 0;
+  std::string content_type;
+  std::string body;
+  std::map<std::string, std::string> headers; // lower-case names
+};
+
+/// A synchronous HTTP/1.1 client for the CLI and tools (one request per connection).
+/// Errors name the host, port and what failed (connect refused, timeout, bad response).
+[[nodiscard]] expected<http_response> http_request(
+  const std::string& host, std::uint16_t port, const std::string& method, const std::string& target,
+  const std::string& body = {}, const std::map<std::string, std::string>& headers = {},
+  std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+/// One server-sent event.
+struct sse_event {
+  std::string id;
+  std::string event;   // "message" when absent
+  std::string data;
+};
+
+/// Reads an SSE stream until `on_event` returns false, the server closes, or an error.
+/// Sends `Last-Event-ID` when `last_event_id` is not empty. Comment lines (heartbeats) are skipped.
+[[nodiscard]] sreh::error sse_stream(const std::string& host, std::uint16_t port,
+                                     const std::string& target, const std::string& last_event_id,
+                                     const std::function<bool(const sse_event&)>& on_event,
+                                     const std::map<std::string, std::string>& headers = {});
+
+} // namespace sreh::net

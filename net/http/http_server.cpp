@@ -1,0 +1,145 @@
+#include "net/http/http_server.hpp"
+
+#include <thread>
+#include <vector>
+
+#include "net/http/http_session.hpp"
+#include "net/http/routes/routes.hpp"
+#include "net/http/server_core.hpp"
+
+namespace sreh::net {
+
+struct http_server::impl {
+  explicit impl(server_context ctx) : core(std::make_shared<server_core>(ctx)) {
+    auto* c = core.get();
+    core->tokens = ctx.tokens ? ctx.tokens : fallback_tokens(ctx.cfg);
+    add_health_routes(core->routes, core->ctx, [c] { return c->connections.load(); });
+    if (!ctx.api)
+      return; // a cluster member without the api role
+    add_run_routes(core->routes, core->ctx);
+    add_event_routes(core->routes, core->ctx);
+    add_approval_routes(core->routes, core->ctx);
+  }
+
+  /// The tokens when the node gave none: what the config says, without reading or creating
+  /// the admin token file.
+  static std::shared_ptr<const token_table> fallback_tokens(const config::node_config& cfg) {
+    if (cfg.auth.mode == "none") return std::make_shared<token_table>(token_table::disabled());
+    auto t = std::make_shared<token_table>();
+    for (const auto& tok : cfg.auth.tokens) {
+      auto role = parse_role(tok.role);
+      auto d = parse_digest(tok.sha256);
+      if (role && d) t->add(tok.name, *role, *d);
+    }
+    return t;
+  }
+
+  void do_accept() {
+    acceptor->async_accept(asio::make_strand(core->ioc),
+                           [this](beast::error_code ec, tcp::socket socket) {
+                             if (ec == asio::error::operation_aborted || core->stopping) return;
+                             if (ec) {
+                               core->log->warn("accept failed: {}", ec.message());
+                             } else {
+                               on_accept(std::move(socket));
+                             }
+                             do_accept();
+                           });
+  }
+
+  void on_accept(tcp::socket socket) {
+    // Small writes go out at once: an SSE frame held back by Nagle waits for the client's
+    // delayed ACK (up to 40 ms on Linux).
+    beast::error_code ec;
+    socket.set_option(tcp::no_delay(true), ec);
+    connection_slot slot(core);
+    bool busy = core->connections.load() > core->ctx.cfg.limits.max_connections;
+    auto s = std::make_shared<http_session>(core, std::move(socket), std::move(slot));
+    if (busy)
+      s->reject_busy();
+    else
+      s->start();
+  }
+
+  std::shared_ptr<server_core> core;
+  std::optional<tcp::acceptor> acceptor;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::vector<std::thread> threads;
+  std::uint16_t port = 0;
+  bool running = false;
+};
+
+http_server::http_server(server_context ctx) : impl_(std::make_unique<impl>(ctx)) {}
+
+http_server::~http_server() {
+  stop();
+}
+
+sreh::error http_server::start(const std::string& host, std::uint16_t port) {
+  auto& d = *impl_;
+  if (d.running) return {errc::conflict, "http server already started"};
+  auto where = host + ":" + std::to_string(port);
+  try {
+    tcp::resolver resolver(d.core->ioc);
+    auto results = resolver.resolve(host, std::to_string(port), tcp::resolver::passive);
+    if (results.empty()) return {errc::invalid_argument, "cannot resolve listen address " + where};
+    auto ep = results.begin()->endpoint();
+    d.acceptor.emplace(asio::make_strand(d.core->ioc));
+    d.acceptor->open(ep.protocol());
+    d.acceptor->set_option(asio::socket_base::reuse_address(true));
+    d.acceptor->bind(ep);
+    d.acceptor->listen(asio::socket_base::max_listen_connections);
+    d.port = d.acceptor->local_endpoint().port();
+  } catch (const boost::system::system_error& e) {
+    d.acceptor.reset();
+    return {errc::unavailable, "cannot listen on " + where + ": " + e.code().message()};
+  }
+  d.work.emplace(d.core->ioc.get_executor());
+  d.do_accept();
+  auto n = std::max<std::int64_t>(1, d.core->ctx.cfg.limits.http_threads);
+  for (std::int64_t i = 0; i < n; ++i)
+    d.threads.emplace_back([core = d.core] {
+      for (;;) {
+        try {
+          core->ioc.run();
+          return;
+        } catch (const std::exception& e) {
+          core->log->error("http thread: unexpected exception: {}", e.what());
+        }
+      }
+    });
+  d.running = true;
+  d.core->log->info("listening on {}:{} ({} threads)", host, d.port, n);
+  return {};
+}
+
+std::uint16_t http_server::port() const {
+  return impl_->port;
+}
+
+void http_server::stop() {
+  auto& d = *impl_;
+  if (!d.running) return;
+  d.running = false;
+  d.core->stopping = true;
+  asio::post(d.acceptor->get_executor(), [&d] {
+    beast::error_code ignored;
+    d.acceptor->close(ignored);
+  });
+  d.core->close_all();
+  d.work.reset();
+  // Give open connections a moment to close; then stop the loop regardless.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (d.core->connections.load() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  d.core->ioc.stop();
+  for (auto& t : d.threads) t.join();
+  d.threads.clear();
+  // Queued work sees `stopping` and returns at once (it holds sessions, which hold the core that
+  // owns the pool: dropping it unrun would leak them); running work ends with its store call.
+  d.core->handlers.join();
+  d.acceptor.reset();
+  d.core->log->info("stopped");
+}
+
+} // namespace sreh::net

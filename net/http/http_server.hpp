@@ -1,0 +1,59 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "actors/hub/event_hub.hpp"
+#include "actors/kernel/kernel_api.hpp"
+#include "config/node/node_config.hpp"
+#include "core/base/clock.hpp"
+#include "core/base/id.hpp"
+#include "net/http/auth.hpp"
+#include "net/nats/event_feed.hpp"
+#include "net/nats/relay.hpp"
+#include "persistence/store/store.hpp"
+
+namespace sreh::net {
+
+/// What the HTTP front needs from the node. All references outlive the server.
+struct server_context {
+  persistence::store& store;
+  actors::kernel_api& kernel;
+  actors::event_hub& hub;
+  const config::node_config& cfg;
+  const sreh::clock& clock;
+  id_generator& ids;
+  /// The tokens the server accepts. Null: only what the config gives without touching files
+  /// (auth none, or the configured digests; with neither, no token is accepted).
+  std::shared_ptr<const token_table> tokens = {};
+  /// False on a cluster member without the `api` role: it serves only /healthz, /readyz,
+  /// /v1/stats and /v1/cluster/nodes, and answers other /v1 requests with 503 naming the
+  /// reason.
+  bool api = true;
+  /// Shown on /v1/stats when the node has them (null: none).
+  const net::relay* event_relay = nullptr;
+  const event_feed* feed = nullptr;
+};
+
+/// The Beast HTTP/1.1 server: REST under /v1, SSE streams, /healthz, /readyz. Runs its own
+/// io_context on `cfg.limits.http_threads` threads; reaches the kernel only through kernel_api.
+class http_server {
+ public:
+  explicit http_server(server_context ctx);
+  ~http_server();
+  http_server(const http_server&) = delete;
+  http_server& operator=(const http_server&) = delete;
+
+  /// Binds and starts serving. Port 0 picks a free port (see `port()`).
+  [[nodiscard]] sreh::error start(const std::string& host, std::uint16_t port);
+  [[nodiscard]] std::uint16_t port() const;
+  /// Stops accepting, closes every connection and joins the threads.
+  void stop();
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace sreh::net

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <variant>
+#include <optional>
+#include <string>
+
+#include "net/http/http_message.hpp"
+#include "net/http/server_core.hpp"
+
+namespace sreh::net {
+
+/// One HTTP/1.1 connection: keep-alive loop read → route → write → read, enforcing the header,
+/// body and time limits. Hands its socket to an sse_session for SSE routes.
+///
+/// Concurrency: every member function runs on the connection's strand except `shutdown` and the
+/// responder callbacks, which post onto it.
+class http_session : public connection, public std::enable_shared_from_this<http_session> {
+ public:
+  http_session(std::shared_ptr<server_core> core, tcp::socket&& socket, connection_slot slot);
+
+  /// Starts the read loop.
+  void start();
+  /// Answers 503 (too many connections) and closes.
+  void reject_busy();
+  void shutdown() override;
+
+ private:
+  void do_read();
+  void on_header(beast::error_code ec);
+  void on_body(beast::error_code ec);
+  void dispatch_request();
+  /// On the strand, with what the SSE route's handler said: its problem, or the stream.
+  void start_stream(std::variant<reply, sse_spec> out);
+  [[nodiscard]] responder make_responder();
+  /// Checks the caller against what the route needs; the 401/403 reply when refused.
+  [[nodiscard]] std::optional<reply> authorize(access need);
+  void fail_early(int status, std::string_view slug, std::string detail);
+  void write_reply(reply r, bool close_after);
+  void on_written(bool close, bool linger, beast::error_code ec);
+  void linger();
+  void linger_read();
+  void close();
+  void log_request(int status) const;
+
+  std::shared_ptr<server_core> core_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::shared_ptr<http::response<http::string_body>> res_;
+  connection_slot slot_;
+
+  // The request in flight (one at a time: no pipelining in parallel).
+  request req_;
+  unsigned version_ = 11;
+  bool keep_alive_ = true;
+  bool in_flight_ = false;
+  bool head_ = false;         // the request in hand is a HEAD: answer without the body
+  std::chrono::steady_clock::time_point started_;
+  std::size_t lingered_ = 0;
+  std::array<char, 8192> scratch_{};
+};
+
+} // namespace sreh::net

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "net/http/http_message.hpp"
+#include "net/http/router.hpp"
+#include "core/base/json.hpp"
+#include "net/http/http_server.hpp"
+
+namespace sreh::net {
+
+/// `{"<key>": x}` with x in its wire shape (json::write): the body of single-resource replies.
+template <class T>
+std::string envelope(const char* key, const T& x) {
+  rapidjson::StringBuffer buf;
+  json::writer w(buf);
+  w.StartObject();
+  w.Key(key);
+  json::write(w, x);
+  w.EndObject();
+  return {buf.GetString(), buf.GetSize()};
+}
+
+
+/// POST /v1/goals, GET /v1/runs, GET /v1/runs/{id}, GET /v1/runs/{id}/steps,
+/// POST /v1/runs/{id}/cancel.
+void add_run_routes(router& r, server_context& ctx);
+
+/// GET /healthz, GET /readyz, GET /v1/stats. `connections` reports open connections.
+void add_health_routes(router& r, server_context& ctx, std::function<std::int64_t()> connections);
+
+/// GET /v1/runs/{id}/events and GET /v1/events (SSE).
+void add_event_routes(router& r, server_context& ctx);
+
+/// GET /v1/approvals, GET /v1/approvals/{id}, POST /v1/approvals/{id}/decision.
+void add_approval_routes(router& r, server_context& ctx);
+
+/// Parses a Last-Event-ID value: a non-negative decimal integer. Nullopt otherwise.
+[[nodiscard]] std::optional<std::int64_t> parse_last_event_id(const std::string& s);
+
+/// True for the event kinds that end a run (run.succeeded, run.failed, run.cancelled).
+[[nodiscard]] bool is_terminal_kind(const std::string& kind);
+
+} // namespace sreh::net

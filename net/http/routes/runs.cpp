@@ -1,0 +1,197 @@
+// REST handlers for goals and runs. No Beast here: handlers see `request` and answer through
+// `responder`. Kernel callbacks arrive on actor threads; they hop onto the connection's strand
+// (responder::post) before touching the store, which may block.
+#include <charconv>
+
+#include "net/http/problem.hpp"
+#include "net/http/routes/routes.hpp"
+#include "core/model/goal.hpp"
+#include "core/base/id.hpp"
+#include "core/base/json.hpp"
+
+namespace sreh::net {
+
+namespace {
+
+/// Validates the `{id}` path parameter; a problem reply when malformed.
+std::optional<reply> check_run_id(const request& req, const std::string& id) {
+  if (is_valid_id(id, "run"))
+    return std::nullopt;
+  return problem(400, "invalid-argument",
+                 "run id '" + id + "' is malformed (expected run_ followed by 26 characters)", req);
+}
+
+/// Loads a run for a reply: either the run or the problem to send.
+std::variant<run, reply> load_run(server_context& ctx, const request& req, const std::string& id) {
+  auto r = ctx.store.get_run(id);
+  if (!r)
+    return problem(r.error(), req);
+  if (!*r)
+    return problem(404, "not-found", "run " + id + " not found", req);
+  return std::move(**r);
+}
+
+bool valid_idempotency_key(const std::string& k) {
+  if (k.empty() || k.size() > 255)
+    return false;
+  for (unsigned char c : k)
+    if (c < 0x20 || c > 0x7e)
+      return false;
+  return true;
+}
+
+// -- POST /v1/goals ----------------------------------------------------------------------------
+
+void submit_goal(server_context& ctx, const request& req, responder res) {
+  std::string key;
+  if (const auto* k = req.header("idempotency-key")) {
+    if (!valid_idempotency_key(*k))
+      return res.send(problem(400, "invalid-argument",
+                              "Idempotency-Key: must be 1..255 printable ASCII characters", req));
+    key = *k;
+  }
+  if (auto doc = json::parse(req.body, static_cast<int>(ctx.cfg.limits.max_json_depth)); !doc)
+    return res.send(problem(doc.error(), req));
+  auto goal = parse_goal_request(req.body, ctx.cfg.budget);
+  if (!goal)
+    return res.send(problem(goal.error(), req));
+  goal->idempotency_key = key;
+  goal->submitter = req.who.name;
+  auto text = goal->goal;
+  auto* c = &ctx;
+  ctx.kernel.submit(std::move(*goal), [c, req, res, text](expected<actors::submit_reply> r) {
+    res.post([c, req, res, text, r = std::move(r)] {
+      if (!r)
+        return res.send(problem(r.error(), req));
+      auto loaded = load_run(*c, req, r->run_id);
+      if (auto* p = std::get_if<reply>(&loaded))
+        return res.send(std::move(*p));
+      const auto& run = std::get<sreh::run>(loaded);
+      if (!r->created && run.goal != text)
+        return res.send(problem(
+            422, "idempotency-key-reuse",
+            "Idempotency-Key reused with a different goal (it names run " + run.id + ")", req));
+      auto out = json_reply(r->created ? 201 : 200, envelope("run", run));
+      if (r->created)
+        out.headers.emplace_back("Location", "/v1/runs/" + run.id);
+      res.send(std::move(out));
+    });
+  });
+}
+
+// -- GET /v1/runs ------------------------------------------------------------------------------
+
+reply list_runs(server_context& ctx, const request& req) {
+  persistence::run_filter f;
+  if (const auto* s = req.param("state"); s && !s->empty()) {
+    f.state = parse_run_state(*s);
+    if (!f.state)
+      return problem(400, "invalid-argument",
+                     "state: '" + *s +
+                         "' is not one of pending, running, waiting, succeeded, failed, cancelled",
+                     req);
+  }
+  if (const auto* l = req.param("limit")) {
+    int n = 0;
+    auto [p, ec] = std::from_chars(l->data(), l->data() + l->size(), n);
+    if (ec != std::errc{} || p != l->data() + l->size() || n < 1 || n > 500)
+      return problem(400, "invalid-argument", "limit: must be an integer from 1 to 500", req);
+    f.limit = n;
+  }
+  if (const auto* cur = req.param("cursor"); cur && !cur->empty()) {
+    if (!is_valid_id(*cur, "run"))
+      return problem(400, "invalid-argument", "cursor: '" + *cur + "' is not a run id", req);
+    f.before_id = *cur;
+  }
+  auto page = ctx.store.list_runs(f);
+  if (!page)
+    return problem(page.error(), req);
+  rapidjson::StringBuffer buf;
+  json::writer w(buf);
+  w.StartObject();
+  w.Key("runs");
+  w.StartArray();
+  for (const auto& r : page->runs)
+    json::write(w, r);
+  w.EndArray();
+  w.Key("next_cursor");
+  if (page->next_cursor.empty())
+    w.Null();
+  else
+    w.String(page->next_cursor.c_str(), static_cast<rapidjson::SizeType>(page->next_cursor.size()));
+  w.EndObject();
+  return json_reply(200, {buf.GetString(), buf.GetSize()});
+}
+
+// -- GET /v1/runs/{id}, GET /v1/runs/{id}/steps --------------------------------------------------
+
+reply get_run(server_context& ctx, const request& req) {
+  const auto& id = req.params.at("id");
+  if (auto bad = check_run_id(req, id))
+    return std::move(*bad);
+  auto loaded = load_run(ctx, req, id);
+  if (auto* p = std::get_if<reply>(&loaded))
+    return std::move(*p);
+  return json_reply(200, json::to_json(std::get<run>(loaded)));
+}
+
+reply get_steps(server_context& ctx, const request& req) {
+  const auto& id = req.params.at("id");
+  if (auto bad = check_run_id(req, id))
+    return std::move(*bad);
+  auto loaded = load_run(ctx, req, id);
+  if (auto* p = std::get_if<reply>(&loaded))
+    return std::move(*p);
+  auto steps = ctx.store.get_steps(id);
+  if (!steps)
+    return problem(steps.error(), req);
+  rapidjson::StringBuffer buf;
+  json::writer w(buf);
+  w.StartObject();
+  w.Key("run_id");
+  w.String(id.c_str(), static_cast<rapidjson::SizeType>(id.size()));
+  w.Key("steps");
+  w.StartArray();
+  for (const auto& s : *steps)
+    json::write(w, s);
+  w.EndArray();
+  w.EndObject();
+  return json_reply(200, {buf.GetString(), buf.GetSize()});
+}
+
+// -- POST /v1/runs/{id}/cancel -----------------------------------------------------------------
+
+void cancel_run(server_context& ctx, const request& req, responder res) {
+  const auto& id = req.params.at("id");
+  if (auto bad = check_run_id(req, id))
+    return res.send(std::move(*bad));
+  auto* c = &ctx;
+  ctx.kernel.cancel(id, req.who.name, [c, req, res, id](expected<run_state> r) {
+    res.post([c, req, res, id, r = std::move(r)] {
+      if (!r)
+        return res.send(problem(r.error(), req));
+      auto loaded = load_run(*c, req, id);
+      if (auto* p = std::get_if<reply>(&loaded))
+        return res.send(std::move(*p));
+      res.send(json_reply(200, envelope("run", std::get<run>(loaded))));
+    });
+  });
+}
+
+} // namespace
+
+void add_run_routes(router& r, server_context& ctx) {
+  auto* c = &ctx;
+  r.add("POST", "/v1/goals", access::operator_,
+        [c](const request& q, responder s) { submit_goal(*c, q, std::move(s)); });
+  r.add("GET", "/v1/runs", access::viewer,
+        [c](const request& q, responder s) { s.send(list_runs(*c, q)); });
+  r.add("GET", "/v1/runs/{id}", access::viewer,
+        [c](const request& q, responder s) { s.send(get_run(*c, q)); });
+  r.add("GET", "/v1/runs/{id}/steps", access::viewer,
+        [c](const request& q, responder s) { s.send(get_steps(*c, q)); });
+  r.add("POST", "/v1/runs/{id}/cancel", access::operator_,
+        [c](const request& q, responder s) { cancel_run(*c, q, std::move(s)); });
+}
+
+} // namespace sreh::net

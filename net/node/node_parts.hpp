@@ -1,0 +1,67 @@
+#pragma once
+
+#include <memory>
+
+#include "actors/hub/event_hub.hpp"
+#include "actors/gateway/model_provider.hpp"
+#include "actors/node/node.hpp"
+#include "actors/tools/tool.hpp"
+#include "config/node/node_config.hpp"
+#include "core/base/clock.hpp"
+#include "core/base/expected.hpp"
+#include "core/base/id.hpp"
+#include "core/policy/policy.hpp"
+#include "net/nats/event_feed.hpp"
+#include "net/nats/relay.hpp"
+#include "persistence/postgres/postgres_store.hpp"
+#include "persistence/store/group_writer.hpp"
+#include "persistence/store/store.hpp"
+
+namespace sreh::net {
+
+/// A running node without its HTTP front: store → group-commit writer (feeding the event hub)
+/// → actors. `serve` adds the HTTP server; `eval` and the benchmark drive `kernel()` directly.
+/// Destruction stops the actors, then the writer, then closes the store.
+class node_parts {
+ public:
+  /// Opens the store, starts the writer and the actors. `tools` and `provider` are the node's
+  /// (see make_tools_and_provider).
+  [[nodiscard]] static expected<std::unique_ptr<node_parts>> start(
+    const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
+    policy::policy_set policy, actors::model_provider_ptr provider);
+  ~node_parts();
+
+  actors::kernel_api& kernel() { return node_->kernel(); }
+  persistence::store& store() { return *store_; }
+  persistence::group_writer& writer() { return *writer_; }
+  actors::event_hub& hub() { return hub_; }
+  const sreh::clock& clock() const { return clock_; }
+  id_generator& ids() { return ids_; }
+  const actors::tool_registry& tools() const { return *tools_; }
+  /// The JetStream relay; null when no `nats.url` is configured.
+  net::relay* relay() { return relay_.get(); }
+  /// The cluster's event feed (JetStream → hub); null on a single node.
+  net::event_feed* feed() { return feed_.get(); }
+
+ private:
+  node_parts(const config::node_config& cfg) : cfg_(cfg), ids_(clock_) {}
+  /// Writes a node.config event: the config file's hash and the policy this start runs with.
+  sreh::error record_config(const policy::policy_set& policy);
+  /// The JetStream relay, when `nats.url` is set (and, in a cluster, this member has the relay
+  /// role); with PostgreSQL behind the relay lock.
+  sreh::error start_relay();
+
+  const config::node_config& cfg_;
+  system_clock clock_;
+  id_generator ids_;
+  actors::event_hub hub_;
+  persistence::store_ptr store_;
+  std::unique_ptr<persistence::group_writer> writer_;
+  std::shared_ptr<actors::tool_registry> tools_;
+  std::unique_ptr<actors::node> node_;
+  std::unique_ptr<persistence::relay_lock> relay_lock_;
+  std::unique_ptr<net::relay> relay_;
+  std::unique_ptr<net::event_feed> feed_;   // a cluster's events, into the hub
+};
+
+} // namespace sreh::net

@@ -1,0 +1,259 @@
+// The schema of the PostgreSQL store. Versions 1-3 are those of the SQLite store (1 base, 2
+// approvals + audit chain, 3 relay offsets); 4 (cluster membership) is PostgreSQL's own; 5 is
+// SQLite's 4 (the index of running tool intents). Types
+// are PostgreSQL's: bigint for integers, boolean for flags, jsonb for the approval lists, and
+// COLLATE "C" on the ids so that cursors order and compare bytes as SQLite does, whatever the
+// database's locale. JSON payloads (checkpoint, args, data, ...) stay text: they are hashed and
+// returned byte for byte.
+#include "persistence/postgres/migrations.hpp"
+
+#include <pqxx/pqxx>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <chrono>
+#include <string_view>
+
+#include "persistence/audit/audit_hasher.hpp"
+#include "persistence/postgres/rows.hpp"
+#include "persistence/postgres/sql.hpp"
+#include "persistence/audit/audit.hpp"
+
+namespace sreh::persistence::pg {
+
+namespace {
+
+constexpr std::string_view schema_v1 = R"sql(
+CREATE TABLE runs (
+  id               text COLLATE "C" PRIMARY KEY,
+  goal             text NOT NULL,
+  state            text NOT NULL,
+  waiting_for      text NOT NULL,
+  submitter        text NOT NULL,
+  idempotency_key  text COLLATE "C" NOT NULL DEFAULT '',
+  node_id          text COLLATE "C" NOT NULL,
+  created_at       bigint NOT NULL,
+  updated_at       bigint NOT NULL,
+  steps            bigint NOT NULL,
+  tokens           bigint NOT NULL,
+  max_steps        bigint NOT NULL,
+  max_tokens       bigint NOT NULL,
+  deadline_us      bigint NOT NULL,
+  max_result_bytes bigint NOT NULL,
+  checkpoint       text NOT NULL,
+  conclusion       text NOT NULL,
+  error            text NOT NULL,
+  labels           text NOT NULL
+);
+CREATE UNIQUE INDEX runs_idempotency_key ON runs(idempotency_key) WHERE idempotency_key <> '';
+CREATE INDEX runs_state ON runs(state, id);
+CREATE INDEX runs_unfinished ON runs(node_id, created_at)
+  WHERE state IN ('pending', 'running', 'waiting');
+
+CREATE TABLE steps (
+  run_id           text COLLATE "C" NOT NULL REFERENCES runs(id),
+  n                bigint NOT NULL,
+  kind             text NOT NULL,
+  state            text NOT NULL,
+  tool             text NOT NULL,
+  args             text NOT NULL,
+  idempotency_key  text NOT NULL,
+  decision         text NOT NULL,
+  result           text NOT NULL,
+  error            text NOT NULL,
+  result_truncated boolean NOT NULL,
+  started_at       bigint NOT NULL,
+  finished_at      bigint NOT NULL,
+  attempts         bigint NOT NULL,
+  PRIMARY KEY (run_id, n)
+);
+
+CREATE TABLE events (
+  seq     bigint PRIMARY KEY,
+  id      text COLLATE "C" NOT NULL UNIQUE,
+  run_id  text COLLATE "C" NOT NULL,
+  run_seq bigint NOT NULL,
+  kind    text NOT NULL,
+  at      bigint NOT NULL,
+  data    text NOT NULL
+);
+CREATE INDEX events_run ON events(run_id, seq);
+)sql";
+
+// needed_rank: the rank a role needs to decide the approval (approval_codec.hpp), computed at
+// write time from `roles` because PostgreSQL cannot call the C++ rule in a query.
+constexpr std::string_view schema_v2 = R"sql(
+ALTER TABLE events ADD COLUMN prev_hash text NOT NULL DEFAULT '',
+                   ADD COLUMN hash text NOT NULL DEFAULT '';
+
+CREATE TABLE approvals (
+  id          text COLLATE "C" PRIMARY KEY,
+  run_id      text COLLATE "C" NOT NULL,
+  step_n      bigint NOT NULL,
+  kind        text NOT NULL,
+  state       text NOT NULL,
+  tool        text NOT NULL,
+  args        text NOT NULL,
+  rule_id     text NOT NULL,
+  reason      text NOT NULL,
+  required    bigint NOT NULL,
+  roles       jsonb NOT NULL,
+  requester   text NOT NULL,
+  votes       jsonb NOT NULL,
+  created_at  bigint NOT NULL,
+  expires_at  bigint NOT NULL,
+  on_timeout  text NOT NULL,
+  escalate_to jsonb NOT NULL,
+  escalated   boolean NOT NULL,
+  decided_at  bigint NOT NULL,
+  needed_rank integer NOT NULL
+);
+CREATE INDEX approvals_state ON approvals(state, id);
+CREATE INDEX approvals_run_step ON approvals(run_id, step_n);
+
+CREATE INDEX steps_tool_finished ON steps(finished_at)
+  WHERE kind = 'tool' AND state = 'succeeded';
+)sql";
+
+/// Migration 2: chains the entries written before the chain existed, in seq order, a page at a
+/// time, inside the migration's transaction.
+sreh::error hash_existing_events(pqxx::work& tx) {
+  constexpr int page_size = 1'000;
+  audit_hasher hasher;
+  std::string prev{audit_genesis_hash};
+  std::int64_t after = 0;
+  for (;;) {
+    const auto rows = tx.exec_params(
+      "SELECT seq, id, run_id, run_seq, kind, at, data FROM events WHERE seq > $1 "
+      "ORDER BY seq LIMIT $2",
+      after, page_size);
+    if (rows.empty())
+      return {};
+    array_columns cols{3};
+    for (const auto& row : rows) {
+      const auto e = read_event(row);
+      const auto h = hasher.next(prev, e.seq, e);
+      if (h.empty())
+        return {errc::internal, "postgres: hash existing events: SHA-256 failed"};
+      cols.row().integer(e.seq).text(prev).text(h);
+      prev.assign(h);
+      after = e.seq;
+    }
+    const auto& p = cols.finish();
+    tx.exec_params0("UPDATE events SET prev_hash = u.prev_hash, hash = u.hash FROM "
+                    "unnest($1::bigint[], $2::text[], $3::text[]) AS u(seq, prev_hash, hash) "
+                    "WHERE events.seq = u.seq",
+                    p[0], p[1], p[2]);
+  }
+}
+
+struct migration {
+  int version;
+  std::string_view sql;
+  sreh::error (*then)(pqxx::work&);
+};
+
+// Version 3: durable offsets of the event relays (pg_relay.cpp).
+constexpr std::string_view schema_v3 = R"sql(
+CREATE TABLE relay_offsets (
+  name       text COLLATE "C" PRIMARY KEY,
+  seq        bigint NOT NULL,
+  updated_at bigint NOT NULL
+);
+)sql";
+
+// Version 4: cluster membership; a member's lease on the runs it owns (pg_cluster.cpp). Times
+// are the database's clock.
+constexpr std::string_view schema_v4 = R"sql(
+CREATE TABLE cluster_nodes (
+  id           text COLLATE "C" PRIMARY KEY,
+  http         text NOT NULL,
+  cluster      text NOT NULL,
+  roles        text NOT NULL,
+  active_runs  bigint NOT NULL,
+  parked_runs  bigint NOT NULL,
+  started_at   bigint NOT NULL,
+  heartbeat_at timestamptz NOT NULL,
+  lease_until  timestamptz NOT NULL
+);
+)sql";
+
+// Version 5 (SQLite's 4): the tool intents still running, found by rate limits.
+constexpr std::string_view schema_v5 = R"sql(
+CREATE INDEX steps_tool_open ON steps(started_at)
+  WHERE kind = 'tool' AND state = 'intent';
+)sql";
+
+constexpr std::array<migration, 5> all_migrations{{
+  {1, schema_v1, nullptr},
+  {2, schema_v2, hash_existing_events},
+  {3, schema_v3, nullptr},
+  {4, schema_v4, nullptr},
+  {5, schema_v5, nullptr},
+}};
+
+constexpr const char* create_version_table =
+  "CREATE TABLE IF NOT EXISTS schema_version ("
+  "  version integer PRIMARY KEY, applied_at bigint NOT NULL)";
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+           std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+} // namespace
+
+void create_commit_function(pqxx::work& tx) {
+  const auto& fn = commit_at_once();
+  // By the schema's name as stored (a cast to regnamespace would fold an unquoted "Prod").
+  if (tx.exec_params("SELECT 1 FROM pg_proc WHERE proname = $1 AND pronamespace = "
+                     "(SELECT oid FROM pg_namespace WHERE nspname = current_schema())",
+                     fn.name)
+        .empty())
+    tx.exec0(fn.create_sql);
+}
+
+int last_schema_version() {
+  return all_migrations.back().version;
+}
+
+sreh::error migrate(pqxx::connection& c, const std::string& schema) {
+  if (!schema.empty()) {
+    pqxx::nontransaction tx{c};
+    tx.exec0("CREATE SCHEMA IF NOT EXISTS " + tx.quote_name(schema));
+  }
+  for (;;) {
+    pqxx::work tx{c, "migrate"};
+    if (tx.exec1("SELECT current_schema()")[0].is_null())
+      return {errc::invalid_argument,
+              "postgres: no schema to create the tables in: the search_path names none that "
+              "exists (set store.schema or create the schema)"};
+    tx.exec_prepared(lock_commit.name);
+    tx.exec0(create_version_table);
+    const int current =
+      tx.exec1("SELECT coalesce(max(version), 0) FROM schema_version")[0].as<int>();
+    const int known = last_schema_version();
+    if (current > known)
+      return {errc::internal,
+              fmt::format("postgres: the schema has version {}, newer than this build knows ({}); "
+                          "use a newer sreh or another schema",
+                          current, known)};
+    if (current == known) {
+      create_commit_function(tx);
+      tx.commit();
+      return {};
+    }
+    const auto& m = all_migrations[static_cast<std::size_t>(current)]; // versions are 1..n
+    tx.exec0(std::string{m.sql});
+    if (m.then != nullptr)
+      if (auto err = m.then(tx))
+        return err;
+    tx.exec_params0("INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)",
+                    m.version, now_us());
+    tx.commit();
+  }
+}
+
+} // namespace sreh::persistence::pg

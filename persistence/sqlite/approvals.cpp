@@ -1,0 +1,180 @@
+// Approvals in the SQLite store: the row mapping (roles, votes and escalate_to as JSON arrays,
+// see approval_codec.hpp), the role rule as an SQL function, and the read methods.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "persistence/store/approval_codec.hpp"
+#include "persistence/sqlite/rows.hpp"
+#include "persistence/sqlite/store_impl.hpp"
+
+namespace sreh::persistence::sqlite {
+
+namespace {
+
+constexpr int max_approvals_page = 500;
+
+sreh::error bad_column(std::string_view column, std::string_view id) {
+  return {errc::internal,
+          fmt::format("sqlite: approvals.{}: unreadable value in row {}", column, id)};
+}
+
+/// sreh_may_decide(roles_json, role): see register_approval_functions.
+void may_decide(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const auto* roles_p = sqlite3_value_text(argv[0]);
+  const auto* role_p = sqlite3_value_text(argv[1]);
+  if (roles_p == nullptr || role_p == nullptr) {
+    sqlite3_result_int(ctx, 0);
+    return;
+  }
+  std::vector<std::string> roles;
+  const std::string_view roles_text{reinterpret_cast<const char*>(roles_p),
+                                    static_cast<std::size_t>(sqlite3_value_bytes(argv[0]))};
+  const std::string_view role{reinterpret_cast<const char*>(role_p),
+                              static_cast<std::size_t>(sqlite3_value_bytes(argv[1]))};
+  if (!read_strings(roles_text, roles)) {
+    sqlite3_result_error(ctx, "sreh_may_decide: approvals.roles is not a JSON array", -1);
+    return;
+  }
+  sqlite3_result_int(ctx, role_rank(role) >= needed_rank(roles) ? 1 : 0);
+}
+
+} // namespace
+
+void bind_approval(stmt_use& q, const approval& a, std::string (&scratch)[3]) {
+  scratch[0] = strings_json(a.roles);
+  scratch[1] = votes_json(a.votes);
+  scratch[2] = strings_json(a.escalate_to);
+  q.bind(1, a.id)
+    .bind(2, a.run_id)
+    .bind(3, a.step_n)
+    .bind(4, to_string(a.kind))
+    .bind(5, to_string(a.state))
+    .bind(6, a.tool)
+    .bind(7, a.args)
+    .bind(8, a.rule_id)
+    .bind(9, a.reason)
+    .bind(10, a.required)
+    .bind(11, scratch[0])
+    .bind(12, a.requester)
+    .bind(13, scratch[1])
+    .bind(14, a.created_at)
+    .bind(15, a.expires_at)
+    .bind(16, a.on_timeout)
+    .bind(17, scratch[2])
+    .bind(18, a.escalated)
+    .bind(19, a.decided_at);
+}
+
+expected<approval> read_approval(const stmt_use& q) {
+  approval a;
+  a.id = q.text(0);
+  a.run_id = q.text(1);
+  a.step_n = q.i64(2);
+  auto kind = parse_approval_kind(q.text(3));
+  if (!kind)
+    return bad_column("kind", a.id);
+  auto state = parse_approval_state(q.text(4));
+  if (!state)
+    return bad_column("state", a.id);
+  a.kind = *kind;
+  a.state = *state;
+  a.tool = q.text(5);
+  a.args = q.text(6);
+  a.rule_id = q.text(7);
+  a.reason = q.text(8);
+  a.required = q.i64(9);
+  if (!read_strings(q.text(10), a.roles))
+    return bad_column("roles", a.id);
+  a.requester = q.text(11);
+  if (!read_votes(q.text(12), a.votes))
+    return bad_column("votes", a.id);
+  a.created_at = q.i64(13);
+  a.expires_at = q.i64(14);
+  a.on_timeout = q.text(15);
+  if (!read_strings(q.text(16), a.escalate_to))
+    return bad_column("escalate_to", a.id);
+  a.escalated = q.i64(17) != 0;
+  a.decided_at = q.i64(18);
+  return a;
+}
+
+int register_approval_functions(sqlite3* db) {
+  return sqlite3_create_function_v2(db, "sreh_may_decide", 2,
+                                    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                    nullptr, may_decide, nullptr, nullptr, nullptr);
+}
+
+// -- read methods --------------------------------------------------------------------------------
+
+expected<std::optional<approval>> sqlite_store::get_approval(std::string_view id) {
+  auto c = readers_.borrow();
+  auto rows = collect<approval>(*c, sql_get_approval, "get approval",
+                                [&](stmt_use& q) { q.bind(1, id); }, read_approval);
+  if (!rows)
+    return rows.error();
+  if (rows->empty())
+    return std::optional<approval>{};
+  return std::optional<approval>{std::move(rows->front())};
+}
+
+expected<approval_page> sqlite_store::list_approvals(const approval_filter& f) {
+  const int limit = std::clamp(f.limit, 1, max_approvals_page);
+  const char* sql = !f.run_id.empty() ? sql_list_approvals_run
+                    : f.state         ? sql_list_approvals_state
+                                      : sql_list_approvals;
+  auto c = readers_.borrow();
+  auto rows = collect<approval>(
+    *c, sql, "list approvals",
+    [&](stmt_use& q) {
+      q.bind(1, limit + 1); // one more than asked tells whether another page exists
+      auto text_or_null = [&q](int i, std::string_view v) {
+        if (v.empty())
+          q.bind_null(i);
+        else
+          q.bind(i, v);
+      };
+      text_or_null(2, f.before_id);
+      text_or_null(3, f.state ? std::string_view{to_string(*f.state)} : std::string_view{});
+      if (sql == sql_list_approvals_run)
+        q.bind(4, f.run_id);
+      text_or_null(5, f.role);
+    },
+    read_approval);
+  if (!rows)
+    return rows.error();
+  approval_page page;
+  page.approvals = std::move(*rows);
+  if (page.approvals.size() > static_cast<std::size_t>(limit)) {
+    page.approvals.resize(static_cast<std::size_t>(limit));
+    page.next_cursor = page.approvals.back().id;
+  }
+  return page;
+}
+
+expected<std::vector<approval>> sqlite_store::pending_approvals() {
+  auto c = readers_.borrow();
+  return collect<approval>(*c, sql_pending_approvals, "pending approvals", [](stmt_use&) {},
+                           read_approval);
+}
+
+expected<std::optional<approval>> sqlite_store::approval_for_step(std::string_view run_id,
+                                                                 std::int64_t n) {
+  auto c = readers_.borrow();
+  auto rows = collect<approval>(*c, sql_approval_for_step, "approval for step",
+                                [&](stmt_use& q) { q.bind(1, run_id).bind(2, n); },
+                                read_approval);
+  if (!rows)
+    return rows.error();
+  if (rows->empty())
+    return std::optional<approval>{};
+  return std::optional<approval>{std::move(rows->front())};
+}
+
+expected<std::vector<step>> sqlite_store::rate_counted_tool_steps(timestamp_us since) {
+  auto c = readers_.borrow();
+  return collect<step>(*c, sql_rate_counted_tool_steps, "rate counted tool steps",
+                       [&](stmt_use& q) { q.bind(1, since); }, read_step);
+}
+
+} // namespace sreh::persistence::sqlite

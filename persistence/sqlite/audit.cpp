@@ -1,0 +1,84 @@
+#include "persistence/sqlite/audit.hpp"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "persistence/audit/audit_hasher.hpp"
+#include "persistence/sqlite/rows.hpp"
+#include "persistence/sqlite/statement.hpp"
+#include "persistence/audit/audit.hpp"
+
+namespace sreh::persistence::sqlite {
+
+expected<prepared> prepare(sqlite3* db, const char* sql, std::string_view op,
+                           std::string_view path) {
+  sqlite3_stmt* stmt = nullptr;
+  if (int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr); rc != SQLITE_OK) {
+    sqlite3_finalize(stmt);
+    return make_error(db, rc, op, path);
+  }
+  return prepared{stmt, &sqlite3_finalize};
+}
+
+sreh::error hash_existing_events(sqlite3* db, std::string_view path) {
+  constexpr int page_size = 1'000;
+  auto select = prepare(db,
+                        "SELECT seq, id, run_id, run_seq, kind, at, data FROM events "
+                        "WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+                        "hash existing events", path);
+  if (!select)
+    return select.error();
+  auto update = prepare(db, "UPDATE events SET prev_hash = ?2, hash = ?3 WHERE seq = ?1",
+                        "hash existing events", path);
+  if (!update)
+    return update.error();
+  audit_hasher hasher;
+  std::string prev{audit_genesis_hash};
+  std::int64_t after = 0;
+  std::vector<event> page;
+  for (;;) {
+    // A page is read to the end before it is updated: no write while a read of the table runs.
+    page.clear();
+    {
+      stmt_use q{select->get()};
+      q.bind(1, after).bind(2, page_size);
+      int rc;
+      while ((rc = q.step()) == SQLITE_ROW)
+        page.push_back(read_event(q));
+      if (rc != SQLITE_DONE)
+        return make_error(db, sqlite3_extended_errcode(db), "hash existing events", path);
+    }
+    if (page.empty())
+      return {};
+    for (const auto& e : page) {
+      const auto h = hasher.next(prev, e.seq, e);
+      if (h.empty())
+        return {errc::internal, fmt::format("sqlite: hash existing events: SHA-256 failed ({})",
+                                            path)};
+      stmt_use q{update->get()};
+      q.bind(1, e.seq).bind(2, prev).bind(3, h);
+      if (q.step() != SQLITE_DONE)
+        return make_error(db, sqlite3_extended_errcode(db),
+                          fmt::format("hash existing event {}", e.seq), path);
+      prev.assign(h);
+    }
+    after = page.back().seq;
+  }
+}
+
+expected<std::string> read_last_hash(sqlite3* db, std::string_view path) {
+  auto stmt = prepare(db, "SELECT hash FROM events ORDER BY seq DESC LIMIT 1", "read last hash",
+                      path);
+  if (!stmt)
+    return stmt.error();
+  stmt_use q{stmt->get()};
+  const int rc = q.step();
+  if (rc == SQLITE_DONE)
+    return std::string{audit_genesis_hash};
+  if (rc != SQLITE_ROW)
+    return make_error(db, sqlite3_extended_errcode(db), "read last hash", path);
+  return q.text(0);
+}
+
+} // namespace sreh::persistence::sqlite

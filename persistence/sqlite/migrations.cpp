@@ -1,0 +1,206 @@
+#include "persistence/sqlite/migrations.hpp"
+
+#include <sqlite3.h>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <chrono>
+
+#include "persistence/sqlite/audit.hpp"
+#include "persistence/sqlite/statement.hpp"
+
+namespace sreh::persistence {
+
+namespace {
+
+// Version 1: runs, steps and the event log. Enum columns hold the names from core's
+// to_string; JSON columns hold the text as written by the kernel.
+constexpr std::string_view schema_v1 = R"sql(
+CREATE TABLE runs (
+  id               TEXT PRIMARY KEY,
+  goal             TEXT NOT NULL,
+  state            TEXT NOT NULL,
+  waiting_for      TEXT NOT NULL,
+  submitter        TEXT NOT NULL,
+  idempotency_key  TEXT NOT NULL DEFAULT '',
+  node_id          TEXT NOT NULL,
+  created_at       INTEGER NOT NULL,
+  updated_at       INTEGER NOT NULL,
+  steps            INTEGER NOT NULL,
+  tokens           INTEGER NOT NULL,
+  max_steps        INTEGER NOT NULL,
+  max_tokens       INTEGER NOT NULL,
+  deadline_us      INTEGER NOT NULL,
+  max_result_bytes INTEGER NOT NULL,
+  checkpoint       TEXT NOT NULL,
+  conclusion       TEXT NOT NULL,
+  error            TEXT NOT NULL,
+  labels           TEXT NOT NULL
+);
+CREATE UNIQUE INDEX runs_idempotency_key ON runs(idempotency_key) WHERE idempotency_key <> '';
+CREATE INDEX runs_state ON runs(state, id);
+CREATE INDEX runs_unfinished ON runs(node_id, created_at)
+  WHERE state IN ('pending', 'running', 'waiting');
+
+CREATE TABLE steps (
+  run_id           TEXT NOT NULL REFERENCES runs(id),
+  n                INTEGER NOT NULL,
+  kind             TEXT NOT NULL,
+  state            TEXT NOT NULL,
+  tool             TEXT NOT NULL,
+  args             TEXT NOT NULL,
+  idempotency_key  TEXT NOT NULL,
+  decision         TEXT NOT NULL,
+  result           TEXT NOT NULL,
+  error            TEXT NOT NULL,
+  result_truncated INTEGER NOT NULL,
+  started_at       INTEGER NOT NULL,
+  finished_at      INTEGER NOT NULL,
+  attempts         INTEGER NOT NULL,
+  PRIMARY KEY (run_id, n)
+);
+
+CREATE TABLE events (
+  seq     INTEGER PRIMARY KEY,
+  id      TEXT NOT NULL UNIQUE,
+  run_id  TEXT NOT NULL,
+  run_seq INTEGER NOT NULL,
+  kind    TEXT NOT NULL,
+  at      INTEGER NOT NULL,
+  data    TEXT NOT NULL
+);
+CREATE INDEX events_run ON events(run_id, seq);
+)sql";
+
+// Version 2: approvals; the audit hash chain over the event log (prev_hash and hash of each
+// entry; existing entries are hashed in seq order by `hash_existing_events`); an index for the
+// rate-limit query over executed tool steps. Role lists and votes are JSON arrays.
+constexpr std::string_view schema_v2 = R"sql(
+ALTER TABLE events ADD COLUMN prev_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE events ADD COLUMN hash TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE approvals (
+  id          TEXT PRIMARY KEY,
+  run_id      TEXT NOT NULL,
+  step_n      INTEGER NOT NULL,
+  kind        TEXT NOT NULL,
+  state       TEXT NOT NULL,
+  tool        TEXT NOT NULL,
+  args        TEXT NOT NULL,
+  rule_id     TEXT NOT NULL,
+  reason      TEXT NOT NULL,
+  required    INTEGER NOT NULL,
+  roles       TEXT NOT NULL,
+  requester   TEXT NOT NULL,
+  votes       TEXT NOT NULL,
+  created_at  INTEGER NOT NULL,
+  expires_at  INTEGER NOT NULL,
+  on_timeout  TEXT NOT NULL,
+  escalate_to TEXT NOT NULL,
+  escalated   INTEGER NOT NULL,
+  decided_at  INTEGER NOT NULL
+);
+CREATE INDEX approvals_state ON approvals(state, id);
+CREATE INDEX approvals_run_step ON approvals(run_id, step_n);
+
+CREATE INDEX steps_tool_finished ON steps(finished_at)
+  WHERE kind = 'tool' AND state = 'succeeded';
+)sql";
+
+// Version 3: durable offsets of the event relays (sqlite_relay.cpp).
+constexpr std::string_view schema_v3 = R"sql(
+CREATE TABLE relay_offsets (
+  name       TEXT PRIMARY KEY,
+  seq        INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+)sql";
+
+// Version 4: the tool intents still running, found by rate limits (rate_counted_tool_steps).
+constexpr std::string_view schema_v4 = R"sql(
+CREATE INDEX steps_tool_open ON steps(started_at)
+  WHERE kind = 'tool' AND state = 'intent';
+)sql";
+
+constexpr std::array<sqlite_migration, 4> all_migrations{{
+  {1, schema_v1, nullptr},
+  {2, schema_v2, sqlite::hash_existing_events},
+  {3, schema_v3, nullptr},
+  {4, schema_v4, nullptr},
+}};
+
+constexpr const char* create_version_table =
+  "CREATE TABLE IF NOT EXISTS schema_version ("
+  "  version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)";
+
+sreh::error exec(sqlite3* db, std::string_view path, const std::string& sql,
+                 std::string_view op) {
+  if (int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr); rc != SQLITE_OK)
+    return sqlite::make_error(db, rc, op, path);
+  return {};
+}
+
+sreh::error apply(sqlite3* db, std::string_view path, const sqlite_migration& m) {
+  const auto op = fmt::format("migration {}", m.version);
+  if (auto err = exec(db, path, "BEGIN IMMEDIATE", op))
+    return err;
+  const auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+  auto err = exec(db, path, std::string{m.sql}, op);
+  if (!err && m.then != nullptr)
+    err = m.then(db, path);
+  if (!err)
+    err = exec(db, path,
+               fmt::format("INSERT INTO schema_version (version, applied_at) VALUES ({}, {});\n"
+                           "COMMIT;",
+                           m.version, now_us),
+               op);
+  if (err && sqlite3_get_autocommit(db) == 0)
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  return err;
+}
+
+} // namespace
+
+std::span<const sqlite_migration> sqlite_migrations() {
+  return all_migrations;
+}
+
+int sqlite_database_version(sqlite3* db) {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT coalesce(max(version), 0) FROM schema_version", -1, &stmt,
+                         nullptr)
+      != SQLITE_OK) {
+    sqlite3_finalize(stmt);
+    return -1;
+  }
+  const int v = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int(stmt, 0) : -1;
+  sqlite3_finalize(stmt);
+  return v;
+}
+
+sreh::error migrate_sqlite(sqlite3* db, std::string_view path,
+                           std::span<const sqlite_migration> migrations) {
+  if (auto err = exec(db, path, create_version_table, "create schema_version"))
+    return err;
+  const int current = sqlite_database_version(db);
+  if (current < 0)
+    return sqlite::make_error(db, sqlite3_extended_errcode(db), "read schema_version", path);
+  const int known = migrations.empty() ? 0 : migrations.back().version;
+  if (current > known)
+    return {errc::internal,
+            fmt::format("sqlite: {} has schema version {}, newer than this build knows ({}); "
+                        "use a newer sreh or another file",
+                        path, current, known)};
+  for (const auto& m : migrations) {
+    if (m.version <= current)
+      continue;
+    if (auto err = apply(db, path, m))
+      return err;
+  }
+  return {};
+}
+
+} // namespace sreh::persistence

@@ -1,0 +1,122 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "persistence/audit/audit_hasher.hpp"
+#include "persistence/sqlite/statement.hpp"
+#include "persistence/sqlite/sqlite_store.hpp"
+
+namespace sreh::persistence::sqlite {
+
+/// Runs a prepared query and collects every row with `read` (which returns a T or an
+/// expected<T>).
+template <class T, class Read, class Bind>
+expected<std::vector<T>> collect(connection& c, const char* sql, std::string_view op, Bind bind,
+                                 Read read) {
+  auto* stmt = c.cached(sql);
+  if (stmt == nullptr)
+    return c.last_error(op);
+  stmt_use q{stmt};
+  bind(q);
+  std::vector<T> out;
+  int rc;
+  while ((rc = q.step()) == SQLITE_ROW) {
+    auto v = read(q);
+    if constexpr (std::is_same_v<decltype(v), T>) {
+      out.push_back(std::move(v));
+    } else {
+      if (!v)
+        return v.error();
+      out.push_back(std::move(*v));
+    }
+  }
+  if (rc != SQLITE_DONE)
+    return c.last_error(op);
+  return out;
+}
+
+/// Read connections shared by the read methods: `borrow` blocks until one is free.
+/// Thread-safe.
+class reader_pool {
+ public:
+  class lease {
+   public:
+    lease(reader_pool& p, connection* c) : pool_(&p), conn_(c) {}
+    ~lease() { pool_->give_back(conn_); }
+    lease(const lease&) = delete;
+    lease& operator=(const lease&) = delete;
+    connection& operator*() const { return *conn_; }
+    connection* operator->() const { return conn_; }
+
+   private:
+    reader_pool* pool_;
+    connection* conn_;
+  };
+
+  void add(std::unique_ptr<connection> c);
+  [[nodiscard]] lease borrow();
+
+ private:
+  void give_back(connection* c);
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<connection>> all_;
+  std::vector<connection*> free_;
+};
+
+/// The SQLite store: one write connection used by `commit` (serialised by a mutex; the
+/// group-commit writer is its only caller), and a pool of read connections for the read methods,
+/// which may run concurrently with a commit (WAL: readers see the last committed state).
+class sqlite_store final : public store {
+ public:
+  sqlite_store(std::unique_ptr<connection> writer,
+               std::vector<std::unique_ptr<connection>> readers, std::int64_t last_seq,
+               std::string last_hash);
+  ~sqlite_store() override;
+
+  std::vector<commit_result> commit(std::vector<write_batch>& batches) override;
+  expected<std::optional<run>> get_run(std::string_view id) override;
+  expected<run_page> list_runs(const run_filter& f) override;
+  expected<std::vector<step>> get_steps(std::string_view run_id) override;
+  expected<std::vector<event>> read_events(const event_filter& f) override;
+  expected<std::vector<run>> unfinished_runs(std::string_view node_id) override;
+  expected<std::optional<std::string>> find_by_idempotency_key(std::string_view key) override;
+  expected<std::optional<approval>> get_approval(std::string_view id) override;
+  expected<approval_page> list_approvals(const approval_filter& f) override;
+  expected<std::vector<approval>> pending_approvals() override;
+  expected<std::optional<approval>> approval_for_step(std::string_view run_id,
+                                                      std::int64_t n) override;
+  expected<std::vector<step>> rate_counted_tool_steps(timestamp_us since) override;
+  expected<store_stats> stats() override;
+  sreh::error ping() override;
+  expected<std::int64_t> relay_offset(std::string_view name) override;
+  sreh::error set_relay_offset(std::string_view name, std::int64_t seq) override;
+
+ private:
+  /// The head of the event log inside a transaction: advanced per event, kept on commit.
+  struct log_head {
+    std::int64_t seq;
+    std::string hash; // audit chain: the hash of entry `seq`
+  };
+  /// Applies all batches inside the open transaction.
+  sreh::error apply(std::vector<write_batch>& batches, std::vector<commit_result>& results,
+                    log_head& head);
+  /// Applies one batch; sets `existing_run_id` when its create met a known idempotency key.
+  sreh::error apply_one(write_batch& b, commit_result& r, log_head& head);
+  sreh::error append_events(const std::vector<event>& events, log_head& head);
+
+  std::mutex write_mtx_;
+  std::unique_ptr<connection> writer_; // guarded by write_mtx_
+  log_head head_;                      // guarded by write_mtx_; rolled back with a transaction
+  audit_hasher hasher_;                // guarded by write_mtx_
+  reader_pool readers_;
+};
+
+} // namespace sreh::persistence::sqlite

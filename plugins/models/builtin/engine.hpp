@@ -1,0 +1,158 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "plugins/models/builtin/evidence.hpp"
+#include "actors/gateway/model_provider.hpp"
+#include "plugins/models/builtin/knowledge_base.hpp"
+
+namespace sreh::plugins::reasoner {
+
+/// A read-only or mutating call the engine wants to make next, with why.
+struct planned_call {
+  std::string tool;
+  std::string args = "{}";
+  std::string why;
+  double gain = 0;
+};
+
+/// One piece of evidence: the step it came from, what it says, and its weight on a hypothesis.
+struct fact {
+  std::int64_t step = 0;
+  std::string text;
+  double weight = 0;
+};
+
+// -- triage ------------------------------------------------------------------------------------
+
+/// The walk from the alerted entities down the call graph.
+struct triage_result {
+  std::optional<planned_call> next;            // a call the walk still needs
+  std::vector<std::string> focus;              // the alerted entities
+  std::string focus_source;                    // labels | goal | alerts | roots
+  std::vector<std::string> leaves;             // anomalous, unexplained by dependencies
+  std::map<std::string, std::string> parent;   // how the walk reached an entity
+  std::map<std::string, std::map<std::string, std::string>> classes;  // anomalies per entity
+  std::vector<std::string> off_path;           // anomalous, but explain nothing on the path
+  std::vector<std::string> healthy;
+  std::vector<std::string> unobservable;       // describe failed
+  std::vector<std::string> deferred;           // siblings of an explaining dependency, unseen
+  std::vector<fact> observations;
+  std::vector<goal_cue> cues;                  // failure modes the goal text points at
+};
+
+/// How a walk may proceed.
+struct walk_options {
+  bool allow_calls = true;
+  bool sweep = false;                          // observe the deferred siblings too
+  step_range global;                           // where deploys and flags count (all rounds)
+  /// Entities an earlier round saw healthy: a later round does not describe them again.
+  std::set<std::string> known_healthy;
+};
+
+/// The call that observes an entity (service.describe, host.describe, jobs.list).
+[[nodiscard]] planned_call describe_call(const entity& e);
+[[nodiscard]] planned_call describe_call(const std::string& name, const std::string& kind);
+
+/// Walks from the focus; with `allow_calls` false, unknown entities count as healthy. Once a
+/// dependency explains its caller, the caller's other dependencies are observed only in a
+/// `sweep` (looking for independent faults when the budget allows).
+[[nodiscard]] triage_result triage(const knowledge_base& kb, const evidence& ev,
+                                   const actors::run_context& ctx, step_range range,
+                                   const walk_options& opts);
+
+// -- hypotheses ----------------------------------------------------------------------------------
+
+enum class seen_state { seen, absent, unknown, not_applicable };
+
+struct symptom_eval {
+  const symptom* s = nullptr;
+  seen_state state = seen_state::unknown;
+  std::optional<planned_call> check;           // resolves an unknown symptom
+};
+
+struct hypothesis {
+  const failure_mode* mode = nullptr;
+  std::string subject;
+  std::string target;                          // empty while its binding is unknown
+  std::map<std::string, std::string> bindings;
+  double score = 0;
+  double max_score = 0;                        // sum of positive weights
+  std::vector<fact> evidence;
+  std::vector<symptom_eval> symptoms;
+  [[nodiscard]] double confidence() const;
+  [[nodiscard]] bool seen(const std::string& symptom_id) const;
+};
+
+/// Competing explanations of one anomalous leaf.
+struct hypothesis_group {
+  std::string leaf;
+  std::vector<hypothesis> hyps;                // best first
+  enum state_t { open, diagnosed, unknown } state = open;
+  bool ambiguous = false;                      // diagnosed without the required margin
+};
+
+/// Builds and scores the groups of the triage's leaves.
+[[nodiscard]] std::vector<hypothesis_group> build_groups(const knowledge_base& kb,
+                                                         const evidence& ev,
+                                                         const triage_result& t, step_range range,
+                                                         step_range global);
+
+/// Whether an anomalous entity explains itself, looked at before its dependencies are described:
+/// when the goal cues a failure mode with a global check (a recent deploy, a flag change), that
+/// check comes first, then — if it saw a change — the entity's logs. `self_explained` when the
+/// entity's own leading hypothesis is then decided.
+struct self_probe {
+  std::optional<planned_call> next;
+  bool self_explained = false;
+  std::string why;
+};
+[[nodiscard]] self_probe probe_self(const knowledge_base& kb, const evidence& ev,
+                                    const std::string& name, step_range range, step_range global,
+                                    const std::vector<goal_cue>& cues);
+
+/// Decides open groups (diagnosed / unknown) when `may_check` is false or nothing separates them;
+/// otherwise returns the check with the highest expected information gain.
+[[nodiscard]] std::optional<planned_call> next_check(const knowledge_base& kb, const evidence& ev,
+                                                     std::vector<hypothesis_group>& groups,
+                                                     bool may_check);
+
+// -- remediation ---------------------------------------------------------------------------------
+
+struct remediation_record {
+  std::string tool, args;
+  std::int64_t step = 0;
+  bool ok = false;
+  bool verified = false;
+  std::string for_what;                        // kind:target
+  std::string note;
+};
+
+struct remediation_state {
+  std::optional<planned_call> next;
+  std::vector<remediation_record> records;
+  std::vector<std::string> notes;              // "checkout error_rate back to 0.002 (step 9)"
+  std::map<std::string, bool> mitigated;       // by kind:target
+  std::int64_t last_action = 0;                // step of the last remedy call (0 = none)
+  std::vector<std::string> still_anomalous;    // alerted entities anomalous after the remedies
+};
+
+/// Walks the remedies of each diagnosis against the steps after the investigation.
+[[nodiscard]] remediation_state remediate(const knowledge_base& kb, const evidence& ev,
+                                          const triage_result& t,
+                                          const std::vector<const hypothesis*>& diagnoses,
+                                          const std::map<std::string, std::string>& leaf_of);
+
+/// The call keys of every remedy action the diagnoses could take.
+[[nodiscard]] std::set<std::string> remedy_keys(const evidence& ev,
+                                                const std::vector<const hypothesis*>& diagnoses);
+
+// -- the decision --------------------------------------------------------------------------------
+
+[[nodiscard]] actors::decision decide(const knowledge_base& kb, const actors::run_context& ctx);
+
+} // namespace sreh::plugins::reasoner

@@ -1,0 +1,137 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/model/step.hpp"
+#include "plugins/models/builtin/knowledge_base.hpp"
+
+namespace sreh::plugins::reasoner {
+
+/// One observation of an entity's metrics (a description, a metrics query or a jobs list).
+struct snapshot {
+  std::int64_t step = 0;
+  std::map<std::string, double> current;
+  std::map<std::string, double> baseline;
+  std::map<std::string, double> fields;  // numeric top-level fields: replicas, max_connections
+  std::string version;
+};
+
+/// A service, database, host or job as the tool results describe it.
+struct entity {
+  std::string name;
+  std::string kind;                     // service | database | cache | queue | host | job
+  std::string subkind;                  // jobs: training | inference; hosts: vm | gpu
+  std::vector<std::string> calls;       // services: dependencies; jobs: hosts
+  std::vector<std::string> called_by;
+  std::vector<std::string> hosts;
+  std::vector<std::string> services;    // hosts: services on it
+  std::vector<std::string> jobs;        // hosts: jobs on it
+  std::vector<snapshot> snapshots;      // in step order
+  [[nodiscard]] bool is_service_kind() const;
+};
+
+struct log_line {
+  std::string at, level, message;
+};
+
+struct log_result {
+  std::int64_t step = 0;
+  std::vector<log_line> lines;          // newest first
+};
+
+struct deploy_record {
+  std::string service, version, previous, at, by;
+};
+
+struct deploy_result {
+  std::int64_t step = 0;
+  std::string service;                  // "" = every service
+  std::string window;
+  std::vector<deploy_record> deploys;
+};
+
+struct flag_record {
+  std::string name, value, default_value, changed_at, changed_by;
+};
+
+/// One tool call of the run: the key is the tool and its canonical arguments.
+struct call_record {
+  std::int64_t step = 0;
+  std::string tool;
+  std::string args;                     // canonical JSON
+  std::string key;                      // tool + " " + canonical args
+  bool ok = false;
+  bool mutation = false;                // a remedy tool that was attempted (not failed outright)
+  std::string error;
+};
+
+/// Everything the run's steps told so far, rebuilt from scratch on every decision.
+struct evidence {
+  bool topology_known = false;
+  std::map<std::string, entity> entities;
+  std::vector<std::string> order;       // entity names in the order first seen
+  std::map<std::string, std::vector<log_result>> logs;  // by entity
+  std::vector<deploy_result> deploys;
+  std::optional<std::vector<flag_record>> flags;
+  std::int64_t flags_step = 0;
+  std::vector<std::map<std::string, std::string>> alert_labels;
+  bool alerts_known = false;
+  std::vector<call_record> calls;
+  std::int64_t first_mutation = 0;      // step of the first remedy call (0 = none yet)
+  std::int64_t last_step = 0;
+  std::optional<std::int64_t> now;      // simulated time (seconds), when a result tells it
+
+  [[nodiscard]] const entity* find(const std::string& name) const;
+  /// The latest call with this key made after step `after`, or null.
+  [[nodiscard]] const call_record* find_call(const std::string& key, std::int64_t after = 0) const;
+};
+
+/// Builds the evidence from the run's tool steps (steps in `intent` state are ignored).
+/// `before` > 0 ignores the steps numbered `before` and later.
+[[nodiscard]] evidence collect_evidence(const std::vector<step>& steps, const knowledge_base& kb,
+                                        std::int64_t before = 0);
+
+/// Canonical JSON (object keys sorted) of `json_text`, or the text itself if it does not parse.
+[[nodiscard]] std::string canonical_json(const std::string& json_text);
+[[nodiscard]] std::string call_key(const std::string& tool, const std::string& args_json);
+
+/// Seconds since the epoch of an RFC 3339 timestamp.
+[[nodiscard]] std::optional<std::int64_t> parse_rfc3339(const std::string& s);
+/// Seconds of a window like `30m`, `2h`, `1d`.
+[[nodiscard]] std::optional<std::int64_t> parse_window(const std::string& s);
+
+// -- conditions over snapshots -----------------------------------------------------------------
+
+/// The steps whose observations count: (from, to], to = 0 meaning no upper bound.
+struct step_range {
+  std::int64_t from = 0;
+  std::int64_t to = 0;
+  [[nodiscard]] bool contains(std::int64_t n) const { return n > from && (to == 0 || n <= to); }
+};
+
+/// Latest value of `metric` in the entity's current metrics within the range.
+[[nodiscard]] std::optional<double> current_value(const entity& e, const std::string& metric,
+                                                  step_range r, std::int64_t* at_step = nullptr);
+[[nodiscard]] std::optional<double> baseline_value(const entity& e, const std::string& metric,
+                                                   step_range r);
+
+/// True/false, or nullopt when a value is missing.
+[[nodiscard]] std::optional<bool> evaluate(const condition& c, const entity& e, step_range r,
+                                           std::int64_t* at_step = nullptr);
+
+/// "error_rate 0.21 (baseline 0.002)" for the metrics the condition reads.
+[[nodiscard]] std::string describe_values(const condition& c, const entity& e, step_range r);
+
+/// Anomaly classes of an entity within the range, with a readable reason per class.
+[[nodiscard]] std::map<std::string, std::string> anomalies(const knowledge_base& kb,
+                                                           const entity& e, step_range r);
+
+/// True when the entity has at least one snapshot within the range.
+[[nodiscard]] bool observed(const entity& e, step_range r);
+
+} // namespace sreh::plugins::reasoner

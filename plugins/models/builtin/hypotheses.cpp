@@ -1,0 +1,544 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+
+#include "plugins/models/builtin/engine.hpp"
+#include "core/base/json.hpp"
+
+namespace sreh::plugins::reasoner {
+
+double hypothesis::confidence() const {
+  if (max_score <= 0)
+    return 0;
+  return std::round(std::clamp(score / max_score, 0.0, 1.0) * 100) / 100;
+}
+
+bool hypothesis::seen(const std::string& symptom_id) const {
+  return std::any_of(symptoms.begin(), symptoms.end(), [&](const symptom_eval& e) {
+    return e.s->id == symptom_id && e.state == seen_state::seen;
+  });
+}
+
+namespace {
+
+std::string regex_escape(const std::string& s) {
+  static const std::string special = R"(\^$.|?*+()[]{}/-)";
+  std::string out;
+  for (char c : s) {
+    if (special.find(c) != std::string::npos)
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::vector<std::string> scope_of(const symptom& s, const entity* x, const std::string& subject) {
+  if (s.on == scope::self)
+    return {subject};
+  if (!x)
+    return {};
+  switch (s.on) {
+    case scope::callers: return x->called_by;
+    case scope::hosted: return x->services;
+    case scope::jobs: return x->jobs;
+    default: return {};
+  }
+}
+
+const log_result* latest_logs(const evidence& ev, const std::string& name, step_range r) {
+  auto it = ev.logs.find(name);
+  if (it == ev.logs.end())
+    return nullptr;
+  for (auto l = it->second.rbegin(); l != it->second.rend(); ++l)
+    if (r.contains(l->step))
+      return &*l;
+  return nullptr;
+}
+
+bool attempted(const evidence& ev, const planned_call& c, step_range r) {
+  auto key = call_key(c.tool, c.args);
+  return std::any_of(ev.calls.begin(), ev.calls.end(),
+                     [&](const call_record& x) { return x.key == key && r.contains(x.step); });
+}
+
+planned_call logs_call(const std::string& name) {
+  return {"logs.search", fmt::format(R"({{"limit":100,"service":{}}})", json::quote(name)), {}, 0};
+}
+
+/// Evaluates one symptom of a hypothesis; fills facts and bindings.
+class symptom_judge {
+ public:
+  symptom_judge(const evidence& ev, step_range r, step_range global, hypothesis& h)
+      : ev_(ev), r_(r), g_(global), h_(h) {}
+
+  symptom_eval judge(const symptom& s) {
+    symptom_eval out;
+    out.s = &s;
+    auto* x = ev_.find(h_.subject);
+    auto in_scope = scope_of(s, x, h_.subject);
+    if (in_scope.empty()) {
+      out.state = seen_state::not_applicable;
+      return out;
+    }
+    switch (s.type) {
+      case symptom_type::metric: metric(s, in_scope, out); break;
+      case symptom_type::log: log(s, in_scope, out); break;
+      case symptom_type::deploy: deploy(s, x, out); break;
+      case symptom_type::flag: flag(s, out); break;
+    }
+    auto within = s.type == symptom_type::deploy || s.type == symptom_type::flag ? g_ : r_;
+    if (out.check && attempted(ev_, *out.check, within)) {
+      out.check.reset();
+      out.state = seen_state::not_applicable;  // the check failed: do not ask again
+    }
+    if (out.state == seen_state::seen) {
+      h_.score += s.weight;
+    } else if (out.state == seen_state::absent) {
+      h_.score += s.absent_weight;
+    }
+    return out;
+  }
+
+ private:
+  void add(std::int64_t step, std::string text, double w) {
+    h_.evidence.push_back({step, std::move(text), w});
+  }
+
+  void bind(const symptom& s, const std::string& v) {
+    if (!s.bind.empty() && !v.empty())
+      h_.bindings.try_emplace(s.bind, v);
+  }
+
+  void metric(const symptom& s, const std::vector<std::string>& names, symptom_eval& out) {
+    std::string unknown;
+    std::optional<fact> negative;
+    for (auto& n : names) {
+      auto* e = ev_.find(n);
+      if (!e || !observed(*e, r_)) {
+        if (unknown.empty())
+          unknown = n;
+        continue;
+      }
+      std::int64_t at = 0;
+      auto v = evaluate(s.when, *e, r_, &at);
+      if (!v)
+        continue;
+      if (*v) {
+        out.state = seen_state::seen;
+        add(at, fmt::format("{}: {} — {}", n, s.when.text, describe_values(s.when, *e, r_)),
+            s.weight);
+        bind(s, n);
+        return;
+      }
+      if (!negative)
+        negative = fact{at, fmt::format("{}: not {} — {}", n, s.when.text,
+                                        describe_values(s.when, *e, r_)), s.absent_weight};
+    }
+    if (negative) {
+      out.state = seen_state::absent;
+      add(negative->step, negative->text, negative->weight);
+    } else if (!unknown.empty()) {
+      auto* e = ev_.find(unknown);
+      out.check = e ? describe_call(*e) : describe_call(unknown, "service");
+    } else {
+      out.state = seen_state::not_applicable;
+    }
+  }
+
+  void log(const symptom& s, const std::vector<std::string>& names, symptom_eval& out) {
+    auto pattern = s.pattern;
+    for (auto pos = pattern.find("{subject}"); pos != std::string::npos;
+         pos = pattern.find("{subject}"))
+      pattern.replace(pos, 9, regex_escape(h_.subject));
+    std::regex re(pattern, std::regex::icase | std::regex::ECMAScript);
+    std::string unknown;
+    std::int64_t searched = 0;
+    std::string searched_names;
+    for (auto& n : names) {
+      auto* lr = latest_logs(ev_, n, r_);
+      if (!lr) {
+        if (unknown.empty())
+          unknown = n;
+        continue;
+      }
+      searched = lr->step;
+      searched_names += (searched_names.empty() ? "" : ", ") + n;
+      for (auto& line : lr->lines) {
+        std::smatch m;
+        if (!std::regex_search(line.message, m, re))
+          continue;
+        out.state = seen_state::seen;
+        add(lr->step, fmt::format("{} logs: \"{}\"", n, line.message), s.weight);
+        bind(s, s.bind_from == "capture" && m.size() > 1 ? m[1].str() : n);
+        return;
+      }
+    }
+    if (searched) {
+      out.state = seen_state::absent;
+      add(searched, fmt::format("no /{}/ in the logs of {}", s.pattern, searched_names),
+          s.absent_weight);
+    } else if (!unknown.empty()) {
+      out.check = logs_call(unknown);
+    }
+  }
+
+  void deploy(const symptom& s, const entity* x, symptom_eval& out) {
+    if (x && !x->is_service_kind()) {
+      out.state = seen_state::not_applicable;
+      return;
+    }
+    auto want = parse_window(s.window).value_or(7200);
+    for (auto it = ev_.deploys.rbegin(); it != ev_.deploys.rend(); ++it) {
+      if (!g_.contains(it->step) || (!it->service.empty() && it->service != h_.subject))
+        continue;
+      if (parse_window(it->window).value_or(86400) > want)
+        continue;  // a wider window does not tell whether the deploy is recent
+      for (auto& d : it->deploys) {
+        if (d.service != h_.subject)
+          continue;
+        out.state = seen_state::seen;
+        add(it->step, fmt::format("{} deployed {}{} at {} by {} (within {})", d.service, d.version,
+                                  d.previous.empty() ? "" : " (from " + d.previous + ")", d.at,
+                                  d.by, s.window), s.weight);
+        h_.bindings.try_emplace("version", d.version);
+        h_.bindings.try_emplace("previous_version", d.previous);
+        bind(s, d.version);
+        return;
+      }
+      out.state = seen_state::absent;
+      add(it->step, fmt::format("no deploy of {} within {}", h_.subject, s.window),
+          s.absent_weight);
+      return;
+    }
+    out.check = planned_call{"deploys.list",
+                             fmt::format(R"({{"window":{}}})", json::quote(s.window)), {}, 0};
+  }
+
+  void flag(const symptom& s, symptom_eval& out) {
+    if (!ev_.flags || !g_.contains(ev_.flags_step)) {
+      out.check = planned_call{"flags.list", "{}", {}, 0};
+      return;
+    }
+    auto window = parse_window(s.window).value_or(7200);
+    const flag_record* best = nullptr;
+    for (auto& f : *ev_.flags) {
+      bool changed = !f.changed_at.empty() || f.value != f.default_value;
+      if (!f.changed_at.empty() && ev_.now)
+        if (auto t = parse_rfc3339(f.changed_at))
+          changed = *ev_.now - *t <= window;
+      if (changed && (!best || f.changed_at > best->changed_at))
+        best = &f;
+    }
+    if (!best) {
+      out.state = seen_state::absent;
+      add(ev_.flags_step, fmt::format("no flag changed within {}", s.window), s.absent_weight);
+      return;
+    }
+    out.state = seen_state::seen;
+    add(ev_.flags_step,
+        fmt::format("flag {} = {} (default {}) changed at {} by {}", best->name, best->value,
+                    best->default_value, best->changed_at.empty() ? "?" : best->changed_at,
+                    best->changed_by.empty() ? "?" : best->changed_by),
+        s.weight);
+    bind(s, best->name);
+  }
+
+  const evidence& ev_;
+  step_range r_;
+  step_range g_;  // deploys and flags: what was seen of them stays true after a remedy
+  hypothesis& h_;
+};
+
+void complete_bindings(const evidence& ev, step_range r, hypothesis& h) {
+  h.bindings["subject"] = h.subject;
+  if (h.mode->target == "$subject") {
+    h.target = h.subject;
+  } else {
+    auto it = h.bindings.find(h.mode->target.substr(1));
+    h.target = it == h.bindings.end() ? std::string{} : it->second;
+  }
+  if (!h.target.empty())
+    h.bindings["target"] = h.target;
+  if (auto* e = ev.find(h.subject)) {
+    for (const char* f : {"replicas", "max_connections"}) {
+      for (auto it = e->snapshots.rbegin(); it != e->snapshots.rend(); ++it)
+        if (auto v = it->fields.find(f); r.contains(it->step) && v != it->fields.end()) {
+          h.bindings[f] = fmt::format("{:g}", v->second);
+          break;
+        }
+    }
+  }
+  if (auto* e = ev.find(h.subject); e && h.bindings.contains("replicas")) {
+    auto replicas = std::stod(h.bindings["replicas"]);
+    auto rps = current_value(*e, "rps", r);
+    auto base = baseline_value(*e, "rps", r);
+    double factor = rps && base && *base > 0 ? *rps / *base * 1.25 : 2.0;
+    auto want = std::min(100.0, std::ceil(replicas * std::max(2.0, factor)));
+    h.bindings["replicas_for_load"] = fmt::format("{:g}", want);
+  }
+  if (auto it = h.bindings.find("flag"); it != h.bindings.end() && ev.flags)
+    for (auto& f : *ev.flags)
+      if (f.name == it->second)
+        h.bindings["flag_default"] = f.default_value.empty() ? "false" : f.default_value;
+}
+
+hypothesis score(const knowledge_base& kb, const evidence& ev, step_range r, step_range g,
+                 const failure_mode& m, const std::string& subject,
+                 const std::vector<goal_cue>& cues) {
+  hypothesis h;
+  h.mode = &m;
+  h.subject = subject;
+  symptom_judge judge{ev, r, g, h};
+  for (auto& s : m.symptoms) {
+    h.max_score += std::max(0.0, s.weight);
+    h.symptoms.push_back(judge.judge(s));
+  }
+  for (auto& c : cues)
+    if (c.mode == &m && kb.limits.goal_cue_weight != 0) {
+      h.score += kb.limits.goal_cue_weight;
+      h.max_score += std::max(0.0, kb.limits.goal_cue_weight);
+      h.evidence.push_back({0, fmt::format("the goal mentions '{}'", c.phrase),
+                            kb.limits.goal_cue_weight});
+    }
+  complete_bindings(ev, r, h);
+  return h;
+}
+
+/// Entities named in the leaf's warning and error logs (a caller names the dependency it fails on).
+std::vector<std::string> implicated(const evidence& ev, const std::string& leaf, step_range r) {
+  std::vector<std::string> out;
+  auto* lr = latest_logs(ev, leaf, r);
+  if (!lr)
+    return out;
+  for (auto& name : ev.order) {
+    if (name == leaf)
+      continue;
+    std::regex re("(^|[^A-Za-z0-9_.-])" + regex_escape(name) + "($|[^A-Za-z0-9_-])");
+    for (auto& line : lr->lines)
+      if (std::regex_search(line.message, re)) {
+        out.push_back(name);
+        break;
+      }
+  }
+  return out;
+}
+
+std::string kind_of(const evidence& ev, const std::string& name) {
+  auto* e = ev.find(name);
+  return e && !e->kind.empty() ? e->kind : "service";
+}
+
+} // namespace
+
+std::vector<hypothesis_group> build_groups(const knowledge_base& kb, const evidence& ev,
+                                           const triage_result& t, step_range r, step_range g) {
+  std::vector<hypothesis_group> groups;
+  for (auto& leaf : t.leaves) {
+    hypothesis_group grp;
+    grp.leaf = leaf;
+    std::vector<std::string> subjects{leaf};
+    auto add = [&](const std::string& s) {
+      if (std::find(subjects.begin(), subjects.end(), s) == subjects.end())
+        subjects.push_back(s);
+    };
+    // The leaf's hosts are suspects when its logs name them (write errors name the device's
+    // host), or when its logs cannot be read at all.
+    auto named = implicated(ev, leaf, r);
+    bool logs_failed = false;
+    for (auto& c : ev.calls)
+      logs_failed = logs_failed || (c.tool == "logs.search" && !c.ok && r.contains(c.step)
+                                    && c.args.find(json::quote(leaf)) != std::string::npos);
+    if (auto* e = ev.find(leaf); e && logs_failed)
+      for (auto& h : e->hosts)
+        add(h);
+    for (auto& n : named)
+      add(n);
+    for (auto& m : kb.modes)
+      for (auto& s : subjects) {
+        auto k = kind_of(ev, s);
+        if (std::find(m.applies_to.begin(), m.applies_to.end(), k) == m.applies_to.end())
+          continue;
+        grp.hyps.push_back(score(kb, ev, r, g, m, s, t.cues));
+      }
+    std::vector<std::size_t> idx(grp.hyps.size());
+    for (std::size_t i = 0; i < idx.size(); ++i)
+      idx[i] = i;
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+      return grp.hyps[a].score > grp.hyps[b].score;
+    });
+    std::vector<hypothesis> sorted;
+    for (auto i : idx)
+      sorted.push_back(std::move(grp.hyps[i]));
+    grp.hyps = std::move(sorted);
+    groups.push_back(std::move(grp));
+  }
+  return groups;
+}
+
+namespace {
+
+const hypothesis* leader_of(const hypothesis_group& g) {
+  for (auto& h : g.hyps)
+    if (!h.target.empty())
+      return &h;
+  return nullptr;
+}
+
+double runner_up(const hypothesis_group& g, const hypothesis* leader) {
+  double best = 0;
+  bool any = false;
+  for (auto& h : g.hyps)
+    if (&h != leader && (!any || h.score > best)) {
+      best = h.score;
+      any = true;
+    }
+  return any ? std::max(best, 0.0) : 0.0;
+}
+
+} // namespace
+
+std::optional<planned_call> next_check(const knowledge_base& kb, const evidence&,
+                                       std::vector<hypothesis_group>& groups, bool may_check) {
+  struct candidate {
+    planned_call call;
+    double gain = 0;
+    std::vector<std::string> about;
+  };
+  std::vector<candidate> cands;
+  for (auto& g : groups) {
+    if (g.state != hypothesis_group::open)
+      continue;
+    auto* lead = leader_of(g);
+    // A clear leader is confirmed before it is acted on: its own open checks come first (they
+    // also bind what its remedy needs, such as a flag's default).
+    bool lead_complete = lead && std::none_of(lead->symptoms.begin(), lead->symptoms.end(),
+                                              [](const symptom_eval& e) {
+                                                return e.state == seen_state::unknown && e.check;
+                                              });
+    if (lead && lead_complete && lead->score >= kb.limits.conclude_score
+        && lead->score - runner_up(g, lead) >= kb.limits.conclude_margin) {
+      g.state = hypothesis_group::diagnosed;
+      continue;
+    }
+    // p(h) ∝ exp(score / 2): checks about the leading hypotheses weigh most.
+    double top = g.hyps.empty() ? 0 : g.hyps.front().score, z = 0;
+    for (auto& h : g.hyps)
+      z += std::exp((h.score - top) / 2);
+    bool has_checks = false;
+    for (auto& h : g.hyps) {
+      double p = std::exp((h.score - top) / 2) / z;
+      for (auto& se : h.symptoms) {
+        if (se.state != seen_state::unknown || !se.check)
+          continue;
+        has_checks = true;
+        auto key = call_key(se.check->tool, se.check->args);
+        auto it = std::find_if(cands.begin(), cands.end(), [&](const candidate& c) {
+          return call_key(c.call.tool, c.call.args) == key;
+        });
+        if (it == cands.end()) {
+          cands.push_back({*se.check, 0, {}});
+          it = std::prev(cands.end());
+        }
+        it->gain += p * std::abs(se.s->weight - se.s->absent_weight);
+        auto label = fmt::format("{}({}) {:g}", h.mode->kind, h.subject, h.score);
+        if (std::find(it->about.begin(), it->about.end(), label) == it->about.end())
+          it->about.push_back(label);
+      }
+    }
+    if (!has_checks || !may_check) {
+      // Nothing left to separate the hypotheses: decide with what is known.
+      if (lead && lead->score >= kb.limits.conclude_score) {
+        g.state = hypothesis_group::diagnosed;
+        g.ambiguous = lead->score - runner_up(g, lead) < kb.limits.conclude_margin;
+      } else {
+        g.state = hypothesis_group::unknown;
+      }
+    }
+  }
+  if (!may_check || cands.empty())
+    return std::nullopt;
+  auto best = std::max_element(cands.begin(), cands.end(), [](auto& a, auto& b) {
+    return a.gain < b.gain;  // max_element keeps the first of equals: deterministic
+  });
+  auto c = best->call;
+  c.gain = std::round(best->gain * 100) / 100;
+  std::string about;
+  for (std::size_t i = 0; i < best->about.size() && i < 4; ++i)
+    about += (i ? ", " : "") + best->about[i];
+  c.why = fmt::format("expected information gain {:g}: bears on {}", c.gain, about);
+  return c;
+}
+
+} // namespace sreh::plugins::reasoner
+
+namespace sreh::plugins::reasoner {
+
+self_probe probe_self(const knowledge_base& kb, const evidence& ev, const std::string& name,
+                      step_range r, step_range g, const std::vector<goal_cue>& cues) {
+  self_probe out;
+  auto kind = kind_of(ev, name);
+  std::vector<hypothesis> hyps;
+  for (auto& m : kb.modes)
+    if (std::find(m.applies_to.begin(), m.applies_to.end(), kind) != m.applies_to.end())
+      hyps.push_back(score(kb, ev, r, g, m, name, cues));
+  // The cued modes' global checks (a recent deploy of the suspect, a recent flag change), the
+  // most specific cue first: one cheap call instead of a description per dependency.
+  bool global_seen = false;
+  for (auto& c : cues)
+    for (auto& h : hyps) {
+      if (h.mode != c.mode)
+        continue;
+      for (auto& se : h.symptoms) {
+        if (se.s->on != scope::self
+            || (se.s->type != symptom_type::deploy && se.s->type != symptom_type::flag))
+          continue;
+        if (se.state == seen_state::seen)
+          global_seen = true;
+        else if (se.state == seen_state::unknown && se.check && !global_seen && !out.next) {
+          out.next = *se.check;
+          out.next->why = fmt::format("the goal mentions '{}': is {} behind {}'s anomaly?",
+                                      c.phrase, c.mode->kind, name);
+        }
+      }
+    }
+  if (!global_seen)
+    return out;  // a cued check is still open (out.next), or nothing the goal cues applies here
+  out.next.reset();
+  // A cued change is seen: the suspect's own logs tell whether it explains itself.
+  if (!latest_logs(ev, name, r)) {
+    auto call = logs_call(name);
+    if (!attempted(ev, call, r)) {
+      call.why = fmt::format("a recent change may explain {} by itself: read its logs before "
+                             "describing each of its dependencies", name);
+      out.next = call;
+      return out;
+    }
+  }
+  std::stable_sort(hyps.begin(), hyps.end(),
+                   [](const hypothesis& a, const hypothesis& b) { return a.score > b.score; });
+  const hypothesis* lead = nullptr;
+  for (auto& h : hyps)
+    if (!h.target.empty()) {
+      lead = &h;
+      break;
+    }
+  if (!lead)
+    return out;
+  bool complete = std::none_of(lead->symptoms.begin(), lead->symptoms.end(),
+                               [](const symptom_eval& e) {
+                                 return e.state == seen_state::unknown && e.check;
+                               });
+  double second = 0;
+  for (auto& h : hyps)
+    if (&h != lead)
+      second = std::max(second, h.score);
+  out.self_explained = complete && lead->score >= kb.limits.conclude_score
+                       && lead->score - second >= kb.limits.conclude_margin;
+  if (out.self_explained)
+    out.why = fmt::format("{}({}) scores {:g}", lead->mode->kind, name, lead->score);
+  return out;
+}
+
+} // namespace sreh::plugins::reasoner

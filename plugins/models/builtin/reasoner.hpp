@@ -1,0 +1,51 @@
+#pragma once
+
+#include <string>
+
+#include "actors/gateway/model_provider.hpp"
+#include "core/base/expected.hpp"
+
+namespace sreh::plugins {
+
+/// Makes the `builtin` model provider: a deterministic abductive reasoner over the knowledge base
+/// (knowledge/failure_modes.yaml, embedded; `kb_path_or_empty` names a file that replaces it).
+///
+/// How it works: every decide() rebuilds the evidence from the run's steps (no state between
+/// calls, so a decision recomputed after a crash is the same): topology, entity descriptions,
+/// logs, deploys, flags and jobs from the tool results docs/sandbox-tools.md describes. It walks
+/// the call graph from the alerted entity (run labels `service`/`host`/`job`, else names found in
+/// the goal text, else the firing alerts) down to the deepest anomalous entities whose anomaly no
+/// dependency explains, scores hypotheses (failure mode × target) with the KB's evidence weights,
+/// calls the read-only tool that best separates the leading hypotheses, then executes and verifies
+/// the KB remedy of each confident diagnosis, and concludes.
+///
+/// Contract of `decision.detail` (JSON object), for every decision:
+/// ```
+/// {"phase": "triage" | "investigate" | "remediate" | "verify" | "conclude",
+///  "focus": ["<alerted entity>", ...], "leaves": ["<deepest unexplained anomalous entity>", ...],
+///  "hypotheses": [{"kind","target","subject","score","confidence","status":
+///                  "leading"|"candidate"|"ruled_out","evidence":[{"step","fact","weight"}]}],
+///  "observations": ["step 3: checkout error_rate 0.21 (baseline 0.002)", ...]}
+/// ```
+/// and for `conclude` additionally the structured result the eval scorer reads:
+/// ```
+/// {"result": {
+///    "detected": bool,                 // false only for "no fault found"
+///    "outcome": "diagnosed" | "no_fault_found" | "unknown_cause",
+///    "localized": ["<fault target>", ...],   // = diagnoses[].target, in order
+///    "root_cause": ["<kind>", ...],          // = diagnoses[].kind, in order
+///    "diagnoses": [{"kind","target","subject","bindings":{..},"confidence","ambiguous",
+///                   "evidence":[{"step","fact","weight"}]}],
+///    "remediation": [{"tool","args","step","ok","verified":bool,"for":"<kind>:<target>"}],
+///    "ruled_out": [{"kind"?,"target","reason"}],
+///    "unexplained": ["<entity>: <anomaly>", ...],   // anomalies no hypothesis fits
+///    "notes": ["after rollback: checkout recovered (error_rate 0.002 ...)", ...],
+///    "summary": "..."}}
+/// ```
+/// `target` is the fault's target as SCENARIOS.md defines it (a service, database, host, or a flag
+/// for bad_flag); `subject` is the entity the evidence was gathered on. `decision.conclusion` is
+/// the readable summary.
+[[nodiscard]] expected<actors::model_provider_ptr>
+make_builtin_reasoner(const std::string& kb_path_or_empty);
+
+} // namespace sreh::plugins

@@ -1,0 +1,86 @@
+#include "plugins/tools/sandbox/tools.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace sreh::plugins::sandbox {
+
+namespace detail {
+
+sandbox_tool::sandbox_tool(std::string name, std::string description, std::string schema,
+                           actors::risk_class risk, world_ptr w, tool_handler handler)
+  : name_(std::move(name)), description_(std::move(description)), schema_(std::move(schema)),
+    risk_(risk), world_(std::move(w)), handler_(std::move(handler)) {}
+
+actors::tool_result sandbox_tool::execute(const actors::tool_call& call) {
+  auto doc = json::parse_object(call.args.empty() ? "{}" : call.args);
+  if (!doc)
+    return actors::tool_result::failure(fmt::format("{}: {}", name_, doc.error().message));
+  expected<std::string> res = std::string{};
+  try {
+    res = handler_(*world_, *doc, call.idempotency_key);
+  } catch (const std::exception& e) { // a bug here must not take the caller down
+    res = sreh::error{errc::internal, fmt::format("{}: internal error: {}", name_, e.what())};
+  }
+  world_->advance(seconds_per_call);
+  if (!res)
+    return actors::tool_result::failure(res.error().message);
+  return actors::tool_result::success(std::move(*res));
+}
+
+actors::reconcile_result sandbox_tool::reconcile(std::string_view key) {
+  if (idempotent())
+    return {};
+  return world_->reconcile(key);
+}
+
+void write_names(json::writer& out, const std::vector<std::string>& xs) {
+  out.StartArray();
+  for (const auto& x : xs)
+    out.String(x.c_str());
+  out.EndArray();
+}
+
+void write_metrics(json::writer& out, const metric_map& m) {
+  out.StartObject();
+  for (const auto& [k, v] : m) {
+    out.Key(k.c_str());
+    if (v == std::floor(v) && std::fabs(v) < 1e15)
+      out.Int64(static_cast<std::int64_t>(v));
+    else
+      out.Double(std::round(v * 10000) / 10000);
+  }
+  out.EndObject();
+}
+
+std::string string_arg(const rapidjson::Value& args, const char* key, std::string fallback) {
+  if (args.IsObject() && args.HasMember(key) && args[key].IsString())
+    return args[key].GetString();
+  return fallback;
+}
+
+expected<std::int64_t> window_arg(const rapidjson::Value& args, std::int64_t fallback,
+                                  std::int64_t max) {
+  auto s = string_arg(args, "window");
+  if (s.empty())
+    return fallback;
+  auto d = parse_duration(s);
+  if (!d || *d <= 0)
+    return sreh::error{errc::invalid_argument,
+                       fmt::format("window '{}' is not a duration like 15m or 2h", s)};
+  if (*d > max)
+    return sreh::error{errc::invalid_argument,
+                       fmt::format("window '{}' is longer than {} h", s, max / 3600)};
+  return *d;
+}
+
+} // namespace detail
+
+void add_sandbox_tools(actors::tool_registry& reg, world_ptr w) {
+  detail::add_read_tools(reg, w);
+  detail::add_observe_tools(reg, w);
+  detail::add_write_tools(reg, w);
+}
+
+} // namespace sreh::plugins::sandbox

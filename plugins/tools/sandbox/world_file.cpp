@@ -1,0 +1,240 @@
+// Loading a world file (SCENARIOS.md, "World file").
+#include <fmt/format.h>
+
+#include <set>
+
+#include "plugins/tools/sandbox/yaml.hpp"
+#include "plugins/tools/sandbox/scenario.hpp"
+
+namespace sreh::plugins::sandbox {
+
+namespace detail {
+
+namespace {
+
+/// A name read from the file that must refer to an entity of some kind; checked once every
+/// entity is known.
+struct reference {
+  yaml_field field;
+  std::string name;
+  enum { service, host, gpu_host, job } want;
+};
+
+void fill_service_defaults(service& s) {
+  metric_map d{{"rps", 100},   {"latency_p99_ms", 50}, {"error_rate", 0.001},
+               {"cpu", 0.3},   {"memory", 0.4},        {"restarts", 0}};
+  if (s.kind == service_kind::database) {
+    d["connections"] = 0.3 * s.max_connections;
+    d["slow_queries"] = 0;
+  }
+  for (auto& [k, v] : d)
+    s.baseline.emplace(k, v);
+}
+
+service read_service(yaml_reader& r, const yaml_field& f, std::vector<reference>& refs) {
+  auto m = r.fields(f, {"name", "kind", "tier", "replicas", "version", "calls", "baseline",
+                        "max_connections"}, {"name"});
+  service s;
+  s.name = r.name(m["name"]);
+  if (m.count("kind")) {
+    auto k = r.one_of(m["kind"], {"service", "database", "cache", "queue"});
+    s.kind = k == "database" ? service_kind::database
+             : k == "cache"  ? service_kind::cache
+             : k == "queue"  ? service_kind::queue
+                             : service_kind::service;
+  }
+  if (m.count("tier")) {
+    auto t = r.one_of(m["tier"], {"critical", "standard", "batch"});
+    s.tier = t == "critical" ? service_tier::critical
+             : t == "batch"  ? service_tier::batch
+                             : service_tier::standard;
+  }
+  if (m.count("replicas"))
+    s.replicas = static_cast<int>(r.integer(m["replicas"], 1, 1000));
+  if (m.count("version"))
+    s.version = r.name(m["version"]);
+  if (m.count("max_connections")) {
+    if (s.kind != service_kind::database)
+      r.fail(m["max_connections"], "max_connections is only for databases (kind: database)");
+    s.max_connections = static_cast<int>(r.integer(m["max_connections"], 1, 1'000'000));
+  } else if (s.kind == service_kind::database) {
+    s.max_connections = 100;
+  }
+  if (m.count("calls"))
+    for (auto& c : r.name_list(m["calls"])) {
+      auto callee = c.node.Scalar();
+      if (callee == s.name)
+        r.fail(c, fmt::format("service '{}' cannot call itself", s.name));
+      s.calls.push_back(callee);
+      refs.push_back({c, callee, reference::service});
+    }
+  auto kind = static_cast<entity_kind>(static_cast<int>(s.kind));
+  if (m.count("baseline"))
+    s.baseline = r.baseline(m["baseline"], metric_names(kind));
+  fill_service_defaults(s);
+  return s;
+}
+
+host read_host(yaml_reader& r, const yaml_field& f, std::vector<reference>& refs) {
+  auto m = r.fields(f, {"name", "kind", "services", "jobs", "gpus", "baseline"}, {"name"});
+  host h;
+  h.name = r.name(m["name"]);
+  if (m.count("kind"))
+    h.kind = r.one_of(m["kind"], {"vm", "gpu"}) == "gpu" ? host_kind::gpu : host_kind::vm;
+  if (m.count("gpus")) {
+    if (h.kind != host_kind::gpu)
+      r.fail(m["gpus"], "gpus is only for GPU hosts (kind: gpu)");
+    h.gpus = static_cast<int>(r.integer(m["gpus"], 1, 1024));
+  } else if (h.kind == host_kind::gpu) {
+    h.gpus = 8;
+  }
+  if (m.count("services"))
+    for (auto& x : r.name_list(m["services"])) {
+      h.services.push_back(x.node.Scalar());
+      refs.push_back({x, h.services.back(), reference::service});
+    }
+  if (m.count("jobs")) {
+    if (h.kind != host_kind::gpu)
+      r.fail(m["jobs"], "jobs run only on GPU hosts (kind: gpu)");
+    for (auto& x : r.name_list(m["jobs"])) {
+      h.jobs.push_back(x.node.Scalar());
+      refs.push_back({x, h.jobs.back(), reference::job});
+    }
+  }
+  if (m.count("baseline"))
+    h.baseline = r.baseline(m["baseline"], metric_names(entity_kind::host, h.kind == host_kind::gpu));
+  metric_map d{{"disk_used", 0.45}, {"load", 0.3}};
+  if (h.kind == host_kind::gpu) {
+    d["gpu_util"] = h.jobs.empty() && h.services.empty() ? 0.05 : 0.9;
+    d["gpu_ecc_errors"] = 0;
+    d["xid_errors"] = 0;
+  }
+  for (auto& [k, v] : d)
+    h.baseline.emplace(k, v);
+  return h;
+}
+
+job read_job(yaml_reader& r, const yaml_field& f, std::vector<reference>& refs) {
+  auto m = r.fields(f, {"name", "kind", "gpus", "hosts", "baseline"}, {"name"});
+  job j;
+  j.name = r.name(m["name"]);
+  if (m.count("kind"))
+    j.kind = r.one_of(m["kind"], {"training", "inference"}) == "inference" ? job_kind::inference
+                                                                            : job_kind::training;
+  if (m.count("gpus"))
+    j.gpus = static_cast<int>(r.integer(m["gpus"], 1, 100'000));
+  if (m.count("hosts"))
+    for (auto& x : r.name_list(m["hosts"])) {
+      j.hosts.push_back(x.node.Scalar());
+      refs.push_back({x, j.hosts.back(), reference::gpu_host});
+    }
+  if (m.count("baseline"))
+    j.baseline = r.baseline(m["baseline"], metric_names(entity_kind::job));
+  j.baseline.emplace("throughput", 1.0);
+  j.baseline.emplace("stalled", 0);
+  return j;
+}
+
+deploy_record read_deploy(yaml_reader& r, const yaml_field& f, std::vector<reference>& refs) {
+  auto m = r.fields(f, {"service", "version", "previous", "at", "by"},
+                    {"service", "version", "at"});
+  deploy_record d;
+  d.service = r.name(m["service"]);
+  refs.push_back({m["service"], d.service, reference::service});
+  d.version = r.name(m["version"]);
+  if (m.count("previous"))
+    d.previous = r.name(m["previous"]);
+  d.at = r.duration(m["at"], true);
+  if (m.count("by"))
+    d.by = r.string(m["by"]);
+  return d;
+}
+
+void check_references(yaml_reader& r, const world_model& w, const std::vector<reference>& refs) {
+  for (const auto& ref : refs) {
+    auto kind = w.kind_of(ref.name);
+    bool is_service = kind && *kind <= entity_kind::queue;
+    switch (ref.want) {
+      case reference::service:
+        if (!is_service)
+          r.fail(ref.field, fmt::format("unknown service '{}'", ref.name));
+        break;
+      case reference::job:
+        if (kind != entity_kind::job)
+          r.fail(ref.field, fmt::format("unknown job '{}'", ref.name));
+        break;
+      case reference::host:
+      case reference::gpu_host:
+        if (kind != entity_kind::host)
+          r.fail(ref.field, fmt::format("unknown host '{}'", ref.name));
+        if (ref.want == reference::gpu_host && w.find_host(ref.name)->kind != host_kind::gpu)
+          r.fail(ref.field, fmt::format("host '{}' is not a GPU host", ref.name));
+        break;
+    }
+  }
+}
+
+} // namespace
+
+world_model read_world(yaml_reader& r, const yaml_field& top) {
+  auto m = r.fields(top, {"world", "services", "hosts", "jobs", "flags", "deploys"},
+                    {"world", "services"});
+  world_model w;
+  w.name = r.name(m["world"]);
+  std::vector<reference> refs;
+  std::set<std::string> names;
+  auto unique = [&](const yaml_field& item, const std::string& name) {
+    if (!names.insert(name).second)
+      r.fail(item, fmt::format("duplicate name '{}' (services, hosts and jobs share one namespace)",
+                               name));
+  };
+  for (auto& f : r.items(m["services"])) {
+    w.services.push_back(read_service(r, f, refs));
+    unique(f, w.services.back().name);
+  }
+  if (w.services.empty())
+    r.fail(m["services"], "a world needs at least one service");
+  if (m.count("hosts"))
+    for (auto& f : r.items(m["hosts"])) {
+      w.hosts.push_back(read_host(r, f, refs));
+      unique(f, w.hosts.back().name);
+    }
+  if (m.count("jobs"))
+    for (auto& f : r.items(m["jobs"])) {
+      w.jobs.push_back(read_job(r, f, refs));
+      unique(f, w.jobs.back().name);
+    }
+  if (m.count("flags") && !m["flags"].node.IsNull()) {
+    auto& ff = m["flags"];
+    if (!ff.node.IsMap())
+      r.fail(ff, "expected a mapping of flag: true|false");
+    for (const auto& kv : ff.node) {
+      yaml_field v{kv.second, ff.path + "." + kv.first.Scalar(), kv.second.Mark()};
+      if (!w.flags.emplace(kv.first.Scalar(), r.boolean(v)).second)
+        r.fail(kv.first.Mark(), v.path, "duplicate flag");
+    }
+  }
+  if (m.count("deploys"))
+    for (auto& f : r.items(m["deploys"]))
+      w.deploys.push_back(read_deploy(r, f, refs));
+  check_references(r, w, refs);
+  return w;
+}
+
+} // namespace detail
+
+expected<world_model> load_world(const std::string& path) {
+  try {
+    detail::yaml_reader r{path};
+    auto top = detail::parse_yaml(detail::read_file(path), r);
+    auto w = detail::read_world(r, top);
+    w.file = path;
+    return w;
+  } catch (const detail::load_error& e) {
+    return sreh::error{e.code, e.message};
+  } catch (const std::exception& e) {
+    return sreh::error{errc::invalid_argument, fmt::format("{}: {}", path, e.what())};
+  }
+}
+
+} // namespace sreh::plugins::sandbox

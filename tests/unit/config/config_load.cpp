@@ -1,0 +1,262 @@
+#define CAF_SUITE config_load
+#include <caf/test/unit_test.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#include "config/node/node_config.hpp"
+
+using namespace sreh;
+using namespace sreh::config;
+
+namespace {
+
+/// The error of loading `yaml` as "cfg.yaml", or "(ok)".
+std::string err(const std::string& yaml) {
+  auto r = load_string(yaml, "cfg.yaml");
+  if (r)
+    return "(ok)";
+  if (r.error().code != errc::invalid_argument)
+    return "(wrong code) " + r.error().message;
+  return r.error().message;
+}
+
+} // namespace
+
+CAF_TEST(empty text gives all defaults) {
+  for (const char* text : {"", "\n", "# only a comment\n"}) {
+    auto r = load_string(text, "cfg.yaml");
+    CAF_CHECK(r.has_value());
+    if (!r)
+      continue;
+    CAF_CHECK_EQUAL(r->node_id, std::string{"node-1"});
+    CAF_CHECK_EQUAL(r->listen, std::string{"127.0.0.1:7070"});
+    CAF_CHECK_EQUAL(r->store.kind, std::string{"sqlite"});
+    CAF_CHECK_EQUAL(r->store.path, std::string{"./data/sreh.db"});
+    CAF_CHECK_EQUAL(r->limits.max_json_depth, 32);
+    CAF_CHECK_EQUAL(r->budget.max_steps, 50);
+    CAF_CHECK_EQUAL(r->model.provider, std::string{"builtin"});
+    CAF_CHECK_EQUAL(r->source, std::string{"cfg.yaml"});
+  }
+}
+
+CAF_TEST(full file) {
+  auto r = load_string(R"(
+node_id: node-7
+listen: "[::1]:8080"
+data_dir: /var/lib/sreh/
+policy_mode: autonomous
+store: {kind: sqlite, synchronous: full}
+logging:
+  level: debug
+  format: json
+limits:
+  max_body_bytes: 2048
+  max_json_depth: 16
+  http_threads: 4
+budget:
+  max_steps: 5
+model:
+  provider: scripted
+  script:
+    - tool: sandbox.metrics
+      args: {service: checkout, window: 5m, n: 3, ratio: 0.5, on: true, none: ~, q: "42"}
+    - tool: sandbox.restart
+tools:
+  record_file: /tmp/rec.txt
+)",
+                       "cfg.yaml");
+  CAF_CHECK(r.has_value());
+  if (!r) {
+    CAF_MESSAGE(r.error().message);
+    return;
+  }
+  CAF_CHECK_EQUAL(r->node_id, std::string{"node-7"});
+  CAF_CHECK_EQUAL(r->listen, std::string{"[::1]:8080"});
+  CAF_CHECK_EQUAL(r->store.path, std::string{"/var/lib/sreh/sreh.db"});
+  CAF_CHECK_EQUAL(r->store.synchronous, std::string{"full"});
+  CAF_CHECK_EQUAL(r->policy_mode, std::string{"autonomous"});
+  CAF_CHECK_EQUAL(r->logging.format, std::string{"json"});
+  CAF_CHECK_EQUAL(r->limits.max_body_bytes, 2048);
+  CAF_CHECK_EQUAL(r->limits.max_json_depth, 16);
+  CAF_CHECK_EQUAL(r->limits.http_threads, 4);
+  CAF_CHECK_EQUAL(r->limits.tool_threads, 4);
+  CAF_CHECK_EQUAL(r->limits.scheduler_policy, std::string{"sharing"}); // the default
+  CAF_CHECK_EQUAL(r->budget.max_steps, 5);
+  CAF_CHECK_EQUAL(r->budget.max_tokens, 200'000);
+  CAF_CHECK_EQUAL(r->model.script.size(), 2u);
+  if (r->model.script.size() == 2) {
+    CAF_CHECK_EQUAL(r->model.script[0].tool, std::string{"sandbox.metrics"});
+    CAF_CHECK_EQUAL(r->model.script[0].args,
+                    std::string{R"({"service":"checkout","window":"5m","n":3,"ratio":0.5,)"
+                                R"("on":true,"none":null,"q":"42"})"});
+    CAF_CHECK_EQUAL(r->model.script[1].args, std::string{"{}"});
+  }
+  CAF_CHECK_EQUAL(r->tools.record_file, std::string{"/tmp/rec.txt"});
+}
+
+CAF_TEST(unknown keys with suggestions) {
+  CAF_CHECK_EQUAL(err("node_id: a\nlissten: 1.2.3.4:80\n"),
+                  std::string{"cfg.yaml:2:1: lissten: unknown key 'lissten' (did you mean "
+                              "'listen'?)"});
+  CAF_CHECK_EQUAL(err("store:\n  kind: sqlite\n  pth: x\n"),
+                  std::string{"cfg.yaml:3:3: store.pth: unknown key 'pth' (did you mean 'path'?)"});
+  CAF_CHECK_EQUAL(err("logging: {zzzzzz: 1}\n"),
+                  std::string{"cfg.yaml:1:11: logging.zzzzzz: unknown key 'zzzzzz' (expected "
+                              "one of level, format)"});
+  CAF_CHECK_EQUAL(err("listen: a:1\nlisten: b:2\n"),
+                  std::string{"cfg.yaml:2:1: listen: duplicate key"});
+}
+
+CAF_TEST(wrong types and ranges) {
+  CAF_CHECK_EQUAL(err("limits:\n  max_connections: abc\n"),
+                  std::string{"cfg.yaml:2:20: limits.max_connections: expected an integer, got "
+                              "'abc'"});
+  CAF_CHECK_EQUAL(err("limits:\n  http_threads: 0\n"),
+                  std::string{"cfg.yaml:2:17: limits.http_threads: expected an integer between 1 "
+                              "and 256, got 0"});
+  CAF_CHECK_EQUAL(err("budget:\n  max_tokens: -3\n"),
+                  std::string{"cfg.yaml:2:15: budget.max_tokens: expected an integer between 1 "
+                              "and 9223372036854775807, got -3"});
+  CAF_CHECK_EQUAL(err("limits:\n  max_body_bytes: \"12\"\n"),
+                  std::string{"cfg.yaml:2:19: limits.max_body_bytes: expected an integer, got "
+                              "'12'"});
+  CAF_CHECK_EQUAL(err("node_id: [a, b]\n"),
+                  std::string{"cfg.yaml:1:10: node_id: expected a string, got a sequence"});
+  CAF_CHECK_EQUAL(err("store: sqlite\n"),
+                  std::string{"cfg.yaml:1:8: store: expected a mapping, got a scalar"});
+  CAF_CHECK_EQUAL(err("- a\n- b\n"),
+                  std::string{"cfg.yaml:1:1: (top level): expected a mapping of settings"});
+}
+
+CAF_TEST(enums) {
+  CAF_CHECK_EQUAL(err("store:\n  kind: mysql\n"),
+                  std::string{"cfg.yaml:2:9: store.kind: expected one of sqlite, postgres, got "
+                              "'mysql'"});
+  CAF_CHECK_EQUAL(err("store: {synchronous: off}\n"),
+                  std::string{"cfg.yaml:1:22: store.synchronous: expected one of normal, full, "
+                              "got 'off'"});
+  CAF_CHECK_EQUAL(err("policy_mode: yolo\n"),
+                  std::string{"cfg.yaml:1:14: policy_mode: expected one of read_only, review, "
+                              "autonomous, got 'yolo'"});
+  CAF_CHECK(err("logging: {level: loud}\n").find("cfg.yaml:1:18: logging.level: expected one of")
+            == 0);
+  CAF_CHECK(err("logging: {format: xml}\n").find("cfg.yaml:1:19: logging.format: expected one of")
+            == 0);
+  CAF_CHECK_EQUAL(err("limits: {scheduler_policy: fifo}\n"),
+                  std::string{"cfg.yaml:1:28: limits.scheduler_policy: expected one of sharing, "
+                              "stealing, got 'fifo'"});
+  CAF_CHECK_EQUAL(err("model: {provider: gpt}\n"),
+                  std::string{"cfg.yaml:1:19: model.provider: expected one of builtin, scripted, "
+                              "got 'gpt'"});
+}
+
+CAF_TEST(listen) {
+  CAF_CHECK_EQUAL(err("listen: localhost\n"),
+                  std::string{"cfg.yaml:1:9: listen: expected host:port, got 'localhost'"});
+  CAF_CHECK_EQUAL(err("listen: \"127.0.0.1:70000\"\n"),
+                  std::string{"cfg.yaml:1:9: listen: expected a port between 0 and 65535, got "
+                              "'127.0.0.1:70000'"});
+  CAF_CHECK_EQUAL(err("listen: \"::1:80\"\n"),
+                  std::string{"cfg.yaml:1:9: listen: expected host:port (write IPv6 addresses as "
+                              "[::1]:port), got '::1:80'"});
+  std::string host;
+  std::uint16_t port = 1;
+  CAF_CHECK(!parse_listen("[::1]:0", "x", host, port));
+  CAF_CHECK_EQUAL(host, std::string{"::1"});
+  CAF_CHECK_EQUAL(port, 0);
+  CAF_CHECK(!parse_listen("0.0.0.0:65535", "x", host, port));
+  CAF_CHECK_EQUAL(port, 65535);
+  CAF_CHECK_EQUAL(parse_listen(":80", "serve.listen", host, port).message,
+                  std::string{"serve.listen: expected host:port with a non-empty host, got ':80'"});
+  CAF_CHECK(parse_listen("h:", "x", host, port));
+  CAF_CHECK(parse_listen("h:-1", "x", host, port));
+  CAF_CHECK(parse_listen("[::1]80", "x", host, port));
+}
+
+CAF_TEST(syntax errors carry the mark) {
+  CAF_CHECK_EQUAL(err("store:\n  kind: [sqlite\n"),
+                  std::string{"cfg.yaml:3:1: invalid YAML: end of sequence flow not found"});
+  CAF_CHECK(err("a: b: c\n").find("cfg.yaml:1:") == 0);
+}
+
+CAF_TEST(cross field rules) {
+  CAF_CHECK_EQUAL(err("store:\n  kind: postgres\n"),
+                  std::string{"cfg.yaml:2:3: store.url: required when store.kind is postgres"});
+  CAF_CHECK_EQUAL(err("model:\n  provider: scripted\n"),
+                  std::string{"cfg.yaml:2:3: model.script: required (at least one step) when "
+                              "model.provider is scripted"});
+  CAF_CHECK_EQUAL(err("model:\n  provider: scripted\n  script:\n    - args: {}\n"),
+                  std::string{"cfg.yaml:4:7: model.script[0]: missing key 'tool'"});
+  CAF_CHECK_EQUAL(err("model:\n  script:\n    - {tool: t, args: [1]}\n"),
+                  std::string{"cfg.yaml:3:23: model.script[0].args: expected a mapping, got a "
+                              "sequence"});
+  node_config cfg;
+  cfg.data_dir = "/srv";
+  CAF_CHECK(!finalize(cfg));
+  CAF_CHECK_EQUAL(cfg.store.path, std::string{"/srv/sreh.db"});
+}
+
+CAF_TEST(environment substitution) {
+  ::setenv("SREH_TEST_PG_URL", "postgres://u:p@h/db", 1);
+  ::unsetenv("SREH_TEST_UNSET");
+  auto r = load_string("store:\n  kind: postgres\n  url: \"${SREH_TEST_PG_URL}?x=1\"\n", "c.yaml");
+  CAF_CHECK(r.has_value());
+  if (r)
+    CAF_CHECK_EQUAL(r->store.url, std::string{"postgres://u:p@h/db?x=1"});
+  CAF_CHECK_EQUAL(err("store:\n  url: ${SREH_TEST_UNSET}\n"),
+                  std::string{"cfg.yaml:2:8: store.url: environment variable 'SREH_TEST_UNSET' "
+                              "is not set"});
+  CAF_CHECK_EQUAL(err("node_id: \"${SREH_TEST_PG_URL\"\n"),
+                  std::string{"cfg.yaml:1:10: node_id: unterminated '${' (expected ${NAME})"});
+}
+
+CAF_TEST(files) {
+  auto missing = load_file("/nonexistent/sreh.yaml");
+  CAF_CHECK(!missing.has_value());
+  if (!missing)
+    CAF_CHECK_EQUAL(missing.error().message,
+                    std::string{"/nonexistent/sreh.yaml: cannot read: No such file or directory"});
+  auto dir = load_file("/tmp");
+  CAF_CHECK(!dir.has_value());
+  if (!dir)
+    CAF_CHECK_EQUAL(dir.error().message, std::string{"/tmp: cannot read: Is a directory"});
+  std::string path = "/tmp/sreh_config_load_test_" + std::to_string(::getpid()) + ".yaml";
+  {
+    std::ofstream out{path};
+    out << "node_id: n1\nlimits:\n  tool_threads: many\n";
+  }
+  auto bad = load_file(path);
+  CAF_CHECK(!bad.has_value());
+  if (!bad)
+    CAF_CHECK_EQUAL(bad.error().message,
+                    path + ":3:17: limits.tool_threads: expected an integer, got 'many'");
+  {
+    std::ofstream out{path};
+    out << "node_id: n1\n";
+  }
+  auto good = load_file(path);
+  CAF_CHECK(good.has_value());
+  if (good) {
+    CAF_CHECK_EQUAL(good->node_id, std::string{"n1"});
+    CAF_CHECK_EQUAL(good->source, path);
+  }
+  std::remove(path.c_str());
+}
+
+CAF_TEST(empty values and nesting) {
+  // An empty section is all defaults; an empty scalar is an error at the key.
+  CAF_CHECK_EQUAL(err("store:\nlimits:\n"), std::string{"(ok)"});
+  CAF_CHECK_EQUAL(err("node_id:\n"),
+                  std::string{"cfg.yaml:1:1: node_id: expected a string, got nothing"});
+  CAF_CHECK_EQUAL(err("node_id: \"\"\n"), std::string{"cfg.yaml:1:10: node_id: must not be empty"});
+  std::string deep = "model:\n  script:\n    - tool: t\n      args: ";
+  for (int i = 0; i < 40; ++i)
+    deep += "{a: ";
+  deep += "1" + std::string(40, '}') + "\n";
+  CAF_CHECK(err(deep).find("nesting deeper than 32 levels") != std::string::npos);
+}

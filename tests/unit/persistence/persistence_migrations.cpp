@@ -1,0 +1,173 @@
+#define CAF_SUITE persistence_migrations
+#include "tests/support/caf_test.hpp"
+
+#include <sqlite3.h>
+
+#include <array>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "persistence/sqlite/migrations.hpp"
+#include "persistence/sqlite/sqlite_store.hpp"
+
+using namespace sreh;
+using namespace sreh::persistence;
+
+namespace {
+
+/// A fresh temp directory with a database path in it; removed at the end of the test.
+struct fixture {
+  std::string dir;
+  std::string path;
+
+  fixture() {
+    std::string tmpl = "/tmp/sreh-migrations-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr)
+      CAF_FAIL("mkdtemp failed");
+    dir = tmpl;
+    path = dir + "/sreh.db";
+  }
+  ~fixture() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+
+  /// Runs `sql` on the database file directly and returns the first column of the first row.
+  std::string query(const std::string& sql) {
+    sqlite3* db = nullptr;
+    std::string out;
+    if (sqlite3_open(path.c_str(), &db) == SQLITE_OK) {
+      sqlite3_stmt* stmt = nullptr;
+      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK
+          && sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr)
+        out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+      else
+        out = std::string{"error: "} + sqlite3_errmsg(db);
+      sqlite3_finalize(stmt);
+    }
+    sqlite3_close(db);
+    return out;
+  }
+
+  expected<store_ptr> open() {
+    sqlite_options opts;
+    opts.path = path;
+    return open_sqlite_store(opts);
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(persistence_migrations_tests, fixture)
+
+CAF_TEST(a fresh database is migrated to the version of this build) {
+  CAF_REQUIRE(sqlite_schema_version() >= 1);
+  CAF_CHECK_EQUAL(sqlite_schema_version(), sqlite_migrations().back().version);
+  {
+    auto st = open();
+    CAF_REQUIRE(st.has_value());
+  }
+  CAF_CHECK_EQUAL(query("SELECT max(version) FROM schema_version"),
+                  std::to_string(sqlite_schema_version()));
+  CAF_CHECK_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+                        "('runs', 'steps', 'events', 'approvals')"),
+                  "4");
+  CAF_CHECK_EQUAL(query("SELECT count(*) FROM pragma_table_info('events') WHERE name IN "
+                        "('prev_hash', 'hash')"),
+                  "2");
+  CAF_CHECK_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
+                        "('approvals_state', 'approvals_run_step', 'steps_tool_finished', "
+                        "'steps_tool_open')"),
+                  "4");
+  CAF_CHECK_EQUAL(query("PRAGMA journal_mode"), "wal");
+}
+
+CAF_TEST(reopening applies nothing twice) {
+  for (int i = 0; i < 3; ++i) {
+    auto st = open();
+    CAF_REQUIRE(st.has_value());
+  }
+  CAF_CHECK_EQUAL(query("SELECT count(*) FROM schema_version"),
+                  std::to_string(sqlite_migrations().size()));
+}
+
+CAF_TEST(a newer schema is refused naming the file and both versions) {
+  {
+    auto st = open();
+    CAF_REQUIRE(st.has_value());
+  }
+  const int newer = sqlite_schema_version() + 7;
+  CAF_CHECK_EQUAL(query("INSERT INTO schema_version (version, applied_at) VALUES ("
+                        + std::to_string(newer) + ", 0) RETURNING version"),
+                  std::to_string(newer));
+  auto st = open();
+  CAF_REQUIRE(!st.has_value());
+  const auto& msg = st.error().message;
+  CAF_MESSAGE("error: " << msg);
+  CAF_CHECK(msg.find(path) != std::string::npos);
+  CAF_CHECK(msg.find(std::to_string(newer)) != std::string::npos);
+  CAF_CHECK(msg.find("(" + std::to_string(sqlite_schema_version()) + ")") != std::string::npos);
+}
+
+CAF_TEST(a failing migration leaves the previous version) {
+  sqlite3* db = nullptr;
+  CAF_REQUIRE_EQUAL(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const std::array<sqlite_migration, 2> good{{{1, "CREATE TABLE a (x INTEGER)"},
+                                              {2, "CREATE TABLE b (y INTEGER)"}}};
+  const std::array<sqlite_migration, 3> bad{{good[0],
+                                             good[1],
+                                             {3, "CREATE TABLE c (z INTEGER); "
+                                                 "INSERT INTO no_such_table VALUES (1)"}}};
+  CAF_CHECK(!migrate_sqlite(db, path, std::span{good}.first(1)));
+  CAF_CHECK_EQUAL(sqlite_database_version(db), 1);
+  auto err = migrate_sqlite(db, path, bad);
+  CAF_CHECK(static_cast<bool>(err));
+  CAF_MESSAGE("error: " << err.message);
+  CAF_CHECK(err.message.find("migration 3") != std::string::npos);
+  CAF_CHECK(err.message.find("no_such_table") != std::string::npos);
+  CAF_CHECK_EQUAL(sqlite_database_version(db), 2); // 2 applied, 3 rolled back
+  sqlite3_close(db);
+  CAF_CHECK_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE name = 'c'"), "0");
+  CAF_CHECK_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE name = 'b'"), "1");
+}
+
+CAF_TEST(a failing step after the script rolls the script back) {
+  sqlite3* db = nullptr;
+  CAF_REQUIRE_EQUAL(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const std::array<sqlite_migration, 2> ms{{
+    {1, "CREATE TABLE a (x INTEGER)", nullptr},
+    {2, "CREATE TABLE b (y INTEGER)",
+     [](sqlite3*, std::string_view p) {
+       return sreh::error{errc::internal, "step failed on " + std::string{p}};
+     }},
+  }};
+  auto err = migrate_sqlite(db, path, ms);
+  CAF_CHECK_EQUAL(err.message, "step failed on " + path);
+  CAF_CHECK_EQUAL(sqlite_database_version(db), 1);
+  sqlite3_close(db);
+  CAF_CHECK_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE name = 'b'"), "0");
+}
+
+CAF_TEST(bad options are refused) {
+  sqlite_options o;
+  o.path = ":memory:";
+  CAF_CHECK_EQUAL(static_cast<int>(open_sqlite_store(o).error().code),
+                  static_cast<int>(errc::invalid_argument));
+  o.path = path;
+  o.synchronous = "off";
+  auto e = open_sqlite_store(o);
+  CAF_REQUIRE(!e.has_value());
+  CAF_CHECK(e.error().message.find("synchronous 'off'") != std::string::npos);
+  o.synchronous = "full";
+  o.reader_connections = 0;
+  CAF_CHECK(!open_sqlite_store(o).has_value());
+  o.reader_connections = 2;
+  CAF_CHECK(open_sqlite_store(o).has_value());
+  o.path = dir + "/missing/dir/sreh.db";
+  auto missing = open_sqlite_store(o);
+  CAF_REQUIRE(!missing.has_value());
+  CAF_CHECK(missing.error().message.find(o.path) != std::string::npos);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
