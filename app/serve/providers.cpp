@@ -47,7 +47,8 @@ std::string shell_word(const std::string& s) {
 expected<node_plugins> make_tools_and_provider(const config::node_config& cfg,
                                                actors::tool_registry& tools) {
   node_plugins out;
-  plugins::add_testkit_tools(tools, cfg.tools);
+  if (cfg.tools.testkit)
+    plugins::add_testkit_tools(tools, cfg.tools);
   if (!cfg.sandbox.scenario.empty()) {
     auto sc = plugins::sandbox::load_scenario(cfg.sandbox.scenario);
     if (!sc)

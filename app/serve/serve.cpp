@@ -158,7 +158,7 @@ int serve_command(int argc, char** argv) {
   auto& n = **parts;
   const bool api = !cfg->cluster.topo || cfg->cluster.topo->find(cfg->node_id)->has_role("api");
   net::http_server http{{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens, api,
-                         n.relay(), n.feed()}};
+                         n.relay(), n.feed(), &n.tools()}};
   if (!api)
     log->info("no api role: serving only /healthz, /readyz, /v1/stats and /v1/cluster/nodes");
   if (auto err = http.start(host, port))

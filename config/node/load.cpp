@@ -155,8 +155,12 @@ void read_cluster(yaml_reader& r, const yaml_entry& section, const std::string& 
 }
 
 void read_tools(yaml_reader& r, const yaml_entry& section, tool_config& out) {
-  for (const auto& e : r.entries(section.value, section.path, {"record_file"}))
-    out.record_file = r.string(e);
+  for (const auto& e : r.entries(section.value, section.path, {"testkit", "record_file"})) {
+    if (e.key == "testkit")
+      out.testkit = r.one_of(e, {"true", "false"}) == "true";
+    else
+      out.record_file = r.string(e);
+  }
 }
 
 bool is_hex_digest(const std::string& s) {

@@ -19,6 +19,7 @@ struct http_server::impl {
     add_run_routes(core->routes, core->ctx);
     add_event_routes(core->routes, core->ctx);
     add_approval_routes(core->routes, core->ctx);
+    add_tool_routes(core->routes, core->ctx);
   }
 
   /// The tokens when the node gave none: what the config says, without reading or creating

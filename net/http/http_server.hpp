@@ -14,6 +14,10 @@
 #include "net/nats/relay.hpp"
 #include "persistence/store/store.hpp"
 
+namespace sreh::actors {
+class tool_registry;
+} // namespace sreh::actors
+
 namespace sreh::net {
 
 /// What the HTTP front needs from the node. All references outlive the server.
@@ -34,6 +38,8 @@ struct server_context {
   /// Shown on /v1/stats when the node has them (null: none).
   const net::relay* event_relay = nullptr;
   const event_feed* feed = nullptr;
+  /// The node's tools, for GET /v1/tools (null: the route answers 503).
+  const actors::tool_registry* tools = nullptr;
 };
 
 /// The Beast HTTP/1.1 server: REST under /v1, SSE streams, /healthz, /readyz. Runs its own

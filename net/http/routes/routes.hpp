@@ -38,6 +38,9 @@ void add_event_routes(router& r, server_context& ctx);
 /// GET /v1/approvals, GET /v1/approvals/{id}, POST /v1/approvals/{id}/decision.
 void add_approval_routes(router& r, server_context& ctx);
 
+/// GET /v1/tools: the node's tools with their schemas, risk class and whether they mutate.
+void add_tool_routes(router& r, server_context& ctx);
+
 /// Parses a Last-Event-ID value: a non-negative decimal integer. Nullopt otherwise.
 [[nodiscard]] std::optional<std::int64_t> parse_last_event_id(const std::string& s);
 
