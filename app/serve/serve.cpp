@@ -12,7 +12,8 @@
 
 #include "app/cli/cluster_check.hpp"
 #include "net/node/node_parts.hpp"
-#include "app/serve/providers.hpp"
+#include "app/serve/plugins.hpp"
+#include "config/policy/policy_config.hpp"
 #include "actors/tools/tool.hpp"
 #include "config/node/node_config.hpp"
 #include "core/base/logger.hpp"
@@ -146,10 +147,11 @@ int serve_command(int argc, char** argv) {
   if (!tokens)
     return fail(tokens.error().message);
   auto tools = std::make_shared<actors::tool_registry>();
-  auto provider = make_tools_and_provider(*cfg, *tools);
+  const auto regs = registries();
+  auto provider = make_tools_and_provider(regs, *cfg, *tools);
   if (!provider)
     return fail(provider.error().message);
-  auto policy = load_policy(*cfg);
+  auto policy = config::node_policy(*cfg);
   if (!policy)
     return fail(policy.error().message);
   auto parts = net::node_parts::start(*cfg, tools, std::move(*policy), provider->provider);
@@ -158,7 +160,7 @@ int serve_command(int argc, char** argv) {
   auto& n = **parts;
   const bool api = !cfg->cluster.topo || cfg->cluster.topo->find(cfg->node_id)->has_role("api");
   net::http_server http{{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens, api,
-                         n.relay(), n.feed(), &n.tools()}};
+                         n.relay(), n.feed(), &n.tools(), regs.routes}};
   if (!api)
     log->info("no api role: serving only /healthz, /readyz, /v1/stats and /v1/cluster/nodes");
   if (auto err = http.start(host, port))
@@ -169,7 +171,7 @@ int serve_command(int argc, char** argv) {
   if (const auto& topo = cfg->cluster.topo)
     log->info("member of cluster '{}' ({} nodes, topology {}); data dir {}", topo->name,
               topo->nodes.size(), topo->source, cfg->data_dir);
-  auto hint = sandbox_hint(*provider); // the scenario's goal and alert, when there is a sandbox
+  const auto& hint = provider->banner; // e.g. the sandbox scenario's goal and alert
   std::fprintf(stderr,
                "\n  sreh is up: http://%s:%u   (Ctrl-C stops it; runs are durable in %s)\n%s"
                "        sreh runs          curl -N http://%s:%u/v1/events\n\n",

@@ -367,4 +367,16 @@ expected<policy_set> load_policy_file(const std::string& path) {
   return load_policy_string(*text, path);
 }
 
+expected<policy_set> node_policy(const node_config& cfg) {
+  if (!cfg.policy_file.empty())
+    return load_policy_file(cfg.policy_file);
+  policy_set p;
+  auto m = parse_mode(cfg.policy_mode);
+  if (!m)
+    return sreh::error{errc::invalid_argument, "policy_mode '" + cfg.policy_mode + "' is unknown"};
+  p.default_mode = *m;
+  p.version = "mode:" + cfg.policy_mode;
+  return p;
+}
+
 } // namespace sreh::config

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <vector>
 #include <memory>
 #include <string>
 
@@ -19,6 +21,13 @@ class tool_registry;
 } // namespace sreh::actors
 
 namespace sreh::net {
+
+class router;
+struct server_context;
+
+/// A group of routes that a plugin adds to the front (`GET /v1/...` of its own): called once,
+/// before the server starts, with the router and the context its handlers may keep pointers to.
+using route_group = std::function<void(router&, server_context&)>;
 
 /// What the HTTP front needs from the node. All references outlive the server.
 struct server_context {
@@ -40,6 +49,8 @@ struct server_context {
   const event_feed* feed = nullptr;
   /// The node's tools, for GET /v1/tools (null: the route answers 503).
   const actors::tool_registry* tools = nullptr;
+  /// Route groups the plugins registered, added after the front's own.
+  std::vector<route_group> routes = {};
 };
 
 /// The Beast HTTP/1.1 server: REST under /v1, SSE streams, /healthz, /readyz. Runs its own
