@@ -12,6 +12,7 @@
 
 #include "app/cli/cluster_check.hpp"
 #include "net/node/node_parts.hpp"
+#include "persistence/store/data_dir_lock.hpp"
 #include "app/serve/plugins.hpp"
 #include "config/policy/policy_config.hpp"
 #include "actors/tools/tool.hpp"
@@ -139,6 +140,10 @@ int serve_command(int argc, char** argv) {
   if (auto err = setup_logging(cfg->logging.level, cfg->logging.format))
     return fail("logging: " + err.message);
   auto log = logger("node");
+  // One node per data dir, claimed before anything in it is read or written.
+  auto lock = persistence::data_dir_lock::acquire(cfg->data_dir, cfg->node_id);
+  if (!lock)
+    return fail(lock.error().message);
   std::string host;
   std::uint16_t port = 0;
   if (auto err = config::parse_listen(cfg->listen, "listen", host, port))
