@@ -187,7 +187,10 @@ std::string registry::expose() const {
       blocks[c.name] = std::move(out);
     }
   std::lock_guard lock{mu_};
-  for (const auto& [name, e] : families_) {
+  for (const auto& kv : families_) {
+    // Named, not bound: lambdas may not capture structured bindings before C++20's P1091.
+    const auto& name = kv.first;
+    const auto& e = kv.second;
     std::string out;
     if (e.type == kind::counter) {
       header(out, name, e.c->help(), kind::counter);
