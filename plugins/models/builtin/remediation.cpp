@@ -67,14 +67,12 @@ bool render(const rapidjson::Value& v, const std::map<std::string, std::string>&
   return true;
 }
 
-struct concrete_action {
-  std::string tool, args;
-};
-
-/// The remedy's calls with their arguments, or nullopt when a binding is missing.
-std::optional<std::vector<concrete_action>> expand(const remedy& r, const hypothesis& h,
-                                                   const evidence& ev) {
-  std::vector<concrete_action> out;
+/// The remedy's calls, made by the tools that perform its actions; nullopt when a binding is
+/// missing or no tool performs one of the actions.
+std::optional<std::vector<planned_call>> expand(const remedy& r, const hypothesis& h,
+                                                const situation& sit) {
+  const auto& ev = sit.ev;
+  std::vector<planned_call> out;
   for (auto& a : r.actions) {
     auto tpl = json::parse(a.args);
     if (!tpl)
@@ -95,7 +93,10 @@ std::optional<std::vector<concrete_action>> expand(const remedy& r, const hypoth
       json::writer w(buf);
       if (!render(*tpl, b, w))
         return std::nullopt;
-      out.push_back({a.tool, buf.GetString()});
+      auto c = sit.tools.remedy(a.tool, buf.GetString());
+      if (!c)
+        return std::nullopt;
+      out.push_back(std::move(*c));
     }
   }
   if (out.empty())
@@ -149,20 +150,22 @@ std::string current_text(const knowledge_base& kb, const entity& e,
 
 } // namespace
 
-std::set<std::string> remedy_keys(const evidence& ev,
+std::set<std::string> remedy_keys(const situation& sit,
                                   const std::vector<const hypothesis*>& diagnoses) {
   std::set<std::string> out;
   for (auto* h : diagnoses)
     for (auto& r : h->mode->remedies)
-      if (auto actions = expand(r, *h, ev))
+      if (auto actions = expand(r, *h, sit))
         for (auto& a : *actions)
           out.insert(call_key(a.tool, a.args));
   return out;
 }
 
-remediation_state remediate(const knowledge_base& kb, const evidence& ev, const triage_result& t,
+remediation_state remediate(const situation& sit, const triage_result& t,
                             const std::vector<const hypothesis*>& diagnoses,
                             const std::map<std::string, std::string>& leaf_of) {
+  const auto& kb = sit.kb;
+  const auto& ev = sit.ev;
   remediation_state st;
   std::int64_t last_action = 0;
   for (auto* h : diagnoses) {
@@ -176,7 +179,7 @@ remediation_state remediate(const knowledge_base& kb, const evidence& ev, const 
       if ((!r.when.empty() && !h->seen(r.when))
           || (!r.requires_binding.empty() && !h->bindings.contains(r.requires_binding)))
         continue;
-      auto actions = expand(r, *h, ev);
+      auto actions = expand(r, *h, sit);
       if (!actions)
         continue;
       any = true;
@@ -185,9 +188,9 @@ remediation_state remediate(const knowledge_base& kb, const evidence& ev, const 
       for (auto& a : *actions) {
         auto* rec = ev.find_call(call_key(a.tool, a.args));
         if (!rec) {
-          st.next = planned_call{a.tool, a.args,
-                                 fmt::format("remedy '{}' for {}({}): {}", r.name, h->mode->kind,
-                                             h->target, r.risk), 0};
+          st.next = a;
+          st.next->why = fmt::format("remedy '{}' for {}({}): {}", r.name, h->mode->kind,
+                                     h->target, r.risk);
           return st;
         }
         st.records.push_back({a.tool, a.args, rec->step, rec->ok, false, what, rec->error});
@@ -212,10 +215,10 @@ remediation_state remediate(const knowledge_base& kb, const evidence& ev, const 
         if (!e)
           continue;
         if (!observed(*e, after)) {
-          auto call = describe_call(*e);
-          if (ev.find_call(call_key(call.tool, call.args), last))
-            continue;  // the check failed: cannot verify this entity
-          call.why = fmt::format("verify that remedy '{}' cleared {}'s anomaly", r.name, v);
+          auto call = sit.tools.describe(e->name, e->kind);
+          if (!call || ev.find_call(call_key(call->tool, call->args), last))
+            continue;  // no tool, or the check failed: cannot verify this entity
+          call->why = fmt::format("verify that remedy '{}' cleared {}'s anomaly", r.name, v);
           st.next = call;
           return st;
         }
@@ -250,10 +253,10 @@ remediation_state remediate(const knowledge_base& kb, const evidence& ev, const 
       auto* e = ev.find(f);
       if (!e || observed(*e, {last_action, 0}))
         continue;
-      auto call = describe_call(*e);
-      if (ev.find_call(call_key(call.tool, call.args), last_action))
+      auto call = sit.tools.describe(e->name, e->kind);
+      if (!call || ev.find_call(call_key(call->tool, call->args), last_action))
         continue;
-      call.why = fmt::format("final check of {}", f);
+      call->why = fmt::format("final check of {}", f);
       st.next = call;
       return st;
     }

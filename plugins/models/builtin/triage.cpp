@@ -10,24 +10,6 @@
 
 namespace sreh::plugins::reasoner {
 
-planned_call describe_call(const std::string& name, const std::string& kind) {
-  planned_call c;
-  if (kind == "host") {
-    c.tool = "host.describe";
-    c.args = fmt::format(R"({{"host":{}}})", json::quote(name));
-  } else if (kind == "job") {
-    c.tool = "jobs.list";
-  } else {
-    c.tool = "service.describe";
-    c.args = fmt::format(R"({{"service":{}}})", json::quote(name));
-  }
-  return c;
-}
-
-planned_call describe_call(const entity& e) {
-  return describe_call(e.name, e.kind);
-}
-
 namespace {
 
 bool is_name_char(char c) {
@@ -143,7 +125,7 @@ std::string classes_text(const std::map<std::string, std::string>& cls) {
 
 /// The alerted entities: run labels, else names in the goal, else firing alerts, else roots.
 /// Returns the source, or "" when the alerts must be listed first.
-std::string find_focus(const evidence& ev, const actors::run_context& ctx,
+std::string find_focus(const evidence& ev, const run& r,
                        std::vector<std::pair<std::string, std::string>>& out) {
   auto add = [&](const std::string& name, const std::string& kind) {
     if (!name.empty() && std::none_of(out.begin(), out.end(), [&](auto& f) { return f.first == name; }))
@@ -154,7 +136,7 @@ std::string find_focus(const evidence& ev, const actors::run_context& ctx,
       return e->kind;
     return key == "host" || key == "job" ? key : std::string{"service"};
   };
-  if (auto labels = json::parse(ctx.r.labels); labels && labels->IsObject()) {
+  if (auto labels = json::parse(r.labels); labels && labels->IsObject()) {
     for (const char* key : {"service", "database", "host", "job", "target"})
       if (auto it = labels->FindMember(key); it != labels->MemberEnd() && it->value.IsString())
         add(it->value.GetString(), kind_of(it->value.GetString(), key));
@@ -164,7 +146,7 @@ std::string find_focus(const evidence& ev, const actors::run_context& ctx,
           add(m.value.GetString(), kind_of(m.value.GetString(), ""));
   }
   bool labelled = !out.empty();
-  for (auto& n : names_in(ctx.r.goal, ev))
+  for (auto& n : names_in(r.goal, ev))
     add(n, kind_of(n, ""));
   if (!out.empty())
     return labelled ? "labels" : "goal";
@@ -209,32 +191,36 @@ bool goal_mentions_jobs(const std::string& goal, const evidence& ev) {
 
 } // namespace
 
-triage_result triage(const knowledge_base& kb, const evidence& ev, const actors::run_context& ctx,
-                     step_range range, const walk_options& opts) {
+triage_result triage(const situation& sit, step_range range, const walk_options& opts) {
+  const auto& kb = sit.kb;
+  const auto& ev = sit.ev;
   const bool allow_calls = opts.allow_calls;
   const bool sweep = opts.sweep;
   triage_result t;
-  t.cues = kb.cues_in(ctx.r.goal);
-  planned_call topo{"topology.get", "{}", "learn the call graph, hosts and jobs"};
-  if (!ev.topology_known && !attempted(ev, topo, range) && allow_calls) {
+  t.cues = kb.cues_in(sit.r.goal);
+  auto topo = sit.tools.topology();
+  if (topo && !ev.topology_known && !attempted(ev, *topo, range) && allow_calls) {
+    topo->why = "learn the call graph, hosts and jobs";
     t.next = topo;
     return t;
   }
   std::vector<std::pair<std::string, std::string>> focus;
-  t.focus_source = find_focus(ev, ctx, focus);
+  t.focus_source = find_focus(ev, sit.r, focus);
   if (t.focus_source.empty()) {
-    planned_call alerts{"alerts.list", "{}", "neither the labels nor the goal name an entity"};
-    if (allow_calls && !attempted(ev, alerts, range)) {
+    auto alerts = sit.tools.alerts();
+    if (alerts && allow_calls && !attempted(ev, *alerts, range)) {
+      alerts->why = "neither the labels nor the goal name an entity";
       t.next = alerts;
       return t;
     }
     t.focus_source = "none";
   }
-  if (goal_mentions_jobs(ctx.r.goal, ev)
+  if (goal_mentions_jobs(sit.r.goal, ev)
       && std::none_of(focus.begin(), focus.end(), [](auto& f) { return f.second == "job"; })) {
-    planned_call jobs{"jobs.list", "{}", "the goal mentions jobs: which ones are unhealthy?"};
-    if (!attempted(ev, jobs, range)) {
+    auto jobs = sit.tools.listing("job");
+    if (jobs && !attempted(ev, *jobs, range)) {
       if (allow_calls) {
+        jobs->why = "the goal mentions jobs: which ones are unhealthy?";
         t.next = jobs;
         return t;
       }
@@ -258,15 +244,17 @@ triage_result triage(const knowledge_base& kb, const evidence& ev, const actors:
     auto* e = ev.find(name);
     if (e && (observed(*e, range) || opts.known_healthy.contains(name)))
       return 1;
-    auto call = e ? describe_call(*e) : describe_call(name, kind_hint);
-    if (attempted(ev, call, range)) {
+    auto call = sit.tools.describe(name, e ? e->kind : kind_hint);
+    if (!call)
+      return 0;  // no tool describes it
+    if (attempted(ev, *call, range)) {
       if (std::find(t.unobservable.begin(), t.unobservable.end(), name) == t.unobservable.end())
         t.unobservable.push_back(name);
       return 0;
     }
     if (!allow_calls)
       return 0;
-    call.why = why;
+    call->why = why;
     t.next = call;
     return -1;
   };
@@ -307,7 +295,7 @@ triage_result triage(const knowledge_base& kb, const evidence& ev, const actors:
       return !(de && (observed(*de, range) || opts.known_healthy.contains(d)));
     });
     if (!t.cues.empty() && unseen > 0 && !e.calls.empty() && t.parent.contains(name)) {
-      auto p = probe_self(kb, ev, name, range, opts.global, t.cues);
+      auto p = probe_self(sit, name, range, opts.global, t.cues);
       if (p.next && allow_calls && !sweep) {
         t.next = *p.next;
         return t;
