@@ -5,6 +5,8 @@
 #
 #   scripts/fuzz.sh [TARGET...]          # default: every target
 #   SREH_FUZZ_SECONDS=60 scripts/fuzz.sh # time per target (default 20)
+#   SREH_FUZZ_RUNS=20000 scripts/fuzz.sh # a fixed number of inputs with a fixed seed instead:
+#                                        # the same inputs every time (what CI runs)
 #
 # New interesting inputs go to build/fuzz/corpus/<target> (the checked-in corpus is not
 # changed); a crash is saved under build/fuzz/crashes/<target>/ and the script exits 1 naming
@@ -26,7 +28,12 @@ for t in "${targets[@]}"; do
   mkdir -p "$work" "$crashes"
   log="build/fuzz/$t.log"
   rc=0
-  "build/fuzz/tests/fuzz/sreh_fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if [ -n "${SREH_FUZZ_RUNS:-}" ]; then
+    bound=(-runs="$SREH_FUZZ_RUNS" -seed=1)
+  else
+    bound=(-max_total_time="$seconds")
+  fi
+  "build/fuzz/tests/fuzz/sreh_fuzz_$t" "${bound[@]}" -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$crashes/" -print_final_stats=1 "$work" "tests/fuzz/corpus/$t" \
     >"$log" 2>&1 || rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
