@@ -9,36 +9,6 @@ namespace sreh::json {
 
 namespace {
 
-/// Finds where `text` nests deeper than `max_depth` without recursing: brackets are counted
-/// outside strings. Returns the offset of the first bracket past the limit, or npos. Malformed
-/// text is left for RapidJSON to report.
-std::size_t too_deep_at(std::string_view text, int max_depth) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    switch (c) {
-      case '"': in_string = true; break;
-      case '[':
-      case '{':
-        if (++depth > max_depth)
-          return i;
-        break;
-      case ']':
-      case '}': --depth; break;
-      default: break;
-    }
-  }
-  return std::string_view::npos;
-}
-
 /// The value of 4 hex digits at `s[i]`, or -1.
 int hex4(std::string_view s, std::size_t i) {
   if (i + 4 > s.size())
@@ -57,40 +27,6 @@ int hex4(std::string_view s, std::size_t i) {
   return v;
 }
 
-/// Finds a `\uDC00`..`\uDFFF` escape that does not follow a high-surrogate escape. RapidJSON 1.1
-/// decodes such a lone low surrogate into bytes that are not UTF-8 (it rejects a lone high one),
-/// so text that parses would not parse again once written (found by the fuzz target
-/// json_parse). Returns its offset, or npos.
-std::size_t lone_low_surrogate_at(std::string_view text) {
-  bool in_string = false;
-  bool after_high = false; // the previous character was a high-surrogate escape
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (!in_string) {
-      in_string = c == '"';
-      continue;
-    }
-    if (c == '"') {
-      in_string = false;
-      after_high = false;
-    } else if (c == '\\' && i + 1 < text.size()) {
-      if (text[i + 1] == 'u') {
-        int cp = hex4(text, i + 2);
-        if (cp >= 0xdc00 && cp <= 0xdfff && !after_high)
-          return i;
-        after_high = cp >= 0xd800 && cp <= 0xdbff;
-        i += 5;
-      } else {
-        after_high = false;
-        ++i;
-      }
-    } else {
-      after_high = false;
-    }
-  }
-  return std::string_view::npos;
-}
-
 /// True when every number in `v` is finite. RapidJSON 1.1 reads some numbers past the double
 /// range ("8111.0555e311") as infinity instead of refusing them, and its writer cannot write
 /// infinity back (found by the fuzz target json_parse).
@@ -107,6 +43,73 @@ bool all_finite(const rapidjson::Value& v) {
         return false;
   }
   return true;
+}
+
+/// What one pass over the text finds before RapidJSON reads it. Malformed text is left for
+/// RapidJSON to report.
+struct prescan_result {
+  /// The first bracket past `max_depth` (counted outside strings, without recursing), or npos.
+  std::size_t too_deep_at = std::string_view::npos;
+  /// The first `\uDC00`..`\uDFFF` escape that does not follow a high-surrogate escape, or npos.
+  /// RapidJSON 1.1 decodes such a lone low surrogate into bytes that are not UTF-8 (it rejects a
+  /// lone high one), so text that parses would not parse again once written (found by the fuzz
+  /// target json_parse).
+  std::size_t lone_low_surrogate_at = std::string_view::npos;
+  /// A number with an exponent or of over 300 digits: only such a number can be past the double
+  /// range, so only then is the parsed document checked for infinities.
+  bool big_number = false;
+};
+
+prescan_result prescan(std::string_view text, int max_depth) {
+  prescan_result r;
+  int depth = 0;
+  bool in_string = false;
+  bool after_high = false; // in a string: the previous character was a high-surrogate escape
+  std::size_t digits = 0;  // outside strings: the length of the digit run just read
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '"') {
+        in_string = false;
+      } else if (c == '\\' && i + 1 < text.size() && text[i + 1] == 'u') {
+        int cp = hex4(text, i + 2);
+        if (cp >= 0xdc00 && cp <= 0xdfff && !after_high &&
+            r.lone_low_surrogate_at == std::string_view::npos)
+          r.lone_low_surrogate_at = i;
+        after_high = cp >= 0xd800 && cp <= 0xdbff;
+        i += 5;
+        continue;
+      } else if (c == '\\') {
+        ++i;
+      }
+      after_high = false;
+      continue;
+    }
+    if (c >= '0' && c <= '9') {
+      r.big_number = r.big_number || ++digits > 300;
+      continue;
+    }
+    if ((c == 'e' || c == 'E') && (digits > 0 || (i > 0 && text[i - 1] == '.')))
+      r.big_number = true;
+    digits = 0;
+    switch (c) {
+      case '"':
+        in_string = true;
+        after_high = false;
+        break;
+      case '[':
+      case '{':
+        if (++depth > max_depth) {
+          r.too_deep_at = i; // refused whatever follows
+          return r;
+        }
+        break;
+      case ']':
+      case '}': --depth; break;
+      default: break;
+    }
+  }
+  return r;
 }
 
 /// Encodes one code point as the JSON escape "\uXXXX" (BMP only; enough for our escapes).
@@ -140,19 +143,19 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
 } // namespace
 
 expected<rapidjson::Document> parse(std::string_view text, int max_depth) {
-  if (auto at = too_deep_at(text, max_depth); at != std::string_view::npos)
+  auto scan = prescan(text, max_depth);
+  if (auto at = scan.too_deep_at; at != std::string_view::npos)
     return error{errc::invalid_argument,
                  fmt::format("JSON nesting deeper than {} levels (at byte {})", max_depth, at)};
   // RapidJSON reads a NUL as the end of the input: anything after one would be ignored.
   if (auto nul = text.find('\0'); nul != std::string_view::npos)
     return error{errc::invalid_argument,
                  fmt::format("invalid JSON at byte {}: NUL character", nul)};
-  if (text.find("\\u") != std::string_view::npos)
-    if (auto at = lone_low_surrogate_at(text); at != std::string_view::npos)
-      return error{errc::invalid_argument,
-                   fmt::format("invalid JSON at byte {}: a low surrogate escape without its high "
-                               "surrogate",
-                               at)};
+  if (auto at = scan.lone_low_surrogate_at; at != std::string_view::npos)
+    return error{errc::invalid_argument,
+                 fmt::format("invalid JSON at byte {}: a low surrogate escape without its high "
+                             "surrogate",
+                             at)};
   rapidjson::Document doc;
   // Not kParseFullPrecisionFlag: in RapidJSON 1.1 it calls clz(0) on inputs like "0e82"
   // (UBSan, found by the fuzz target json_parse). The default path may read a number of more
@@ -163,7 +166,7 @@ expected<rapidjson::Document> parse(std::string_view text, int max_depth) {
     return error{errc::invalid_argument,
                  fmt::format("invalid JSON at byte {}: {}", doc.GetErrorOffset(),
                              rapidjson::GetParseError_En(doc.GetParseError()))};
-  if (!all_finite(doc))
+  if (scan.big_number && !all_finite(doc))
     return error{errc::invalid_argument, "invalid JSON: a number is too big for a double"};
   return doc;
 }
