@@ -190,7 +190,8 @@ struct kernel_fixture : test_coordinator_fixture<> {
   config::node_config cfg;
   virtual_clock clk{sched};
   id_generator ids{clk};
-  tool_pool pool{1};
+  blocking_pool pool{1};
+  blocking_pool store_pool{0}; // inline: its messages are under the test scheduler's control
   std::shared_ptr<probe_log> probes = std::make_shared<probe_log>();
   std::shared_ptr<switchable_provider> provider = std::make_shared<switchable_provider>();
   policy::policy_set policy_ = autonomous();
@@ -227,8 +228,8 @@ struct kernel_fixture : test_coordinator_fixture<> {
     tools.add(std::make_shared<probe_tool>("probe.verified", probe_tool::verified, probes));
     tools.add(std::make_shared<probe_tool>("probe.broken_write", probe_tool::broken_write, probes));
     provider->inner = std::make_shared<scripted_provider>(std::vector<config::scripted_step>{});
-    rt = std::shared_ptr<runtime>(new runtime{cfg, *db, queue, tools, provider, clk, ids, pool, policy_,
-                                              logger("kernel"), {}, {}, {}});
+    rt = std::shared_ptr<runtime>(new runtime{cfg, *db, queue, tools, provider, clk, ids, pool,
+                                              store_pool, policy_, logger("kernel"), {}, {}, {}});
   }
 
   ~kernel_fixture() override {
