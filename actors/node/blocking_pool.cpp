@@ -1,5 +1,7 @@
 #include "actors/node/blocking_pool.hpp"
 
+#include "core/base/blocking.hpp"
+
 namespace sreh::actors {
 
 blocking_pool::blocking_pool(std::size_t threads) : inline_(threads == 0) {
@@ -13,6 +15,8 @@ blocking_pool::~blocking_pool() {
 
 void blocking_pool::post(std::function<void()> job) {
   if (inline_) {
+    // The caller may be the test thread playing a scheduler worker: the job plays a pool thread.
+    scoped_thread_kind pool_thread{thread_kind::other};
     return job();
   }
   {

@@ -6,6 +6,7 @@
 #include "actors/kernel/kernel.hpp"
 #include "actors/kernel/messages.hpp"
 #include "actors/node/runtime.hpp"
+#include "actors/node/thread_marks.hpp"
 
 namespace sreh::actors {
 
@@ -206,6 +207,7 @@ sreh::error node::start() {
                                       ? caf::atom("stealing")
                                       : caf::atom("sharing"));
   d.caf_cfg.set("logger.verbosity", caf::atom("quiet"));
+  mark_scheduler_threads(d.caf_cfg); // a store call from an actor's handler is caught
   const auto* cs = d.store.cluster();
   const bool clustered = d.cfg.cluster.topo.has_value();
   if (clustered && cs == nullptr)

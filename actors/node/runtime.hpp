@@ -33,7 +33,8 @@ struct kernel_counters {
 
 /// What every actor of a node shares. Owned by the node facade; outlives every actor.
 /// Thread-safe: all members are thread-safe or read-only after start. Actors never call `store`
-/// themselves: its calls block, so they run on `store_pool` (actors/node/blocking_call.hpp).
+/// themselves: its calls block, so they run on `store_pool` (actors/node/blocking_call.hpp);
+/// a store call on a scheduler thread is caught (core/base/blocking.hpp).
 struct runtime {
   const config::node_config& cfg;
   persistence::store& store;
