@@ -9,7 +9,7 @@
 #include <memory>
 #include <optional>
 #include <type_traits>
-#include <unordered_map>
+#include <map>
 #include <utility>
 
 #include "actors/node/blocking_pool.hpp"
@@ -20,12 +20,13 @@ namespace sreh::actors {
 using called_atom = caf::atom_constant<caf::atom("called")>;
 
 /// The continuations of an actor's blocking calls in flight, by token. Part of the actor's
-/// state; used only from the actor.
+/// state; used only from the actor. A map (not a hash table, whose buckets never shrink): a
+/// kernel may have many calls in flight at once (runs parking in a burst) and few afterwards.
 class pending_calls {
  public:
   std::uint64_t add(std::function<void()> k) {
     auto token = ++last_;
-    calls_.emplace(token, std::move(k));
+    calls_.emplace_hint(calls_.end(), token, std::move(k)); // tokens only grow
     return token;
   }
   /// Runs the continuation of `token` and forgets it (it may start further calls).
@@ -41,7 +42,7 @@ class pending_calls {
 
  private:
   std::uint64_t last_ = 0;
-  std::unordered_map<std::uint64_t, std::function<void()>> calls_;
+  std::map<std::uint64_t, std::function<void()>> calls_;
 };
 
 /// Runs `call` (which may block: a store read) on `pool`, then `then(result)` in the actor
