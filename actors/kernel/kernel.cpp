@@ -8,58 +8,103 @@ namespace sreh::actors {
 namespace {
 
 constexpr int max_run_crashes = 3;
+/// Unfinished runs whose details one store-pool job reads at start (bounds what is in memory).
+constexpr std::size_t recovery_chunk = 256;
 
-/// Loads a run and its steps from the store and resumes it (at start, or after a crash).
-bool recover_run(kernel_self self, const run& r) {
+/// What the recovery at start has done so far.
+struct recovery_progress {
+  std::vector<run> runs; // unfinished runs of this node, oldest first
+  std::size_t next = 0;  // the first one not yet read
+  std::size_t resumed = 0;
+  std::size_t parked = 0;
+};
+
+void recovery_done(kernel_self self, const recovery_progress& p) {
   auto& st = self->state;
-  auto steps = st.rt->store.get_steps(r.id);
-  if (!steps) {
-    st.rt->log->error("recovery of run {}: cannot read its steps: {}", r.id, steps.error().message);
-    return false;
-  }
-  self->send(activate(self, r, std::move(*steps)), recover_atom::value);
-  return true;
+  st.rt->log->info("recovery: {} unfinished runs resumed, {} waiting runs parked", p.resumed,
+                   p.parked);
+  st.recovering = false;
+  st.rt->ready = true;
+}
+
+/// Reads the next chunk of unfinished runs and resumes (or parks) them, in order.
+void recover_chunk(kernel_self self, std::shared_ptr<recovery_progress> p) {
+  if (p->next >= p->runs.size())
+    return recovery_done(self, *p);
+  const auto end = std::min(p->runs.size(), p->next + recovery_chunk);
+  std::vector<run> chunk(std::make_move_iterator(p->runs.begin() + p->next),
+                         std::make_move_iterator(p->runs.begin() + end));
+  p->next = end;
+  read_store(
+    self,
+    [chunk = std::move(chunk)](persistence::store& s) mutable {
+      std::vector<recovery_item> items;
+      items.reserve(chunk.size());
+      for (auto& r : chunk)
+        items.push_back(load_recovery(s, std::move(r)));
+      return items;
+    },
+    [self, p](std::vector<recovery_item> items) {
+      for (auto& item : items) {
+        if (item.r.state == run_state::waiting) {
+          ++p->parked; // passivated: woken by the decision it waits for
+          recover_parked(self, item);
+          continue;
+        }
+        if (self->state.runs.count(item.r.id) == 0 && recover_active(self, item))
+          ++p->resumed;
+      }
+      recover_chunk(self, p);
+    });
 }
 
 void recover_all(kernel_self self) {
-  auto& st = self->state;
-  auto runs = st.rt->store.unfinished_runs(st.rt->cfg.node_id);
-  if (!runs) {
-    st.rt->log->error("recovery: cannot list unfinished runs: {}", runs.error().message);
-    return;
-  }
-  std::size_t resumed = 0, parked = 0;
-  for (auto& r : *runs) {
-    if (r.state == run_state::waiting) {
-      ++parked; // passivated: woken by the decision it waits for
-      recover_parked(self, r);
-      continue;
-    }
-    if (st.runs.count(r.id) == 0 && recover_run(self, r))
-      ++resumed;
-  }
-  st.rt->log->info("recovery: {} unfinished runs resumed, {} waiting runs parked", resumed,
-                   parked);
+  const auto node_id = self->state.rt->cfg.node_id;
+  read_store(
+    self, [node_id](persistence::store& s) { return s.unfinished_runs(node_id); },
+    [self](expected<std::vector<run>> runs) {
+      if (!runs) {
+        self->state.rt->log->error("recovery: cannot list unfinished runs: {}",
+                                   runs.error().message);
+        self->state.recovering = false;
+        self->state.rt->ready = true;
+        return;
+      }
+      auto p = std::make_shared<recovery_progress>();
+      p->runs = std::move(*runs);
+      recover_chunk(self, p);
+    });
 }
 
 /// Resumes a run this node has just claimed from a dead node (cluster membership).
 void adopt(kernel_self self, const std::string& run_id) {
-  auto& st = self->state;
-  if (st.runs.count(run_id) != 0)
+  if (self->state.runs.count(run_id) != 0)
     return;
-  auto r = st.rt->store.get_run(run_id);
-  if (!r || !r->has_value()) {
-    st.rt->log->error("claimed run {}: cannot read it: {}", run_id,
-                      r ? "no such run" : r.error().message);
-    return;
-  }
-  const auto& run = **r;
-  if (run.node_id != st.rt->cfg.node_id || is_terminal(run.state))
-    return; // claimed again by another node, or finished meanwhile
-  if (run.state == run_state::waiting)
-    recover_parked(self, run);
-  else
-    recover_run(self, run);
+  with_run(self, run_id, [self, run_id] {
+    const auto node_id = self->state.rt->cfg.node_id;
+    read_store(
+      self,
+      [run_id, node_id](persistence::store& s) -> expected<std::optional<recovery_item>> {
+        auto r = s.get_run(run_id);
+        if (!r)
+          return r.error();
+        if (!r->has_value() || (*r)->node_id != node_id || is_terminal((*r)->state))
+          return std::optional<recovery_item>{}; // gone, claimed again, or finished meanwhile
+        return std::optional<recovery_item>{load_recovery(s, std::move(**r))};
+      },
+      [self, run_id](expected<std::optional<recovery_item>> item) {
+        auto& st = self->state;
+        if (!item)
+          st.rt->log->error("claimed run {}: cannot read it: {}", run_id, item.error().message);
+        else if (*item && st.runs.count(run_id) == 0) {
+          if ((*item)->r.state == run_state::waiting)
+            recover_parked(self, **item);
+          else
+            recover_active(self, **item);
+        }
+        release_run(self, run_id);
+      });
+  });
 }
 
 caf::result<kernel_reply> submit(kernel_self self, goal_request& req) {
@@ -82,14 +127,23 @@ caf::result<kernel_reply> submit(kernel_self self, goal_request& req) {
   return self->delegate(a, create_atom::value);
 }
 
-void on_committed(kernel_self self, std::uint64_t token, int code, std::string& msg) {
-  auto& st = self->state;
-  auto i = st.pending.find(token);
-  if (i == st.pending.end())
-    return;
-  auto then = std::move(i->second);
-  st.pending.erase(i);
-  then(code == 0 ? sreh::error{} : sreh::error{static_cast<errc>(code), std::move(msg)});
+/// A run actor crashed: resume the run from the store, if it is still running.
+void recover_crashed(kernel_self self, const std::string& id) {
+  with_run(self, id, [self, id] {
+    read_store(
+      self,
+      [id](persistence::store& s) -> std::optional<recovery_item> {
+        auto r = s.get_run(id);
+        if (!r || !r->has_value() || (*r)->state != run_state::running)
+          return std::nullopt;
+        return load_recovery(s, std::move(**r));
+      },
+      [self, id](std::optional<recovery_item> item) {
+        if (item && self->state.runs.count(id) == 0)
+          recover_active(self, *item);
+        release_run(self, id);
+      });
+  });
 }
 
 void on_run_exit(kernel_self self, const caf::exit_msg& msg) {
@@ -113,38 +167,91 @@ void on_run_exit(kernel_self self, const caf::exit_msg& msg) {
                     n <= max_run_crashes ? "recovering it from the store" : "giving up on it");
   if (n > max_run_crashes)
     return;
-  auto r = st.rt->store.get_run(id);
-  if (r && r->has_value() && (*r)->state == run_state::running)
-    recover_run(self, **r);
+  recover_crashed(self, id);
 }
 
 kernel_impl_actor::behavior_type kernel_behavior(kernel_self self, runtime_ptr rt) {
   self->state.rt = std::move(rt);
   self->set_exit_handler([=](caf::exit_msg& msg) { on_run_exit(self, msg); });
   recover_all(self);
-  self->state.rt->ready = true;
   return {
-    [=](submit_atom, goal_request& req) -> caf::result<kernel_reply> { return submit(self, req); },
+    [=](submit_atom, goal_request& req) -> caf::result<kernel_reply> {
+      if (self->state.recovering)
+        return caf::skip;
+      return submit(self, req);
+    },
     [=](cancel_atom, const std::string& id, const std::string& by) -> caf::result<kernel_reply> {
+      if (self->state.recovering)
+        return caf::skip;
       auto i = self->state.runs.find(id);
       if (i != self->state.runs.end())
         return self->delegate(i->second, cancel_atom::value, id, by);
       return cancel_parked(self, id, by);
     },
-    [=](decide_atom, const std::string& id, const approval_vote& vote) {
+    [=](decide_atom, const std::string& id,
+        const approval_vote& vote) -> caf::result<kernel_reply> {
+      if (self->state.recovering)
+        return caf::skip;
       return decide(self, id, vote);
     },
-    [=](kernel_committed_atom, std::uint64_t token, int code, std::string& msg, std::string&) {
-      on_committed(self, token, code, msg);
-    },
+    [=](called_atom, std::uint64_t token) { self->state.calls.complete(token); },
     [=](parked_atom, const std::string& run_id, const std::string& approval_id,
         std::int64_t until) { on_parked(self, run_id, approval_id, until); },
     [=](timer_atom) { on_timer(self); },
-    [=](adopt_atom, const std::string& run_id) { adopt(self, run_id); },
+    [=](adopt_atom, const std::string& run_id) -> caf::result<void> {
+      if (self->state.recovering)
+        return caf::skip;
+      adopt(self, run_id);
+      return caf::unit;
+    },
   };
 }
 
 } // namespace
+
+recovery_item load_recovery(persistence::store& s, run r) {
+  recovery_item item{std::move(r), {}, {}, {}, {}};
+  const auto& id = item.r.id;
+  if (item.r.state != run_state::waiting) {
+    auto steps = s.get_steps(id);
+    if (steps)
+      item.steps = std::move(*steps);
+    else
+      item.err = steps.error();
+  } else if (item.r.waiting_for == wait_reason::timer) {
+    auto steps = s.get_steps(id);
+    if (steps && !steps->empty() && steps->back().kind == step_kind::timer) {
+      auto until = json::parse(steps->back().args);
+      item.timer_until = until && until->IsObject() && until->HasMember("until_us")
+                             && (*until)["until_us"].IsInt64()
+                           ? (*until)["until_us"].GetInt64()
+                           : 0;
+    }
+  } else {
+    auto a = s.approval_for_step(id, item.r.steps);
+    if (a && a->has_value()) {
+      item.parked_on = std::move(**a);
+      if (item.parked_on->state != approval_state::pending) { // settled: the run resumes
+        auto steps = s.get_steps(id);
+        if (steps)
+          item.steps = std::move(*steps);
+        else
+          item.err = steps.error();
+      }
+    }
+  }
+  return item;
+}
+
+bool recover_active(kernel_self self, recovery_item& item) {
+  if (item.err) {
+    self->state.rt->log->error("recovery of run {}: cannot read its steps: {}", item.r.id,
+                               item.err.message);
+    return false;
+  }
+  self->send(activate(self, std::move(item.r), std::move(item.steps)), recover_atom::value);
+  return true;
+}
 
 run_actor activate(kernel_self self, run r, std::vector<step> steps) {
   auto& st = self->state;
@@ -158,14 +265,15 @@ run_actor activate(kernel_self self, run r, std::vector<step> steps) {
 
 void kernel_commit(kernel_self self, persistence::write_batch b,
                    std::function<void(const sreh::error&)> then) {
-  auto& st = self->state;
-  auto token = ++st.tokens;
-  st.pending.emplace(token, std::move(then));
+  // The writer's callback plays the pool's part: it fills the cell and sends the message.
+  auto cell = std::make_shared<sreh::error>();
+  auto token = self->state.calls.add([cell, then = std::move(then)] { then(*cell); });
   auto handle = kernel_impl_actor{self};
-  st.rt->writer.submit(std::move(b), [handle, token](persistence::commit_result res) {
-    caf::anon_send(handle, kernel_committed_atom::value, token, static_cast<int>(res.err.code),
-                   std::move(res.err.message), std::move(res.existing_run_id));
-  });
+  self->state.rt->writer.submit(std::move(b),
+                                [handle, token, cell](persistence::commit_result res) {
+                                  *cell = std::move(res.err);
+                                  caf::anon_send(handle, called_atom::value, token);
+                                });
 }
 
 event parked_event(const runtime& rt, run& r, const char* kind, std::string data) {
@@ -183,6 +291,26 @@ event parked_event(const runtime& rt, run& r, const char* kind, std::string data
   e.at = r.updated_at;
   e.data = std::move(data);
   return e;
+}
+
+void with_run(kernel_self self, const std::string& run_id, std::function<void()> op) {
+  auto& st = self->state;
+  if (st.busy_runs.insert(run_id).second)
+    return op();
+  st.queued[run_id].push_back(std::move(op));
+}
+
+void release_run(kernel_self self, const std::string& run_id) {
+  auto& st = self->state;
+  auto q = st.queued.find(run_id);
+  if (q == st.queued.end() || q->second.empty()) {
+    st.queued.erase(run_id);
+    st.busy_runs.erase(run_id);
+    return;
+  }
+  auto op = std::move(q->second.front());
+  q->second.pop_front();
+  op();
 }
 
 kernel_impl_actor spawn_kernel(caf::local_actor* parent, runtime_ptr rt) {

@@ -1,6 +1,7 @@
 // Parked runs: a run waiting for an approval has no actor; its approval is a durable record
 // plus a deadline in the kernel's timer index. Votes, timeouts, escalation and cancellation are
-// written by the kernel (one write at a time per run), and a settled approval respawns the run.
+// written by the kernel (one operation at a time per run), and a settled approval respawns the
+// run. Every store read runs on the store pool and continues here (read_store).
 
 #include <fmt/format.h>
 
@@ -10,28 +11,6 @@
 namespace sreh::actors {
 
 namespace {
-
-/// Runs `op` once no other kernel write for run `run_id` is in flight; `op` must end by calling
-/// release_run for the same run.
-void with_run(kernel_self self, const std::string& run_id, std::function<void()> op) {
-  auto& st = self->state;
-  if (st.busy_runs.insert(run_id).second)
-    return op();
-  st.queued[run_id].push_back(std::move(op));
-}
-
-void release_run(kernel_self self, const std::string& run_id) {
-  auto& st = self->state;
-  auto q = st.queued.find(run_id);
-  if (q == st.queued.end() || q->second.empty()) {
-    st.queued.erase(run_id);
-    st.busy_runs.erase(run_id);
-    return;
-  }
-  auto op = std::move(q->second.front());
-  q->second.pop_front();
-  op();
-}
 
 void arm_timer(kernel_self self) {
   auto& st = self->state;
@@ -61,18 +40,31 @@ void drop_timer(kernel_self self, const approval& a) {
     }
 }
 
-/// Respawns a parked run with its settled approval.
-void resume_run(kernel_self self, const run& r, const approval& a) {
+/// Respawns a parked run with its settled approval and its steps.
+void resume_with(kernel_self self, run r, const approval& a, std::vector<step> steps) {
   auto& st = self->state;
   if (st.runs.count(r.id) != 0)
     return; // already awake
-  auto steps = st.rt->store.get_steps(r.id);
-  if (!steps) {
-    st.rt->log->error("cannot resume run {}: {}", r.id, steps.error().message);
-    return;
-  }
   st.rt->counters.parked.fetch_sub(1, std::memory_order_relaxed);
-  self->send(activate(self, r, std::move(*steps)), resume_atom::value, json::to_json(a));
+  self->send(activate(self, std::move(r), std::move(steps)), resume_atom::value, a);
+}
+
+/// Respawns a parked run with its settled approval once its steps are read; `then` runs after,
+/// in the kernel (the caller's operation on the run ends there).
+void resume_run(kernel_self self, run r, approval a, std::function<void()> then) {
+  if (self->state.runs.count(r.id) != 0)
+    return then(); // already awake
+  auto id = r.id;
+  read_store(
+    self, [id](persistence::store& s) { return s.get_steps(id); },
+    [self, r = std::move(r), a = std::move(a), then = std::move(then)](
+      expected<std::vector<step>> steps) mutable {
+      if (!steps)
+        self->state.rt->log->error("cannot resume run {}: {}", r.id, steps.error().message);
+      else
+        resume_with(self, std::move(r), a, std::move(*steps));
+      then();
+    });
 }
 
 struct parked_view {
@@ -89,7 +81,8 @@ sreh::error owned_here(const runtime& rt, const run& r) {
                                          r.node_id)};
 }
 
-/// Loads a run and its approval for a kernel write; an error reply when either is missing.
+/// Loads a run and its approval for a kernel write; an error when either is missing. Blocking:
+/// on the store pool.
 expected<parked_view> load(const runtime& rt, const std::string& approval_id) {
   auto a = rt.store.get_approval(approval_id);
   if (!a)
@@ -107,10 +100,19 @@ expected<parked_view> load(const runtime& rt, const std::string& approval_id) {
   return parked_view{std::move(**r), std::move(**a)};
 }
 
+/// `load` on the store pool, then `then(expected<parked_view>)` in the kernel.
+template <class Then>
+void load_parked(kernel_self self, const std::string& approval_id, Then then) {
+  read_store(
+    self,
+    [rt = self->state.rt, approval_id](persistence::store&) { return load(*rt, approval_id); },
+    std::move(then));
+}
+
 kernel_reply approval_reply(const approval& a) {
   kernel_reply rep;
   rep.run_id = a.run_id;
-  rep.payload = json::to_json(a);
+  rep.decided = a;
   return rep;
 }
 
@@ -126,141 +128,285 @@ std::string vote_data(const approval& a, const approval_vote& v) {
 
 void apply_decision(kernel_self self, const std::string& approval_id, const approval_vote& vote,
                     caf::typed_response_promise<kernel_reply> rp, const std::string& run_id) {
-  auto& rt = *self->state.rt;
-  auto v = load(rt, approval_id);
-  if (!v) {
-    rp.deliver(reply_error(v.error().code, v.error().message));
-    return release_run(self, run_id);
-  }
-  auto before = v->a.votes.size();
-  if (auto err = apply_vote(v->a, vote)) {
-    rp.deliver(reply_error(err.code, err.message));
-    return release_run(self, run_id);
-  }
-  if (v->a.votes.size() == before) { // this identity had voted already: the first vote stands
-    rp.deliver(approval_reply(v->a));
-    return release_run(self, run_id);
-  }
-  persistence::write_batch b;
-  b.events.push_back(parked_event(rt, v->r, "approval.voted", vote_data(v->a, vote)));
-  bool settled = v->a.state != approval_state::pending;
-  if (settled)
-    b.events.push_back(parked_event(rt, v->r, "approval.decided",
-                                    fmt::format(R"({{"approval":{},"state":{}}})",
-                                                json::quote(v->a.id),
-                                                json::quote(to_string(v->a.state)))));
-  b.approvals.push_back(v->a);
-  b.update = v->r;
-  kernel_commit(self, std::move(b), [self, rp, view = *v, settled, run_id](const sreh::error& err) mutable {
-    if (err) {
+  load_parked(self, approval_id, [self, vote, rp, run_id](expected<parked_view> v) mutable {
+    auto& rt = *self->state.rt;
+    if (!v) {
+      rp.deliver(reply_error(v.error().code, v.error().message));
+      return release_run(self, run_id);
+    }
+    auto before = v->a.votes.size();
+    if (auto err = apply_vote(v->a, vote)) {
       rp.deliver(reply_error(err.code, err.message));
       return release_run(self, run_id);
     }
-    rp.deliver(approval_reply(view.a));
-    if (settled) {
-      drop_timer(self, view.a);
-      self->state.rt->counters.pending_approvals.fetch_sub(1, std::memory_order_relaxed);
-      resume_run(self, view.r, view.a);
+    if (v->a.votes.size() == before) { // this identity had voted already: the first vote stands
+      rp.deliver(approval_reply(v->a));
+      return release_run(self, run_id);
     }
-    release_run(self, run_id);
+    persistence::write_batch b;
+    b.events.push_back(parked_event(rt, v->r, "approval.voted", vote_data(v->a, vote)));
+    bool settled = v->a.state != approval_state::pending;
+    if (settled)
+      b.events.push_back(parked_event(rt, v->r, "approval.decided",
+                                      fmt::format(R"({{"approval":{},"state":{}}})",
+                                                  json::quote(v->a.id),
+                                                  json::quote(to_string(v->a.state)))));
+    b.approvals.push_back(v->a);
+    b.update = v->r;
+    kernel_commit(self, std::move(b),
+                  [self, rp, view = *v, settled, run_id](const sreh::error& err) mutable {
+                    if (err) {
+                      rp.deliver(reply_error(err.code, err.message));
+                      return release_run(self, run_id);
+                    }
+                    rp.deliver(approval_reply(view.a));
+                    if (!settled)
+                      return release_run(self, run_id);
+                    drop_timer(self, view.a);
+                    self->state.rt->counters.pending_approvals.fetch_sub(
+                      1, std::memory_order_relaxed);
+                    resume_run(self, std::move(view.r), std::move(view.a),
+                               [self, run_id] { release_run(self, run_id); });
+                  });
   });
 }
 
 /// A deadline passed: escalate once if the rule says so, else the approval expires.
 void expire(kernel_self self, const std::string& approval_id, const std::string& run_id) {
-  auto& rt = *self->state.rt;
-  auto v = load(rt, approval_id);
-  auto now = rt.clock.now_us();
-  if (!v || v->a.state != approval_state::pending || v->a.expires_at > now) {
-    if (v && v->a.state == approval_state::pending)
-      add_timer(self, v->a); // escalated meanwhile: a later deadline
-    return release_run(self, run_id);
-  }
-  persistence::write_batch b;
-  bool escalate = v->a.on_timeout == "escalate" && !v->a.escalated && !v->a.escalate_to.empty();
-  if (escalate) {
-    auto timeout = v->a.expires_at - v->a.created_at;
-    v->a.escalated = true;
-    v->a.roles = v->a.escalate_to;
-    v->a.expires_at = now + timeout;
-    std::string roles;
-    for (auto& role : v->a.roles)
-      roles += (roles.empty() ? "" : ",") + json::quote(role);
-    char buf[32];
-    b.events.push_back(parked_event(rt, v->r, "approval.escalated",
-                                    fmt::format(R"({{"approval":{},"roles":[{}],"expires_at":{}}})",
-                                                json::quote(v->a.id), roles,
-                                                json::quote(format_rfc3339(v->a.expires_at, buf)))));
-  } else {
-    v->a.state = approval_state::expired;
-    v->a.decided_at = now;
-    b.events.push_back(parked_event(rt, v->r, "approval.expired",
-                                    fmt::format(R"({{"approval":{}}})", json::quote(v->a.id))));
-  }
-  b.approvals.push_back(v->a);
-  b.update = v->r;
-  kernel_commit(self, std::move(b), [self, view = *v, escalate, run_id](const sreh::error& err) {
-    if (err) {
-      self->state.rt->log->error("approval {}: cannot record its timeout: {}", view.a.id,
-                                 err.message);
-      self->state.timers.emplace(view.a.expires_at, view.a.id); // try again later
-    } else if (escalate) {
-      add_timer(self, view.a);
-    } else {
-      self->state.rt->counters.pending_approvals.fetch_sub(1, std::memory_order_relaxed);
-      resume_run(self, view.r, view.a);
+  load_parked(self, approval_id, [self, run_id](expected<parked_view> v) {
+    auto& rt = *self->state.rt;
+    auto now = rt.clock.now_us();
+    if (!v || v->a.state != approval_state::pending || v->a.expires_at > now) {
+      if (v && v->a.state == approval_state::pending)
+        add_timer(self, v->a); // escalated meanwhile: a later deadline
+      return release_run(self, run_id);
     }
-    release_run(self, run_id);
+    persistence::write_batch b;
+    bool escalate = v->a.on_timeout == "escalate" && !v->a.escalated && !v->a.escalate_to.empty();
+    if (escalate) {
+      auto timeout = v->a.expires_at - v->a.created_at;
+      v->a.escalated = true;
+      v->a.roles = v->a.escalate_to;
+      v->a.expires_at = now + timeout;
+      std::string roles;
+      for (auto& role : v->a.roles)
+        roles += (roles.empty() ? "" : ",") + json::quote(role);
+      char buf[32];
+      b.events.push_back(parked_event(
+        rt, v->r, "approval.escalated",
+        fmt::format(R"({{"approval":{},"roles":[{}],"expires_at":{}}})", json::quote(v->a.id),
+                    roles, json::quote(format_rfc3339(v->a.expires_at, buf)))));
+    } else {
+      v->a.state = approval_state::expired;
+      v->a.decided_at = now;
+      b.events.push_back(parked_event(rt, v->r, "approval.expired",
+                                      fmt::format(R"({{"approval":{}}})", json::quote(v->a.id))));
+    }
+    b.approvals.push_back(v->a);
+    b.update = v->r;
+    kernel_commit(self, std::move(b), [self, view = *v, escalate, run_id](const sreh::error& err) {
+      if (err) {
+        self->state.rt->log->error("approval {}: cannot record its timeout: {}", view.a.id,
+                                   err.message);
+        self->state.timers.emplace(view.a.expires_at, view.a.id); // try again later
+      } else if (escalate) {
+        add_timer(self, view.a);
+      } else {
+        self->state.rt->counters.pending_approvals.fetch_sub(1, std::memory_order_relaxed);
+        return resume_run(self, view.r, view.a, [self, run_id] { release_run(self, run_id); });
+      }
+      release_run(self, run_id);
+    });
   });
+}
+
+/// What waking a run on its durable timer needs: the run, still waiting for it, and its steps.
+struct wake_view {
+  std::optional<run> r; // none: cancelled or woken meanwhile
+  sreh::error err;      // reading the steps failed
+  std::vector<step> steps;
+};
+
+/// Respawns a run whose durable timer fired; the operation on the run ends when it is awake.
+void wake_run(kernel_self self, const std::string& run_id) {
+  read_store(
+    self,
+    [run_id](persistence::store& s) {
+      wake_view w;
+      auto r = s.get_run(run_id);
+      if (!r || !r->has_value() || (*r)->state != run_state::waiting
+          || (*r)->waiting_for != wait_reason::timer)
+        return w;
+      auto steps = s.get_steps(run_id);
+      if (steps)
+        w.steps = std::move(*steps);
+      else
+        w.err = steps.error();
+      w.r = std::move(**r);
+      return w;
+    },
+    [self, run_id](wake_view w) {
+      auto& st = self->state;
+      if (!w.r || st.runs.count(run_id) != 0) {
+        // cancelled or already awake meanwhile
+      } else if (w.err) {
+        st.rt->log->error("cannot wake run {}: {}", run_id, w.err.message);
+      } else {
+        st.rt->counters.parked.fetch_sub(1, std::memory_order_relaxed);
+        self->send(activate(self, std::move(*w.r), std::move(w.steps)), timer_atom::value);
+      }
+      release_run(self, run_id);
+    });
+}
+
+/// What a parked run's approval says when its actor has just stopped.
+struct parked_on_view {
+  std::optional<approval> a; // none: it cannot be read
+  std::optional<run> r;      // the run, when the approval is settled already
+  sreh::error err;           // reading the run's steps failed
+  std::vector<step> steps;
+};
+
+/// A run's actor parked it on approval `approval_id`: arm the deadline, or wake the run when
+/// the approval was decided while the actor was still parking.
+void watch_approval(kernel_self self, const std::string& run_id, const std::string& approval_id) {
+  read_store(
+    self,
+    [run_id, approval_id](persistence::store& s) {
+      parked_on_view v;
+      auto a = s.get_approval(approval_id);
+      if (!a || !a->has_value())
+        return v;
+      v.a = std::move(**a);
+      if (v.a->state == approval_state::pending)
+        return v;
+      auto r = s.get_run(run_id);
+      if (!r || !r->has_value())
+        return v;
+      v.r = std::move(**r);
+      auto steps = s.get_steps(run_id);
+      if (steps)
+        v.steps = std::move(*steps);
+      else
+        v.err = steps.error();
+      return v;
+    },
+    [self, run_id, approval_id](parked_on_view v) {
+      auto& rt = *self->state.rt;
+      if (!v.a) {
+        rt.log->error("run {} parked on approval {} that cannot be read", run_id, approval_id);
+      } else if (v.a->state == approval_state::pending) {
+        add_timer(self, *v.a);
+      } else if (v.r && v.err) {
+        rt.log->error("cannot resume run {}: {}", run_id, v.err.message);
+      } else if (v.r) {
+        // Decided while the actor was still parking (the decision found it active and left
+        // it): wake it now.
+        resume_with(self, std::move(*v.r), *v.a, std::move(v.steps));
+      }
+      release_run(self, run_id);
+    });
+}
+
+/// The operation that cancels a parked run (its turn on the run has come).
+void cancel_op(kernel_self self, const std::string& id, const std::string& by,
+               caf::typed_response_promise<kernel_reply> rp) {
+  if (auto active = self->state.runs.find(id); active != self->state.runs.end()) {
+    // Woken up meanwhile (its approval settled): the run's own actor cancels it.
+    self->request(active->second, caf::infinite, cancel_atom::value, id, by)
+      .then([rp](kernel_reply& rep) mutable { rp.deliver(std::move(rep)); },
+            [rp](caf::error& e) mutable {
+              rp.deliver(reply_error(errc::conflict, "the run ended: " + caf::to_string(e)));
+            });
+    return release_run(self, id);
+  }
+  struct view {
+    expected<std::optional<run>> r;
+    std::optional<approval> a; // the pending approval of its last step
+  };
+  read_store(
+    self,
+    [id](persistence::store& s) {
+      view v{s.get_run(id), std::nullopt};
+      if (v.r && v.r->has_value() && !is_terminal((*v.r)->state))
+        if (auto a = s.approval_for_step(id, (*v.r)->steps); a && a->has_value())
+          v.a = std::move(**a);
+      return v;
+    },
+    [self, id, by, rp](view v) mutable {
+      auto& rt = *self->state.rt;
+      auto& r = v.r;
+      if (!r || !r->has_value() || is_terminal((*r)->state)) {
+        rp.deliver(!r ? reply_error(errc::unavailable, r.error().message)
+                   : !r->has_value()
+                     ? reply_error(errc::not_found, fmt::format("no run with id '{}'", id))
+                     : reply_error(errc::conflict, fmt::format("run {} has already ended ({})",
+                                                               id, to_string((*r)->state))));
+        return release_run(self, id);
+      }
+      persistence::write_batch b;
+      run cancelled = **r;
+      if (v.a && v.a->state == approval_state::pending) {
+        auto ap = *v.a;
+        ap.state = approval_state::expired;
+        ap.decided_at = rt.clock.now_us();
+        drop_timer(self, ap);
+        rt.counters.pending_approvals.fetch_sub(1, std::memory_order_relaxed);
+        b.events.push_back(parked_event(rt, cancelled, "approval.expired",
+                                        fmt::format(R"({{"approval":{},"reason":"run cancelled"}})",
+                                                    json::quote(ap.id))));
+        b.approvals.push_back(std::move(ap));
+      }
+      cancelled.state = run_state::cancelled;
+      cancelled.waiting_for = wait_reason::none;
+      cancelled.error = "cancelled by " + by;
+      b.events.push_back(parked_event(rt, cancelled, "run.cancelled",
+                                      fmt::format(R"({{"message":{},"steps":{}}})",
+                                                  json::quote(cancelled.error), cancelled.steps)));
+      b.update = cancelled;
+      kernel_commit(self, std::move(b), [self, rp, id](const sreh::error& err) mutable {
+        if (err) {
+          rp.deliver(reply_error(err.code, err.message));
+        } else {
+          self->state.rt->counters.parked.fetch_sub(1, std::memory_order_relaxed);
+          kernel_reply rep;
+          rep.run_id = id;
+          rep.state = run_state::cancelled;
+          rp.deliver(rep);
+        }
+        release_run(self, id);
+      });
+    });
 }
 
 } // namespace
 
-/// Respawns a run whose durable timer fired.
-void wake_run(kernel_self self, const std::string& run_id) {
-  auto& st = self->state;
-  auto r = st.rt->store.get_run(run_id);
-  if (!r || !r->has_value() || (*r)->state != run_state::waiting
-      || (*r)->waiting_for != wait_reason::timer || st.runs.count(run_id) != 0)
-    return; // cancelled or already awake meanwhile
-  auto steps = st.rt->store.get_steps(run_id);
-  if (!steps) {
-    st.rt->log->error("cannot wake run {}: {}", run_id, steps.error().message);
-    return;
-  }
-  st.rt->counters.parked.fetch_sub(1, std::memory_order_relaxed);
-  self->send(activate(self, std::move(**r), std::move(*steps)), timer_atom::value);
-}
-
-timestamp_us timer_deadline(const step& s) {
-  auto doc = json::parse(s.args);
-  if (!doc || !doc->IsObject() || !doc->HasMember("until_us") || !(*doc)["until_us"].IsInt64())
-    return 0;
-  return (*doc)["until_us"].GetInt64();
-}
-
-void recover_parked(kernel_self self, const run& r) {
+void recover_parked(kernel_self self, recovery_item& item) {
   auto& rt = *self->state.rt;
+  const auto& r = item.r;
   rt.counters.parked.fetch_add(1, std::memory_order_relaxed);
   if (r.waiting_for == wait_reason::timer) {
-    auto steps = rt.store.get_steps(r.id);
-    if (!steps || steps->empty() || steps->back().kind != step_kind::timer) {
+    if (!item.timer_until) {
       rt.log->warn("run {} waits for a timer it has no step for; it stays parked", r.id);
       return;
     }
-    self->state.timers.emplace(timer_deadline(steps->back()), r.id);
+    self->state.timers.emplace(*item.timer_until, r.id);
     return arm_timer(self);
   }
-  auto a = rt.store.approval_for_step(r.id, r.steps);
-  if (!a || !a->has_value()) {
+  if (!item.parked_on) {
     rt.log->warn("run {} waits but has no approval for step {}; it stays parked", r.id, r.steps);
     return;
   }
-  if ((*a)->state == approval_state::pending) {
+  if (item.parked_on->state == approval_state::pending) {
     rt.counters.pending_approvals.fetch_add(1, std::memory_order_relaxed);
-    return add_timer(self, **a);
+    return add_timer(self, *item.parked_on);
   }
-  resume_run(self, r, **a); // settled while the node was down
+  // Settled while the node was down.
+  if (item.err) {
+    rt.log->error("cannot resume run {}: {}", r.id, item.err.message);
+    return;
+  }
+  resume_with(self, std::move(item.r), *item.parked_on, std::move(item.steps));
 }
 
 void on_parked(kernel_self self, const std::string& run_id, const std::string& approval_id,
@@ -275,99 +421,47 @@ void on_parked(kernel_self self, const std::string& run_id, const std::string& a
     return arm_timer(self);
   }
   rt.counters.pending_approvals.fetch_add(1, std::memory_order_relaxed);
-  auto a = rt.store.get_approval(approval_id);
-  if (!a || !a->has_value()) {
-    rt.log->error("run {} parked on approval {} that cannot be read", run_id, approval_id);
-    return;
-  }
-  if ((*a)->state == approval_state::pending)
-    return add_timer(self, **a);
-  // Decided while the actor was still parking (the decision found it active and left it):
-  // wake it now.
-  auto r = rt.store.get_run(run_id);
-  if (r && r->has_value())
-    resume_run(self, **r, **a);
+  with_run(self, run_id,
+           [self, run_id, approval_id] { watch_approval(self, run_id, approval_id); });
 }
 
 caf::result<kernel_reply> decide(kernel_self self, const std::string& approval_id,
                                  const approval_vote& vote) {
-  auto a = self->state.rt->store.get_approval(approval_id);
-  if (!a)
-    return reply_error(errc::unavailable, a.error().message);
-  if (!a->has_value())
-    return reply_error(errc::not_found, fmt::format("no approval with id '{}'", approval_id));
   auto rp = self->make_response_promise<kernel_reply>();
-  auto run_id = (*a)->run_id;
-  with_run(self, run_id, [self, approval_id, vote, rp, run_id] {
-    apply_decision(self, approval_id, vote, rp, run_id);
-  });
+  read_store(
+    self, [approval_id](persistence::store& s) { return s.get_approval(approval_id); },
+    [self, approval_id, vote, rp](expected<std::optional<approval>> a) mutable {
+      if (!a || !a->has_value()) {
+        rp.deliver(!a ? reply_error(errc::unavailable, a.error().message)
+                      : reply_error(errc::not_found,
+                                    fmt::format("no approval with id '{}'", approval_id)));
+        return;
+      }
+      auto run_id = (*a)->run_id;
+      with_run(self, run_id, [self, approval_id, vote, rp, run_id] {
+        apply_decision(self, approval_id, vote, rp, run_id);
+      });
+    });
   return rp;
 }
 
 caf::result<kernel_reply> cancel_parked(kernel_self self, const std::string& id,
                                         const std::string& by) {
-  auto found = self->state.rt->store.get_run(id);
-  if (!found)
-    return reply_error(errc::unavailable, found.error().message);
-  if (!found->has_value())
-    return reply_error(errc::not_found, fmt::format("no run with id '{}'", id));
-  if (auto err = owned_here(*self->state.rt, **found); err && !is_terminal((*found)->state))
-    return reply_error(err.code, err.message);
   auto rp = self->make_response_promise<kernel_reply>();
-  with_run(self, id, [self, id, by, rp]() mutable {
-    auto& rt = *self->state.rt;
-    if (auto active = self->state.runs.find(id); active != self->state.runs.end()) {
-      // Woken up meanwhile (its approval settled): the run's own actor cancels it.
-      self->request(active->second, caf::infinite, cancel_atom::value, id, by)
-        .then([rp](kernel_reply& rep) mutable { rp.deliver(std::move(rep)); },
-              [rp](caf::error& e) mutable {
-                rp.deliver(reply_error(errc::conflict, "the run ended: " + caf::to_string(e)));
-              });
-      return release_run(self, id);
-    }
-    auto r = rt.store.get_run(id);
-    if (!r || !r->has_value() || is_terminal((*r)->state)) {
-      rp.deliver(!r ? reply_error(errc::unavailable, r.error().message)
-                 : !r->has_value()
-                   ? reply_error(errc::not_found, fmt::format("no run with id '{}'", id))
-                   : reply_error(errc::conflict, fmt::format("run {} has already ended ({})", id,
-                                                             to_string((*r)->state))));
-      return release_run(self, id);
-    }
-    persistence::write_batch b;
-    run cancelled = **r;
-    auto a = rt.store.approval_for_step(id, cancelled.steps);
-    if (a && a->has_value() && (*a)->state == approval_state::pending) {
-      auto ap = **a;
-      ap.state = approval_state::expired;
-      ap.decided_at = rt.clock.now_us();
-      drop_timer(self, ap);
-      rt.counters.pending_approvals.fetch_sub(1, std::memory_order_relaxed);
-      b.events.push_back(parked_event(rt, cancelled, "approval.expired",
-                                      fmt::format(R"({{"approval":{},"reason":"run cancelled"}})",
-                                                  json::quote(ap.id))));
-      b.approvals.push_back(std::move(ap));
-    }
-    cancelled.state = run_state::cancelled;
-    cancelled.waiting_for = wait_reason::none;
-    cancelled.error = "cancelled by " + by;
-    b.events.push_back(parked_event(rt, cancelled, "run.cancelled",
-                                    fmt::format(R"({{"message":{},"steps":{}}})",
-                                                json::quote(cancelled.error), cancelled.steps)));
-    b.update = cancelled;
-    kernel_commit(self, std::move(b), [self, rp, id](const sreh::error& err) mutable {
-      if (err) {
-        rp.deliver(reply_error(err.code, err.message));
-      } else {
-        self->state.rt->counters.parked.fetch_sub(1, std::memory_order_relaxed);
-        kernel_reply rep;
-        rep.run_id = id;
-        rep.state = static_cast<int>(run_state::cancelled);
-        rp.deliver(rep);
+  read_store(
+    self, [id](persistence::store& s) { return s.get_run(id); },
+    [self, id, by, rp](expected<std::optional<run>> found) mutable {
+      if (!found || !found->has_value()) {
+        rp.deliver(!found ? reply_error(errc::unavailable, found.error().message)
+                          : reply_error(errc::not_found, fmt::format("no run with id '{}'", id)));
+        return;
       }
-      release_run(self, id);
+      if (auto err = owned_here(*self->state.rt, **found); err && !is_terminal((*found)->state)) {
+        rp.deliver(reply_error(err.code, err.message));
+        return;
+      }
+      with_run(self, id, [self, id, by, rp] { cancel_op(self, id, by, rp); });
     });
-  });
   return rp;
 }
 
@@ -379,17 +473,17 @@ void on_timer(kernel_self self) {
     auto id = st.timers.begin()->second;
     st.timers.erase(st.timers.begin());
     if (id.rfind("run_", 0) == 0) {
-      with_run(self, id, [self, id] {
-        wake_run(self, id);
-        release_run(self, id);
-      });
+      with_run(self, id, [self, id] { wake_run(self, id); });
       continue;
     }
-    auto a = st.rt->store.get_approval(id);
-    if (!a || !a->has_value())
-      continue;
-    auto run_id = (*a)->run_id;
-    with_run(self, run_id, [self, id, run_id] { expire(self, id, run_id); });
+    read_store(
+      self, [id](persistence::store& s) { return s.get_approval(id); },
+      [self, id](expected<std::optional<approval>> a) {
+        if (!a || !a->has_value())
+          return;
+        auto run_id = (*a)->run_id;
+        with_run(self, run_id, [self, id, run_id] { expire(self, id, run_id); });
+      });
   }
   arm_timer(self);
 }

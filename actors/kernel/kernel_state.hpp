@@ -1,10 +1,16 @@
 #pragma once
 // The kernel actor's state and the operations its two files (kernel.cpp: run lifecycle,
 // kernel_parked.cpp: parked runs and approvals) share. Private to the kernel.
+//
+// The kernel never calls the store itself: its reads run on the store pool and continue here as
+// messages (read_store), its writes go through the group-commit writer (kernel_commit). While
+// one is in flight other messages are handled; what must not interleave is ordered by
+// `with_run` (one kernel operation at a time per run) and, at start, by `recovering`.
 
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -18,10 +24,13 @@ struct kernel_state {
   std::unordered_map<std::string, run_actor> runs;          // active runs
   std::unordered_map<caf::actor_addr, std::string> ids_by_addr;
   std::unordered_map<std::string, int> crashes;             // per run, to stop a crash loop
-  /// Commits the kernel itself waits for, by token: their continuation.
-  std::unordered_map<std::uint64_t, std::function<void(const sreh::error&)>> pending;
-  std::uint64_t tokens = 0;
-  /// Writes to a parked run (votes, timeouts, cancellation) run one at a time per run.
+  /// Store reads and commits the kernel waits for: their continuations.
+  pending_calls calls;
+  /// Until the recovery at start is done, requests wait in the mailbox (skipped), as they did
+  /// when recovery ran before the first message.
+  bool recovering = true;
+  /// Operations on a run (votes, timeouts, cancellation of a parked run, waking it, recovering
+  /// it) run one at a time per run.
   std::unordered_set<std::string> busy_runs;
   std::unordered_map<std::string, std::deque<std::function<void()>>> queued;
   /// Deadlines: approval expiries (approval id) and durable run timers (run id), and the
@@ -32,6 +41,15 @@ struct kernel_state {
 };
 
 using kernel_self = kernel_impl_actor::stateful_pointer<kernel_state>;
+
+/// Runs `read(store)` on the store pool (it blocks) and `then(result)` in the kernel.
+template <class Read, class Then>
+void read_store(kernel_self self, Read read, Then then) {
+  auto rt = self->state.rt;
+  call_blocking(kernel_impl_actor{self}, self->state.calls, rt->store_pool,
+                [rt, read = std::move(read)]() mutable { return read(rt->store); },
+                std::move(then));
+}
 
 /// Spawns the actor of run `r` and registers it.
 run_actor activate(kernel_self self, run r, std::vector<step> steps);
@@ -44,11 +62,33 @@ void kernel_commit(kernel_self self, persistence::write_batch b,
 /// from the run's checkpoint and advances it (the caller writes `r` in the same batch).
 event parked_event(const runtime& rt, run& r, const char* kind, std::string data);
 
+/// Runs `op` once no other kernel operation on run `run_id` is in flight; `op` must end by
+/// calling release_run for the same run (after its reads and commits).
+void with_run(kernel_self self, const std::string& run_id, std::function<void()> op);
+void release_run(kernel_self self, const std::string& run_id);
+
+// -- recovery ----------------------------------------------------------------------------------
+
+/// What the recovery of one unfinished run needs from the store.
+struct recovery_item {
+  run r;
+  sreh::error err;                        // reading the steps failed
+  std::vector<step> steps;                // pending, running; waiting on a settled approval
+  std::optional<approval> parked_on;      // waiting on an approval: its approval, if found
+  std::optional<timestamp_us> timer_until; // waiting on a timer: its deadline, if found
+};
+
+/// Reads what the recovery of `r` needs. Blocking: on the store pool.
+[[nodiscard]] recovery_item load_recovery(persistence::store& s, run r);
+
+/// Resumes a pending or running run (the steps are in `item`); false when they could not be read.
+bool recover_active(kernel_self self, recovery_item& item);
+
 // -- parked runs (kernel_parked.cpp) -------------------------------------------------------
 
-/// At start: timers for pending approvals of waiting runs; runs whose approval settled while
-/// the node was down are resumed.
-void recover_parked(kernel_self self, const run& r);
+/// At start (or when a run is adopted): timers for pending approvals of waiting runs and for
+/// their durable timers; runs whose approval settled while the node was down are resumed.
+void recover_parked(kernel_self self, recovery_item& item);
 /// A run parked: on an approval (its deadline is armed), or on a durable timer (approval_id
 /// empty, `until` the time to wake it).
 void on_parked(kernel_self self, const std::string& run_id, const std::string& approval_id,

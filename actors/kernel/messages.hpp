@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "actors/node/blocking_call.hpp"
+#include "core/base/status.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/goal.hpp"
 #include "core/model/run.hpp"
@@ -31,6 +33,18 @@ typename Inspector::result_type inspect(Inspector& f, goal_request& x) {
            x.labels, x.budget);
 }
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, sreh::error& x) {
+  return f(caf::meta::type_name("sreh::error"), x.code, x.message);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, approval& x) {
+  return f(caf::meta::type_name("sreh::approval"), x.id, x.run_id, x.step_n, x.kind, x.state,
+           x.tool, x.args, x.rule_id, x.reason, x.required, x.roles, x.requester, x.votes,
+           x.created_at, x.expires_at, x.on_timeout, x.escalate_to, x.escalated, x.decided_at);
+}
+
 } // namespace sreh
 
 namespace sreh::actors {
@@ -52,21 +66,20 @@ using adopt_atom = caf::atom_constant<caf::atom("adopt")>;   // a run claimed fr
 using load_atom = caf::atom_constant<caf::atom("load")>;     // a peer's load, pushed
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 
-/// Reply of the kernel to submit and cancel: errors travel as values (code + message) so that
-/// the facade can hand them to non-actor callers unchanged.
+/// Reply of the kernel to submit, cancel and decide. Errors travel as values (they reach
+/// non-actor callers through the facade unchanged, and cross nodes in a cluster).
 struct kernel_reply {
-  int code = 0;                // sreh::errc
-  std::string message;
+  sreh::error err;                        // set: the request failed (the rest is unset)
   std::string run_id;
-  bool created = false;
-  int state = 0;               // sreh::run_state after a cancel
-  std::string payload;         // JSON (an approval after decide)
+  bool created = false;                   // submit: false when the idempotency key named a run
+  run_state state = run_state::pending;   // submit: the new run's state; cancel: the final one
+  approval decided;                       // decide: the approval as the vote left it
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, kernel_reply& x) {
-  return f(caf::meta::type_name("sreh::kernel_reply"), x.code, x.message, x.run_id, x.created,
-           x.state, x.payload);
+  return f(caf::meta::type_name("sreh::kernel_reply"), x.err, x.run_id, x.created, x.state,
+           x.decided);
 }
 
 /// The kernel's interface (also implemented by the supervisor, which forwards to the current
@@ -77,18 +90,16 @@ using kernel_actor = caf::typed_actor<
   caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>,
   caf::reacts_to<adopt_atom, std::string>>;
 
-using kernel_committed_atom = caf::atom_constant<caf::atom("kcommitted")>;
-
-/// The kernel's full interface: the public one plus what its own actors and callbacks send.
+/// The kernel's full interface: the public one plus what its own actors and its blocking calls
+/// (store reads, commits: actors/node/blocking_call.hpp) send.
 using kernel_impl_actor = kernel_actor::extend<
-  caf::reacts_to<kernel_committed_atom, std::uint64_t, int, std::string, std::string>,
+  caf::reacts_to<called_atom, std::uint64_t>,
   caf::reacts_to<parked_atom, std::string, std::string, std::int64_t>,
   caf::reacts_to<timer_atom>>;
 
 inline kernel_reply reply_error(errc c, std::string msg) {
   kernel_reply r;
-  r.code = static_cast<int>(c);
-  r.message = std::move(msg);
+  r.err = {c, std::move(msg)};
   return r;
 }
 

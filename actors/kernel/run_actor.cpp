@@ -22,8 +22,8 @@ void submit_commit(self_ptr self, persistence::write_batch batch) {
   st.awaited = token;
   auto handle = run_actor{self};
   st.rt->writer.submit(std::move(batch), [handle, token](persistence::commit_result r) {
-    caf::anon_send(handle, committed_atom::value, token, static_cast<int>(r.err.code),
-                   std::move(r.err.message), std::move(r.existing_run_id));
+    caf::anon_send(handle, committed_atom::value, token, std::move(r.err),
+                   std::move(r.existing_run_id));
   });
 }
 
@@ -107,10 +107,9 @@ void execute(self_ptr self) {
 
 /// Journals the intent of a tool call with the policy's decision on it: allowed → execute after
 /// the commit; denied → the step fails at once; needs approval → the run parks.
-void propose(self_ptr self, const decision& d) {
+void journal_decision(self_ptr self, const decision& d, const policy::decision& pd) {
   auto& st = self->state;
   auto& j = st.journal;
-  auto pd = check_policy(*st.rt, j.r, d.tool, d.args, j.next_step_n());
   j.add_tool_intent(d, policy_json(pd, st.rt->policy));
   auto n = j.steps.back().n;
   switch (pd.effect) {
@@ -123,6 +122,23 @@ void propose(self_ptr self, const decision& d) {
       st.parked_on = j.request_approval(n, pd);
       return commit(self, after_commit::park);
   }
+}
+
+/// Asks policy about a tool call and journals the decision. A check that counts rate limits
+/// reads the store first, on the store pool; the run waits for it (nothing else it does can
+/// interleave: no commit is in flight while it proposes).
+void propose(self_ptr self, const decision& d) {
+  auto& st = self->state;
+  auto& j = st.journal;
+  auto check = prepare_policy_check(*st.rt, j.r, d.tool, d.args, j.next_step_n());
+  if (!check.history_since)
+    return journal_decision(self, d, decide_policy(*st.rt, check, std::vector<step>{}));
+  call_on(
+    self, st.rt->store_pool,
+    [rt = st.rt, since = *check.history_since] { return read_rate_history(rt->store, since); },
+    [self, d, check](expected<std::vector<step>> history) mutable {
+      journal_decision(self, d, decide_policy(*self->state.rt, check, history));
+    });
 }
 
 /// Asks the model for the next step and journals its intent (or the conclusion).
@@ -180,30 +196,30 @@ void on_created(self_ptr self) {
   st.rt->counters.started.fetch_add(1, std::memory_order_relaxed);
   rep.run_id = st.journal.r.id;
   rep.created = true;
-  rep.state = static_cast<int>(st.journal.r.state);
+  rep.state = st.journal.r.state;
   st.creator.deliver(rep);
   st.journal.start();
   advance(self);
 }
 
-void on_committed(self_ptr self, std::uint64_t token, int code, std::string msg,
-                  std::string existing) {
+void on_committed(self_ptr self, std::uint64_t token, sreh::error err, std::string existing) {
   auto& st = self->state;
   if (token != st.awaited)
     return;
-  if (code != 0 && st.next == after_commit::created) {
+  auto& msg = err.message;
+  if (err && st.next == after_commit::created) {
     // Tell the submitter now rather than keep it waiting on a store that is away.
-    st.creator.deliver(reply_error(static_cast<errc>(code), std::move(msg)));
+    st.creator.deliver(reply_error(err.code, std::move(msg)));
     return self->quit();
   }
-  if (code == static_cast<int>(errc::conflict)) {
+  if (err.code == errc::conflict) {
     // A survivor claimed the run while this node's lease had expired: it is the owner now.
     // Stop this copy without writing anything (the survivor resumes from the checkpoint).
     st.rt->log->warn("run {}: stopping this node's copy: {}", st.journal.r.id, msg);
     release_run_actions(*st.rt, st.journal.r.id);
     return self->quit();
   }
-  if (code != 0) {
+  if (err) {
     // Nothing of the transaction was applied: resubmit the same batch after a backoff.
     auto delay = std::chrono::milliseconds(std::min(5000, 50 << std::min(st.commit_failures, 7)));
     ++st.commit_failures;
@@ -230,7 +246,7 @@ void on_committed(self_ptr self, std::uint64_t token, int code, std::string msg,
       st.rt->counters.finished.fetch_add(1, std::memory_order_relaxed);
       kernel_reply rep;
       rep.run_id = st.journal.r.id;
-      rep.state = static_cast<int>(st.journal.r.state);
+      rep.state = st.journal.r.state;
       for (auto& p : st.cancel_waiters)
         p.deliver(rep);
       st.cancel_waiters.clear();
@@ -282,7 +298,7 @@ void recover(self_ptr self) {
   auto key = s.idempotency_key;
   if (!t->blocking()) {
     auto rr = t->reconcile(key);
-    return on_reconciled(self, n, static_cast<int>(rr.state), std::move(rr.result));
+    return on_reconciled(self, n, rr.state, std::move(rr.result));
   }
   auto handle = run_actor{self};
   st.rt->pool.post([handle, t, key, n] {
@@ -292,17 +308,17 @@ void recover(self_ptr self) {
     } catch (const std::exception&) {
       rr.state = reconcile_result::unknown;
     }
-    caf::anon_send(handle, reconciled_atom::value, n, static_cast<int>(rr.state),
-                   std::move(rr.result));
+    caf::anon_send(handle, reconciled_atom::value, n, rr.state, std::move(rr.result));
   });
 }
 
-void on_reconciled(self_ptr self, std::int64_t n, int status, std::string result) {
+void on_reconciled(self_ptr self, std::int64_t n, reconcile_result::status status,
+                   std::string result) {
   auto& st = self->state;
   auto& s = st.journal.steps.back();
   if (s.n != n)
     return;
-  switch (static_cast<reconcile_result::status>(status)) {
+  switch (status) {
     case reconcile_result::happened:
       st.rt->log->info("run {} step {}: reconciled, the call took effect before the crash",
                        st.journal.r.id, n);
@@ -320,15 +336,14 @@ void on_reconciled(self_ptr self, std::int64_t n, int status, std::string result
 }
 
 /// Woken with the settled approval of the step the run parked on.
-void resume(self_ptr self, const std::string& approval_json) {
+void resume(self_ptr self, const approval& a) {
   auto& st = self->state;
-  auto a = json::approval_from_json(approval_json);
-  if (!a || st.journal.steps.empty() || st.journal.steps.back().n != a->step_n) {
-    st.rt->log->error("run {}: cannot resume from approval {}", st.journal.r.id,
-                      a ? a->id : a.error().message);
+  if (st.journal.steps.empty() || st.journal.steps.back().n != a.step_n) {
+    st.rt->log->error("run {}: cannot resume from approval {} (step {})", st.journal.r.id, a.id,
+                      a.step_n);
     return self->quit();
   }
-  bool run_step = st.journal.resume(*a);
+  bool run_step = st.journal.resume(a);
   // The run is durably running again before its step executes, so a crash in between is
   // recovered as an intent without outcome (reconciled), never executed twice.
   commit(self, run_step ? after_commit::execute : after_commit::advance);
@@ -358,8 +373,8 @@ run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, r
       }
       return rp;
     },
-    [=](committed_atom, std::uint64_t token, int code, std::string& msg, std::string& existing) {
-      on_committed(self, token, code, std::move(msg), std::move(existing));
+    [=](committed_atom, std::uint64_t token, sreh::error& err, std::string& existing) {
+      on_committed(self, token, std::move(err), std::move(existing));
     },
     [=](retry_atom, std::uint64_t token) {
       if (token != self->state.awaited)
@@ -371,11 +386,12 @@ run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, r
     [=](tool_done_atom, std::int64_t n, bool ok, std::string& result, std::string& err) {
       on_tool_done(self, n, ok, std::move(result), std::move(err));
     },
-    [=](reconciled_atom, std::int64_t n, int status, std::string& result) {
+    [=](reconciled_atom, std::int64_t n, reconcile_result::status status, std::string& result) {
       on_reconciled(self, n, status, std::move(result));
     },
-    [=](resume_atom, const std::string& approval_json) { resume(self, approval_json); },
+    [=](resume_atom, const approval& a) { resume(self, a); },
     [=](timer_atom) { on_timer_fired(self); },
+    [=](called_atom, std::uint64_t token) { self->state.calls.complete(token); },
   };
 }
 

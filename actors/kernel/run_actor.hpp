@@ -19,18 +19,20 @@ using run_actor = caf::typed_actor<
   caf::replies_to<create_atom>::with<kernel_reply>,
   caf::reacts_to<recover_atom>,
   caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>,
-  caf::reacts_to<committed_atom, std::uint64_t, int, std::string, std::string>,
+  caf::reacts_to<committed_atom, std::uint64_t, sreh::error, std::string>,
   caf::reacts_to<retry_atom, std::uint64_t>,
   caf::reacts_to<tool_done_atom, std::int64_t, bool, std::string, std::string>,
-  caf::reacts_to<reconciled_atom, std::int64_t, int, std::string>,
-  caf::reacts_to<resume_atom, std::string>,
-  caf::reacts_to<timer_atom>>;
+  caf::reacts_to<reconciled_atom, std::int64_t, reconcile_result::status, std::string>,
+  caf::reacts_to<resume_atom, approval>,
+  caf::reacts_to<timer_atom>,
+  caf::reacts_to<called_atom, std::uint64_t>>;
 
 /// Spawns a run actor linked to `parent` for `r` (with the steps journaled so far). A new run
 /// is then sent `create` (commits it, answers the submitter, starts it); a run found unfinished
 /// in the store is sent `recover`.
 /// A run that parks on an approval tells `kernel` (parked_atom: run id, approval id, expiry) and
-/// stops; `resume` (with the settled approval as JSON) wakes a respawned actor.
+/// stops; `resume` (with the settled approval) wakes a respawned actor. Its store reads (the
+/// history of rate limits) run on the store pool and come back as `called` (blocking_call.hpp).
 run_actor spawn_run(caf::local_actor* parent, kernel_impl_actor kernel, runtime_ptr rt, run r,
                     std::vector<step> steps);
 

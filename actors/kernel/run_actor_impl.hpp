@@ -32,6 +32,7 @@ struct run_state_t {
   caf::typed_response_promise<kernel_reply> creator; // the submitter, answered after the create
   std::string existing_run_id;                       // the create met this idempotency key
   run_memory_ptr model_memory;            // the provider's, between decisions (see run_memory)
+  pending_calls calls;                               // store reads and checks in flight
   static inline const char* name = "sreh.run";
 };
 
@@ -43,7 +44,13 @@ void advance(self_ptr self);
 /// Journals the intent of a tool call with the policy's decision on it (see run_actor.cpp).
 void propose(self_ptr self, const decision& d);
 void execute(self_ptr self);
-void on_reconciled(self_ptr self, std::int64_t n, int status, std::string result);
+void on_reconciled(self_ptr self, std::int64_t n, reconcile_result::status status,
+                   std::string result);
+/// Runs `call` (it blocks) on `pool`, then `then(result)` in the run actor.
+template <class Call, class Then>
+void call_on(self_ptr self, blocking_pool& pool, Call call, Then then) {
+  call_blocking(run_actor{self}, self->state.calls, pool, std::move(call), std::move(then));
+}
 
 // -- run_verify.cpp -----------------------------------------------------------------------------
 

@@ -26,18 +26,14 @@ std::optional<std::int64_t> compensates(const step& s) {
 
 namespace {
 
-/// Evaluates the post-condition of step n now; compensates when it does not hold.
-void verify_now(self_ptr self, std::int64_t n, actors::tool& t, const std::string& description) {
+/// The post-condition of step n was evaluated: journals the observation; compensates when it
+/// does not hold.
+void on_checked(self_ptr self, std::int64_t n, const actors::tool& t,
+                const std::string& description, check_result res) {
   auto& st = self->state;
   // Copies: adding the observation step below may move the journal's steps.
   auto tool_name = st.journal.steps.at(static_cast<std::size_t>(n - 1)).tool;
   auto args = st.journal.steps.at(static_cast<std::size_t>(n - 1)).args;
-  check_result res;
-  try {
-    res = t.check(args);
-  } catch (const std::exception& e) {
-    res = {false, fmt::format(R"({{"error":{}}})", json::quote(e.what()))};
-  }
   st.journal.add_observation(n, res.holds, res.detail, description);
   if (res.holds || !t.compensable())
     return advance(self);
@@ -52,6 +48,25 @@ void verify_now(self_ptr self, std::int64_t n, actors::tool& t, const std::strin
   propose(self, d); // an undo is an action too: policy decides on it like on any other
 }
 
+/// Evaluates the post-condition of step n now (on the tool pool when the tool blocks).
+void verify_now(self_ptr self, std::int64_t n, tool_ptr t, const std::string& description) {
+  auto& st = self->state;
+  auto check = [t, args = st.journal.steps.at(static_cast<std::size_t>(n - 1)).args] {
+    check_result res;
+    try {
+      res = t->check(args);
+    } catch (const std::exception& e) {
+      res = {false, fmt::format(R"({{"error":{}}})", json::quote(e.what()))};
+    }
+    return res;
+  };
+  if (!t->blocking())
+    return on_checked(self, n, *t, description, check());
+  call_on(self, st.rt->pool, std::move(check), [self, n, t, description](check_result res) {
+    on_checked(self, n, *t, description, std::move(res));
+  });
+}
+
 } // namespace
 
 void after_success(self_ptr self, std::int64_t n) {
@@ -62,7 +77,7 @@ void after_success(self_ptr self, std::int64_t n) {
   if (!pc)
     return advance(self);
   if (pc->after_ms <= 0)
-    return verify_now(self, n, *t, pc->description);
+    return verify_now(self, n, t, pc->description);
   // Wait durably: the run parks on a timer step; the kernel respawns it when the time comes.
   st.journal.add_timer(n, st.rt->clock.now_us() + pc->after_ms * 1000, pc->description);
   commit(self, after_commit::park_timer);
@@ -84,7 +99,7 @@ void on_timer_fired(self_ptr self) {
   auto t = st.rt->tools.find(s.tool);
   if (!t)
     return advance(self);
-  verify_now(self, n, *t, description);
+  verify_now(self, n, t, description);
 }
 
 } // namespace sreh::actors::run_impl

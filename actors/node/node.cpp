@@ -6,7 +6,7 @@
 #include "actors/kernel/kernel.hpp"
 #include "actors/kernel/messages.hpp"
 #include "actors/node/runtime.hpp"
-#include "core/base/json.hpp"
+#include "actors/node/thread_marks.hpp"
 
 namespace sreh::actors {
 
@@ -35,8 +35,8 @@ using reply_fn = std::function<void(expected<T>)>;
 template <class T, class Value>
 done_fn answer(reply_fn<T> done, Value value) {
   return [done = std::move(done), value = std::move(value)](const kernel_reply& rep) {
-    if (rep.code != 0)
-      return done(sreh::error{static_cast<errc>(rep.code), rep.message});
+    if (rep.err)
+      return done(rep.err);
     done(value(rep));
   };
 }
@@ -65,9 +65,9 @@ class kernel_facade final : public kernel_api {
     if (req.idempotency_key.empty())
       req.idempotency_key = rt_->ids.next("placement");
     auto retry_here = [this, req, reply, target](const kernel_reply& rep) mutable {
-      if (rep.code != static_cast<int>(errc::unavailable) || !cluster_->self_is_worker())
+      if (rep.err.code != errc::unavailable || !cluster_->self_is_worker())
         return reply(rep);
-      rt_->log->warn("placing a run on {} failed ({}); running it here", target, rep.message);
+      rt_->log->warn("placing a run on {} failed ({}); running it here", target, rep.err.message);
       local(std::move(reply), submit_atom::value, std::move(req));
     };
     ask(sys_, peer, std::move(retry_here), submit_atom::value, std::move(req));
@@ -76,7 +76,7 @@ class kernel_facade final : public kernel_api {
   void cancel(std::string run_id, std::string by,
               std::function<void(expected<run_state>)> done) override {
     auto reply = answer<run_state>(std::move(done), [](const kernel_reply& rep) {
-      return static_cast<run_state>(rep.state);
+      return rep.state;
     });
     auto owner = owner_of_run(run_id);
     route(owner, std::move(reply), cancel_atom::value, std::move(run_id), std::move(by));
@@ -84,11 +84,8 @@ class kernel_facade final : public kernel_api {
 
   void decide(std::string approval_id, approval_vote vote,
               std::function<void(expected<approval>)> done) override {
-    auto reply = answer<approval>(std::move(done), [](const kernel_reply& rep) -> expected<approval> {
-      auto a = json::approval_from_json(rep.payload);
-      if (!a)
-        return sreh::error{errc::internal, "kernel reply: " + a.error().message};
-      return a;
+    auto reply = answer<approval>(std::move(done), [](const kernel_reply& rep) {
+      return rep.decided;
     });
     std::string owner;
     if (cluster_ != nullptr)
@@ -169,7 +166,8 @@ class kernel_facade final : public kernel_api {
 struct node::impl {
   caf::actor_system_config caf_cfg;
   std::unique_ptr<caf::actor_system> sys;
-  std::unique_ptr<tool_pool> pool;
+  std::unique_ptr<blocking_pool> pool;
+  std::unique_ptr<blocking_pool> store_pool;
   runtime_ptr rt;
   kernel_actor sup;
   std::unique_ptr<cluster_member> cluster;
@@ -208,6 +206,7 @@ sreh::error node::start() {
                                       ? caf::atom("stealing")
                                       : caf::atom("sharing"));
   d.caf_cfg.set("logger.verbosity", caf::atom("quiet"));
+  mark_scheduler_threads(d.caf_cfg); // a store call from an actor's handler is caught
   const auto* cs = d.store.cluster();
   const bool clustered = d.cfg.cluster.topo.has_value();
   if (clustered && cs == nullptr)
@@ -215,9 +214,12 @@ sreh::error node::start() {
   if (clustered)
     add_cluster_message_types(d.caf_cfg, *d.cfg.cluster.topo);
   d.sys = std::make_unique<caf::actor_system>(d.caf_cfg);
-  d.pool = std::make_unique<tool_pool>(static_cast<std::size_t>(d.cfg.limits.tool_threads));
+  d.pool = std::make_unique<blocking_pool>(static_cast<std::size_t>(d.cfg.limits.tool_threads));
+  d.store_pool =
+    std::make_unique<blocking_pool>(static_cast<std::size_t>(d.cfg.limits.store_threads));
   d.rt = std::shared_ptr<runtime>(new runtime{d.cfg, d.store, d.writer, d.tools, d.provider,
-                                              d.clock, d.ids, *d.pool, d.policy, logger("kernel"), {}, {}, {}});
+                                              d.clock, d.ids, *d.pool, *d.store_pool, d.policy,
+                                              logger("kernel"), {}, {}, {}});
   if (clustered) {
     d.cluster = std::make_unique<cluster_member>(*d.sys, *d.cfg.cluster.topo, d.rt,
                                                  *d.store.cluster());
@@ -245,6 +247,7 @@ void node::stop() {
   d.sup = nullptr;
   d.sys->await_all_actors_done();
   d.pool->stop();
+  d.store_pool->stop(); // runs the reads still queued; their replies find no actor
   d.sys.reset();
 }
 

@@ -6,6 +6,7 @@
 #include <stop_token>
 
 #include "actors/kernel/kernel_api.hpp"
+#include "actors/node/blocking_pool.hpp"
 #include "actors/gateway/model_provider.hpp"
 #include "actors/tools/tool.hpp"
 #include "config/node/node_config.hpp"
@@ -16,7 +17,6 @@
 #include "persistence/store/commit_queue.hpp"
 #include "persistence/store/store.hpp"
 #include "actors/policy/action_holds.hpp"
-#include "actors/tools/tool_pool.hpp"
 
 namespace sreh::actors {
 
@@ -32,7 +32,9 @@ struct kernel_counters {
 };
 
 /// What every actor of a node shares. Owned by the node facade; outlives every actor.
-/// Thread-safe: all members are thread-safe or read-only after start.
+/// Thread-safe: all members are thread-safe or read-only after start. Actors never call `store`
+/// themselves: its calls block, so they run on `store_pool` (actors/node/blocking_call.hpp);
+/// a store call on a scheduler thread is caught (core/base/blocking.hpp).
 struct runtime {
   const config::node_config& cfg;
   persistence::store& store;
@@ -41,7 +43,8 @@ struct runtime {
   model_provider_ptr provider;
   const sreh::clock& clock;
   id_generator& ids;
-  tool_pool& pool;
+  blocking_pool& pool;       // blocking tools: execute, reconcile, check (limits.tool_threads)
+  blocking_pool& store_pool; // the actors' store reads (limits.store_threads)
   const policy::policy_set& policy;
   std::shared_ptr<spdlog::logger> log;
   kernel_counters counters;

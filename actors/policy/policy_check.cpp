@@ -22,36 +22,41 @@ std::map<std::string, std::string> labels_of(const run& r) {
   return out;
 }
 
-/// Mutating actions of the window since `since` that succeeded or run (allowed, or approved),
-/// as the store has them (every node's), and the steps they belong to.
-std::vector<policy::past_action> stored_history(runtime& rt, timestamp_us since,
-                                                std::set<std::pair<std::string, std::int64_t>>& stored) {
+/// Mutating actions of the window that succeeded or run (allowed, or approved), as the store has
+/// them (every node's), and the steps they belong to.
+std::vector<policy::past_action> stored_history(
+  runtime& rt, const expected<std::vector<step>>& steps,
+  std::set<std::pair<std::string, std::int64_t>>& stored) {
   std::vector<policy::past_action> out;
-  auto steps = rt.store.rate_counted_tool_steps(since);
   if (!steps) {
     rt.log->warn("policy: cannot read recent actions for rate limits: {}", steps.error().message);
-  } else {
-    for (auto& s : *steps) {
-      auto t = rt.tools.find(s.tool);
-      const bool running = s.state == step_state::intent;
-      if (!t || t->idempotent())
-        continue;
-      out.push_back({s.tool, t->scope(s.args).target, running ? s.started_at : s.finished_at});
-      stored.emplace(s.run_id, s.n);
-    }
+    return out;
+  }
+  for (auto& s : *steps) {
+    auto t = rt.tools.find(s.tool);
+    const bool running = s.state == step_state::intent;
+    if (!t || t->idempotent())
+      continue;
+    out.push_back({s.tool, t->scope(s.args).target, running ? s.started_at : s.finished_at});
+    stored.emplace(s.run_id, s.n);
   }
   return out;
 }
 
 } // namespace
 
-policy::decision check_policy(runtime& rt, const run& r, const std::string& tool_name,
-                              const std::string& args, std::int64_t n) {
+policy_check prepare_policy_check(const runtime& rt, const run& r, const std::string& tool_name,
+                                  const std::string& args, std::int64_t n) {
+  policy_check c;
+  c.run_id = r.id;
+  c.n = n;
   auto t = rt.tools.find(tool_name);
-  if (!t)
-    return {policy::verdict::allow, "unknown-tool", "the tool does not exist", {}};
+  if (!t) {
+    c.known_tool = false;
+    return c;
+  }
   auto sc = t->scope(args);
-  policy::action a;
+  auto& a = c.action;
   a.tool = tool_name;
   a.risk = to_string(t->risk());
   a.target = sc.target;
@@ -61,20 +66,33 @@ policy::decision check_policy(runtime& rt, const run& r, const std::string& tool
   a.labels = labels_of(r);
   a.now = rt.clock.now_us();
   const auto window = policy::longest_rate_window_s(rt.policy);
-  if (t->idempotent() || window <= 0)
+  if (!t->idempotent() && window > 0)
+    c.history_since = a.now - window * 1'000'000;
+  return c;
+}
+
+expected<std::vector<step>> read_rate_history(persistence::store& s, timestamp_us since) {
+  return s.rate_counted_tool_steps(since);
+}
+
+policy::decision decide_policy(runtime& rt, policy_check& c,
+                               const expected<std::vector<step>>& history) {
+  if (!c.known_tool)
+    return {policy::verdict::allow, "unknown-tool", "the tool does not exist", {}};
+  auto& a = c.action;
+  if (!c.history_since)
     return policy::evaluate(rt.policy, a);
-  // The store is read without the lock (other checks need not wait for it). Then one check at a
+  // The store was read without the lock (other checks need not wait for it). Now one check at a
   // time merges this node's holds, decides and holds: an action allowed here since the read is
   // among the holds (those that succeeded stay until they leave the window), so two runs cannot
   // both see the last free slot.
-  const auto since = a.now - window * 1'000'000;
   std::set<std::pair<std::string, std::int64_t>> stored;
-  a.history = stored_history(rt, since, stored);
+  a.history = stored_history(rt, history, stored);
   auto lk = rt.holds.lock();
-  rt.holds.append_since(since, stored, a.history);
+  rt.holds.append_since(*c.history_since, stored, a.history);
   auto d = policy::evaluate(rt.policy, a);
   if (d.effect == policy::verdict::allow)
-    rt.holds.hold(r.id, n, {tool_name, sc.target, a.now});
+    rt.holds.hold(c.run_id, c.n, {a.tool, a.target, a.now});
   return d;
 }
 

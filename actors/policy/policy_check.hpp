@@ -1,20 +1,44 @@
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "actors/node/runtime.hpp"
 #include "core/policy/policy.hpp"
 #include "core/model/run.hpp"
+#include "core/model/step.hpp"
 
 namespace sreh::actors {
 
-/// Decides whether run `r` may call `tool_name` with `args` as its step `n`: builds the policy
-/// action (the tool's risk and scope, the run's labels, the mutating actions executed or still
-/// running for rate limits) and asks the policy engine. A mutating action that is allowed is
-/// held (runtime::holds) until `release_action` for its step. An unknown tool is allowed here:
-/// the step then fails as unknown.
-[[nodiscard]] policy::decision check_policy(runtime& rt, const run& r, const std::string& tool_name,
-                                            const std::string& args, std::int64_t n);
+/// A policy check of the call of `tool_name` with `args` as step `n` of a run, in two halves: the
+/// action is built at once (the tool's risk and scope, the run's labels, now); when the tool
+/// mutates and a rule limits its rate, the check needs the mutating actions executed or still
+/// running in the window, from the store, and `history_since` says from when.
+struct policy_check {
+  policy::action action;
+  std::string run_id;
+  std::int64_t n = 0;
+  bool known_tool = true;
+  /// Set when decide() needs read_rate_history(since) first.
+  std::optional<timestamp_us> history_since;
+};
+
+/// Builds the check (no I/O).
+[[nodiscard]] policy_check prepare_policy_check(const runtime& rt, const run& r,
+                                                const std::string& tool_name,
+                                                const std::string& args, std::int64_t n);
+
+/// The tool steps rate limits count since `since`, as the store has them (every node's).
+/// Blocking (a store read): on the store pool.
+[[nodiscard]] expected<std::vector<step>> read_rate_history(persistence::store& s,
+                                                            timestamp_us since);
+
+/// Decides (the policy engine), given the history read for the check (ignored when it needs
+/// none). A mutating action that is allowed is held (runtime::holds) until `release_action` for
+/// its step. An unknown tool is allowed here: the step then fails as unknown.
+[[nodiscard]] policy::decision decide_policy(runtime& rt, policy_check& c,
+                                             const expected<std::vector<step>>& history);
 
 /// The outcome of step `n` of run `run_id` is committed: a failed action no longer holds a slot of
 /// the rate limits; one that succeeded keeps it until it leaves the window (the store counts it

@@ -59,11 +59,12 @@ void read_limits(reader& r, const entry& section, limits_config& out) {
     {"handler_threads", 256, &limits_config::handler_threads},
     {"scheduler_threads", 256, &limits_config::scheduler_threads},
     {"tool_threads", 256, &limits_config::tool_threads},
+    {"store_threads", 256, &limits_config::store_threads},
   };
   auto entries = r.entries(section, {"max_body_bytes", "max_header_bytes", "max_json_depth",
                             "max_connections", "sse_queue_events", "sse_heartbeat_ms",
                             "http_threads", "handler_threads", "scheduler_threads",
-                            "scheduler_policy", "tool_threads"});
+                            "scheduler_policy", "tool_threads", "store_threads"});
   for (const auto& e : entries) {
     if (e.key == "scheduler_policy") {
       out.scheduler_policy = r.one_of(e, {"sharing", "stealing"});

@@ -40,6 +40,9 @@ struct limits_config {
   /// ~45% less at C=1 on PostgreSQL, where workers idle between commits (docs/benchmarks.md).
   std::string scheduler_policy = "sharing";
   std::int64_t tool_threads = 4;               // pool for blocking tools
+  /// Threads that run the actors' store reads (the kernel's, the policy checks'), so that a slow
+  /// or hung database holds these and never CAF's scheduler.
+  std::int64_t store_threads = 4;
 };
 
 /// A scripted step of the `scripted` model provider: call `tool` with `args` (JSON).

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/base/blocking.hpp"
 #include "core/base/expected.hpp"
 
 namespace sreh::persistence::pg {
@@ -48,9 +49,11 @@ class connection {
   connection(std::string url, std::string schema, std::string session = {})
     : url_(std::move(url)), schema_(std::move(schema)), session_(std::move(session)) {}
 
-  /// Runs `f(pqxx::connection&)`, which returns an expected<T>; exceptions become errors.
+  /// Runs `f(pqxx::connection&)`, which returns an expected<T>; exceptions become errors. A use
+  /// from a CAF scheduler thread is reported (core/base/blocking.hpp).
   template <class F>
   auto use(std::string_view op, F&& f) -> std::invoke_result_t<F, pqxx::connection&> {
+    check_may_block("postgres", op);
     if (auto err = ensure_open(op))
       return err;
     try {

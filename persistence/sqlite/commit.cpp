@@ -30,6 +30,7 @@ std::vector<commit_result> sqlite_store::commit(std::vector<write_batch>& batche
   std::vector<commit_result> results(batches.size());
   if (batches.empty())
     return results;
+  check_may_block("sqlite", "commit");
   std::lock_guard lk{write_mtx_};
   auto& c = *writer_;
   log_head head = head_;

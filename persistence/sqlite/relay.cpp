@@ -33,6 +33,7 @@ expected<std::int64_t> sqlite_store::relay_offset(std::string_view name) {
 }
 
 sreh::error sqlite_store::set_relay_offset(std::string_view name, std::int64_t seq) {
+  check_may_block("sqlite", "set_relay_offset");
   std::lock_guard lk{write_mtx_};
   auto* stmt = writer_->cached(sql_set_relay_offset);
   if (stmt == nullptr)

@@ -52,7 +52,8 @@ void reader_pool::add(std::unique_ptr<connection> c) {
   all_.push_back(std::move(c));
 }
 
-reader_pool::lease reader_pool::borrow() {
+reader_pool::lease reader_pool::borrow(std::source_location caller) {
+  check_may_block("sqlite", caller.function_name());
   std::unique_lock lk{mtx_};
   cv_.wait(lk, [this] { return !free_.empty(); });
   auto* c = free_.back();

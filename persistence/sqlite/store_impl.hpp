@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <source_location>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
 
+#include "core/base/blocking.hpp"
 #include "persistence/audit/audit_hasher.hpp"
 #include "persistence/sqlite/statement.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
@@ -42,7 +44,8 @@ expected<std::vector<T>> collect(connection& c, const char* sql, std::string_vie
   return out;
 }
 
-/// Read connections shared by the read methods: `borrow` blocks until one is free.
+/// Read connections shared by the read methods: `borrow` blocks until one is free, and reports a
+/// call from a CAF scheduler thread (core/base/blocking.hpp), naming the method that borrows.
 /// Thread-safe.
 class reader_pool {
  public:
@@ -61,7 +64,7 @@ class reader_pool {
   };
 
   void add(std::unique_ptr<connection> c);
-  [[nodiscard]] lease borrow();
+  [[nodiscard]] lease borrow(std::source_location caller = std::source_location::current());
 
  private:
   void give_back(connection* c);

@@ -3,6 +3,7 @@
 #include <functional>
 #include <vector>
 
+#include "core/base/blocking.hpp"
 #include "persistence/store/committer.hpp"
 
 namespace sreh::persistence {
@@ -18,14 +19,18 @@ class commit_queue {
 };
 
 /// Commits each batch at once on the caller's thread and calls back before returning. For
-/// tests on CAF's deterministic scheduler (the callback's message is then simply queued).
+/// tests on CAF's deterministic scheduler (the callback's message is then simply queued); the
+/// commit plays the writer's thread, so it is not a blocking call of the actor that submits.
 class inline_commit_queue final : public commit_queue {
  public:
   explicit inline_commit_queue(committer& s) : store_(s) {}
   void submit(write_batch b, callback cb) override {
     std::vector<write_batch> batches;
     batches.push_back(std::move(b));
-    auto results = store_.commit(batches);
+    auto results = [&] {
+      scoped_thread_kind writer_thread{thread_kind::other};
+      return store_.commit(batches);
+    }();
     for (auto& e : results.front().events)
       committed.push_back(e);
     cb(std::move(results.front()));

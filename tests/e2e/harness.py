@@ -124,6 +124,7 @@ class Node:
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait()
+        self.check_log()
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
@@ -134,6 +135,18 @@ class Node:
                 self.proc.kill()
                 self.proc.wait()
                 raise AssertionError("sreh did not stop on SIGTERM within 20 s")
+        self.check_log()
+
+    def check_log(self):
+        """Fails when the node reported a blocking call on a CAF scheduler thread (release
+        builds log it; debug builds abort)."""
+        try:
+            with open(self.log_path, "rb") as f:
+                text = f.read().decode(errors="replace")
+        except OSError:
+            return
+        i = text.find("blocking call on a CAF scheduler thread")
+        assert i < 0, text[max(0, i - 200):i + 400]
 
     def log_text(self):
         try:

@@ -1,6 +1,10 @@
 #pragma once
 // A node's kernel on CAF's deterministic scheduler, over a real SQLite store in a temp dir, with
 // instrumented tools. Include after caf_test.hpp.
+//
+// The test thread plays CAF's scheduler worker while an actor runs on it (consume_message), so a
+// store call made from an actor's handler fails the test as it would on a node; the store pool
+// runs its jobs inline (they play pool threads) and commits run inline (they play the writer).
 
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +16,7 @@
 #include "actors/kernel/kernel.hpp"
 #include "actors/node/runtime.hpp"
 #include "actors/gateway/scripted_provider.hpp"
+#include "core/base/blocking.hpp"
 #include "core/base/logger.hpp"
 #include "persistence/store/commit_queue.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
@@ -34,6 +39,9 @@ struct probe_log {
 
   /// Called by every tool before its effect: the intent must be in the store, outcome-less.
   void check_intent(const tool_call& call) {
+    // Instrumentation: the probes run inline in their run actor, and look at the store from
+    // there as no real tool would.
+    scoped_thread_kind instrumentation{thread_kind::other};
     auto steps = store->get_steps(call.run_id);
     if (!steps)
       return void(++violations);
@@ -190,7 +198,8 @@ struct kernel_fixture : test_coordinator_fixture<> {
   config::node_config cfg;
   virtual_clock clk{sched};
   id_generator ids{clk};
-  tool_pool pool{1};
+  blocking_pool pool{1};
+  blocking_pool store_pool{0}; // inline: its messages are under the test scheduler's control
   std::shared_ptr<probe_log> probes = std::make_shared<probe_log>();
   std::shared_ptr<switchable_provider> provider = std::make_shared<switchable_provider>();
   policy::policy_set policy_ = autonomous();
@@ -227,8 +236,8 @@ struct kernel_fixture : test_coordinator_fixture<> {
     tools.add(std::make_shared<probe_tool>("probe.verified", probe_tool::verified, probes));
     tools.add(std::make_shared<probe_tool>("probe.broken_write", probe_tool::broken_write, probes));
     provider->inner = std::make_shared<scripted_provider>(std::vector<config::scripted_step>{});
-    rt = std::shared_ptr<runtime>(new runtime{cfg, *db, queue, tools, provider, clk, ids, pool, policy_,
-                                              logger("kernel"), {}, {}, {}});
+    rt = std::shared_ptr<runtime>(new runtime{cfg, *db, queue, tools, provider, clk, ids, pool,
+                                              store_pool, policy_, logger("kernel"), {}, {}, {}});
   }
 
   ~kernel_fixture() override {
@@ -238,6 +247,12 @@ struct kernel_fixture : test_coordinator_fixture<> {
     sup = nullptr;
     pool.stop();
     std::filesystem::remove_all(dir);
+  }
+
+  /// One actor handles one message, on the test thread playing a scheduler worker.
+  bool consume_message() override {
+    scoped_thread_kind worker{thread_kind::scheduler};
+    return sched.try_run_once();
   }
 
   void script(std::vector<config::scripted_step> steps) {
@@ -275,7 +290,7 @@ struct kernel_fixture : test_coordinator_fixture<> {
 
   /// Lets every actor handle its messages without firing timers (deadlines stay in the future).
   void settle() {
-    while (sched.try_run_once()) {
+    while (consume_message()) {
     }
   }
 

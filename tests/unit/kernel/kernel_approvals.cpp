@@ -27,7 +27,7 @@ struct approvals_fixture : kernel_fixture {
   std::string start(std::string goal) {
     auto rep = ask_kernel(caf::make_message(submit_atom::value,
                                             make_request(std::move(goal), 0, 0, {})));
-    CAF_REQUIRE_EQUAL(rep.code, 0);
+    CAF_REQUIRE_EQUAL(rep.err.code, errc::ok);
     return rep.run_id;
   }
 
@@ -64,7 +64,7 @@ CAF_TEST(in review mode a mutating step parks the run until an approver approves
   CAF_CHECK_EQUAL(a.requester, "tester");
   CAF_CHECK_EQUAL(a.tool, "probe.write");
   auto rep = vote(a.id, "alice", "approver", true, "go");
-  CAF_REQUIRE_EQUAL(rep.code, 0);
+  CAF_REQUIRE_EQUAL(rep.err.code, errc::ok);
   settle();
   CAF_CHECK_EQUAL(state_of(id), "succeeded");
   CAF_CHECK_EQUAL(probes->writes[id + ":2"], 1);
@@ -82,7 +82,7 @@ CAF_TEST(the requester can never approve its own action) {
   auto id = start("self approval");
   auto a = waiting_approval(id);
   auto rep = vote(a.id, "tester", "admin", true);
-  CAF_CHECK_EQUAL(rep.code, static_cast<int>(errc::forbidden));
+  CAF_CHECK_EQUAL(rep.err.code, errc::forbidden);
   settle();
   CAF_CHECK_EQUAL(state_of(id), "waiting");
   CAF_CHECK_EQUAL(waiting_approval(id).votes.size(), 0u);
@@ -93,7 +93,7 @@ CAF_TEST(a role below the required one cannot decide) {
   script({{"probe.write", "{}"}});
   auto id = start("role too low");
   auto rep = vote(waiting_approval(id).id, "olga", "operator", true);
-  CAF_CHECK_EQUAL(rep.code, static_cast<int>(errc::forbidden));
+  CAF_CHECK_EQUAL(rep.err.code, errc::forbidden);
   CAF_CHECK_EQUAL(state_of(id), "waiting");
 }
 
@@ -101,7 +101,7 @@ CAF_TEST(a denied action is never executed and the run goes on with the refusal)
   script({{"probe.write", "{}"}, {"probe.read", "{}"}});
   auto id = start("denied");
   auto rep = vote(waiting_approval(id).id, "bob", "approver", false, "too risky");
-  CAF_REQUIRE_EQUAL(rep.code, 0);
+  CAF_REQUIRE_EQUAL(rep.err.code, errc::ok);
   settle();
   CAF_CHECK_EQUAL(state_of(id), "succeeded");
   auto steps = load_steps(id);
@@ -124,17 +124,17 @@ CAF_TEST(two approvers means two distinct identities and a repeated vote changes
   auto a = waiting_approval(id);
   CAF_CHECK_EQUAL(a.required, 2);
   CAF_CHECK_EQUAL(a.rule_id, "two-people");
-  CAF_CHECK_EQUAL(vote(a.id, "alice", "approver", true).code, 0);
-  CAF_CHECK_EQUAL(vote(a.id, "alice", "approver", true).code, 0); // idempotent
+  CAF_CHECK_EQUAL(vote(a.id, "alice", "approver", true).err.code, errc::ok);
+  CAF_CHECK_EQUAL(vote(a.id, "alice", "approver", true).err.code, errc::ok); // idempotent
   settle();
   CAF_CHECK_EQUAL(state_of(id), "waiting");
   CAF_CHECK_EQUAL(waiting_approval(id).votes.size(), 1u);
-  CAF_CHECK_EQUAL(vote(a.id, "bob", "approver", true).code, 0);
+  CAF_CHECK_EQUAL(vote(a.id, "bob", "approver", true).err.code, errc::ok);
   settle();
   CAF_CHECK_EQUAL(state_of(id), "succeeded");
   CAF_CHECK_EQUAL(probes->writes[id + ":1"], 1);
   // A decided approval refuses further votes.
-  CAF_CHECK_EQUAL(vote(a.id, "carol", "approver", false).code, static_cast<int>(errc::conflict));
+  CAF_CHECK_EQUAL(vote(a.id, "carol", "approver", false).err.code, errc::conflict);
 }
 
 CAF_TEST(an approval that times out is denied and the step is not executed) {
@@ -165,8 +165,8 @@ CAF_TEST(a timeout that escalates hands the decision to the escalation roles) {
   CAF_CHECK(a.escalated);
   CAF_CHECK_EQUAL(to_string(a.state), std::string{"pending"});
   CAF_CHECK_EQUAL(a.roles.size(), 1u);
-  CAF_CHECK_EQUAL(vote(a.id, "alice", "approver", true).code, static_cast<int>(errc::forbidden));
-  CAF_CHECK_EQUAL(vote(a.id, "root", "admin", true).code, 0);
+  CAF_CHECK_EQUAL(vote(a.id, "alice", "approver", true).err.code, errc::forbidden);
+  CAF_CHECK_EQUAL(vote(a.id, "root", "admin", true).err.code, errc::ok);
   settle();
   CAF_CHECK_EQUAL(state_of(id), "succeeded");
   CAF_CHECK_EQUAL(probes->writes[id + ":1"], 1);
@@ -289,7 +289,7 @@ CAF_TEST(decisions work after a restart of the kernel) {
   sup = spawn_supervisor(sys, rt); // a new kernel: the run stays parked, its deadline re-armed
   settle();
   CAF_CHECK_EQUAL(state_of(id), "waiting");
-  CAF_CHECK_EQUAL(vote(a.id, "alice", "approver", true).code, 0);
+  CAF_CHECK_EQUAL(vote(a.id, "alice", "approver", true).err.code, errc::ok);
   settle();
   CAF_CHECK_EQUAL(state_of(id), "succeeded");
   CAF_CHECK_EQUAL(probes->writes[id + ":1"], 1);
@@ -317,7 +317,7 @@ CAF_TEST(an in-doubt step confirmed as done is not executed again) {
   settle();
   auto a = waiting_approval(id);
   CAF_CHECK_EQUAL(to_string(a.kind), std::string{"in_doubt"});
-  CAF_CHECK_EQUAL(vote(a.id, "alice", "approver", true, "I checked: it ran").code, 0);
+  CAF_CHECK_EQUAL(vote(a.id, "alice", "approver", true, "I checked: it ran").err.code, errc::ok);
   settle();
   CAF_CHECK_EQUAL(state_of(id), "succeeded");
   CAF_CHECK_EQUAL(to_string(load_steps(id)[0].state), std::string{"succeeded"});
@@ -329,7 +329,7 @@ CAF_TEST(an in-doubt step confirmed as not done runs exactly once) {
   probes->cannot_tell = true;
   start_node();
   settle();
-  CAF_CHECK_EQUAL(vote(waiting_approval(id).id, "alice", "approver", false).code, 0);
+  CAF_CHECK_EQUAL(vote(waiting_approval(id).id, "alice", "approver", false).err.code, errc::ok);
   settle();
   CAF_CHECK_EQUAL(state_of(id), "succeeded");
   CAF_CHECK_EQUAL(probes->writes[id + ":1"], 1);
@@ -342,10 +342,10 @@ CAF_TEST(cancelling a parked run expires its approval) {
   auto id = start("cancel parked");
   auto a = waiting_approval(id);
   auto rep = ask_kernel(caf::make_message(cancel_atom::value, id, std::string{"tester"}));
-  CAF_CHECK_EQUAL(rep.code, 0);
+  CAF_CHECK_EQUAL(rep.err.code, errc::ok);
   CAF_CHECK_EQUAL(state_of(id), "cancelled");
   CAF_CHECK_EQUAL(to_string(waiting_approval(id).state), std::string{"expired"});
-  CAF_CHECK_EQUAL(vote(a.id, "alice", "approver", true).code, static_cast<int>(errc::conflict));
+  CAF_CHECK_EQUAL(vote(a.id, "alice", "approver", true).err.code, errc::conflict);
   CAF_CHECK_EQUAL(probes->writes.size(), 0u);
 }
 

@@ -16,7 +16,7 @@ struct postcondition_fixture : kernel_fixture {
   std::string start(std::string goal) {
     auto rep = ask_kernel(caf::make_message(submit_atom::value,
                                             make_request(std::move(goal), 0, 0, {})));
-    CAF_REQUIRE_EQUAL(rep.code, 0);
+    CAF_REQUIRE_EQUAL(rep.err.code, errc::ok);
     return rep.run_id;
   }
 
@@ -96,7 +96,7 @@ CAF_TEST(cancelling a run waiting on a timer ends it and the timer does nothing)
   script({{"probe.verified", R"({"action":"fix"})"}});
   auto id = start("cancel timer");
   auto rep = ask_kernel(caf::make_message(cancel_atom::value, id, std::string{"tester"}));
-  CAF_CHECK_EQUAL(rep.code, 0);
+  CAF_CHECK_EQUAL(rep.err.code, errc::ok);
   advance_time(std::chrono::seconds(31));
   run();
   CAF_CHECK_EQUAL(to_string(load(id).state), std::string{"cancelled"});

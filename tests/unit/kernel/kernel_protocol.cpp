@@ -20,7 +20,7 @@ CAF_TEST(a run journals each intent before its side effect and finishes) {
   script({{"probe.read", R"({"x":1})"}, {"probe.write", R"({"action":"a"})"},
           {"probe.read", R"({"x":2})"}});
   auto rep = submit("three steps");
-  CAF_REQUIRE_EQUAL(rep.code, 0);
+  CAF_REQUIRE_EQUAL(rep.err.code, errc::ok);
   CAF_CHECK(rep.created);
   auto r = load(rep.run_id);
   CAF_CHECK_EQUAL(to_string(r.state), std::string{"succeeded"});
@@ -128,8 +128,8 @@ CAF_TEST(a run whose creation cannot commit is reported unavailable and does not
   script({{"probe.write", R"({"action":"never"})"}});
   queue.fail_next = 1;
   auto rep = submit("store away");
-  CAF_CHECK_EQUAL(rep.code, static_cast<int>(errc::unavailable));
-  CAF_CHECK_EQUAL(rep.message, std::string{"store away (test)"});
+  CAF_CHECK_EQUAL(rep.err.code, errc::unavailable);
+  CAF_CHECK_EQUAL(rep.err.message, std::string{"store away (test)"});
   auto stats = db->stats();
   CAF_REQUIRE(stats.has_value());
   CAF_CHECK_EQUAL(stats->runs, 0);
@@ -150,10 +150,10 @@ CAF_TEST(cancelling a finished or unknown run is refused) {
   script({});
   auto rep = submit("done quickly");
   auto c = cancel(rep.run_id);
-  CAF_CHECK_EQUAL(c.code, static_cast<int>(errc::conflict));
+  CAF_CHECK_EQUAL(c.err.code, errc::conflict);
   auto u = cancel("run_01ARZ3NDEKTSV4RRFFQ69G5FAV");
-  CAF_CHECK_EQUAL(c.code, static_cast<int>(errc::conflict));
-  CAF_CHECK_EQUAL(u.code, static_cast<int>(errc::not_found));
+  CAF_CHECK_EQUAL(c.err.code, errc::conflict);
+  CAF_CHECK_EQUAL(u.err.code, errc::not_found);
 }
 
 CAF_TEST(a cancel that arrives while an intent commits stops the run before the side effect) {
@@ -172,8 +172,8 @@ CAF_TEST(a cancel that arrives while an intent commits stops the run before the 
   kernel_reply c;
   pending.receive([&](kernel_reply& r) { c = r; },
                   [&](caf::error& e) { CAF_FAIL("cancel failed: " << caf::to_string(e)); });
-  CAF_CHECK_EQUAL(c.code, 0);
-  CAF_CHECK_EQUAL(c.state, static_cast<int>(run_state::cancelled));
+  CAF_CHECK_EQUAL(c.err.code, errc::ok);
+  CAF_CHECK_EQUAL(c.state, run_state::cancelled);
   CAF_CHECK_EQUAL(to_string(load(id).state), std::string{"cancelled"});
   CAF_CHECK_EQUAL(load(id).error, std::string{"cancelled by tester"});
   auto steps = load_steps(id);
@@ -190,7 +190,7 @@ CAF_TEST(cancelling a parked run commits the cancellation without an actor) {
   start_node(); // the run goes in doubt and parks
   CAF_REQUIRE_EQUAL(to_string(load(id).state), std::string{"waiting"});
   auto c = cancel(id);
-  CAF_CHECK_EQUAL(c.code, 0);
+  CAF_CHECK_EQUAL(c.err.code, errc::ok);
   CAF_CHECK_EQUAL(to_string(load(id).state), std::string{"cancelled"});
   auto evs = events_of(id);
   CAF_CHECK_EQUAL(evs.back().kind, std::string{"run.cancelled"});

@@ -1,17 +1,24 @@
-#include "actors/tools/tool_pool.hpp"
+#include "actors/node/blocking_pool.hpp"
+
+#include "core/base/blocking.hpp"
 
 namespace sreh::actors {
 
-tool_pool::tool_pool(std::size_t threads) {
+blocking_pool::blocking_pool(std::size_t threads) : inline_(threads == 0) {
   for (std::size_t i = 0; i < threads; ++i)
     threads_.emplace_back([this] { work(); });
 }
 
-tool_pool::~tool_pool() {
+blocking_pool::~blocking_pool() {
   stop();
 }
 
-void tool_pool::post(std::function<void()> job) {
+void blocking_pool::post(std::function<void()> job) {
+  if (inline_) {
+    // The caller may be the test thread playing a scheduler worker: the job plays a pool thread.
+    scoped_thread_kind pool_thread{thread_kind::other};
+    return job();
+  }
   {
     std::lock_guard<std::mutex> lock{mtx_};
     jobs_.push_back(std::move(job));
@@ -19,7 +26,7 @@ void tool_pool::post(std::function<void()> job) {
   cv_.notify_one();
 }
 
-void tool_pool::stop() {
+void blocking_pool::stop() {
   {
     std::lock_guard<std::mutex> lock{mtx_};
     if (stopping_ && threads_.empty())
@@ -33,7 +40,7 @@ void tool_pool::stop() {
   threads_.clear();
 }
 
-void tool_pool::work() {
+void blocking_pool::work() {
   for (;;) {
     std::function<void()> job;
     {
