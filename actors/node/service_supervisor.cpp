@@ -69,7 +69,9 @@ caf::behavior service_child(caf::event_based_actor* self, service_ptr svc,
   } catch (...) {
   }
   if (err) {
-    if (first) // the supervisor answers a start that went through, once the table says so
+    // A first start that failed is answered here; one that went through is answered by the
+    // supervisor, once its table shows the service running.
+    if (first)
       first->set_value(err);
     self->quit(caf::make_error(caf::sec::runtime_error, "cannot start: " + err.message));
     return {};
@@ -126,8 +128,8 @@ void on_death(self_ptr self, const std::string& name, child& c, const caf::error
   st.table->died(name, why, wait.has_value());
   const auto& p = c.budget.policy();
   if (!wait) {
-    st.log->critical("{} died ({}) after {} restarts within {} s: giving up on it; the node is "
-                     "not ready until it is restarted",
+    st.log->critical("{} died ({}) after {} restarts within {} s: giving up on it; the node "
+                     "stays not ready until it is started again",
                      name, why, p.max_restarts, p.window.count());
     return;
   }
