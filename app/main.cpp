@@ -46,6 +46,7 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
   deny APPROVAL [--comment TEXT]
                           deny an action (or say an in-doubt one did not happen)
   nodes                   the cluster's members: alive or dead, link, load
+  tools                   the tools this node offers: risk class, mutating, arguments
 
   help                    this text
 )";
@@ -75,7 +76,8 @@ int main(int argc, char** argv) {
   if (cmd == "token")
     return sreh::app::token_command(argc - 2, argv + 2);
   if (cmd == "submit" || cmd == "runs" || cmd == "show" || cmd == "watch" || cmd == "cancel" ||
-      cmd == "approvals" || cmd == "approve" || cmd == "deny" || cmd == "nodes")
+      cmd == "approvals" || cmd == "approve" || cmd == "deny" || cmd == "nodes" ||
+      cmd == "tools")
     return sreh::app::run_client_command(cmd, argc - 2, argv + 2);
   std::fprintf(stderr, "sreh: unknown command '%s'\n\n%s", cmd.c_str(), usage);
   return 2;

@@ -21,6 +21,10 @@ class probed_tool final : public actors::tool {
   actors::reconcile_result reconcile(std::string_view key) override {
     return inner_->reconcile(key);
   }
+  std::vector<obs::capability> provides() const override { return inner_->provides(); }
+  obs::observations observe(std::string_view args, std::string_view result) const override {
+    return inner_->observe(args, result);
+  }
 
   actors::tool_result execute(const actors::tool_call& call) override {
     auto r = inner_->execute(call);

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config python3 curl
   libcaf-dev libboost-dev libboost-system-dev rapidjson-dev libspdlog-dev libfmt-dev
   libsqlite3-dev libyaml-cpp-dev libssl-dev libpqxx-dev libnats-dev postgresql nats-server
-  wrk
+  wrk clang clang-format libclang-rt-14-dev
 )
 
 missing=()

@@ -26,9 +26,9 @@ std::string join_roles(const std::vector<std::string>& roles) {
 
 // -- the peer actor ------------------------------------------------------------------------------
 
-/// Published on the node's middleman port. Links to the other members (reconnecting every
-/// heartbeat while a link is down), pushes this node's load to them, and serves the requests
-/// other members forward to this node's kernel.
+/// Published on the node's middleman port (as a `peer_actor`). Links to the other members
+/// (reconnecting every heartbeat while a link is down), pushes this node's load to them, and
+/// serves the requests other members forward to this node's kernel.
 struct peer_state {
   cluster_member* member = nullptr;
   runtime_ptr rt;
@@ -36,13 +36,15 @@ struct peer_state {
   std::vector<config::cluster_member> others;
   std::chrono::milliseconds every{500};
   std::chrono::milliseconds timeout{2000};
-  std::unordered_map<std::string, caf::actor> links;
+  std::unordered_map<std::string, peer_actor> links;
   std::unordered_map<caf::actor_addr, std::string> ids;
   std::unordered_set<std::string> connecting;
   static inline const char* name = "sreh.cluster";
 };
 
-using peer_self = caf::stateful_actor<peer_state>*;
+/// The peer's own interface: the public one and its heartbeat timer.
+using peer_impl_actor = peer_actor::extend<caf::reacts_to<tick_atom>>;
+using peer_self = peer_impl_actor::stateful_pointer<peer_state>;
 
 void connect_to(peer_self self, const config::cluster_member& m) {
   auto& st = self->state;
@@ -55,12 +57,15 @@ void connect_to(peer_self self, const config::cluster_member& m) {
   self->request(self->system().middleman().actor_handle(), st.timeout, caf::connect_atom::value,
                 std::move(host), port)
       .then(
-          [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>&) {
+          [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {
             auto& s = self->state;
             s.connecting.erase(id);
             if (!ptr)
               return s.member->unlinked(id, "nothing is published on its cluster port");
-            auto a = caf::actor_cast<caf::actor>(ptr);
+            if (!self->system().assignable<peer_actor>(ifs))
+              return s.member->unlinked(id, "its cluster port serves another interface than "
+                                            "this node's peer (a different sreh version?)");
+            auto a = caf::actor_cast<peer_actor>(ptr);
             self->monitor(a);
             s.ids[a.address()] = id;
             s.links[id] = a;
@@ -72,7 +77,7 @@ void connect_to(peer_self self, const config::cluster_member& m) {
           });
 }
 
-caf::behavior peer_behavior(peer_self self, cluster_member* member, runtime_ptr rt,
+peer_impl_actor::behavior_type peer_behavior(peer_self self, cluster_member* member, runtime_ptr rt,
                             kernel_actor sup, std::vector<config::cluster_member> others,
                             std::chrono::milliseconds every, std::chrono::milliseconds timeout) {
   auto& st = self->state;
@@ -101,12 +106,13 @@ caf::behavior peer_behavior(peer_self self, cluster_member* member, runtime_ptr 
             connect_to(self, m);
         const auto active = s.rt->counters.active.load();
         const auto parked = s.rt->counters.parked.load();
+        const peer_load load{s.member->self_id(), active, parked};
         for (const auto& [id, a] : s.links)
-          self->send(a, load_atom::value, s.member->self_id(), active, parked);
+          self->send(a, load_atom::value, load);
         self->delayed_send(self, s.every, tick_atom::value);
       },
-      [=](load_atom, const std::string& id, std::int64_t active, std::int64_t parked) {
-        self->state.member->reported(id, active, parked);
+      [=](load_atom, const peer_load& load) {
+        self->state.member->reported(load.node_id, load.active_runs, load.parked_runs);
       },
       [=](submit_atom a, goal_request& req) -> caf::result<kernel_reply> {
         return self->delegate(self->state.sup, a, std::move(req));
@@ -123,10 +129,7 @@ caf::behavior peer_behavior(peer_self self, cluster_member* member, runtime_ptr 
 } // namespace
 
 void add_cluster_message_types(caf::actor_system_config& cfg, const config::topology& topo) {
-  cfg.add_message_type<run_budget>("sreh::run_budget");
-  cfg.add_message_type<goal_request>("sreh::goal_request");
-  cfg.add_message_type<approval_vote>("sreh::approval_vote");
-  cfg.add_message_type<kernel_reply>("sreh::kernel_reply");
+  add_peer_message_types(cfg);
   cfg.load<caf::io::middleman>();
   // Without these a hung (stopped) peer is never detected and connects block forever.
   cfg.set("middleman.heartbeat-interval",
@@ -331,7 +334,7 @@ bool cluster_member::beat(bool claim) {
   return true;
 }
 
-void cluster_member::linked(const std::string& id, caf::actor a) {
+void cluster_member::linked(const std::string& id, peer_actor a) {
   {
     std::lock_guard lk{mtx_};
     auto i = members_.find(id);
@@ -404,10 +407,10 @@ std::string cluster_member::place() {
   return best;
 }
 
-caf::actor cluster_member::peer(const std::string& id) const {
+peer_actor cluster_member::peer(const std::string& id) const {
   std::lock_guard lk{mtx_};
   auto i = members_.find(id);
-  return i == members_.end() ? caf::actor{} : i->second.peer;
+  return i == members_.end() ? peer_actor{} : i->second.peer;
 }
 
 bool cluster_member::alive(const std::string& id) const {

@@ -12,15 +12,17 @@
 #include <thread>
 #include <unordered_map>
 
+#include "actors/cluster/cluster_view.hpp"
+#include "actors/cluster/peer.hpp"
 #include "actors/kernel/messages.hpp"
 #include "actors/node/runtime.hpp"
-#include "actors/cluster/cluster_view.hpp"
 #include "config/topology/topology.hpp"
 #include "persistence/store/cluster_store.hpp"
 
 namespace sreh::actors {
 
-/// Registers the message types that cross the middleman (call before the actor system starts).
+/// Loads the middleman with the topology's timeouts and registers the peer's message types
+/// (add_peer_message_types); every member calls it before its actor system starts.
 void add_cluster_message_types(caf::actor_system_config& cfg, const config::topology& topo);
 
 /// Membership of this node. `enter` heartbeats once, before the kernel recovers anything (so a
@@ -49,14 +51,14 @@ class cluster_member {
   /// when alone.
   [[nodiscard]] std::string place();
   /// The peer actor of a linked member; null when not linked (or for this node).
-  [[nodiscard]] caf::actor peer(const std::string& id) const;
+  [[nodiscard]] peer_actor peer(const std::string& id) const;
   [[nodiscard]] const std::string& self_id() const { return self_.id; }
   [[nodiscard]] bool self_is_worker() const { return self_.has_role("worker"); }
   /// Whether the member's lease is current (the store's last answer).
   [[nodiscard]] bool alive(const std::string& id) const;
 
   // Called by the peer actor.
-  void linked(const std::string& id, caf::actor a);
+  void linked(const std::string& id, peer_actor a);
   void unlinked(const std::string& id, const std::string& why);
   void reported(const std::string& id, std::int64_t active, std::int64_t parked);
 
@@ -64,7 +66,7 @@ class cluster_member {
   struct member_state {
     config::cluster_member conf;
     cluster_node_info info;
-    caf::actor peer;
+    peer_actor peer;
     std::int64_t placed = 0; // runs placed on it since its last report
   };
 
@@ -79,7 +81,7 @@ class cluster_member {
   runtime_ptr rt_;
   persistence::cluster_store& store_;
   kernel_actor sup_;
-  caf::actor peer_actor_;
+  peer_actor peer_actor_;
   std::int64_t started_at_ = 0;
   log_limiter store_errors_{std::chrono::seconds{10}};
   bool resync_ = false; // heartbeat thread only: a claim failed, its outcome unknown

@@ -11,11 +11,24 @@ namespace sreh::actors {
 
 class tool_registry;
 
+/// What a provider keeps between the decisions of one run (the builtin reasoner: its evidence so
+/// far, so that a decision reads only the new steps). Owned by the run actor and dropped with it:
+/// a run recovered after a crash, or resumed after it parked, starts without one. A
+/// deterministic provider therefore keeps only what it can rebuild from the steps, and decides
+/// the same with or without it. Used from the run actor only, one decision at a time.
+class run_memory {
+ public:
+  virtual ~run_memory() = default;
+};
+
+using run_memory_ptr = std::unique_ptr<run_memory>;
+
 /// What the model sees when asked for the next step.
 struct run_context {
   const run& r;
   const std::vector<step>& steps;  // journaled so far, in order, with outcomes
-  const tool_registry& tools;
+  const tool_registry& tools;      // what the node offers; tool steps' observations come from it
+  run_memory_ptr* memory = nullptr; // the run's memory slot; null: every decision starts afresh
 };
 
 /// The model's answer: call a tool, conclude, or give up.

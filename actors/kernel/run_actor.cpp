@@ -135,7 +135,7 @@ void advance(self_ptr self) {
     return fail(self, why);
   decision d;
   try {
-    d = st.rt->provider->decide(run_context{j.r, j.steps, st.rt->tools});
+    d = st.rt->provider->decide(run_context{j.r, j.steps, st.rt->tools, &st.model_memory});
   } catch (const std::exception& e) {
     return fail(self, fmt::format("model provider '{}' failed: {}", st.rt->provider->name(),
                                   e.what()));

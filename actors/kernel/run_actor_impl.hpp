@@ -31,6 +31,7 @@ struct run_state_t {
   std::vector<caf::typed_response_promise<kernel_reply>> cancel_waiters;
   caf::typed_response_promise<kernel_reply> creator; // the submitter, answered after the create
   std::string existing_run_id;                       // the create met this idempotency key
+  run_memory_ptr model_memory;            // the provider's, between decisions (see run_memory)
   static inline const char* name = "sreh.run";
 };
 

@@ -15,11 +15,12 @@ namespace {
 
 using done_fn = std::function<void(const kernel_reply&)>;
 
-/// Sends one request to `target` (the supervisor, or a peer's actor) from a non-actor thread and
-/// hands the reply (or the error) to `done` on an actor thread.
-void ask(caf::actor_system& sys, caf::actor target, caf::message msg, done_fn done) {
-  sys.spawn([target, msg = std::move(msg), done = std::move(done)](caf::event_based_actor* self) {
-    self->request(target, std::chrono::seconds(30), msg)
+/// Sends one request `xs...` to `target` (the supervisor, or a peer's actor) from a non-actor
+/// thread and hands the reply (or the error) to `done` on an actor thread.
+template <class Handle, class... Ts>
+void ask(caf::actor_system& sys, Handle target, done_fn done, Ts... xs) {
+  sys.spawn([target, done = std::move(done), xs...](caf::event_based_actor* self) {
+    self->request(target, std::chrono::seconds(30), xs...)
       .then([done](const kernel_reply& rep) { done(rep); },
             [done, self](const caf::error& err) {
               done(reply_error(errc::unavailable, fmt::format("no answer: {}",
@@ -51,27 +52,26 @@ class kernel_facade final : public kernel_api {
       return submit_reply{rep.run_id, rep.created};
     });
     if (cluster_ == nullptr)
-      return local(caf::make_message(submit_atom::value, std::move(req)), std::move(reply));
+      return local(std::move(reply), submit_atom::value, std::move(req));
     const auto target = cluster_->place();
     if (target.empty())
       return reply(reply_error(errc::unavailable,
                                "no live worker node to place the run on; retry shortly"));
-    auto peer = target == cluster_->self_id() ? caf::actor{} : cluster_->peer(target);
+    auto peer = target == cluster_->self_id() ? peer_actor{} : cluster_->peer(target);
     if (!peer)
-      return local(caf::make_message(submit_atom::value, std::move(req)), std::move(reply));
+      return local(std::move(reply), submit_atom::value, std::move(req));
     // Placed on a peer. Should it not answer, the run is created here instead: the same
     // idempotency key then finds the peer's run if it did create one (a request without a key
     // gets one for this purpose, so a peer dying mid-request never doubles a run).
     if (req.idempotency_key.empty())
       req.idempotency_key = rt_->ids.next("placement");
-    auto msg = caf::make_message(submit_atom::value, req);
-    ask(sys_, peer, std::move(msg),
-        [this, req = std::move(req), reply, target](const kernel_reply& rep) mutable {
-          if (rep.code != static_cast<int>(errc::unavailable) || !cluster_->self_is_worker())
-            return reply(rep);
-          rt_->log->warn("placing a run on {} failed ({}); running it here", target, rep.message);
-          local(caf::make_message(submit_atom::value, std::move(req)), std::move(reply));
-        });
+    auto retry_here = [this, req, reply, target](const kernel_reply& rep) mutable {
+      if (rep.code != static_cast<int>(errc::unavailable) || !cluster_->self_is_worker())
+        return reply(rep);
+      rt_->log->warn("placing a run on {} failed ({}); running it here", target, rep.message);
+      local(std::move(reply), submit_atom::value, std::move(req));
+    };
+    ask(sys_, peer, std::move(retry_here), submit_atom::value, std::move(req));
   }
 
   void cancel(std::string run_id, std::string by,
@@ -80,8 +80,7 @@ class kernel_facade final : public kernel_api {
       return static_cast<run_state>(rep.state);
     });
     auto owner = owner_of_run(run_id);
-    route(owner, caf::make_message(cancel_atom::value, std::move(run_id), std::move(by)),
-          std::move(reply));
+    route(owner, std::move(reply), cancel_atom::value, std::move(run_id), std::move(by));
   }
 
   void decide(std::string approval_id, approval_vote vote,
@@ -96,8 +95,7 @@ class kernel_facade final : public kernel_api {
     if (cluster_ != nullptr)
       if (auto a = rt_->store.get_approval(approval_id); a && a->has_value())
         owner = owner_of_run((*a)->run_id);
-    route(owner, caf::make_message(decide_atom::value, std::move(approval_id), std::move(vote)),
-          std::move(reply));
+    route(owner, std::move(reply), decide_atom::value, std::move(approval_id), std::move(vote));
   }
 
   cluster_view cluster() const override {
@@ -130,8 +128,9 @@ class kernel_facade final : public kernel_api {
   void reset() { sup_ = nullptr; }
 
  private:
-  void local(caf::message msg, done_fn reply) {
-    ask(sys_, caf::actor_cast<caf::actor>(sup_), std::move(msg), std::move(reply));
+  template <class... Ts>
+  void local(done_fn reply, Ts... xs) {
+    ask(sys_, sup_, std::move(reply), std::move(xs)...);
   }
 
   /// The node that owns the run in the store ("" when standalone, unknown or not found: the
@@ -144,11 +143,12 @@ class kernel_facade final : public kernel_api {
   }
 
   /// Sends a request about a run to the kernel of the node that owns it.
-  void route(const std::string& owner, caf::message msg, done_fn reply) {
+  template <class... Ts>
+  void route(const std::string& owner, done_fn reply, Ts... xs) {
     if (owner.empty() || cluster_ == nullptr || owner == cluster_->self_id())
-      return local(std::move(msg), std::move(reply));
+      return local(std::move(reply), std::move(xs)...);
     if (auto peer = cluster_->peer(owner))
-      return ask(sys_, peer, std::move(msg), std::move(reply));
+      return ask(sys_, peer, std::move(reply), std::move(xs)...);
     reply(reply_error(errc::unavailable,
                       fmt::format("the run belongs to node '{}', which this node cannot reach{}; "
                                   "retry shortly",

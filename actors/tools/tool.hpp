@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "core/base/expected.hpp"
+#include "core/model/observation.hpp"
+#include "core/model/step.hpp"
 
 namespace sreh::actors {
 
@@ -60,6 +62,16 @@ struct check_result {
 };
 
 /// A tool the agent can call. Implementations are thread-safe: several runs call one tool.
+///
+/// Tools and the reasoner meet at typed observations (core/model/observation.hpp): a tool that
+/// observes declares what it can be asked for (`provides`: capability kinds, the entity kinds
+/// they cover, which argument plays which role), and reads its own results back as observations
+/// (`observe`). A reasoner chooses tools by capability and reads observations only: it never
+/// names a tool or parses a result, so a new toolset feeds it without editing it.
+///
+/// Durability: the journaled step holds the call's arguments and its JSON result, and nothing
+/// else is stored. `observe` is a pure function of (arguments, result), so the observations a
+/// reasoner derives again from the journal after a crash are the ones it saw before it.
 class tool {
  public:
   virtual ~tool() = default;
@@ -95,6 +107,18 @@ class tool {
   [[nodiscard]] virtual action_scope scope(std::string_view args) const;
   /// Non-idempotent tools answer whether the call with `idempotency_key` happened.
   virtual reconcile_result reconcile(std::string_view /*idempotency_key*/) { return {}; }
+
+  // -- observations ------------------------------------------------------------------------------
+
+  /// What the tool can be asked for: the observations it returns, or the remedy it performs.
+  [[nodiscard]] virtual std::vector<obs::capability> provides() const { return {}; }
+  /// The observations in the result of a successful call with `args`; this is the one place
+  /// that reads the result's shape. Pure: no clock, no world, no I/O; called on any thread,
+  /// with complete results only (a truncated result yields none).
+  [[nodiscard]] virtual obs::observations observe(std::string_view /*args*/,
+                                                  std::string_view /*result*/) const {
+    return {};
+  }
 };
 
 using tool_ptr = std::shared_ptr<tool>;
@@ -105,6 +129,13 @@ class tool_registry {
   void add(tool_ptr t);
   [[nodiscard]] tool_ptr find(std::string_view name) const;
   [[nodiscard]] std::vector<tool_ptr> all() const;
+  /// The tools that declare a capability of `kind`, each with that capability, in name order.
+  [[nodiscard]] std::vector<std::pair<tool_ptr, obs::capability>>
+  providing(obs::capability_kind kind) const;
+  /// What a journaled step observed: its tool's `observe` over the step's arguments and result
+  /// when it is a tool step that succeeded with a complete result; nothing otherwise (or when
+  /// the node no longer has the tool).
+  [[nodiscard]] obs::observations observations_of(const step& s) const;
 
  private:
   std::map<std::string, tool_ptr, std::less<>> tools_;

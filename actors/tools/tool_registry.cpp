@@ -47,4 +47,23 @@ std::vector<tool_ptr> tool_registry::all() const {
   return out;
 }
 
+std::vector<std::pair<tool_ptr, obs::capability>>
+tool_registry::providing(obs::capability_kind kind) const {
+  std::vector<std::pair<tool_ptr, obs::capability>> out;
+  for (auto& [name, t] : tools_)
+    for (auto& c : t->provides())
+      if (c.kind == kind)
+        out.emplace_back(t, c);
+  return out;
+}
+
+obs::observations tool_registry::observations_of(const step& s) const {
+  if (s.kind != step_kind::tool || s.state != step_state::succeeded || s.result_truncated)
+    return {};
+  auto t = find(s.tool);
+  if (!t)
+    return {};
+  return t->observe(s.args.empty() ? "{}" : s.args, s.result.empty() ? "{}" : s.result);
+}
+
 } // namespace sreh::actors

@@ -27,6 +27,7 @@ int run_client_command(const std::string& cmd, int argc, char** argv) {
   if (cmd == "approve") return decide(true, argc, argv);
   if (cmd == "deny") return decide(false, argc, argv);
   if (cmd == "nodes") return nodes(argc, argv);
+  if (cmd == "tools") return tools(argc, argv);
   return usage_error("unknown command '" + cmd + "'");
 }
 

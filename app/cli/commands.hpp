@@ -24,6 +24,10 @@ namespace sreh::app::cli {
 /// `sreh nodes`: the cluster's members, their liveness, link and load.
 [[nodiscard]] int nodes(int argc, char** argv);
 
+// tools.cpp
+/// `sreh tools`: the node's tools with their risk class, whether they mutate, and arguments.
+[[nodiscard]] int tools(int argc, char** argv);
+
 // cli_approvals.cpp
 [[nodiscard]] int approvals(int argc, char** argv);
 /// `approve` (approve = true) and `deny`.

@@ -82,6 +82,7 @@ const char* const usage_text = R"(usage:
   sreh approve APPROVAL [--comment TEXT] [--json]
   sreh deny APPROVAL [--comment TEXT] [--json]
   sreh nodes [--json]
+  sreh tools [--json]
 common options: --server HOST:PORT (default: $SREH_SERVER, else 127.0.0.1:7070)
                 --token-file F (the bearer token: $SREH_TOKEN, else F, else ./data/admin.token)
 )";

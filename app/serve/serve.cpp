@@ -12,7 +12,9 @@
 
 #include "app/cli/cluster_check.hpp"
 #include "net/node/node_parts.hpp"
-#include "app/serve/providers.hpp"
+#include "persistence/store/data_dir_lock.hpp"
+#include "app/serve/plugins.hpp"
+#include "config/policy/policy_config.hpp"
 #include "actors/tools/tool.hpp"
 #include "config/node/node_config.hpp"
 #include "core/base/logger.hpp"
@@ -138,6 +140,10 @@ int serve_command(int argc, char** argv) {
   if (auto err = setup_logging(cfg->logging.level, cfg->logging.format))
     return fail("logging: " + err.message);
   auto log = logger("node");
+  // One node per data dir, claimed before anything in it is read or written.
+  auto lock = persistence::data_dir_lock::acquire(cfg->data_dir, cfg->node_id);
+  if (!lock)
+    return fail(lock.error().message);
   std::string host;
   std::uint16_t port = 0;
   if (auto err = config::parse_listen(cfg->listen, "listen", host, port))
@@ -146,10 +152,11 @@ int serve_command(int argc, char** argv) {
   if (!tokens)
     return fail(tokens.error().message);
   auto tools = std::make_shared<actors::tool_registry>();
-  auto provider = make_tools_and_provider(*cfg, *tools);
+  const auto regs = registries();
+  auto provider = make_tools_and_provider(regs, *cfg, *tools);
   if (!provider)
     return fail(provider.error().message);
-  auto policy = load_policy(*cfg);
+  auto policy = config::node_policy(*cfg);
   if (!policy)
     return fail(policy.error().message);
   auto parts = net::node_parts::start(*cfg, tools, std::move(*policy), provider->provider);
@@ -161,7 +168,7 @@ int serve_command(int argc, char** argv) {
   // io loop fail, stopped (before the kernel) when the node stops.
   auto http = std::make_shared<net::http_front>(
     net::server_context{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens, api,
-                        n.relay(), n.feed(), &n.tree()},
+                        n.relay(), n.feed(), &n.tools(), regs.routes, &n.tree()},
     host, port);
   if (!api)
     log->info("no api role: serving only /healthz, /readyz, /v1/stats, /v1/actors and "
@@ -174,7 +181,7 @@ int serve_command(int argc, char** argv) {
   if (const auto& topo = cfg->cluster.topo)
     log->info("member of cluster '{}' ({} nodes, topology {}); data dir {}", topo->name,
               topo->nodes.size(), topo->source, cfg->data_dir);
-  auto hint = sandbox_hint(*provider); // the scenario's goal and alert, when there is a sandbox
+  const auto& hint = provider->banner; // e.g. the sandbox scenario's goal and alert
   std::fprintf(stderr,
                "\n  sreh is up: http://%s:%u   (Ctrl-C stops it; runs are durable in %s)\n%s"
                "        sreh runs          curl -N http://%s:%u/v1/events\n\n",

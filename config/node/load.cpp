@@ -8,20 +8,20 @@
 #include <limits>
 
 #include "config/node/node_config.hpp"
-#include "config/yaml/yaml_reader.hpp"
+#include "config/yaml/reader.hpp"
 
 namespace sreh::config {
 
 namespace {
 
-using detail::yaml_entry;
-using detail::yaml_reader;
+using yaml::entry;
+using yaml::reader;
 
 constexpr std::int64_t unbounded = std::numeric_limits<std::int64_t>::max();
 
-void read_store(yaml_reader& r, const yaml_entry& section, store_config& out) {
+void read_store(reader& r, const entry& section, store_config& out) {
   for (const auto& e :
-       r.entries(section.value, section.path, {"kind", "path", "synchronous", "url"})) {
+       r.entries(section, {"kind", "path", "synchronous", "url"})) {
     if (e.key == "kind")
       out.kind = r.one_of(e, {"sqlite", "postgres"});
     else if (e.key == "path")
@@ -33,8 +33,8 @@ void read_store(yaml_reader& r, const yaml_entry& section, store_config& out) {
   }
 }
 
-void read_logging(yaml_reader& r, const yaml_entry& section, logging_config& out) {
-  for (const auto& e : r.entries(section.value, section.path, {"level", "format"})) {
+void read_logging(reader& r, const entry& section, logging_config& out) {
+  for (const auto& e : r.entries(section, {"level", "format"})) {
     if (e.key == "level")
       out.level = r.one_of(e, {"trace", "debug", "info", "warn", "error", "critical", "off"});
     else
@@ -42,7 +42,7 @@ void read_logging(yaml_reader& r, const yaml_entry& section, logging_config& out
   }
 }
 
-void read_limits(yaml_reader& r, const yaml_entry& section, limits_config& out) {
+void read_limits(reader& r, const entry& section, limits_config& out) {
   struct field {
     std::string_view name;
     std::int64_t max;
@@ -60,8 +60,7 @@ void read_limits(yaml_reader& r, const yaml_entry& section, limits_config& out) 
     {"scheduler_threads", 256, &limits_config::scheduler_threads},
     {"tool_threads", 256, &limits_config::tool_threads},
   };
-  auto entries = r.entries(section.value, section.path,
-                           {"max_body_bytes", "max_header_bytes", "max_json_depth",
+  auto entries = r.entries(section, {"max_body_bytes", "max_header_bytes", "max_json_depth",
                             "max_connections", "sse_queue_events", "sse_heartbeat_ms",
                             "http_threads", "handler_threads", "scheduler_threads",
                             "scheduler_policy", "tool_threads"});
@@ -76,9 +75,8 @@ void read_limits(yaml_reader& r, const yaml_entry& section, limits_config& out) 
   }
 }
 
-void read_budget(yaml_reader& r, const yaml_entry& section, run_budget& out) {
-  for (const auto& e : r.entries(section.value, section.path,
-                                 {"max_steps", "max_tokens", "max_result_bytes"})) {
+void read_budget(reader& r, const entry& section, run_budget& out) {
+  for (const auto& e : r.entries(section, {"max_steps", "max_tokens", "max_result_bytes"})) {
     if (e.key == "max_steps")
       out.max_steps = r.integer(e, 1, unbounded);
     else if (e.key == "max_tokens")
@@ -88,20 +86,17 @@ void read_budget(yaml_reader& r, const yaml_entry& section, run_budget& out) {
   }
 }
 
-void read_script(yaml_reader& r, const yaml_entry& section, std::vector<scripted_step>& out) {
-  if (section.value.IsNull())
+void read_script(reader& r, const entry& section, std::vector<scripted_step>& out) {
+  if (section.value.is_null())
     return;
-  if (!section.value.IsSequence())
+  if (!section.value.is_sequence())
     r.fail(section, "expected a sequence of {tool, args}");
-  std::size_t i = 0;
-  for (const auto& item : section.value) {
-    auto path = fmt::format("{}[{}]", section.path, i++);
-    yaml_entry whole{"", path, item, item.Mark(), item.Mark()};
-    if (!item.IsMap())
+  for (const auto& whole : r.items(section)) {
+    if (!whole.value.is_mapping())
       r.fail(whole, "expected a mapping with 'tool' and 'args'");
     scripted_step s;
     bool has_tool = false;
-    for (const auto& e : r.entries(item, path, {"tool", "args"})) {
+    for (const auto& e : r.entries(whole, {"tool", "args"})) {
       if (e.key == "tool") {
         s.tool = r.string(e);
         has_tool = !s.tool.empty();
@@ -118,7 +113,7 @@ void read_script(yaml_reader& r, const yaml_entry& section, std::vector<scripted
 }
 
 /// A file named by the config: relative to the config file's directory; it must be readable.
-std::string read_path(yaml_reader& r, const yaml_entry& e, const std::string& config_file) {
+std::string read_path(reader& r, const entry& e, const std::string& config_file) {
   auto path = r.string(e);
   if (path.empty())
     r.fail(e, "must not be empty");
@@ -130,9 +125,9 @@ std::string read_path(yaml_reader& r, const yaml_entry& e, const std::string& co
   return p.string();
 }
 
-void read_model(yaml_reader& r, const yaml_entry& section, const std::string& config_file,
+void read_model(reader& r, const entry& section, const std::string& config_file,
                 model_config& out) {
-  for (const auto& e : r.entries(section.value, section.path, {"provider", "script", "kb"})) {
+  for (const auto& e : r.entries(section, {"provider", "script", "kb"})) {
     if (e.key == "provider")
       out.provider = r.one_of(e, {"builtin", "scripted"});
     else if (e.key == "kb")
@@ -142,21 +137,25 @@ void read_model(yaml_reader& r, const yaml_entry& section, const std::string& co
   }
 }
 
-void read_sandbox(yaml_reader& r, const yaml_entry& section, const std::string& config_file,
+void read_sandbox(reader& r, const entry& section, const std::string& config_file,
                   sandbox_config& out) {
-  for (const auto& e : r.entries(section.value, section.path, {"scenario"}))
+  for (const auto& e : r.entries(section, {"scenario"}))
     out.scenario = read_path(r, e, config_file);
 }
 
-void read_cluster(yaml_reader& r, const yaml_entry& section, const std::string& config_file,
+void read_cluster(reader& r, const entry& section, const std::string& config_file,
                   cluster_config& out) {
-  for (const auto& e : r.entries(section.value, section.path, {"topology"}))
+  for (const auto& e : r.entries(section, {"topology"}))
     out.topology = read_path(r, e, config_file);
 }
 
-void read_tools(yaml_reader& r, const yaml_entry& section, tool_config& out) {
-  for (const auto& e : r.entries(section.value, section.path, {"record_file"}))
-    out.record_file = r.string(e);
+void read_tools(reader& r, const entry& section, tool_config& out) {
+  for (const auto& e : r.entries(section, {"testkit", "record_file"})) {
+    if (e.key == "testkit")
+      out.testkit = r.boolean(e);
+    else
+      out.record_file = r.string(e);
+  }
 }
 
 bool is_hex_digest(const std::string& s) {
@@ -168,19 +167,16 @@ bool is_hex_digest(const std::string& s) {
   return true;
 }
 
-void read_auth_tokens(yaml_reader& r, const yaml_entry& section, std::vector<auth_token>& out) {
-  if (section.value.IsNull())
+void read_auth_tokens(reader& r, const entry& section, std::vector<auth_token>& out) {
+  if (section.value.is_null())
     return;
-  if (!section.value.IsSequence())
+  if (!section.value.is_sequence())
     r.fail(section, "expected a sequence of {name, role, sha256}");
-  std::size_t i = 0;
-  for (const auto& item : section.value) {
-    auto path = fmt::format("{}[{}]", section.path, i++);
-    yaml_entry whole{"", path, item, item.Mark(), item.Mark()};
-    if (!item.IsMap())
+  for (const auto& whole : r.items(section)) {
+    if (!whole.value.is_mapping())
       r.fail(whole, "expected a mapping with 'name', 'role' and 'sha256'");
     auth_token t;
-    for (const auto& e : r.entries(item, path, {"name", "role", "sha256"})) {
+    for (const auto& e : r.entries(whole, {"name", "role", "sha256"})) {
       if (e.key == "name") {
         t.name = r.string(e);
         if (t.name.empty())
@@ -201,18 +197,18 @@ void read_auth_tokens(yaml_reader& r, const yaml_entry& section, std::vector<aut
       }
     }
     for (const char* key : {"name", "role", "sha256"})
-      if (!item[key])
+      if (!whole.value.find(key))
         r.fail(whole, fmt::format("missing key '{}'", key));
     out.push_back(std::move(t));
   }
 }
 
-void read_auth(yaml_reader& r, const yaml_entry& section, auth_config& out) {
-  if (section.value.IsScalar()) { // shorthand: `auth: none` / `auth: tokens`
+void read_auth(reader& r, const entry& section, auth_config& out) {
+  if (section.value.is_scalar()) { // shorthand: `auth: none` / `auth: tokens`
     out.mode = r.one_of(section, {"tokens", "none"});
     return;
   }
-  for (const auto& e : r.entries(section.value, section.path, {"mode", "tokens"})) {
+  for (const auto& e : r.entries(section, {"mode", "tokens"})) {
     if (e.key == "mode")
       out.mode = r.one_of(e, {"tokens", "none"});
     else
@@ -232,9 +228,9 @@ bool is_nats_name(const std::string& s, bool dots) {
   return true;
 }
 
-void read_nats(yaml_reader& r, const yaml_entry& section, nats_config& out) {
+void read_nats(reader& r, const entry& section, nats_config& out) {
   for (const auto& e :
-       r.entries(section.value, section.path, {"url", "stream", "subject_prefix"})) {
+       r.entries(section, {"url", "stream", "subject_prefix"})) {
     if (e.key == "url") {
       out.url = r.string(e);
       if (!out.url.empty() && !out.url.starts_with("nats://") && !out.url.starts_with("tls://"))
@@ -252,11 +248,10 @@ void read_nats(yaml_reader& r, const yaml_entry& section, nats_config& out) {
   }
 }
 
-void read_top(yaml_reader& r, const YAML::Node& root, node_config& cfg) {
-  auto entries = r.entries(root, "", {"node_id", "listen", "data_dir", "policy_mode",
-                                      "policy_file", "store",
-                                      "logging", "limits", "budget", "model", "tools",
-                                      "auth", "sandbox", "nats", "cluster"});
+void read_top(reader& r, const entry& root, node_config& cfg) {
+  auto entries = r.entries(root, {"node_id", "listen", "data_dir", "policy_mode", "policy_file",
+                                  "store", "logging", "limits", "budget", "model", "tools",
+                                  "auth", "sandbox", "nats", "cluster"});
   for (const auto& e : entries) {
     if (e.key == "node_id") {
       cfg.node_id = r.string(e);
@@ -267,7 +262,7 @@ void read_top(yaml_reader& r, const YAML::Node& root, node_config& cfg) {
       std::string host;
       std::uint16_t port = 0;
       if (auto err = parse_listen(cfg.listen, e.path, host, port))
-        throw detail::load_error{fmt::format("{}: {}", r.where(e.mark), err.message)};
+        throw yaml::load_error{fmt::format("{}: {}", r.where(e.mark), err.message)};
       cfg.listen_given = true;
     } else if (e.key == "data_dir") {
       cfg.data_dir = r.non_empty_string(e);
@@ -320,17 +315,14 @@ expected<node_config> load_string(const std::string& text, const std::string& na
                                   const overrides& o) {
   node_config cfg;
   cfg.source = name;
-  yaml_reader r{name};
+  reader r{name, {.substitute_env = true}};
   try {
-    auto root = YAML::Load(text);
-    if (!root.IsNull() && !root.IsMap())
-      r.fail(root.Mark(), "(top level)", "expected a mapping of settings");
+    auto root = r.parse(text);
+    if (!root.value.is_null() && !root.value.is_mapping())
+      r.fail(root, "expected a mapping of settings");
     read_top(r, root, cfg);
-  } catch (const detail::load_error& e) {
+  } catch (const yaml::load_error& e) {
     return error{errc::invalid_argument, e.message};
-  } catch (const YAML::Exception& e) {
-    return error{errc::invalid_argument,
-                 fmt::format("{}: invalid YAML: {}", r.where(e.mark), e.msg)};
   }
   apply_overrides(o, cfg);
   if (auto err = finalize(cfg)) {
@@ -340,14 +332,14 @@ expected<node_config> load_string(const std::string& text, const std::string& na
     bool overridden = (field == "node_id" && !o.node_id.empty()) ||
                       (field == "listen" && !o.listen.empty()) ||
                       (field == "data_dir" && !o.data_dir.empty());
-    auto mark = overridden ? YAML::Mark::null_mark() : r.mark_of(field);
+    auto mark = overridden ? yaml::mark{} : r.mark_of(field);
     return error{err.code, fmt::format("{}: {}", r.where(mark), err.message)};
   }
   return cfg;
 }
 
 expected<node_config> load_file(const std::string& path, const overrides& o) {
-  auto text = detail::read_text_file(path);
+  auto text = yaml::read_text_file(path);
   if (!text)
     return text.error();
   return load_string(*text, path, o);

@@ -62,6 +62,9 @@ struct sandbox_config {
 };
 
 struct tool_config {
+  /// Registers the test tools (`test.echo`, `test.record`, ...: plugins/tools/testkit) on this
+  /// node. Off by default: a production node never offers them. Tests and benchmarks set it.
+  bool testkit = false;
   /// Where the `test.record` tool appends the idempotency keys it executed (crash tests).
   std::string record_file;
 };

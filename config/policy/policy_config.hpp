@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "config/node/node_config.hpp"
 #include "core/base/expected.hpp"
 #include "core/policy/policy.hpp"
 
@@ -16,5 +17,9 @@ namespace sreh::config {
 /// Same, from text (`name` is used in messages in place of a file name).
 [[nodiscard]] expected<policy::policy_set> load_policy_string(const std::string& text,
                                                               const std::string& name);
+
+/// A node's policy: the file its config names (`policy_file`), else a policy with the
+/// configured mode (`policy_mode`) and no rules.
+[[nodiscard]] expected<policy::policy_set> node_policy(const node_config& cfg);
 
 } // namespace sreh::config

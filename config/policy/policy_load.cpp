@@ -7,52 +7,48 @@
 #include <charconv>
 #include <cstring>
 #include <limits>
-#include <set>
 
 #include "config/policy/policy_config.hpp"
-#include "config/yaml/yaml_reader.hpp"
+#include "config/yaml/reader.hpp"
 
 namespace sreh::config {
 
 namespace {
 
-using detail::yaml_entry;
-using detail::yaml_reader;
+using yaml::entry;
+using yaml::reader;
 using namespace sreh::policy;
-
-// Optional entries below are set with emplace(), never assigned: assigning a YAML::Node writes
-// the value into the node it refers to, i.e. into the parsed tree.
 
 constexpr std::int64_t max_approvers = 100;
 constexpr std::int64_t max_rate = 1'000'000;
 
 // -- scalars and lists --------------------------------------------------------------------------
 
-std::vector<std::string> strings(yaml_reader& r, const yaml_entry& e) {
+std::vector<std::string> strings(reader& r, const entry& e) {
   std::vector<std::string> out;
-  for (const auto& item : r.items(e))
+  for (const auto& item : r.non_empty_items(e))
     out.push_back(r.non_empty_string(item));
   return out;
 }
 
-std::vector<std::string> strings_of(yaml_reader& r, const yaml_entry& e,
+std::vector<std::string> strings_of(reader& r, const entry& e,
                                     std::initializer_list<std::string_view> allowed) {
   std::vector<std::string> out;
-  for (const auto& item : r.items(e))
+  for (const auto& item : r.non_empty_items(e))
     out.push_back(r.one_of(item, allowed));
   return out;
 }
 
-std::vector<std::string> roles(yaml_reader& r, const yaml_entry& e) {
+std::vector<std::string> roles(reader& r, const entry& e) {
   return strings_of(r, e, {"viewer", "operator", "approver", "admin"});
 }
 
-[[noreturn]] void bad_duration(yaml_reader& r, const yaml_entry& e, const std::string& s) {
+[[noreturn]] void bad_duration(reader& r, const entry& e, const std::string& s) {
   r.fail(e, fmt::format("expected a duration like 30s, 15m, 1h or 2d, got '{}'", s));
 }
 
 /// "30s", "15m", "1h", "2d" in seconds (> 0).
-std::int64_t duration_s(yaml_reader& r, const yaml_entry& e) {
+std::int64_t duration_s(reader& r, const entry& e) {
   static constexpr std::pair<char, std::int64_t> units[] = {
       {'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86'400}};
   auto s = r.string(e);
@@ -76,20 +72,20 @@ std::int64_t duration_s(yaml_reader& r, const yaml_entry& e) {
 }
 
 /// A plain (unquoted) number in [0, 1].
-double share(yaml_reader& r, const yaml_entry& e) {
-  if (!e.value.IsScalar())
+double share(reader& r, const entry& e) {
+  if (!e.value.is_scalar())
     r.fail(e, "expected a number between 0 and 1");
-  const auto& s = e.value.Scalar();
+  const auto& s = e.value.scalar();
   double v = 0;
   auto res = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (e.value.Tag() == "!" || res.ec != std::errc{} || res.ptr != s.data() + s.size())
+  if (e.value.quoted() || res.ec != std::errc{} || res.ptr != s.data() + s.size())
     r.fail(e, fmt::format("expected a number between 0 and 1, got '{}'", s));
   if (!(v >= 0 && v <= 1))
     r.fail(e, fmt::format("expected a number between 0 and 1, got {}", s));
   return v;
 }
 
-timestamp_us time_of(yaml_reader& r, const yaml_entry& e) {
+timestamp_us time_of(reader& r, const entry& e) {
   auto s = r.string(e);
   auto t = parse_rfc3339(s);
   if (!t)
@@ -99,37 +95,28 @@ timestamp_us time_of(yaml_reader& r, const yaml_entry& e) {
 
 /// Calls `fn(value_entry)` for each `key: value` of a mapping with free-form keys (labels,
 /// scopes); the entry's `key_mark` points at the key.
-template <class F> void for_each_pair(yaml_reader& r, const yaml_entry& e, F fn) {
-  if (!e.value.IsMap())
+template <class F> void for_each_pair(reader& r, const entry& e, F fn) {
+  if (!e.value.is_mapping())
     r.fail(e, "expected a mapping of name: value");
-  std::set<std::string> seen;
-  for (const auto& kv : e.value) {
-    if (!kv.first.IsScalar() || kv.first.Scalar().empty())
-      r.fail(kv.first.Mark(), e.path, "expected a non-empty string key");
-    const auto& key = kv.first.Scalar();
-    auto path = fmt::format("{}.{}", e.path, key);
-    if (!seen.insert(key).second)
-      r.fail(kv.first.Mark(), path, "duplicate key");
-    auto mark = kv.second.IsNull() ? kv.first.Mark() : kv.second.Mark();
-    fn(yaml_entry{key, path, kv.second, mark, kv.first.Mark()});
-  }
+  for (const auto& f : r.pairs(e))
+    fn(f);
 }
 
-std::map<std::string, std::string> string_map(yaml_reader& r, const yaml_entry& e) {
+std::map<std::string, std::string> string_map(reader& r, const entry& e) {
   std::map<std::string, std::string> out;
-  for_each_pair(r, e, [&](const yaml_entry& f) { out[f.key] = r.string(f); });
+  for_each_pair(r, e, [&](const entry& f) { out[f.key] = r.string(f); });
   return out;
 }
 
 // -- sections -----------------------------------------------------------------------------------
 
 /// Reads the keys present in `e` over `spec` (so a rule's approval inherits the policy default).
-void read_approval(yaml_reader& r, const yaml_entry& e, approval_spec& spec) {
-  if (!e.value.IsMap())
+void read_approval(reader& r, const entry& e, approval_spec& spec) {
+  if (!e.value.is_mapping())
     r.fail(e, "expected a mapping with approvers, roles, timeout, on_timeout, escalate_to");
-  std::optional<yaml_entry> on_timeout, escalate_to;
+  std::optional<entry> on_timeout, escalate_to;
   for (const auto& f :
-       r.entries(e.value, e.path, {"approvers", "roles", "timeout", "on_timeout", "escalate_to"})) {
+       r.entries(e, {"approvers", "roles", "timeout", "on_timeout", "escalate_to"})) {
     if (f.key == "approvers") {
       spec.approvers = r.integer(f, 1, max_approvers);
     } else if (f.key == "roles") {
@@ -154,20 +141,20 @@ void read_approval(yaml_reader& r, const yaml_entry& e, approval_spec& spec) {
 }
 
 /// 0 = Sunday .. 6 = Saturday.
-int day_of(yaml_reader& r, const yaml_entry& e) {
+int day_of(reader& r, const entry& e) {
   static constexpr std::string_view names[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat"};
   auto name = r.one_of(e, {"sun", "mon", "tue", "wed", "thu", "fri", "sat"});
   return static_cast<int>(std::find(std::begin(names), std::end(names), name) - names);
 }
 
-window read_window(yaml_reader& r, const yaml_entry& e) {
-  if (!e.value.IsMap())
+window read_window(reader& r, const entry& e) {
+  if (!e.value.is_mapping())
     r.fail(e, "expected a mapping: {days, from_hour, to_hour} or {from, to}");
   window w;
-  std::optional<yaml_entry> weekly, from, to;
-  for (const auto& f : r.entries(e.value, e.path, {"days", "from_hour", "to_hour", "from", "to"})) {
+  std::optional<entry> weekly, from, to;
+  for (const auto& f : r.entries(e, {"days", "from_hour", "to_hour", "from", "to"})) {
     if (f.key == "days") {
-      for (const auto& d : r.items(f))
+      for (const auto& d : r.non_empty_items(f))
         w.days.push_back(day_of(r, d));
     } else if (f.key == "from_hour") {
       w.from_hour = static_cast<int>(r.integer(f, 0, 23));
@@ -197,12 +184,12 @@ window read_window(yaml_reader& r, const yaml_entry& e) {
   return w;
 }
 
-rate_limit read_rate_limit(yaml_reader& r, const yaml_entry& e) {
-  if (!e.value.IsMap())
+rate_limit read_rate_limit(reader& r, const entry& e) {
+  if (!e.value.is_mapping())
     r.fail(e, "expected a mapping: {max, per, by}");
   rate_limit l;
   bool has_max = false, has_per = false;
-  for (const auto& f : r.entries(e.value, e.path, {"max", "per", "by"})) {
+  for (const auto& f : r.entries(e, {"max", "per", "by"})) {
     if (f.key == "max") {
       l.max = r.integer(f, 1, max_rate);
       has_max = true;
@@ -218,11 +205,10 @@ rate_limit read_rate_limit(yaml_reader& r, const yaml_entry& e) {
   return l;
 }
 
-void read_when(yaml_reader& r, const yaml_entry& e, rule& out) {
-  if (!e.value.IsNull() && !e.value.IsMap())
+void read_when(reader& r, const entry& e, rule& out) {
+  if (!e.value.is_null() && !e.value.is_mapping())
     r.fail(e, "expected a mapping of conditions");
-  for (const auto& f : r.entries(e.value, e.path,
-                                 {"tools", "risks", "environments", "tiers", "labels",
+  for (const auto& f : r.entries(e, {"tools", "risks", "environments", "tiers", "labels",
                                   "min_blast_radius", "during", "rate_limit"})) {
     if (f.key == "tools")
       out.tools = strings(r, f);
@@ -237,7 +223,7 @@ void read_when(yaml_reader& r, const yaml_entry& e, rule& out) {
     else if (f.key == "min_blast_radius")
       out.min_blast_radius = share(r, f);
     else if (f.key == "during")
-      for (const auto& w : r.items(f))
+      for (const auto& w : r.non_empty_items(f))
         out.during.push_back(read_window(r, w));
     else
       out.limit = read_rate_limit(r, f);
@@ -250,14 +236,14 @@ bool valid_id(std::string_view id) {
   });
 }
 
-rule read_rule(yaml_reader& r, const yaml_entry& e, const approval_spec& default_approval) {
-  if (!e.value.IsMap())
+rule read_rule(reader& r, const entry& e, const approval_spec& default_approval) {
+  if (!e.value.is_mapping())
     r.fail(e, "expected a mapping with id, when, effect");
   rule out;
   out.approval = default_approval;
-  std::optional<yaml_entry> id, effect, approval;
+  std::optional<entry> id, effect, approval;
   for (const auto& f :
-       r.entries(e.value, e.path, {"id", "description", "when", "effect", "approval", "reason"})) {
+       r.entries(e, {"id", "description", "when", "effect", "approval", "reason"})) {
     if (f.key == "id") {
       out.id = r.string(f);
       if (!valid_id(out.id))
@@ -289,8 +275,8 @@ rule read_rule(yaml_reader& r, const yaml_entry& e, const approval_spec& default
   return out;
 }
 
-void read_scopes(yaml_reader& r, const yaml_entry& e, policy_set& p) {
-  for_each_pair(r, e, [&](const yaml_entry& f) {
+void read_scopes(reader& r, const entry& e, policy_set& p) {
+  for_each_pair(r, e, [&](const entry& f) {
     auto colon = f.key.find(':');
     auto kind = f.key.substr(0, colon);
     if (colon == std::string::npos || colon + 1 == f.key.size() ||
@@ -301,9 +287,9 @@ void read_scopes(yaml_reader& r, const yaml_entry& e, policy_set& p) {
   });
 }
 
-void read_rules(yaml_reader& r, const yaml_entry& e, policy_set& p) {
-  std::map<std::string, YAML::Mark> seen;
-  for (const auto& item : r.items(e)) {
+void read_rules(reader& r, const entry& e, policy_set& p) {
+  std::map<std::string, yaml::mark> seen;
+  for (const auto& item : r.non_empty_items(e)) {
     auto rule = read_rule(r, item, p.default_approval);
     auto where = r.mark_of(item.path + ".id");
     if (auto [it, fresh] = seen.emplace(rule.id, where); !fresh)
@@ -313,10 +299,9 @@ void read_rules(yaml_reader& r, const yaml_entry& e, policy_set& p) {
   }
 }
 
-void read_policy(yaml_reader& r, const YAML::Node& root, policy_set& p) {
-  auto entries = r.entries(root, "", {"mode", "scopes", "default_approval", "rules"});
+void read_policy(reader& r, const entry& root, policy_set& p) {
+  auto entries = r.entries(root, {"mode", "scopes", "default_approval", "rules"});
   // Rules inherit default_approval wherever it is written in the file: read them last.
-  // (Entries are not reordered: assigning a YAML::Node writes through to the tree.)
   for (const auto& e : entries) {
     if (e.key == "mode")
       p.default_mode = *parse_mode(r.one_of(e, {"read_only", "review", "autonomous"}));
@@ -326,7 +311,7 @@ void read_policy(yaml_reader& r, const YAML::Node& root, policy_set& p) {
       read_approval(r, e, p.default_approval);
   }
   for (const auto& e : entries)
-    if (e.key == "rules" && !e.value.IsNull())
+    if (e.key == "rules" && !e.value.is_null())
       read_rules(r, e, p);
 }
 
@@ -344,27 +329,35 @@ std::string fnv1a(const std::string& text) {
 expected<policy_set> load_policy_string(const std::string& text, const std::string& name) {
   policy_set p;
   p.version = fnv1a(text);
-  yaml_reader r{name};
+  reader r{name, {.substitute_env = true}};
   try {
-    auto root = YAML::Load(text);
-    if (!root.IsNull() && !root.IsMap())
-      r.fail(root.Mark(), "(top level)",
-             "expected a mapping with mode, scopes, default_approval, rules");
+    auto root = r.parse(text);
+    if (!root.value.is_null() && !root.value.is_mapping())
+      r.fail(root, "expected a mapping with mode, scopes, default_approval, rules");
     read_policy(r, root, p);
-  } catch (const detail::load_error& e) {
+  } catch (const yaml::load_error& e) {
     return error{errc::invalid_argument, e.message};
-  } catch (const YAML::Exception& e) {
-    return error{errc::invalid_argument,
-                 fmt::format("{}: invalid YAML: {}", r.where(e.mark), e.msg)};
   }
   return p;
 }
 
 expected<policy_set> load_policy_file(const std::string& path) {
-  auto text = detail::read_text_file(path);
+  auto text = yaml::read_text_file(path);
   if (!text)
     return text.error();
   return load_policy_string(*text, path);
+}
+
+expected<policy_set> node_policy(const node_config& cfg) {
+  if (!cfg.policy_file.empty())
+    return load_policy_file(cfg.policy_file);
+  policy_set p;
+  auto m = parse_mode(cfg.policy_mode);
+  if (!m)
+    return sreh::error{errc::invalid_argument, "policy_mode '" + cfg.policy_mode + "' is unknown"};
+  p.default_mode = *m;
+  p.version = "mode:" + cfg.policy_mode;
+  return p;
 }
 
 } // namespace sreh::config

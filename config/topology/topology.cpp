@@ -8,17 +8,14 @@
 #include <optional>
 
 #include "config/node/node_config.hpp"
-#include "config/yaml/yaml_reader.hpp"
+#include "config/yaml/reader.hpp"
 
 namespace sreh::config {
 
 namespace {
 
-using detail::yaml_entry;
-using detail::yaml_reader;
-
-// Optional entries below are set with emplace(), never assigned: assigning a YAML::Node writes
-// the value into the node it refers to, i.e. into the parsed tree.
+using yaml::entry;
+using yaml::reader;
 
 const std::vector<std::string> all_roles = {"api", "worker", "relay"};
 
@@ -29,7 +26,7 @@ bool is_name(std::string_view s) {
          std::all_of(s.begin(), s.end(), [&](char c) { return plain(c) || c == '_' || c == '-'; });
 }
 
-std::string name(yaml_reader& r, const yaml_entry& e, std::string_view what) {
+std::string name(reader& r, const entry& e, std::string_view what) {
   auto s = r.string(e);
   if (!is_name(s))
     r.fail(e, fmt::format("expected a {} of 1 to 63 lower-case letters, digits, '_' and '-', "
@@ -38,12 +35,12 @@ std::string name(yaml_reader& r, const yaml_entry& e, std::string_view what) {
   return s;
 }
 
-std::vector<std::string> read_roles(yaml_reader& r, const yaml_entry& e) {
-  if (e.value.IsNull() || (e.value.IsSequence() && e.value.size() == 0))
+std::vector<std::string> read_roles(reader& r, const entry& e) {
+  if (e.value.is_null() || (e.value.is_sequence() && e.value.size() == 0))
     r.fail(e, "must not be empty: list some of api, worker, relay (or leave roles out for all "
               "three)");
   std::vector<std::string> out;
-  for (const auto& item : r.items(e)) {
+  for (const auto& item : r.non_empty_items(e)) {
     auto role = r.one_of(item, {"api", "worker", "relay"});
     if (std::find(out.begin(), out.end(), role) != out.end())
       r.fail(item, fmt::format("role '{}' is listed twice", role));
@@ -55,19 +52,19 @@ std::vector<std::string> read_roles(yaml_reader& r, const yaml_entry& e) {
 /// Keeps what the members read so far use, so that a second use names the first one's place.
 class uniqueness {
  public:
-  explicit uniqueness(yaml_reader& r) : r_(r) {}
+  explicit uniqueness(reader& r) : r_(r) {}
 
-  void id(const yaml_entry& e, const std::string& id) {
+  void id(const entry& e, const std::string& id) {
     if (auto [it, fresh] = ids_.emplace(id, e.mark); !fresh)
       r_.fail(e, fmt::format("duplicate node id '{}' (first at {})", id, r_.where(it->second)));
   }
 
   /// `s` must be a host:port with a port other than 0, not used before by any node.
-  void address(const yaml_entry& e, const std::string& node, const std::string& s) {
+  void address(const entry& e, const std::string& node, const std::string& s) {
     std::string host;
     std::uint16_t port = 0;
     if (auto err = parse_listen(s, e.path, host, port))
-      throw detail::load_error{fmt::format("{}: {}", r_.where(e.mark), err.message)};
+      throw yaml::load_error{fmt::format("{}: {}", r_.where(e.mark), err.message)};
     if (port == 0)
       r_.fail(
           e, fmt::format("expected a port between 1 and 65535 (other nodes dial it), got '{}'", s));
@@ -85,20 +82,20 @@ class uniqueness {
   struct first_use {
     std::string path;
     std::string node;
-    YAML::Mark mark;
+    yaml::mark mark;
   };
-  yaml_reader& r_;
-  std::map<std::string, YAML::Mark> ids_;
+  reader& r_;
+  std::map<std::string, yaml::mark> ids_;
   std::map<std::string, first_use> addresses_; // by lower-case host:port
 };
 
-cluster_member read_member(yaml_reader& r, const yaml_entry& item, uniqueness& seen) {
-  if (!item.value.IsMap())
+cluster_member read_member(reader& r, const entry& item, uniqueness& seen) {
+  if (!item.value.is_mapping())
     r.fail(item, "expected a mapping with 'id', 'http', 'cluster' and optionally 'roles'");
   cluster_member m;
   m.roles = all_roles;
-  std::optional<yaml_entry> id, http, cluster;
-  for (const auto& e : r.entries(item.value, item.path, {"id", "http", "cluster", "roles"})) {
+  std::optional<entry> id, http, cluster;
+  for (const auto& e : r.entries(item, {"id", "http", "cluster", "roles"})) {
     if (e.key == "id") {
       m.id = name(r, e, "node id");
       id.emplace(e);
@@ -112,7 +109,7 @@ cluster_member read_member(yaml_reader& r, const yaml_entry& item, uniqueness& s
       m.roles = read_roles(r, e);
     }
   }
-  auto require = [&](const std::optional<yaml_entry>& e, std::string_view key) {
+  auto require = [&](const std::optional<entry>& e, std::string_view key) {
     if (!e)
       r.fail(item, fmt::format("missing key '{}'", key));
   };
@@ -125,11 +122,11 @@ cluster_member read_member(yaml_reader& r, const yaml_entry& item, uniqueness& s
   return m;
 }
 
-void read_nodes(yaml_reader& r, const yaml_entry& e, topology& t) {
-  if (e.value.IsNull() || (e.value.IsSequence() && e.value.size() == 0))
+void read_nodes(reader& r, const entry& e, topology& t) {
+  if (e.value.is_null() || (e.value.is_sequence() && e.value.size() == 0))
     r.fail(e, "must list at least one node");
   uniqueness seen{r};
-  for (const auto& item : r.items(e))
+  for (const auto& item : r.non_empty_items(e))
     t.nodes.push_back(read_member(r, item, seen));
   auto any = [&](std::string_view role) {
     return std::any_of(t.nodes.begin(), t.nodes.end(),
@@ -141,11 +138,10 @@ void read_nodes(yaml_reader& r, const yaml_entry& e, topology& t) {
     r.fail(e, "no node has the api role: nothing would accept goals or serve the API");
 }
 
-void read_top(yaml_reader& r, const YAML::Node& root, topology& t) {
-  std::optional<yaml_entry> nodes, heartbeat, lease;
+void read_top(reader& r, const entry& root, topology& t) {
+  std::optional<entry> nodes, heartbeat, lease;
   for (const auto& e :
-       r.entries(root, "",
-                 {"cluster", "heartbeat_ms", "lease_ttl_ms", "connection_timeout_ms", "nodes"})) {
+       r.entries(root, {"cluster", "heartbeat_ms", "lease_ttl_ms", "connection_timeout_ms", "nodes"})) {
     if (e.key == "cluster") {
       t.name = name(r, e, "cluster name");
     } else if (e.key == "heartbeat_ms") {
@@ -170,7 +166,7 @@ void read_top(yaml_reader& r, const YAML::Node& root, topology& t) {
                        3 * t.heartbeat_ms));
   }
   if (!nodes)
-    r.fail(YAML::Mark::null_mark(), "nodes", "missing: a topology lists at least one node");
+    r.fail(yaml::mark{}, "nodes", "missing: a topology lists at least one node");
   read_nodes(r, *nodes, t);
 }
 
@@ -189,23 +185,20 @@ const cluster_member* topology::find(std::string_view id) const {
 expected<topology> load_topology_string(const std::string& text, const std::string& name) {
   topology t;
   t.source = name;
-  yaml_reader r{name};
+  reader r{name, {.substitute_env = true}};
   try {
-    auto root = YAML::Load(text);
-    if (!root.IsNull() && !root.IsMap())
-      r.fail(root.Mark(), "(top level)", "expected a mapping with 'cluster' and 'nodes'");
+    auto root = r.parse(text);
+    if (!root.value.is_null() && !root.value.is_mapping())
+      r.fail(root, "expected a mapping with 'cluster' and 'nodes'");
     read_top(r, root, t);
-  } catch (const detail::load_error& e) {
+  } catch (const yaml::load_error& e) {
     return error{errc::invalid_argument, e.message};
-  } catch (const YAML::Exception& e) {
-    return error{errc::invalid_argument,
-                 fmt::format("{}: invalid YAML: {}", r.where(e.mark), e.msg)};
   }
   return t;
 }
 
 expected<topology> load_topology(const std::string& path) {
-  auto text = detail::read_text_file(path);
+  auto text = yaml::read_text_file(path);
   if (!text)
     return text.error();
   return load_topology_string(*text, path);

@@ -20,6 +20,9 @@ struct http_server::impl {
     add_run_routes(core->routes, core->ctx);
     add_event_routes(core->routes, core->ctx);
     add_approval_routes(core->routes, core->ctx);
+    add_tool_routes(core->routes, core->ctx);
+    for (const auto& group : core->ctx.routes)
+      group(core->routes, core->ctx);
   }
 
   /// The tokens when the node gave none: what the config says, without reading or creating

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <vector>
 #include <memory>
 #include <string>
 
@@ -15,7 +17,18 @@
 #include "net/nats/relay.hpp"
 #include "persistence/store/store.hpp"
 
+namespace sreh::actors {
+class tool_registry;
+} // namespace sreh::actors
+
 namespace sreh::net {
+
+class router;
+struct server_context;
+
+/// A group of routes that a plugin adds to the front (`GET /v1/...` of its own): called once,
+/// before the server starts, with the router and the context its handlers may keep pointers to.
+using route_group = std::function<void(router&, server_context&)>;
 
 /// What the HTTP front needs from the node. All references outlive the server.
 struct server_context {
@@ -35,6 +48,10 @@ struct server_context {
   /// Shown on /v1/stats when the node has them (null: none).
   const net::relay* event_relay = nullptr;
   const event_feed* feed = nullptr;
+  /// The node's tools, for GET /v1/tools (null: the route answers 503).
+  const actors::tool_registry* tools = nullptr;
+  /// Route groups the plugins registered, added after the front's own.
+  std::vector<route_group> routes = {};
   /// The node's supervision tree, for /v1/actors and /readyz (null: not shown).
   const actors::supervision_table* tree = nullptr;
 };

@@ -26,7 +26,7 @@ namespace sreh::net {
 class node_parts {
  public:
   /// Opens the store, starts the writer and the actors. `tools` and `provider` are the node's
-  /// (see make_tools_and_provider).
+  /// (app/serve/plugins.hpp: make_tools_and_provider).
   [[nodiscard]] static expected<std::unique_ptr<node_parts>> start(
     const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
     policy::policy_set policy, actors::model_provider_ptr provider);

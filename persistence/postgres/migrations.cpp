@@ -1,6 +1,6 @@
-// The schema of the PostgreSQL store. Versions 1-3 are those of the SQLite store (1 base, 2
-// approvals + audit chain, 3 relay offsets); 4 (cluster membership) is PostgreSQL's own; 5 is
-// SQLite's 4 (the index of running tool intents). Types
+// The schema of the PostgreSQL store, in the versions that every store shares
+// (store/schema_versions.hpp: 1 base, 2 approvals + audit chain, 3 relay offsets, 4 cluster
+// membership, which only PostgreSQL has tables for, 5 the index of running tool intents). Types
 // are PostgreSQL's: bigint for integers, boolean for flags, jsonb for the approval lists, and
 // COLLATE "C" on the ids so that cursors order and compare bytes as SQLite does, whatever the
 // database's locale. JSON payloads (checkpoint, args, data, ...) stay text: they are hashed and
@@ -19,6 +19,7 @@
 #include "persistence/postgres/rows.hpp"
 #include "persistence/postgres/sql.hpp"
 #include "persistence/audit/audit.hpp"
+#include "persistence/store/schema_versions.hpp"
 
 namespace sreh::persistence::pg {
 
@@ -179,7 +180,7 @@ CREATE TABLE cluster_nodes (
 );
 )sql";
 
-// Version 5 (SQLite's 4): the tool intents still running, found by rate limits.
+// Version 5: the tool intents still running, found by rate limits.
 constexpr std::string_view schema_v5 = R"sql(
 CREATE INDEX steps_tool_open ON steps(started_at)
   WHERE kind = 'tool' AND state = 'intent';
@@ -192,6 +193,7 @@ constexpr std::array<migration, 5> all_migrations{{
   {4, schema_v4, nullptr},
   {5, schema_v5, nullptr},
 }};
+static_assert(follows_schema_history(all_migrations), "one numbering: store/schema_versions.hpp");
 
 constexpr const char* create_version_table =
   "CREATE TABLE IF NOT EXISTS schema_version ("

@@ -6,12 +6,12 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <type_traits>
 
 #include "persistence/postgres/migrations.hpp"
 #include "persistence/postgres/rows.hpp"
 #include "persistence/postgres/sql.hpp"
+#include "persistence/store/paging.hpp"
 #include "core/base/logger.hpp"
 
 namespace sreh::persistence {
@@ -20,9 +20,6 @@ namespace pg {
 
 namespace {
 
-constexpr int max_runs_page = 500;
-constexpr int max_events_page = 10'000;
-constexpr int max_approvals_page = 500;
 constexpr int any_rank = 1'000; // above every role's rank: no role filter
 
 /// Runs the prepared statement `s` with `args` on a pooled connection and reads every row with
@@ -81,20 +78,17 @@ expected<std::optional<run>> postgres_store::get_run(std::string_view id) {
 }
 
 expected<run_page> postgres_store::list_runs(const run_filter& f) {
-  const int limit = std::clamp(f.limit, 1, max_runs_page);
-  // One more than asked tells whether another page exists.
-  auto rows = f.state ? collect<run>(readers_, "list runs", list_runs_state, read_run, limit + 1,
-                                     f.before_id, std::string{to_string(*f.state)})
-                      : collect<run>(readers_, "list runs", pg::list_runs, read_run, limit + 1,
-                                     f.before_id);
+  const page_window window{f.limit};
+  auto rows = f.state ? collect<run>(readers_, "list runs", list_runs_state, read_run,
+                                     window.fetch(), f.before_id,
+                                     std::string{to_string(*f.state)})
+                      : collect<run>(readers_, "list runs", pg::list_runs, read_run,
+                                     window.fetch(), f.before_id);
   if (!rows)
     return rows.error();
   run_page page;
   page.runs = std::move(*rows);
-  if (page.runs.size() > static_cast<std::size_t>(limit)) {
-    page.runs.resize(static_cast<std::size_t>(limit));
-    page.next_cursor = page.runs.back().id;
-  }
+  page.next_cursor = window.close(page.runs);
   return page;
 }
 
@@ -103,7 +97,7 @@ expected<std::vector<step>> postgres_store::get_steps(std::string_view run_id) {
 }
 
 expected<std::vector<event>> postgres_store::read_events(const event_filter& f) {
-  const int limit = std::clamp(f.limit, 1, max_events_page);
+  const int limit = clamp_limit(f.limit, max_event_rows);
   if (f.run_id.empty())
     return collect<event>(readers_, "read events", pg::read_events, read_event, f.after_seq,
                           limit);
@@ -131,22 +125,19 @@ expected<std::optional<approval>> postgres_store::get_approval(std::string_view 
 }
 
 expected<approval_page> postgres_store::list_approvals(const approval_filter& f) {
-  const int limit = std::clamp(f.limit, 1, max_approvals_page);
+  const page_window window{f.limit};
   const auto& s = !f.run_id.empty() ? list_approvals_run
                   : f.state         ? list_approvals_state
                                     : pg::list_approvals;
   const std::string state = f.state ? to_string(*f.state) : "";
   const int rank = f.role.empty() ? any_rank : role_rank(f.role);
-  auto rows = collect<approval>(readers_, "list approvals", s, read_approval, limit + 1,
+  auto rows = collect<approval>(readers_, "list approvals", s, read_approval, window.fetch(),
                                 f.before_id, state, f.run_id, rank);
   if (!rows)
     return rows.error();
   approval_page page;
   page.approvals = std::move(*rows);
-  if (page.approvals.size() > static_cast<std::size_t>(limit)) {
-    page.approvals.resize(static_cast<std::size_t>(limit));
-    page.next_cursor = page.approvals.back().id;
-  }
+  page.next_cursor = window.close(page.approvals);
   return page;
 }
 

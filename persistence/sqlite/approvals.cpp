@@ -2,17 +2,14 @@
 // see approval_codec.hpp), the role rule as an SQL function, and the read methods.
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "persistence/store/approval_codec.hpp"
 #include "persistence/sqlite/rows.hpp"
 #include "persistence/sqlite/store_impl.hpp"
+#include "persistence/store/paging.hpp"
 
 namespace sreh::persistence::sqlite {
 
 namespace {
-
-constexpr int max_approvals_page = 500;
 
 sreh::error bad_column(std::string_view column, std::string_view id) {
   return {errc::internal,
@@ -119,7 +116,7 @@ expected<std::optional<approval>> sqlite_store::get_approval(std::string_view id
 }
 
 expected<approval_page> sqlite_store::list_approvals(const approval_filter& f) {
-  const int limit = std::clamp(f.limit, 1, max_approvals_page);
+  const page_window window{f.limit};
   const char* sql = !f.run_id.empty() ? sql_list_approvals_run
                     : f.state         ? sql_list_approvals_state
                                       : sql_list_approvals;
@@ -127,7 +124,7 @@ expected<approval_page> sqlite_store::list_approvals(const approval_filter& f) {
   auto rows = collect<approval>(
     *c, sql, "list approvals",
     [&](stmt_use& q) {
-      q.bind(1, limit + 1); // one more than asked tells whether another page exists
+      q.bind(1, window.fetch());
       auto text_or_null = [&q](int i, std::string_view v) {
         if (v.empty())
           q.bind_null(i);
@@ -145,10 +142,7 @@ expected<approval_page> sqlite_store::list_approvals(const approval_filter& f) {
     return rows.error();
   approval_page page;
   page.approvals = std::move(*rows);
-  if (page.approvals.size() > static_cast<std::size_t>(limit)) {
-    page.approvals.resize(static_cast<std::size_t>(limit));
-    page.next_cursor = page.approvals.back().id;
-  }
+  page.next_cursor = window.close(page.approvals);
   return page;
 }
 

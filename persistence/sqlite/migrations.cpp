@@ -9,6 +9,7 @@
 
 #include "persistence/sqlite/audit.hpp"
 #include "persistence/sqlite/statement.hpp"
+#include "persistence/store/schema_versions.hpp"
 
 namespace sreh::persistence {
 
@@ -117,18 +118,25 @@ CREATE TABLE relay_offsets (
 );
 )sql";
 
-// Version 4: the tool intents still running, found by rate limits (rate_counted_tool_steps).
-constexpr std::string_view schema_v4 = R"sql(
-CREATE INDEX steps_tool_open ON steps(started_at)
+// Version 4: cluster membership, which lives in PostgreSQL only: nothing here. (Before the
+// numbering was shared, SQLite's 4 was the index of version 5: a file at that 4 has it already,
+// which is why version 5 says IF NOT EXISTS. See store/schema_versions.hpp.)
+constexpr std::string_view schema_v4 = "-- cluster membership: PostgreSQL only";
+
+// Version 5: the tool intents still running, found by rate limits (rate_counted_tool_steps).
+constexpr std::string_view schema_v5 = R"sql(
+CREATE INDEX IF NOT EXISTS steps_tool_open ON steps(started_at)
   WHERE kind = 'tool' AND state = 'intent';
 )sql";
 
-constexpr std::array<sqlite_migration, 4> all_migrations{{
+constexpr std::array<sqlite_migration, 5> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, sqlite::hash_existing_events},
   {3, schema_v3, nullptr},
   {4, schema_v4, nullptr},
+  {5, schema_v5, nullptr},
 }};
+static_assert(follows_schema_history(all_migrations), "one numbering: store/schema_versions.hpp");
 
 constexpr const char* create_version_table =
   "CREATE TABLE IF NOT EXISTS schema_version ("

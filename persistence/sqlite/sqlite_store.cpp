@@ -2,13 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "persistence/sqlite/audit.hpp"
 #include "persistence/sqlite/rows.hpp"
 #include "persistence/sqlite/store_impl.hpp"
 #include "core/base/logger.hpp"
 #include "persistence/sqlite/migrations.hpp"
+#include "persistence/store/paging.hpp"
 
 namespace sreh::persistence {
 
@@ -17,9 +16,6 @@ using sqlite::connection;
 using sqlite::stmt_use;
 
 namespace {
-
-constexpr int max_runs_page = 500;
-constexpr int max_events_page = 10'000;
 
 sreh::error check_options(const sqlite_options& o) {
   if (o.path.empty() || o.path == ":memory:" || o.path.starts_with("file:"))
@@ -96,7 +92,7 @@ expected<std::optional<run>> sqlite_store::get_run(std::string_view id) {
 }
 
 expected<run_page> sqlite_store::list_runs(const run_filter& f) {
-  const int limit = std::clamp(f.limit, 1, max_runs_page);
+  const page_window window{f.limit};
   const char* sql = f.state ? (f.before_id.empty() ? sql_list_runs_state
                                                    : sql_list_runs_state_before)
                             : (f.before_id.empty() ? sql_list_runs : sql_list_runs_before);
@@ -104,7 +100,7 @@ expected<run_page> sqlite_store::list_runs(const run_filter& f) {
   auto rows = collect<run>(
     *c, sql, "list runs",
     [&](stmt_use& q) {
-      q.bind(1, limit + 1); // one more than asked tells whether another page exists
+      q.bind(1, window.fetch());
       if (!f.before_id.empty())
         q.bind(2, f.before_id);
       if (f.state)
@@ -115,10 +111,7 @@ expected<run_page> sqlite_store::list_runs(const run_filter& f) {
     return rows.error();
   run_page page;
   page.runs = std::move(*rows);
-  if (page.runs.size() > static_cast<std::size_t>(limit)) {
-    page.runs.resize(static_cast<std::size_t>(limit));
-    page.next_cursor = page.runs.back().id;
-  }
+  page.next_cursor = window.close(page.runs);
   return page;
 }
 
@@ -129,7 +122,7 @@ expected<std::vector<step>> sqlite_store::get_steps(std::string_view run_id) {
 }
 
 expected<std::vector<event>> sqlite_store::read_events(const event_filter& f) {
-  const int limit = std::clamp(f.limit, 1, max_events_page);
+  const int limit = clamp_limit(f.limit, max_event_rows);
   auto c = readers_.borrow();
   return collect<event>(
     *c, f.run_id.empty() ? sql_read_events : sql_read_run_events, "read events",

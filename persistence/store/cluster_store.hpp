@@ -42,7 +42,10 @@ struct heartbeat_result {
   bool lease_was_expired = false;
 };
 
-/// Cluster membership and run leases. Thread-safe.
+/// Cluster membership and run leases. Thread-safe; membership has a connection of its own, so a
+/// heartbeat never waits for a free reader or a commit. Errors: `unavailable` when the database
+/// is away (a heartbeat that fails is a lease that is not renewed: the caller retries before the
+/// lease runs out), `internal` for other SQL errors (named by their sqlstate).
 class cluster_store {
  public:
   virtual ~cluster_store() = default;

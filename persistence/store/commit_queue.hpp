@@ -3,7 +3,7 @@
 #include <functional>
 #include <vector>
 
-#include "persistence/store/store.hpp"
+#include "persistence/store/committer.hpp"
 
 namespace sreh::persistence {
 
@@ -21,7 +21,7 @@ class commit_queue {
 /// tests on CAF's deterministic scheduler (the callback's message is then simply queued).
 class inline_commit_queue final : public commit_queue {
  public:
-  explicit inline_commit_queue(store& s) : store_(s) {}
+  explicit inline_commit_queue(committer& s) : store_(s) {}
   void submit(write_batch b, callback cb) override {
     std::vector<write_batch> batches;
     batches.push_back(std::move(b));
@@ -34,7 +34,7 @@ class inline_commit_queue final : public commit_queue {
   std::vector<event> committed;
 
  private:
-  store& store_;
+  committer& store_;
 };
 
 } // namespace sreh::persistence

@@ -36,12 +36,12 @@ std::uint64_t bytes_of(const write_batch& b) {
 } // namespace
 
 struct group_writer::impl {
-  impl(store& s, group_writer_options o) : st(s), opts(o) {
+  impl(committer& s, group_writer_options o) : st(s), opts(o) {
     if (opts.max_batches_per_commit == 0)
       opts.max_batches_per_commit = 1;
   }
 
-  store& st;
+  committer& st;
   group_writer_options opts;
 
   std::mutex mtx;
@@ -176,7 +176,7 @@ void group_writer::impl::process(std::vector<write_batch>& bs, std::vector<callb
 
 // -- public face ---------------------------------------------------------------------------------
 
-group_writer::group_writer(store& s, group_writer_options opts)
+group_writer::group_writer(committer& s, group_writer_options opts)
   : impl_(std::make_unique<impl>(s, opts)) {}
 
 group_writer::~group_writer() {

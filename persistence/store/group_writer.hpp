@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "persistence/store/commit_queue.hpp"
-#include "persistence/store/store.hpp"
+#include "persistence/store/committer.hpp"
 
 namespace sreh::persistence {
 
@@ -39,7 +39,7 @@ class group_writer final : public commit_queue {
   using callback = commit_queue::callback;
   using events_listener = std::function<void(const std::vector<event>&)>;
 
-  group_writer(store& s, group_writer_options opts = {});
+  group_writer(committer& s, group_writer_options opts = {});
   ~group_writer() override;
   group_writer(const group_writer&) = delete;
   group_writer& operator=(const group_writer&) = delete;

@@ -122,7 +122,7 @@ class Cluster:
             f.write(f"store:\n  kind: postgres\n  url: {self.pg.url}\n"
                     f"nats:\n  url: {self.nats.url}\n"
                     "cluster:\n  topology: topology.yaml\n"
-                    f"tools:\n  record_file: {self.record}\n"
+                    f"tools:\n  testkit: true\n  record_file: {self.record}\n"
                     "logging:\n  level: info\n"
                     + ("" if "policy_mode:" in node_extra else "policy_mode: autonomous\n")
                     + node_extra + (harness.DEFAULT_AUTH if auth is None else auth))

@@ -69,9 +69,10 @@ class Node:
     """One `sreh serve` process with its own data dir and config."""
 
     def __init__(self, workdir, config_extra="", env_extra=None, port=None, auth=None,
-                 token=TOKEN):
+                 token=TOKEN, testkit=True):
         """`auth`: the config's auth block (None: DEFAULT_AUTH, the harness admin token; "" for
-        none written, i.e. the node's own default). `token`: what the request helpers send."""
+        none written, i.e. the node's own default). `token`: what the request helpers send.
+        `testkit`: register the test tools (test.echo, test.record, ...; off on a real node)."""
         self.dir = workdir
         self.token = token
         self.port = port or free_port()
@@ -80,8 +81,8 @@ class Node:
         self.config = os.path.join(workdir, "sreh.yaml")
         with open(self.config, "w") as f:
             f.write(f"listen: 127.0.0.1:{self.port}\n"
-                    f"data_dir: {self.data}\n"
-                    f"tools:\n  record_file: {self.record}\n"
+                    f"data_dir: {self.data}\n" +
+                    (f"tools:\n  testkit: true\n  record_file: {self.record}\n" if testkit else "") +
                     "logging:\n  level: warn\n" +
                     # The kernel tests run autonomous unless a test asks for review.
                     ("" if "policy_mode:" in config_extra else "policy_mode: autonomous\n") +

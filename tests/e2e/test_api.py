@@ -32,7 +32,7 @@ LONG = """model:
 QUICK_CONCLUSION = "script finished: 2 steps"
 RUN_ID = re.compile(r"^run_[0-7][0-9A-HJKMNP-TV-Z]{25}$")
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
-A = B = None
+A = B = C = None
 
 
 def events_of(node, rid, timeout=20):
@@ -368,6 +368,36 @@ def test_cli_cancel():
     B.wait_run(brid, states=("cancelled",), timeout=10)
 
 
+def test_tools_listing():
+    status, _, doc = A.json("GET", "/v1/tools")
+    assert status == 200, f"GET /v1/tools: {status} {doc}"
+    tools = {t["name"]: t for t in doc["tools"]}
+    echo, record = tools["test.echo"], tools["test.record"]
+    assert echo["risk"] == "read_only" and echo["mutating"] is False and echo["idempotent"], echo
+    assert record["mutating"] is True and record["idempotent"] is False, record
+    sleep = tools["test.sleep"]["schema"]
+    assert sleep["type"] == "object" and "ms" in sleep["properties"], f"schema not served: {sleep}"
+    assert all(t["description"] for t in doc["tools"]), doc
+    rc, out, err = sreh_cli(["tools", "--server", f"127.0.0.1:{A.port}"])
+    assert rc == 0, f"sreh tools: {rc} {err}"
+    row = [ln for ln in out.splitlines() if ln.startswith("test.record ")]
+    assert row and " yes " in row[0], f"sreh tools lacks test.record as mutating: {out}"
+
+
+def test_no_test_tools_by_default():
+    """A node whose config does not ask for the testkit offers no test tools, and a run that
+    calls one fails naming the tool."""
+    status, _, doc = C.json("GET", "/v1/tools")
+    assert status == 200, f"GET /v1/tools: {status} {doc}"
+    names = [t["name"] for t in doc["tools"]]
+    assert not [n for n in names if n.startswith("test.")], f"test tools on a default node: {names}"
+    rid = C.submit("calls a test tool that is not there")
+    run = C.wait_run(rid, states=("failed", "succeeded"))
+    status, _, steps = C.json("GET", f"/v1/runs/{rid}/steps")
+    text = json.dumps(steps)
+    assert "test.echo" in text and "unknown" in text.lower(), f"no unknown-tool error: {text}"
+
+
 def test_cli_errors():
     rc, out, err = sreh_cli(["runs", "--server", "127.0.0.1:1"])
     assert rc == 3 and "cannot reach" in err, f"unreachable: {rc} {out!r} {err!r}"
@@ -387,15 +417,18 @@ if __name__ == "__main__":
         os.makedirs(os.path.join(d, "b"))
         A = Node(os.path.join(d, "a"), QUICK).start()
         B = Node(os.path.join(d, "b"), LONG).start()
+        os.makedirs(os.path.join(d, "c"))
+        C = Node(os.path.join(d, "c"), QUICK, testkit=False).start()
         try:
             run_tests([test_submit_created, test_idempotent_retry, test_list_paging,
                        test_list_state_filter, test_steps_shape, test_cancel_running,
                        test_cancel_finished_run_409, test_health, test_restart_keeps_runs_and_events,
                        test_sigterm_with_inflight_tool_stops_promptly,
                        test_cli_submit_watch, test_cli_show_and_runs, test_cli_cancel,
-                       test_cli_errors])
+                       test_tools_listing, test_no_test_tools_by_default, test_cli_errors])
         except SystemExit as e:
             code = e.code
         A.stop()
         B.stop()
+        C.stop()
     sys.exit(code)

@@ -1,6 +1,6 @@
 #pragma once
-// The store under test, chosen by SREH_TEST_STORE ("sqlite" by default). Another backend plugs
-// in here, in one place: add a branch to `open_test_store`.
+// The store under test, chosen by SREH_TEST_STORE: "sqlite" (the default), "postgres" or
+// "memory". Another backend plugs in here, in one place: add a branch to `open_test_store`.
 
 #include <unistd.h>
 
@@ -8,6 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <system_error>
 
@@ -15,6 +18,7 @@
 
 #include "persistence/postgres/postgres_store.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
+#include "persistence/store/memory_store.hpp"
 
 namespace sreh::test {
 
@@ -24,19 +28,50 @@ inline std::string test_store_kind() {
   return v == nullptr || *v == '\0' ? std::string{"sqlite"} : std::string{v};
 }
 
-/// The PostgreSQL schema of the test store in `dir`: named once (unique per process and time) and
-/// remembered in `dir`, so a reopen reaches the same schema and every test starts on an empty one.
-/// Schemas are not dropped: they go with the throwaway cluster of scripts/pg.sh.
-inline std::string test_pg_schema(const std::string& dir) {
-  const auto file = dir + "/pg-schema";
+/// The name of the test store in `dir`, made once (unique per process and time) and remembered
+/// in `dir/<file>`, so that a reopen finds the same store and every test starts on an empty one.
+inline std::string test_store_name(const std::string& dir, const char* file) {
+  const auto path = dir + "/" + file;
   std::string name;
-  if (std::ifstream in{file}; in && std::getline(in, name) && !name.empty())
+  if (std::ifstream in{path}; in && std::getline(in, name) && !name.empty())
     return name;
   static int counter = 0;
   const auto now = std::chrono::system_clock::now().time_since_epoch().count();
   name = fmt::format("sreh_test_{}_{}_{:x}", ::getpid(), ++counter, now);
-  std::ofstream{file} << name << '\n';
+  std::ofstream{path} << name << '\n';
   return name;
+}
+
+/// The PostgreSQL schema of the test store in `dir` (test_store_name). Schemas are not dropped:
+/// they go with the throwaway cluster of scripts/pg.sh.
+inline std::string test_pg_schema(const std::string& dir) {
+  return test_store_name(dir, "pg-schema");
+}
+
+/// A memory store on the contents named in `dir` (test_store_name): opening again reaches the
+/// same rows, as a reopen of a file does. The contents live as long as `dir` does: those of
+/// removed directories (finished tests) are dropped at the next open.
+inline persistence::store_ptr open_memory_test_store(const std::string& dir) {
+  using contents = persistence::memory_store::contents;
+  struct entry {
+    std::string dir;
+    std::shared_ptr<contents> data;
+  };
+  static std::mutex mtx;
+  static std::map<std::string, entry> by_name;
+  const auto name = test_store_name(dir, "memory-store");
+  std::lock_guard lk{mtx};
+  std::erase_if(by_name, [](const auto& kv) {
+    std::error_code ec;
+    return !std::filesystem::exists(kv.second.dir, ec);
+  });
+  auto& e = by_name[name];
+  if (e.data == nullptr) {
+    auto fresh = std::make_unique<persistence::memory_store>();
+    e = entry{dir, fresh->shared_contents()};
+    return fresh;
+  }
+  return std::make_unique<persistence::memory_store>(e.data);
 }
 
 /// Opens the test store that lives in `dir` (a fresh temp directory per test). Opening again with
@@ -59,8 +94,10 @@ inline expected<persistence::store_ptr> open_test_store(const std::string& dir) 
     opts.schema = test_pg_schema(dir);
     return persistence::open_postgres_store(opts);
   }
-  return sreh::error{errc::invalid_argument,
-                     "SREH_TEST_STORE: unknown store '" + kind + "' (known: sqlite, postgres)"};
+  if (kind == "memory")
+    return open_memory_test_store(dir);
+  return sreh::error{errc::invalid_argument, "SREH_TEST_STORE: unknown store '" + kind
+                                               + "' (known: sqlite, postgres, memory)"};
 }
 
 /// A directory made with mkdtemp under /tmp, removed with everything in it on destruction.

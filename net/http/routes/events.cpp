@@ -8,16 +8,6 @@
 
 namespace sreh::net {
 
-std::optional<std::int64_t> parse_last_event_id(const std::string& s) {
-  if (s.empty() || s.size() > 19)
-    return std::nullopt;
-  std::int64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || p != s.data() + s.size() || v < 0)
-    return std::nullopt;
-  return v;
-}
-
 bool is_terminal_kind(const std::string& kind) {
   return kind == "run.succeeded" || kind == "run.failed" || kind == "run.cancelled";
 }

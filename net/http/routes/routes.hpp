@@ -9,6 +9,7 @@
 #include "net/http/router.hpp"
 #include "core/base/json.hpp"
 #include "net/http/http_server.hpp"
+#include "net/sse/sse_format.hpp"
 
 namespace sreh::net {
 
@@ -41,8 +42,8 @@ void add_event_routes(router& r, server_context& ctx);
 /// GET /v1/approvals, GET /v1/approvals/{id}, POST /v1/approvals/{id}/decision.
 void add_approval_routes(router& r, server_context& ctx);
 
-/// Parses a Last-Event-ID value: a non-negative decimal integer. Nullopt otherwise.
-[[nodiscard]] std::optional<std::int64_t> parse_last_event_id(const std::string& s);
+/// GET /v1/tools: the node's tools with their schemas, risk class and whether they mutate.
+void add_tool_routes(router& r, server_context& ctx);
 
 /// True for the event kinds that end a run (run.succeeded, run.failed, run.cancelled).
 [[nodiscard]] bool is_terminal_kind(const std::string& kind);

@@ -7,7 +7,6 @@
 #include <set>
 
 #include "plugins/models/builtin/report.hpp"
-#include "actors/tools/tool.hpp"
 
 namespace sreh::plugins::reasoner {
 
@@ -33,14 +32,12 @@ std::string ranking(const std::vector<hypothesis_group>& groups) {
   return out;
 }
 
-/// True when the registry offers the tool (an empty registry, as in tests, offers everything).
-bool offered(const actors::tool_registry& reg, const std::string& tool) {
-  return reg.all().empty() || reg.find(tool) != nullptr;
+template <class T>
+void append_unique(std::vector<T>& dst, const std::vector<T>& src) {
+  for (auto& x : src)
+    if (std::find(dst.begin(), dst.end(), x) == dst.end())
+      dst.push_back(x);
 }
-
-} // namespace
-
-namespace {
 
 /// One pass of triage → diagnosis → remedy → verification. A later round starts when the
 /// verification shows the alerted entities still anomalous: another fault hides behind the first.
@@ -76,195 +73,300 @@ void pick_diagnoses(round_data& rd, const std::set<std::string>& known) {
   }
 }
 
-template <class T>
-void append_unique(std::vector<T>& dst, const std::vector<T>& src) {
-  for (auto& x : src)
-    if (std::find(dst.begin(), dst.end(), x) == dst.end())
-      dst.push_back(x);
+/// Every round's findings, gathered for the conclusion.
+struct findings {
+  verdict v;
+  remediation_state rem;
+  std::vector<hypothesis_group> groups;
+  triage_result t;
+};
+
+void add_remedies(findings& f, const round_data& rd) {
+  for (std::size_t i = 0; i < rd.diagnoses.size(); ++i) {
+    f.v.diagnoses.push_back(rd.diagnoses[i]);
+    f.v.ambiguous.push_back(rd.ambiguous[i]);
+  }
+  f.rem.records.insert(f.rem.records.end(), rd.rem.records.begin(), rd.rem.records.end());
+  f.rem.notes.insert(f.rem.notes.end(), rd.rem.notes.begin(), rd.rem.notes.end());
+  for (auto& [what, ok] : rd.rem.mitigated)
+    f.rem.mitigated[what] = ok;
+  f.rem.last_action = std::max(f.rem.last_action, rd.rem.last_action);
+}
+
+void add_earlier_round(findings& f, const round_data& rd) {
+  for (auto& g : rd.groups)
+    if (g.state == hypothesis_group::diagnosed)
+      f.groups.push_back(g);
+  append_unique(f.t.leaves, rd.t.leaves);
+  append_unique(f.t.off_path, rd.t.off_path);
+  append_unique(f.t.unobservable, rd.t.unobservable);
+  for (auto& [n, c] : rd.t.classes)
+    f.t.classes.try_emplace(n, c);
+}
+
+/// The observations of every round in order; the remedies count as mitigating once the last
+/// round's left the alerted entities healthy.
+void add_round_notes(findings& f, const std::deque<round_data>& rounds) {
+  std::vector<fact> obs;
+  for (std::size_t i = 0; i + 1 < rounds.size(); ++i)
+    obs.insert(obs.end(), rounds[i].t.observations.begin(), rounds[i].t.observations.end());
+  obs.push_back({0, fmt::format("round {}: the alerted entities stayed anomalous after the "
+                                "remedies; triage again", rounds.size()), 0});
+  obs.insert(obs.end(), f.t.observations.begin(), f.t.observations.end());
+  f.t.observations = std::move(obs);
+  auto& last = rounds.back();
+  if (last.rem.last_action > 0 && last.rem.still_anomalous.empty()) {
+    for (auto& [what, ok] : f.rem.mitigated)
+      ok = true;
+    f.rem.notes.push_back(fmt::format("after {} rounds of remedies the alerted entities recovered",
+                                      rounds.size()));
+  }
+}
+
+findings gather(const std::deque<round_data>& rounds) {
+  findings f;
+  auto& last = rounds.back();
+  f.t = last.t;
+  for (auto& rd : rounds) {
+    add_remedies(f, rd);
+    if (&rd != &last)
+      add_earlier_round(f, rd);
+  }
+  f.groups.insert(f.groups.end(), last.groups.begin(), last.groups.end());
+  if (rounds.size() > 1)
+    add_round_notes(f, rounds);
+  return f;
+}
+
+/// The run's evidence, kept in its memory between decisions.
+class run_evidence final : public actors::run_memory {
+ public:
+  evidence_journal journal;
+};
+
+/// The journal in the run's memory (put there on first use), or `fresh` when it has none.
+evidence_journal& journal_of(const actors::run_context& ctx, evidence_journal& fresh) {
+  if (!ctx.memory)
+    return fresh;
+  auto* kept = dynamic_cast<run_evidence*>(ctx.memory->get());
+  if (!kept) {
+    auto made = std::make_unique<run_evidence>();
+    kept = made.get();
+    *ctx.memory = std::move(made);
+  }
+  return kept->journal;
+}
+
+/// One decision: rounds over the evidence until one needs a call, else the conclusion.
+class planner {
+ public:
+  planner(const knowledge_base& kb, const actors::run_context& ctx, const evidence_journal& j,
+          const toolbox& tools)
+    : kb_(kb), journal_(j), ev_(j.all()), sit_{kb, ev_, tools, ctx.r},
+      left_(ctx.r.budget.max_steps - static_cast<std::int64_t>(ctx.steps.size())) {}
+
+  actors::decision decide();
+
+ private:
+  /// How a round ended: with a call to make now, or where the next round starts (neither:
+  /// conclude).
+  struct round_end {
+    std::optional<actors::decision> call;
+    std::optional<std::int64_t> next_start;
+  };
+
+  round_end investigate(round_data& rd, walk_options wo, step_range investigation);
+  std::optional<actors::decision> sweep(const round_data& rd, walk_options wo,
+                                        step_range investigation, std::int64_t tool_steps);
+  round_end follow_up(round_data& rd, walk_options wo, step_range investigation,
+                      std::int64_t first, int round);
+  void remember(const round_data& rd);
+  actors::decision remedy_call(const round_data& rd) const;
+  actors::decision conclude() const;
+
+  [[nodiscard]] std::int64_t first_remedy_after(std::int64_t step) const;
+  [[nodiscard]] std::int64_t first_other_remedy(std::int64_t from,
+                                                const std::set<std::string>& keys) const;
+  [[nodiscard]] std::int64_t calls_after(std::int64_t step) const;
+
+  const knowledge_base& kb_;
+  const evidence_journal& journal_;
+  const evidence& ev_;
+  situation sit_;
+  std::int64_t left_;                         // steps left in the budget
+  std::deque<round_data> rounds_;
+  std::set<std::string> known_;               // kind:target diagnosed by earlier rounds
+  std::set<std::string> healthy_before_;      // seen healthy by earlier rounds
+};
+
+actors::decision planner::decide() {
+  std::int64_t start = 0;
+  for (int k = 0;; ++k) {
+    auto& rd = rounds_.emplace_back();
+    rd.start = start;
+    auto first = first_remedy_after(start);
+    step_range investigation{start, first ? first - 1 : 0};
+    walk_options wo;
+    wo.global = {0, first ? first - 1 : 0};
+    wo.known_healthy = healthy_before_;
+    auto end = first == 0 ? investigate(rd, wo, investigation)
+                          : follow_up(rd, wo, investigation, first, k);
+    if (end.call)
+      return *end.call;
+    if (!end.next_start)
+      return conclude();
+    start = *end.next_start;
+  }
+}
+
+/// Investigating: walk, then check what separates the hypotheses best; once every group is
+/// decided, sweep for independent faults, then act on the diagnoses.
+planner::round_end planner::investigate(round_data& rd, walk_options wo, step_range investigation) {
+  auto tool_steps = calls_after(rd.start);
+  bool may_call = tool_steps < kb_.limits.investigate_steps && left_ > 2;
+  wo.allow_calls = may_call;
+  rd.t = triage(sit_, investigation, wo);
+  if (!may_call && left_ > 2 && rd.t.leaves.size() > 1) {
+    // Independent faults each need their own checks: the budget grows with the leaves.
+    auto extra = kb_.limits.investigate_steps_per_extra_leaf
+                 * static_cast<std::int64_t>(rd.t.leaves.size() - 1);
+    may_call = tool_steps < kb_.limits.investigate_steps + extra;
+  }
+  if (rd.t.next)
+    return {call(*rd.t.next, detail_json("triage", {}, rd.t, ev_, nullptr)), {}};
+  rd.groups = build_groups(sit_, rd.t, investigation, wo.global);
+  if (auto check = next_check(kb_, rd.groups, may_call)) {
+    auto d = call(*check, detail_json("investigate", rd.groups, rd.t, ev_, nullptr));
+    d.thought = fmt::format("{} — hypotheses: {}", d.thought, ranking(rd.groups));
+    return {std::move(d), {}};
+  }
+  if (may_call)
+    if (auto d = sweep(rd, wo, investigation, tool_steps))
+      return {std::move(d), {}};
+  pick_diagnoses(rd, known_);
+  if (!rd.diagnoses.empty() && left_ > 1) {
+    rd.rem = remediate(sit_, rd.t, rd.diagnoses, rd.leaf_of);
+    if (rd.rem.next)
+      return {remedy_call(rd), {}};
+  }
+  return {};
+}
+
+/// Every group is decided: look at the deferred siblings for independent faults while there is
+/// room left for remedies and their verification.
+std::optional<actors::decision> planner::sweep(const round_data& rd, walk_options wo,
+                                               step_range investigation,
+                                               std::int64_t tool_steps) {
+  if (rd.t.deferred.empty()
+      || tool_steps + kb_.limits.remedy_reserve_steps >= kb_.limits.investigate_steps)
+    return std::nullopt;
+  wo.allow_calls = wo.sweep = true;
+  auto swept = triage(sit_, investigation, wo);
+  if (!swept.next)
+    return std::nullopt;
+  swept.next->why = "sweep: " + swept.next->why;
+  return call(*swept.next, detail_json("triage", rd.groups, rd.t, ev_, nullptr));
+}
+
+/// The round has acted: its diagnoses are what its investigation decided; its remedies and
+/// their verification go on, or a later round starts.
+planner::round_end planner::follow_up(round_data& rd, walk_options wo, step_range investigation,
+                                      std::int64_t first, int round) {
+  wo.allow_calls = false;
+  rd.t = triage(sit_, investigation, wo);
+  rd.groups = build_groups(sit_, rd.t, investigation, wo.global);
+  (void) next_check(kb_, rd.groups, false);
+  pick_diagnoses(rd, known_);
+  // A remedy call none of this round's diagnoses makes began the next round: this round's
+  // remedies and verification are judged on the steps before it.
+  auto next_first = first_other_remedy(first, remedy_keys(sit_, rd.diagnoses));
+  if (next_first) {
+    auto bounded = journal_.before(next_first);
+    rd.rem = remediate({kb_, bounded, sit_.tools, sit_.r}, rd.t, rd.diagnoses, rd.leaf_of);
+  } else {
+    rd.rem = remediate(sit_, rd.t, rd.diagnoses, rd.leaf_of);
+    if (rd.rem.next && left_ > 0)
+      return {remedy_call(rd), {}};
+  }
+  remember(rd);
+  auto last = rd.rem.last_action ? rd.rem.last_action : first;
+  if (next_first)
+    return {{}, std::min(last, next_first - 1)};
+  // Verified, or out of rounds or budget: conclude. Otherwise the alerted entities are still
+  // anomalous: go back to triage over what the remedies left.
+  if (rd.rem.still_anomalous.empty() || round + 1 >= kb_.limits.max_rounds
+      || left_ <= kb_.limits.remedy_reserve_steps || rd.diagnoses.empty())
+    return {};
+  return {{}, last};
+}
+
+/// What a finished round tells the next: its diagnoses, and what it saw healthy.
+void planner::remember(const round_data& rd) {
+  for (auto* h : rd.diagnoses)
+    known_.insert(h->mode->kind + ":" + h->target);
+  healthy_before_.insert(rd.t.healthy.begin(), rd.t.healthy.end());
+  for (auto& [name, cls] : rd.t.classes)
+    if (!cls.empty())
+      healthy_before_.erase(name);
+}
+
+actors::decision planner::remedy_call(const round_data& rd) const {
+  auto phase = rd.rem.next->remedy ? "remediate" : "verify";
+  return call(*rd.rem.next, detail_json(phase, rd.groups, rd.t, ev_, nullptr));
+}
+
+/// The conclusion gathers every round.
+actors::decision planner::conclude() const {
+  auto f = gather(rounds_);
+  auto& v = f.v;
+  v.remediation = &f.rem;
+  if (!v.diagnoses.empty())
+    v.outcome = "diagnosed";
+  else if (f.t.leaves.empty())
+    v.outcome = "no_fault_found";
+  else
+    v.outcome = "unknown_cause";
+  v.summary = summarize(v, f.groups, f.t);
+
+  actors::decision d;
+  d.kind = actors::decision::conclude;
+  d.conclusion = v.summary;
+  d.thought = v.outcome == "diagnosed"        ? fmt::format("concluding: {}", ranking(f.groups))
+              : v.outcome == "no_fault_found" ? std::string{"nothing is anomalous after triage"}
+                                              : std::string{"anomalies remain that no failure "
+                                                            "mode of the knowledge base explains"};
+  d.detail = detail_json("conclude", f.groups, f.t, ev_, &v);
+  return d;
+}
+
+std::int64_t planner::first_remedy_after(std::int64_t step) const {
+  for (auto& c : ev_.calls)
+    if (c.step > step && c.mutation)
+      return c.step;
+  return 0;
+}
+
+std::int64_t planner::first_other_remedy(std::int64_t from,
+                                         const std::set<std::string>& keys) const {
+  for (auto& c : ev_.calls)
+    if (c.step >= from && c.mutation && !keys.contains(c.key))
+      return c.step;
+  return 0;
+}
+
+std::int64_t planner::calls_after(std::int64_t step) const {
+  return static_cast<std::int64_t>(std::count_if(
+    ev_.calls.begin(), ev_.calls.end(), [&](const call_record& c) { return c.step > step; }));
 }
 
 } // namespace
 
 actors::decision decide(const knowledge_base& kb, const actors::run_context& ctx) {
-  auto ev = collect_evidence(ctx.steps, kb);
-  auto left = ctx.r.budget.max_steps - static_cast<std::int64_t>(ctx.steps.size());
-  std::deque<round_data> rounds;
-  std::set<std::string> known;          // kind:target diagnosed by earlier rounds
-  std::set<std::string> healthy_before; // seen healthy by earlier rounds
-  std::int64_t start = 0;
-
-  for (int k = 0;; ++k) {
-    auto& rd = rounds.emplace_back();
-    rd.start = start;
-    std::int64_t first = 0;               // the round's first remedy call
-    for (auto& c : ev.calls)
-      if (c.step > start && c.mutation) {
-        first = c.step;
-        break;
-      }
-    step_range investigation{start, first ? first - 1 : 0};
-    walk_options wo;
-    wo.global = {0, first ? first - 1 : 0};
-    wo.known_healthy = healthy_before;
-    auto tool_steps = static_cast<std::int64_t>(std::count_if(
-      ev.calls.begin(), ev.calls.end(), [&](const call_record& c) { return c.step > start; }));
-
-    if (first == 0) {
-      // Investigating: walk, then check what separates the hypotheses best.
-      bool may_call = tool_steps < kb.limits.investigate_steps && left > 2;
-      wo.allow_calls = may_call;
-      rd.t = triage(kb, ev, ctx, investigation, wo);
-      if (!may_call && left > 2 && rd.t.leaves.size() > 1) {
-        // Independent faults each need their own checks: the budget grows with the leaves.
-        auto extra = kb.limits.investigate_steps_per_extra_leaf
-                     * static_cast<std::int64_t>(rd.t.leaves.size() - 1);
-        may_call = tool_steps < kb.limits.investigate_steps + extra;
-      }
-      if (rd.t.next && offered(ctx.tools, rd.t.next->tool))
-        return call(*rd.t.next, detail_json("triage", {}, rd.t, ev, nullptr));
-
-      rd.groups = build_groups(kb, ev, rd.t, investigation, wo.global);
-      auto check = next_check(kb, ev, rd.groups, may_call);
-      while (check && !offered(ctx.tools, check->tool))
-        check.reset();  // an unavailable tool cannot separate anything; decide with what is known
-      if (check) {
-        auto d = call(*check, detail_json("investigate", rd.groups, rd.t, ev, nullptr));
-        d.thought = fmt::format("{} — hypotheses: {}", d.thought, ranking(rd.groups));
-        return d;
-      }
-      // Every group is decided: look at the deferred siblings for independent faults while
-      // there is room left for remedies and their verification.
-      if (may_call && !rd.t.deferred.empty()
-          && tool_steps + kb.limits.remedy_reserve_steps < kb.limits.investigate_steps) {
-        auto swo = wo;
-        swo.allow_calls = swo.sweep = true;
-        auto swept = triage(kb, ev, ctx, investigation, swo);
-        if (swept.next && offered(ctx.tools, swept.next->tool)) {
-          swept.next->why = "sweep: " + swept.next->why;
-          return call(*swept.next, detail_json("triage", rd.groups, rd.t, ev, nullptr));
-        }
-      }
-      if (!may_call)
-        for (auto& g : rd.groups)
-          if (g.state == hypothesis_group::open)
-            (void) next_check(kb, ev, rd.groups, false);
-      pick_diagnoses(rd, known);
-      if (!rd.diagnoses.empty() && left > 1) {
-        rd.rem = remediate(kb, ev, rd.t, rd.diagnoses, rd.leaf_of);
-        if (rd.rem.next && offered(ctx.tools, rd.rem.next->tool)) {
-          auto phase = kb.is_remedy_tool(rd.rem.next->tool) ? "remediate" : "verify";
-          return call(*rd.rem.next, detail_json(phase, rd.groups, rd.t, ev, nullptr));
-        }
-      }
-      break;
-    }
-
-    // The round has acted: its diagnoses are what its investigation decided.
-    wo.allow_calls = false;
-    rd.t = triage(kb, ev, ctx, investigation, wo);
-    rd.groups = build_groups(kb, ev, rd.t, investigation, wo.global);
-    (void) next_check(kb, ev, rd.groups, false);
-    pick_diagnoses(rd, known);
-    // A remedy call none of this round's diagnoses makes began the next round: this round's
-    // remedies and verification are judged on the steps before it.
-    auto keys = remedy_keys(ev, rd.diagnoses);
-    std::int64_t next_first = 0;
-    for (auto& c : ev.calls)
-      if (c.step >= first && c.mutation && !keys.contains(c.key)) {
-        next_first = c.step;
-        break;
-      }
-    if (next_first) {
-      auto bounded = collect_evidence(ctx.steps, kb, next_first);
-      rd.rem = remediate(kb, bounded, rd.t, rd.diagnoses, rd.leaf_of);
-    } else {
-      rd.rem = remediate(kb, ev, rd.t, rd.diagnoses, rd.leaf_of);
-      if (rd.rem.next && offered(ctx.tools, rd.rem.next->tool) && left > 0) {
-        auto phase = kb.is_remedy_tool(rd.rem.next->tool) ? "remediate" : "verify";
-        return call(*rd.rem.next, detail_json(phase, rd.groups, rd.t, ev, nullptr));
-      }
-    }
-    for (auto* h : rd.diagnoses)
-      known.insert(h->mode->kind + ":" + h->target);
-    healthy_before.insert(rd.t.healthy.begin(), rd.t.healthy.end());
-    for (auto& [name, cls] : rd.t.classes)
-      if (!cls.empty())
-        healthy_before.erase(name);
-    auto last = rd.rem.last_action ? rd.rem.last_action : first;
-    if (next_first) {
-      start = std::min(last, next_first - 1);
-      continue;
-    }
-    // Verified, or out of rounds or budget: conclude. Otherwise the alerted entities are still
-    // anomalous: go back to triage over what the remedies left.
-    if (rd.rem.still_anomalous.empty() || k + 1 >= kb.limits.max_rounds
-        || left <= kb.limits.remedy_reserve_steps || rd.diagnoses.empty())
-      break;
-    start = last;
-  }
-
-  // The conclusion gathers every round.
-  auto& final_round = rounds.back();
-  verdict v;
-  remediation_state rem;
-  std::vector<hypothesis_group> groups;
-  triage_result t = final_round.t;
-  for (auto& rd : rounds) {
-    for (std::size_t i = 0; i < rd.diagnoses.size(); ++i) {
-      v.diagnoses.push_back(rd.diagnoses[i]);
-      v.ambiguous.push_back(rd.ambiguous[i]);
-    }
-    rem.records.insert(rem.records.end(), rd.rem.records.begin(), rd.rem.records.end());
-    rem.notes.insert(rem.notes.end(), rd.rem.notes.begin(), rd.rem.notes.end());
-    for (auto& [what, ok] : rd.rem.mitigated)
-      rem.mitigated[what] = ok;
-    rem.last_action = std::max(rem.last_action, rd.rem.last_action);
-    if (&rd == &final_round)
-      continue;
-    for (auto& g : rd.groups)
-      if (g.state == hypothesis_group::diagnosed)
-        groups.push_back(g);
-    append_unique(t.leaves, rd.t.leaves);
-    append_unique(t.off_path, rd.t.off_path);
-    append_unique(t.unobservable, rd.t.unobservable);
-    for (auto& [n, c] : rd.t.classes)
-      t.classes.try_emplace(n, c);
-  }
-  groups.insert(groups.end(), final_round.groups.begin(), final_round.groups.end());
-  if (rounds.size() > 1) {
-    std::vector<fact> obs;
-    for (std::size_t i = 0; i + 1 < rounds.size(); ++i)
-      obs.insert(obs.end(), rounds[i].t.observations.begin(), rounds[i].t.observations.end());
-    obs.push_back({0, fmt::format("round {}: the alerted entities stayed anomalous after the "
-                                  "remedies; triage again", rounds.size()), 0});
-    obs.insert(obs.end(), t.observations.begin(), t.observations.end());
-    t.observations = std::move(obs);
-    if (final_round.rem.last_action > 0 && final_round.rem.still_anomalous.empty()) {
-      // The alerted entities recovered once every round's remedy took effect.
-      for (auto& [what, ok] : rem.mitigated)
-        ok = true;
-      rem.notes.push_back(fmt::format("after {} rounds of remedies the alerted entities recovered",
-                                      rounds.size()));
-    }
-  }
-  v.remediation = &rem;
-  if (!v.diagnoses.empty())
-    v.outcome = "diagnosed";
-  else if (t.leaves.empty())
-    v.outcome = "no_fault_found";
-  else
-    v.outcome = "unknown_cause";
-  v.summary = summarize(v, groups, t);
-
-  actors::decision d;
-  d.kind = actors::decision::conclude;
-  d.conclusion = v.summary;
-  d.thought = v.outcome == "diagnosed"        ? fmt::format("concluding: {}", ranking(groups))
-              : v.outcome == "no_fault_found" ? std::string{"nothing is anomalous after triage"}
-                                              : std::string{"anomalies remain that no failure "
-                                                            "mode of the knowledge base explains"};
-  d.detail = detail_json("conclude", groups, t, ev, &v);
-  return d;
+  evidence_journal fresh;
+  auto& journal = journal_of(ctx, fresh);
+  journal.catch_up(ctx.steps, ctx.tools);
+  toolbox tools{ctx.tools};
+  return planner{kb, ctx, journal, tools}.decide();
 }
 
 } // namespace sreh::plugins::reasoner

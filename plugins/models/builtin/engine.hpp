@@ -6,19 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "plugins/models/builtin/evidence.hpp"
 #include "actors/gateway/model_provider.hpp"
+#include "plugins/models/builtin/evidence.hpp"
 #include "plugins/models/builtin/knowledge_base.hpp"
+#include "plugins/models/builtin/toolbox.hpp"
 
 namespace sreh::plugins::reasoner {
-
-/// A read-only or mutating call the engine wants to make next, with why.
-struct planned_call {
-  std::string tool;
-  std::string args = "{}";
-  std::string why;
-  double gain = 0;
-};
 
 /// One piece of evidence: the step it came from, what it says, and its weight on a hypothesis.
 struct fact {
@@ -54,15 +47,19 @@ struct walk_options {
   std::set<std::string> known_healthy;
 };
 
-/// The call that observes an entity (service.describe, host.describe, jobs.list).
-[[nodiscard]] planned_call describe_call(const entity& e);
-[[nodiscard]] planned_call describe_call(const std::string& name, const std::string& kind);
+/// What a decision reasons over: the knowledge base, the run's evidence so far, the calls the
+/// node's tools offer, and the run (its goal and labels).
+struct situation {
+  const knowledge_base& kb;
+  const evidence& ev;
+  const toolbox& tools;
+  const run& r;
+};
 
 /// Walks from the focus; with `allow_calls` false, unknown entities count as healthy. Once a
 /// dependency explains its caller, the caller's other dependencies are observed only in a
 /// `sweep` (looking for independent faults when the budget allows).
-[[nodiscard]] triage_result triage(const knowledge_base& kb, const evidence& ev,
-                                   const actors::run_context& ctx, step_range range,
+[[nodiscard]] triage_result triage(const situation& sit, step_range range,
                                    const walk_options& opts);
 
 // -- hypotheses ----------------------------------------------------------------------------------
@@ -97,8 +94,7 @@ struct hypothesis_group {
 };
 
 /// Builds and scores the groups of the triage's leaves.
-[[nodiscard]] std::vector<hypothesis_group> build_groups(const knowledge_base& kb,
-                                                         const evidence& ev,
+[[nodiscard]] std::vector<hypothesis_group> build_groups(const situation& sit,
                                                          const triage_result& t, step_range range,
                                                          step_range global);
 
@@ -111,13 +107,12 @@ struct self_probe {
   bool self_explained = false;
   std::string why;
 };
-[[nodiscard]] self_probe probe_self(const knowledge_base& kb, const evidence& ev,
-                                    const std::string& name, step_range range, step_range global,
-                                    const std::vector<goal_cue>& cues);
+[[nodiscard]] self_probe probe_self(const situation& sit, const std::string& name, step_range range,
+                                    step_range global, const std::vector<goal_cue>& cues);
 
 /// Decides open groups (diagnosed / unknown) when `may_check` is false or nothing separates them;
 /// otherwise returns the check with the highest expected information gain.
-[[nodiscard]] std::optional<planned_call> next_check(const knowledge_base& kb, const evidence& ev,
+[[nodiscard]] std::optional<planned_call> next_check(const knowledge_base& kb,
                                                      std::vector<hypothesis_group>& groups,
                                                      bool may_check);
 
@@ -141,18 +136,21 @@ struct remediation_state {
   std::vector<std::string> still_anomalous;    // alerted entities anomalous after the remedies
 };
 
-/// Walks the remedies of each diagnosis against the steps after the investigation.
-[[nodiscard]] remediation_state remediate(const knowledge_base& kb, const evidence& ev,
-                                          const triage_result& t,
+/// Walks the remedies of each diagnosis against the steps after the investigation (`sit.ev` may be
+/// the evidence of the steps before a later round's first remedy).
+[[nodiscard]] remediation_state remediate(const situation& sit, const triage_result& t,
                                           const std::vector<const hypothesis*>& diagnoses,
                                           const std::map<std::string, std::string>& leaf_of);
 
 /// The call keys of every remedy action the diagnoses could take.
-[[nodiscard]] std::set<std::string> remedy_keys(const evidence& ev,
+[[nodiscard]] std::set<std::string> remedy_keys(const situation& sit,
                                                 const std::vector<const hypothesis*>& diagnoses);
 
 // -- the decision --------------------------------------------------------------------------------
 
+/// The next step of the run. Reads the run's memory (`ctx.memory`, its evidence so far) when
+/// the context has one, and leaves the evidence of the new steps there; the decision is the
+/// same either way.
 [[nodiscard]] actors::decision decide(const knowledge_base& kb, const actors::run_context& ctx);
 
 } // namespace sreh::plugins::reasoner

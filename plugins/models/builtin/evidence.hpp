@@ -7,21 +7,26 @@
 #include <string>
 #include <vector>
 
+#include "core/model/observation.hpp"
 #include "core/model/step.hpp"
 #include "plugins/models/builtin/knowledge_base.hpp"
 
+namespace sreh::actors {
+class tool_registry;
+}
+
 namespace sreh::plugins::reasoner {
 
-/// One observation of an entity's metrics (a description, a metrics query or a jobs list).
+/// One observation of an entity's metrics (a description, a metrics query or a jobs listing).
 struct snapshot {
   std::int64_t step = 0;
   std::map<std::string, double> current;
   std::map<std::string, double> baseline;
-  std::map<std::string, double> fields;  // numeric top-level fields: replicas, max_connections
+  std::map<std::string, double> fields;  // numeric state: replicas, max_connections
   std::string version;
 };
 
-/// A service, database, host or job as the tool results describe it.
+/// A service, database, host or job as the observations describe it.
 struct entity {
   std::string name;
   std::string kind;                     // service | database | cache | queue | host | job
@@ -35,28 +40,19 @@ struct entity {
   [[nodiscard]] bool is_service_kind() const;
 };
 
-struct log_line {
-  std::string at, level, message;
-};
+using log_line = obs::log_line;
+using flag_record = obs::flag_state;
 
 struct log_result {
   std::int64_t step = 0;
   std::vector<log_line> lines;          // newest first
 };
 
-struct deploy_record {
-  std::string service, version, previous, at, by;
-};
-
 struct deploy_result {
   std::int64_t step = 0;
   std::string service;                  // "" = every service
   std::string window;
-  std::vector<deploy_record> deploys;
-};
-
-struct flag_record {
-  std::string name, value, default_value, changed_at, changed_by;
+  std::vector<obs::deploy> deploys;
 };
 
 /// One tool call of the run: the key is the tool and its canonical arguments.
@@ -70,7 +66,8 @@ struct call_record {
   std::string error;
 };
 
-/// Everything the run's steps told so far, rebuilt from scratch on every decision.
+/// Everything the run's steps observed so far. It grows one step at a time (`add`): the same
+/// steps in the same order give the same value, however it was fed.
 struct evidence {
   bool topology_known = false;
   std::map<std::string, entity> entities;
@@ -89,11 +86,51 @@ struct evidence {
   [[nodiscard]] const entity* find(const std::string& name) const;
   /// The latest call with this key made after step `after`, or null.
   [[nodiscard]] const call_record* find_call(const std::string& key, std::int64_t after = 0) const;
+
+  /// Adds tool step `s` (with an outcome): its call, and what it observed. `remedy`: the step's
+  /// tool performs a remedy (its call is a mutation unless it failed outright).
+  void add(const step& s, const obs::observations& seen, bool remedy);
 };
 
-/// Builds the evidence from the run's tool steps (steps in `intent` state are ignored).
-/// `before` > 0 ignores the steps numbered `before` and later.
-[[nodiscard]] evidence collect_evidence(const std::vector<step>& steps, const knowledge_base& kb,
+/// Whether a step counts as evidence: a tool step with an outcome that was not cancelled.
+[[nodiscard]] bool is_evidence(const step& s);
+
+/// A run's evidence kept between decisions: fed the run's steps, it reads (asks the step's tool
+/// to observe) only the steps it has not seen, and keeps each step's observations so that the
+/// evidence of an earlier span needs no result read again. A step it has seen that changed (a
+/// recovered run ran it again) makes it start over, so it always equals the evidence rebuilt
+/// from the steps.
+class evidence_journal {
+ public:
+  /// Brings the evidence up to `steps`, the run's steps so far in order.
+  void catch_up(const std::vector<step>& steps, const actors::tool_registry& tools);
+  /// The evidence of every step given to `catch_up`.
+  [[nodiscard]] const evidence& all() const { return tail_ ? *tail_ : ev_; }
+  /// The evidence of the steps numbered below `before`.
+  [[nodiscard]] evidence before(std::int64_t n) const;
+
+ private:
+  /// A step looked at: the step without its result, and what it observed.
+  struct seen_step {
+    step head;                          // result and decision left out
+    std::size_t result_size = 0;
+    bool counts = false;                // is_evidence
+    bool remedy = false;
+    obs::observations observed;
+    [[nodiscard]] bool same(const step& s) const;
+  };
+  [[nodiscard]] static seen_step read(const step& s, const actors::tool_registry& tools);
+
+  std::vector<seen_step> seen_;         // a prefix of the run's steps, all with outcomes
+  evidence ev_;                         // of seen_
+  std::vector<seen_step> tail_seen_;    // steps with outcomes behind one without
+  std::optional<evidence> tail_;        // ev_ and tail_seen_
+};
+
+/// The evidence of the run's steps, rebuilt from scratch; `before` > 0 ignores the steps numbered
+/// `before` and later.
+[[nodiscard]] evidence collect_evidence(const std::vector<step>& steps,
+                                        const actors::tool_registry& tools,
                                         std::int64_t before = 0);
 
 /// Canonical JSON (object keys sorted) of `json_text`, or the text itself if it does not parse.

@@ -63,15 +63,16 @@ bool attempted(const evidence& ev, const planned_call& c, step_range r) {
                      [&](const call_record& x) { return x.key == key && r.contains(x.step); });
 }
 
-planned_call logs_call(const std::string& name) {
-  return {"logs.search", fmt::format(R"({{"limit":100,"service":{}}})", json::quote(name)), {}, 0};
+std::string kind_of(const evidence& ev, const std::string& name) {
+  auto* e = ev.find(name);
+  return e && !e->kind.empty() ? e->kind : "service";
 }
 
 /// Evaluates one symptom of a hypothesis; fills facts and bindings.
 class symptom_judge {
  public:
-  symptom_judge(const evidence& ev, step_range r, step_range global, hypothesis& h)
-      : ev_(ev), r_(r), g_(global), h_(h) {}
+  symptom_judge(const situation& sit, step_range r, step_range global, hypothesis& h)
+      : ev_(sit.ev), tools_(sit.tools), r_(r), g_(global), h_(h) {}
 
   symptom_eval judge(const symptom& s) {
     symptom_eval out;
@@ -141,7 +142,7 @@ class symptom_judge {
       add(negative->step, negative->text, negative->weight);
     } else if (!unknown.empty()) {
       auto* e = ev_.find(unknown);
-      out.check = e ? describe_call(*e) : describe_call(unknown, "service");
+      out.check = tools_.describe(unknown, e ? e->kind : "service");
     } else {
       out.state = seen_state::not_applicable;
     }
@@ -180,7 +181,7 @@ class symptom_judge {
       add(searched, fmt::format("no /{}/ in the logs of {}", s.pattern, searched_names),
           s.absent_weight);
     } else if (!unknown.empty()) {
-      out.check = logs_call(unknown);
+      out.check = tools_.logs(unknown, kind_of(ev_, unknown));
     }
   }
 
@@ -212,13 +213,12 @@ class symptom_judge {
           s.absent_weight);
       return;
     }
-    out.check = planned_call{"deploys.list",
-                             fmt::format(R"({{"window":{}}})", json::quote(s.window)), {}, 0};
+    out.check = tools_.deploys(s.window);
   }
 
   void flag(const symptom& s, symptom_eval& out) {
     if (!ev_.flags || !g_.contains(ev_.flags_step)) {
-      out.check = planned_call{"flags.list", "{}", {}, 0};
+      out.check = tools_.flags();
       return;
     }
     auto window = parse_window(s.window).value_or(7200);
@@ -246,6 +246,7 @@ class symptom_judge {
   }
 
   const evidence& ev_;
+  const toolbox& tools_;
   step_range r_;
   step_range g_;  // deploys and flags: what was seen of them stays true after a remedy
   hypothesis& h_;
@@ -284,13 +285,13 @@ void complete_bindings(const evidence& ev, step_range r, hypothesis& h) {
         h.bindings["flag_default"] = f.default_value.empty() ? "false" : f.default_value;
 }
 
-hypothesis score(const knowledge_base& kb, const evidence& ev, step_range r, step_range g,
-                 const failure_mode& m, const std::string& subject,
-                 const std::vector<goal_cue>& cues) {
+hypothesis score(const situation& sit, step_range r, step_range g, const failure_mode& m,
+                 const std::string& subject, const std::vector<goal_cue>& cues) {
+  const auto& kb = sit.kb;
   hypothesis h;
   h.mode = &m;
   h.subject = subject;
-  symptom_judge judge{ev, r, g, h};
+  symptom_judge judge{sit, r, g, h};
   for (auto& s : m.symptoms) {
     h.max_score += std::max(0.0, s.weight);
     h.symptoms.push_back(judge.judge(s));
@@ -302,7 +303,7 @@ hypothesis score(const knowledge_base& kb, const evidence& ev, step_range r, ste
       h.evidence.push_back({0, fmt::format("the goal mentions '{}'", c.phrase),
                             kb.limits.goal_cue_weight});
     }
-  complete_bindings(ev, r, h);
+  complete_bindings(sit.ev, r, h);
   return h;
 }
 
@@ -325,15 +326,22 @@ std::vector<std::string> implicated(const evidence& ev, const std::string& leaf,
   return out;
 }
 
-std::string kind_of(const evidence& ev, const std::string& name) {
-  auto* e = ev.find(name);
-  return e && !e->kind.empty() ? e->kind : "service";
+/// True when reading the logs of `name` failed within the range.
+bool logs_failed(const situation& sit, const std::string& name, step_range r) {
+  auto call = sit.tools.logs(name, kind_of(sit.ev, name));
+  if (!call)
+    return false;
+  auto key = call_key(call->tool, call->args);
+  return std::any_of(sit.ev.calls.begin(), sit.ev.calls.end(), [&](const call_record& c) {
+    return c.key == key && !c.ok && r.contains(c.step);
+  });
 }
 
 } // namespace
 
-std::vector<hypothesis_group> build_groups(const knowledge_base& kb, const evidence& ev,
-                                           const triage_result& t, step_range r, step_range g) {
+std::vector<hypothesis_group> build_groups(const situation& sit, const triage_result& t,
+                                           step_range r, step_range g) {
+  const auto& ev = sit.ev;
   std::vector<hypothesis_group> groups;
   for (auto& leaf : t.leaves) {
     hypothesis_group grp;
@@ -346,21 +354,17 @@ std::vector<hypothesis_group> build_groups(const knowledge_base& kb, const evide
     // The leaf's hosts are suspects when its logs name them (write errors name the device's
     // host), or when its logs cannot be read at all.
     auto named = implicated(ev, leaf, r);
-    bool logs_failed = false;
-    for (auto& c : ev.calls)
-      logs_failed = logs_failed || (c.tool == "logs.search" && !c.ok && r.contains(c.step)
-                                    && c.args.find(json::quote(leaf)) != std::string::npos);
-    if (auto* e = ev.find(leaf); e && logs_failed)
+    if (auto* e = ev.find(leaf); e && logs_failed(sit, leaf, r))
       for (auto& h : e->hosts)
         add(h);
     for (auto& n : named)
       add(n);
-    for (auto& m : kb.modes)
+    for (auto& m : sit.kb.modes)
       for (auto& s : subjects) {
         auto k = kind_of(ev, s);
         if (std::find(m.applies_to.begin(), m.applies_to.end(), k) == m.applies_to.end())
           continue;
-        grp.hyps.push_back(score(kb, ev, r, g, m, s, t.cues));
+        grp.hyps.push_back(score(sit, r, g, m, s, t.cues));
       }
     std::vector<std::size_t> idx(grp.hyps.size());
     for (std::size_t i = 0; i < idx.size(); ++i)
@@ -399,7 +403,7 @@ double runner_up(const hypothesis_group& g, const hypothesis* leader) {
 
 } // namespace
 
-std::optional<planned_call> next_check(const knowledge_base& kb, const evidence&,
+std::optional<planned_call> next_check(const knowledge_base& kb,
                                        std::vector<hypothesis_group>& groups, bool may_check) {
   struct candidate {
     planned_call call;
@@ -475,14 +479,16 @@ std::optional<planned_call> next_check(const knowledge_base& kb, const evidence&
 
 namespace sreh::plugins::reasoner {
 
-self_probe probe_self(const knowledge_base& kb, const evidence& ev, const std::string& name,
-                      step_range r, step_range g, const std::vector<goal_cue>& cues) {
+self_probe probe_self(const situation& sit, const std::string& name, step_range r, step_range g,
+                      const std::vector<goal_cue>& cues) {
+  const auto& kb = sit.kb;
+  const auto& ev = sit.ev;
   self_probe out;
   auto kind = kind_of(ev, name);
   std::vector<hypothesis> hyps;
   for (auto& m : kb.modes)
     if (std::find(m.applies_to.begin(), m.applies_to.end(), kind) != m.applies_to.end())
-      hyps.push_back(score(kb, ev, r, g, m, name, cues));
+      hyps.push_back(score(sit, r, g, m, name, cues));
   // The cued modes' global checks (a recent deploy of the suspect, a recent flag change), the
   // most specific cue first: one cheap call instead of a description per dependency.
   bool global_seen = false;
@@ -508,9 +514,9 @@ self_probe probe_self(const knowledge_base& kb, const evidence& ev, const std::s
   out.next.reset();
   // A cued change is seen: the suspect's own logs tell whether it explains itself.
   if (!latest_logs(ev, name, r)) {
-    auto call = logs_call(name);
-    if (!attempted(ev, call, r)) {
-      call.why = fmt::format("a recent change may explain {} by itself: read its logs before "
+    auto call = sit.tools.logs(name, kind);
+    if (call && !attempted(ev, *call, r)) {
+      call->why = fmt::format("a recent change may explain {} by itself: read its logs before "
                              "describing each of its dependencies", name);
       out.next = call;
       return out;

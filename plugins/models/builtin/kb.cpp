@@ -1,518 +1,322 @@
-#include <yaml-cpp/yaml.h>
-
+// Loading the knowledge base (knowledge/failure_modes.yaml) with the one YAML reader.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
-#include <fstream>
+#include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 
-#include "core/base/json.hpp"
-#include "plugins/models/builtin/kb_detail.hpp"
+#include "config/yaml/reader.hpp"
 #include "plugins/models/builtin/knowledge_base.hpp"
 
 namespace sreh::plugins::reasoner {
 
-using detail::to_number;
-
 namespace {
 
-/// Reads the YAML tree with errors located at `source:line:col: path:`.
-class kb_reader {
+namespace yaml = config::yaml;
+using yaml::entry;
+using yaml::reader;
+
+/// One mapping of the file: its values by key. Keys it does not know are errors (a typo must not
+/// silently disable evidence); a missing required key is reported at the mapping.
+class kb_map {
  public:
-  explicit kb_reader(std::string_view source) : source_(source) {}
-
-  sreh::error fail(const YAML::Node& n, const std::string& path, const std::string& what) const {
-    auto m = n.Mark();
-    return {errc::invalid_argument,
-            fmt::format("{}:{}:{}: {}: {}", source_, m.line + 1, m.column + 1, path, what)};
-  }
-
-  std::optional<sreh::error> require(const YAML::Node& n, const std::string& path,
-                                     YAML::NodeType::value type, const char* type_name) const {
-    if (!n)
-      return fail(current_, path, fmt::format("missing (expected {})", type_name));
-    if (n.Type() != type)
-      return fail(n, path, fmt::format("expected {}", type_name));
-    return std::nullopt;
-  }
-
-  expected<std::string> string(const YAML::Node& n, const std::string& path) const {
-    if (!n)
-      return fail(current_, path, "missing (expected a string)");
-    if (!n.IsScalar())
-      return fail(n, path, "expected a string");
-    return n.Scalar();
-  }
-
-  expected<double> number(const YAML::Node& n, const std::string& path) const {
-    if (!n)
-      return fail(current_, path, "missing (expected a number)");
-    if (!n.IsScalar())
-      return fail(n, path, "expected a number");
-    if (auto v = to_number(n.Scalar()))
-      return *v;
-    return fail(n, path, fmt::format("expected a number, got '{}'", n.Scalar()));
-  }
-
-  /// Keys of a map that are not in `known` are errors (typos must not silently disable evidence).
-  std::optional<sreh::error> known_keys(const YAML::Node& n, const std::string& path,
-                                        std::initializer_list<std::string_view> known) const {
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      auto key = it->first.Scalar();
-      if (std::find(known.begin(), known.end(), key) == known.end())
-        return fail(it->first, path, fmt::format("unknown key '{}'", key));
+  kb_map(reader& r, const entry& e, std::initializer_list<std::string_view> known) : r_(r), e_(e) {
+    if (!e.value.is_mapping())
+      r.fail(e, fmt::format("expected a mapping, got {}", e.value.kind_name()));
+    for (auto& f : r.pairs(e)) {
+      if (std::find(known.begin(), known.end(), f.key) == known.end())
+        r.fail(f.key_mark, e.path, fmt::format("unknown key '{}'", f.key));
+      fields_.emplace(f.key, std::move(f));
     }
-    return std::nullopt;
   }
 
-  /// The mapping being read: missing keys are reported at its position.
-  void at(const YAML::Node& n) const { current_.reset(n); }
+  [[nodiscard]] const entry& whole() const { return e_; }
 
-  YAML::Node root_;
+  /// The value of `key`, or null when absent.
+  [[nodiscard]] const entry* find(const std::string& key) const {
+    auto i = fields_.find(key);
+    return i == fields_.end() ? nullptr : &i->second;
+  }
+
+  /// The value of `key`, which must be there (`what` names what it should be).
+  [[nodiscard]] const entry& need(const std::string& key, std::string_view what) const {
+    if (const auto* f = find(key))
+      return *f;
+    r_.fail(e_.mark, e_.path.empty() ? key : e_.path + "." + key,
+            fmt::format("missing (expected {})", what));
+  }
+
+  [[nodiscard]] std::string string(const std::string& key) const {
+    return r_.string(need(key, "a string"));
+  }
+  [[nodiscard]] double number(const std::string& key) const {
+    return r_.number(need(key, "a number"));
+  }
+
+  /// The items of the sequence at `key`, which must be there.
+  [[nodiscard]] std::vector<entry> list(const std::string& key, std::string_view what) const {
+    return list_of(r_, need(key, what), what);
+  }
+
+  /// The items of sequence `e` (`what` names what it should be).
+  static std::vector<entry> list_of(reader& r, const entry& e, std::string_view what) {
+    if (!e.value.is_sequence())
+      r.fail(e, fmt::format("expected {}, got {}", what, e.value.kind_name()));
+    return r.items(e);
+  }
 
  private:
-  mutable YAML::Node current_;
-  std::string source_;
+  reader& r_;
+  const entry& e_;
+  std::map<std::string, entry> fields_;
 };
 
-/// Converts a YAML value (the args template) to JSON; scalars that read as numbers stay numbers.
-void yaml_to_json(const YAML::Node& n, json::writer& w) {
-  if (n.IsMap()) {
-    w.StartObject();
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      w.Key(it->first.Scalar().c_str());
-      yaml_to_json(it->second, w);
-    }
-    w.EndObject();
-  } else if (n.IsSequence()) {
-    w.StartArray();
-    for (auto e : n)
-      yaml_to_json(e, w);
-    w.EndArray();
-  } else if (n.IsNull()) {
-    w.Null();
-  } else {
-    auto& s = n.Scalar();
-    if (n.Tag() != "!" && (s == "true" || s == "false"))
-      w.Bool(s == "true");
-    else if (auto v = n.Tag() != "!" ? to_number(s) : std::nullopt)
-      w.Double(*v);
-    else
-      w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
+condition read_condition(reader& r, const entry& e) {
+  auto c = parse_condition(r.string(e));
+  if (!c)
+    r.fail(e, c.error().message);
+  return std::move(*c);
+}
+
+void check_pattern(reader& r, const entry& e, const std::string& pattern) {
+  try {
+    std::string probe = pattern;
+    for (auto pos = probe.find("{subject}"); pos != std::string::npos;
+         pos = probe.find("{subject}"))
+      probe.replace(pos, 9, "x");
+    std::regex re(probe, std::regex::icase | std::regex::ECMAScript);
+  } catch (const std::regex_error& err) {
+    r.fail(e, fmt::format("invalid regular expression: {}", err.what()));
   }
 }
 
-std::optional<sreh::error> read_condition(const kb_reader& r, const YAML::Node& n,
-                                          const std::string& path, condition& out) {
-  auto text = r.string(n, path);
-  if (!text)
-    return text.error();
-  auto c = parse_condition(*text);
-  if (!c)
-    return r.fail(n, path, c.error().message);
-  out = std::move(*c);
-  return std::nullopt;
-}
-
-std::optional<sreh::error> read_symptom(const kb_reader& r, const YAML::Node& n,
-                                        const std::string& path, symptom& s) {
-  if (auto e = r.require(n, path, YAML::NodeType::Map, "a mapping"))
-    return e;
-  r.at(n);
-  if (auto e = r.known_keys(n, path, {"id", "when", "log", "deploy_within", "flag_changed", "on",
-                                      "weight", "absent_weight", "bind", "bind_from"}))
-    return e;
-  s.line = n.Mark().line + 1;
-  auto id = r.string(n["id"], path + ".id");
-  if (!id)
-    return id.error();
-  s.id = *id;
+symptom read_symptom(reader& r, const entry& e) {
+  kb_map m{r, e, {"id", "when", "log", "deploy_within", "flag_changed", "on", "weight",
+                  "absent_weight", "bind", "bind_from"}};
+  symptom s;
+  s.line = e.mark.line + 1;
+  s.id = m.string("id");
   int kinds = 0;
-  if (n["when"]) {
+  if (const auto* f = m.find("when")) {
     ++kinds;
     s.type = symptom_type::metric;
-    if (auto e = read_condition(r, n["when"], path + ".when", s.when))
-      return e;
+    s.when = read_condition(r, *f);
   }
-  if (n["log"]) {
+  if (const auto* f = m.find("log")) {
     ++kinds;
     s.type = symptom_type::log;
-    auto p = r.string(n["log"], path + ".log");
-    if (!p)
-      return p.error();
-    s.pattern = *p;
-    try {
-      std::string probe = s.pattern;
-      for (auto pos = probe.find("{subject}"); pos != std::string::npos;
-           pos = probe.find("{subject}"))
-        probe.replace(pos, 9, "x");
-      std::regex re(probe, std::regex::icase | std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return r.fail(n["log"], path + ".log", fmt::format("invalid regular expression: {}", e.what()));
-    }
+    s.pattern = r.string(*f);
+    check_pattern(r, *f, s.pattern);
   }
   for (const char* key : {"deploy_within", "flag_changed"}) {
-    if (!n[key])
+    const auto* f = m.find(key);
+    if (f == nullptr)
       continue;
     ++kinds;
     s.type = std::string_view{key} == "deploy_within" ? symptom_type::deploy : symptom_type::flag;
-    auto w = r.string(n[key], path + "." + key);
-    if (!w)
-      return w.error();
-    s.window = *w;
+    s.window = r.string(*f);
   }
   if (kinds != 1)
-    return r.fail(n, path, "a symptom needs exactly one of when, log, deploy_within, flag_changed");
-  if (n["on"]) {
-    auto on = r.string(n["on"], path + ".on");
-    if (!on)
-      return on.error();
+    r.fail(e, "a symptom needs exactly one of when, log, deploy_within, flag_changed");
+  if (const auto* f = m.find("on")) {
     static const std::map<std::string, scope> scopes{
       {"self", scope::self}, {"callers", scope::callers}, {"hosted", scope::hosted},
       {"jobs", scope::jobs}};
-    auto it = scopes.find(*on);
+    auto it = scopes.find(r.string(*f));
     if (it == scopes.end())
-      return r.fail(n["on"], path + ".on", "expected one of self, callers, hosted, jobs");
+      r.fail(*f, "expected one of self, callers, hosted, jobs");
     s.on = it->second;
   }
-  auto w = r.number(n["weight"], path + ".weight");
-  if (!w)
-    return w.error();
-  s.weight = *w;
-  if (n["absent_weight"]) {
-    auto a = r.number(n["absent_weight"], path + ".absent_weight");
-    if (!a)
-      return a.error();
-    s.absent_weight = *a;
-  }
-  if (n["bind"]) {
-    auto b = r.string(n["bind"], path + ".bind");
-    if (!b)
-      return b.error();
-    s.bind = *b;
+  s.weight = m.number("weight");
+  if (const auto* f = m.find("absent_weight"))
+    s.absent_weight = r.number(*f);
+  if (const auto* f = m.find("bind")) {
+    s.bind = r.string(*f);
     s.bind_from = s.type == symptom_type::flag ? "flag" : "entity";
-    if (n["bind_from"]) {
-      auto f = r.string(n["bind_from"], path + ".bind_from");
-      if (!f)
-        return f.error();
-      if (*f != "capture" && *f != "entity" && *f != "flag")
-        return r.fail(n["bind_from"], path + ".bind_from", "expected capture, entity or flag");
-      s.bind_from = *f;
+    if (const auto* from = m.find("bind_from")) {
+      s.bind_from = r.string(*from);
+      if (s.bind_from != "capture" && s.bind_from != "entity" && s.bind_from != "flag")
+        r.fail(*from, "expected capture, entity or flag");
     }
   }
-  return std::nullopt;
+  return s;
 }
 
-std::optional<sreh::error> read_remedy(const kb_reader& r, const YAML::Node& n,
-                                       const std::string& path, remedy& out) {
-  if (auto e = r.require(n, path, YAML::NodeType::Map, "a mapping"))
-    return e;
-  r.at(n);
-  if (auto e = r.known_keys(n, path, {"name", "when", "requires", "actions", "risk"}))
-    return e;
-  auto name = r.string(n["name"], path + ".name");
-  if (!name)
-    return name.error();
-  out.name = *name;
+action_template read_action(reader& r, const entry& e) {
+  kb_map m{r, e, {"tool", "args", "for_each"}};
+  action_template t;
+  t.tool = m.string("tool");
+  if (const auto* f = m.find("args")) {
+    if (!f->value.is_mapping())
+      r.fail(*f, fmt::format("expected a mapping, got {}", f->value.kind_name()));
+    t.args = r.json_object(*f);
+  }
+  if (const auto* f = m.find("for_each")) {
+    t.for_each = r.string(*f);
+    if (t.for_each != "job")
+      r.fail(*f, "expected job");
+  }
+  return t;
+}
+
+/// A remedy of a failure mode whose symptoms have `ids` and provide `bindings`.
+remedy read_remedy(reader& r, const entry& e, const std::set<std::string>& ids,
+                   const std::set<std::string>& bindings) {
+  kb_map m{r, e, {"name", "when", "requires", "actions", "risk"}};
+  remedy out;
+  out.name = m.string("name");
   for (auto [key, dst] : {std::pair{"when", &out.when}, std::pair{"requires", &out.requires_binding},
-                          std::pair{"risk", &out.risk}}) {
-    if (!n[key])
-      continue;
-    auto v = r.string(n[key], path + "." + key);
-    if (!v)
-      return v.error();
-    *dst = *v;
-  }
-  auto acts = n["actions"];
-  if (auto e = r.require(acts, path + ".actions", YAML::NodeType::Sequence, "a list of actions"))
-    return e;
-  for (std::size_t i = 0; i < acts.size(); ++i) {
-    auto a = acts[i];
-    auto apath = fmt::format("{}.actions[{}]", path, i);
-    if (auto e = r.require(a, apath, YAML::NodeType::Map, "a mapping"))
-      return e;
-    r.at(a);
-    if (auto e = r.known_keys(a, apath, {"tool", "args", "for_each"}))
-      return e;
-    action_template t;
-    auto tool = r.string(a["tool"], apath + ".tool");
-    if (!tool)
-      return tool.error();
-    t.tool = *tool;
-    if (a["args"]) {
-      if (auto e = r.require(a["args"], apath + ".args", YAML::NodeType::Map, "a mapping"))
-        return e;
-      rapidjson::StringBuffer buf;
-      json::writer w(buf);
-      yaml_to_json(a["args"], w);
-      t.args = buf.GetString();
-    }
-    if (a["for_each"]) {
-      auto f = r.string(a["for_each"], apath + ".for_each");
-      if (!f)
-        return f.error();
-      if (*f != "job")
-        return r.fail(a["for_each"], apath + ".for_each", "expected job");
-      t.for_each = *f;
-    }
-    out.actions.push_back(std::move(t));
-  }
+                          std::pair{"risk", &out.risk}})
+    if (const auto* f = m.find(key))
+      *dst = r.string(*f);
+  const auto& actions = m.need("actions", "a list of actions");
+  for (const auto& a : kb_map::list_of(r, actions, "a list of actions"))
+    out.actions.push_back(read_action(r, a));
   if (out.actions.empty())
-    return r.fail(acts, path + ".actions", "a remedy needs at least one action");
-  return std::nullopt;
+    r.fail(actions, "a remedy needs at least one action");
+  if (!out.when.empty() && !ids.contains(out.when))
+    r.fail(*m.find("when"), fmt::format("no symptom '{}'", out.when));
+  if (!out.requires_binding.empty() && !bindings.contains(out.requires_binding))
+    r.fail(*m.find("requires"), fmt::format("no symptom binds '{}'", out.requires_binding));
+  return out;
 }
 
-std::optional<sreh::error> read_mode(const kb_reader& r, const YAML::Node& n,
-                                     const std::string& path, failure_mode& m) {
-  if (auto e = r.require(n, path, YAML::NodeType::Map, "a mapping"))
-    return e;
-  r.at(n);
-  if (auto e = r.known_keys(n, path, {"kind", "description", "applies_to", "target", "symptoms",
-                                      "remedies", "risks", "cues"}))
-    return e;
-  m.line = n.Mark().line + 1;
-  auto kind = r.string(n["kind"], path + ".kind");
-  if (!kind)
-    return kind.error();
-  m.kind = *kind;
-  if (n["description"]) {
-    auto d = r.string(n["description"], path + ".description");
-    if (!d)
-      return d.error();
-    m.description = *d;
-  }
+/// The items of the sequence at `key`, when there.
+std::vector<entry> optional_list(reader& r, const kb_map& m, const std::string& key,
+                                 std::string_view what) {
+  const auto* f = m.find(key);
+  return f == nullptr ? std::vector<entry>{} : kb_map::list_of(r, *f, what);
+}
+
+/// A failure mode; its kind must not be one of `kb` already.
+failure_mode read_mode(reader& r, const entry& e, const knowledge_base& kb) {
+  kb_map m{r, e, {"kind", "description", "applies_to", "target", "symptoms", "remedies", "risks",
+                  "cues"}};
+  failure_mode fm;
+  fm.line = e.mark.line + 1;
+  fm.kind = m.string("kind");
+  if (const auto* f = m.find("description"))
+    fm.description = r.string(*f);
   static const std::set<std::string, std::less<>> kinds{"service", "database", "cache", "queue",
                                                         "host", "job"};
-  auto at = n["applies_to"];
-  if (auto e = r.require(at, path + ".applies_to", YAML::NodeType::Sequence, "a list of kinds"))
-    return e;
-  for (std::size_t i = 0; i < at.size(); ++i) {
-    auto k = r.string(at[i], fmt::format("{}.applies_to[{}]", path, i));
-    if (!k)
-      return k.error();
-    if (!kinds.contains(*k))
-      return r.fail(at[i], fmt::format("{}.applies_to[{}]", path, i),
-                    "expected service, database, cache, queue, host or job");
-    m.applies_to.push_back(*k);
+  for (const auto& k : m.list("applies_to", "a list of kinds")) {
+    fm.applies_to.push_back(r.string(k));
+    if (!kinds.contains(fm.applies_to.back()))
+      r.fail(k, "expected service, database, cache, queue, host or job");
   }
-  auto syms = n["symptoms"];
-  if (auto e = r.require(syms, path + ".symptoms", YAML::NodeType::Sequence, "a list of symptoms"))
-    return e;
   std::set<std::string> ids, bindings{"subject"};
-  for (std::size_t i = 0; i < syms.size(); ++i) {
-    symptom s;
-    auto spath = fmt::format("{}.symptoms[{}]", path, i);
-    if (auto e = read_symptom(r, syms[i], spath, s))
-      return e;
+  for (const auto& item : m.list("symptoms", "a list of symptoms")) {
+    auto s = read_symptom(r, item);
     if (!ids.insert(s.id).second)
-      return r.fail(syms[i], spath + ".id", fmt::format("duplicate symptom id '{}'", s.id));
+      r.fail(item.mark, item.path + ".id", fmt::format("duplicate symptom id '{}'", s.id));
     if (!s.bind.empty())
       bindings.insert(s.bind);
-    m.symptoms.push_back(std::move(s));
+    fm.symptoms.push_back(std::move(s));
   }
-  if (n["target"]) {
-    auto t = r.string(n["target"], path + ".target");
-    if (!t)
-      return t.error();
-    if (t->size() < 2 || (*t)[0] != '$' || !bindings.contains(t->substr(1)))
-      return r.fail(n["target"], path + ".target",
-                    "expected $subject or $<binding> of one of the symptoms");
-    m.target = *t;
+  if (const auto* f = m.find("target")) {
+    fm.target = r.string(*f);
+    const auto& t = fm.target;
+    if (t.size() < 2 || t[0] != '$' || !bindings.contains(t.substr(1)))
+      r.fail(*f, "expected $subject or $<binding> of one of the symptoms");
   }
-  if (auto rem = n["remedies"]) {
-    if (auto e = r.require(rem, path + ".remedies", YAML::NodeType::Sequence, "a list"))
-      return e;
-    for (std::size_t i = 0; i < rem.size(); ++i) {
-      remedy x;
-      auto rpath = fmt::format("{}.remedies[{}]", path, i);
-      if (auto e = read_remedy(r, rem[i], rpath, x))
-        return e;
-      if (!x.when.empty() && !ids.contains(x.when))
-        return r.fail(rem[i]["when"], rpath + ".when", fmt::format("no symptom '{}'", x.when));
-      if (!x.requires_binding.empty() && !bindings.contains(x.requires_binding))
-        return r.fail(rem[i]["requires"], rpath + ".requires",
-                      fmt::format("no symptom binds '{}'", x.requires_binding));
-      m.remedies.push_back(std::move(x));
-    }
+  for (const auto& item : optional_list(r, m, "remedies", "a list"))
+    fm.remedies.push_back(read_remedy(r, item, ids, bindings));
+  for (const auto& item : optional_list(r, m, "risks", "a list"))
+    fm.risks.push_back(r.string(item));
+  for (const auto& item : optional_list(r, m, "cues", "a list of phrases")) {
+    fm.cues.push_back(r.string(item));
+    if (fm.cues.back().find_first_not_of(" \t") == std::string::npos)
+      r.fail(item, "an empty cue");
   }
-  if (auto risks = n["risks"]) {
-    if (auto e = r.require(risks, path + ".risks", YAML::NodeType::Sequence, "a list"))
-      return e;
-    for (std::size_t i = 0; i < risks.size(); ++i) {
-      auto s = r.string(risks[i], fmt::format("{}.risks[{}]", path, i));
-      if (!s)
-        return s.error();
-      m.risks.push_back(*s);
-    }
-  }
-  if (auto cues = n["cues"]) {
-    if (auto e = r.require(cues, path + ".cues", YAML::NodeType::Sequence, "a list of phrases"))
-      return e;
-    for (std::size_t i = 0; i < cues.size(); ++i) {
-      auto s = r.string(cues[i], fmt::format("{}.cues[{}]", path, i));
-      if (!s)
-        return s.error();
-      if (s->find_first_not_of(" \t") == std::string::npos)
-        return r.fail(cues[i], fmt::format("{}.cues[{}]", path, i), "an empty cue");
-      m.cues.push_back(*s);
-    }
-  }
-  return std::nullopt;
+  if (kb.find(fm.kind))
+    r.fail(*m.find("kind"), fmt::format("duplicate kind '{}'", fm.kind));
+  return fm;
 }
 
-std::optional<sreh::error> read_thresholds(const kb_reader& r, const YAML::Node& n,
-                                           thresholds& t) {
-  if (!n)
-    return std::nullopt;
-  if (auto e = r.require(n, "thresholds", YAML::NodeType::Map, "a mapping"))
-    return e;
-  if (auto e = r.known_keys(n, "thresholds", {"conclude_score", "conclude_margin",
-                                              "investigate_steps",
-                                              "investigate_steps_per_extra_leaf",
-                                              "remedy_reserve_steps", "sticky_classes",
-                                              "goal_cue_weight", "max_rounds"}))
-    return e;
+/// A whole number in [min, max], written as a number.
+int whole_number(reader& r, const entry& e, int min, int max) {
+  auto v = r.number(e);
+  if (v < min || v > max)
+    r.fail(e, fmt::format("expected {}..{}", min, max));
+  return static_cast<int>(v);
+}
+
+void read_thresholds(reader& r, const entry& e, thresholds& t) {
+  kb_map m{r, e, {"conclude_score", "conclude_margin", "investigate_steps",
+                  "investigate_steps_per_extra_leaf", "remedy_reserve_steps", "sticky_classes",
+                  "goal_cue_weight", "max_rounds"}};
   for (auto [key, dst] : {std::pair{"conclude_score", &t.conclude_score},
                           std::pair{"conclude_margin", &t.conclude_margin},
-                          std::pair{"goal_cue_weight", &t.goal_cue_weight}}) {
-    if (!n[key])
-      continue;
-    auto v = r.number(n[key], std::string{"thresholds."} + key);
-    if (!v)
-      return v.error();
-    *dst = *v;
-  }
-  if (n["investigate_steps"]) {
-    auto v = r.number(n["investigate_steps"], "thresholds.investigate_steps");
-    if (!v)
-      return v.error();
-    if (*v < 1 || *v > 1000)
-      return r.fail(n["investigate_steps"], "thresholds.investigate_steps", "expected 1..1000");
-    t.investigate_steps = static_cast<int>(*v);
-  }
-  if (n["investigate_steps_per_extra_leaf"]) {
-    auto v = r.number(n["investigate_steps_per_extra_leaf"],
-                      "thresholds.investigate_steps_per_extra_leaf");
-    if (!v)
-      return v.error();
-    if (*v < 0 || *v > 100)
-      return r.fail(n["investigate_steps_per_extra_leaf"],
-                    "thresholds.investigate_steps_per_extra_leaf", "expected 0..100");
-    t.investigate_steps_per_extra_leaf = static_cast<int>(*v);
-  }
-  if (n["remedy_reserve_steps"]) {
-    auto v = r.number(n["remedy_reserve_steps"], "thresholds.remedy_reserve_steps");
-    if (!v)
-      return v.error();
-    if (*v < 0 || *v > 100)
-      return r.fail(n["remedy_reserve_steps"], "thresholds.remedy_reserve_steps", "expected 0..100");
-    t.remedy_reserve_steps = static_cast<int>(*v);
-  }
-  if (n["max_rounds"]) {
-    auto v = r.number(n["max_rounds"], "thresholds.max_rounds");
-    if (!v)
-      return v.error();
-    if (*v < 1 || *v > 20)
-      return r.fail(n["max_rounds"], "thresholds.max_rounds", "expected 1..20");
-    t.max_rounds = static_cast<int>(*v);
-  }
-  if (auto s = n["sticky_classes"]) {
-    if (auto e = r.require(s, "thresholds.sticky_classes", YAML::NodeType::Sequence, "a list"))
-      return e;
-    for (auto c : s)
-      t.sticky_classes.push_back(c.Scalar());
-  }
-  return std::nullopt;
+                          std::pair{"goal_cue_weight", &t.goal_cue_weight}})
+    if (const auto* f = m.find(key))
+      *dst = r.number(*f);
+  struct bounded {
+    const char* key;
+    int min, max;
+    int thresholds::*dst;
+  };
+  static constexpr bounded counts[] = {
+    {"investigate_steps", 1, 1000, &thresholds::investigate_steps},
+    {"investigate_steps_per_extra_leaf", 0, 100, &thresholds::investigate_steps_per_extra_leaf},
+    {"remedy_reserve_steps", 0, 100, &thresholds::remedy_reserve_steps},
+    {"max_rounds", 1, 20, &thresholds::max_rounds},
+  };
+  for (const auto& c : counts)
+    if (const auto* f = m.find(c.key))
+      t.*c.dst = whole_number(r, *f, c.min, c.max);
+  for (const auto& c : optional_list(r, m, "sticky_classes", "a list"))
+    t.sticky_classes.push_back(r.string(c));
 }
 
-expected<knowledge_base> read_kb(kb_reader& r, const YAML::Node& root) {
+knowledge_base read_kb(reader& r, const entry& root) {
   knowledge_base kb;
-  r.at(root);
-  if (auto e = r.require(root, "(top)", YAML::NodeType::Map, "a mapping"))
-    return *e;
-  if (auto e = r.known_keys(root, "(top)", {"version", "thresholds", "anomalies", "propagation",
-                                            "failure_modes"}))
-    return *e;
-  if (auto e = read_thresholds(r, root["thresholds"], kb.limits))
-    return *e;
-  auto an = root["anomalies"];
-  if (auto e = r.require(an, "anomalies", YAML::NodeType::Sequence, "a list"))
-    return *e;
-  for (std::size_t i = 0; i < an.size(); ++i) {
-    auto path = fmt::format("anomalies[{}]", i);
-    if (auto e = r.require(an[i], path, YAML::NodeType::Map, "a mapping"))
-      return *e;
-    r.at(an[i]);
-    if (auto e = r.known_keys(an[i], path, {"class", "when"}))
-      return *e;
-    anomaly_rule a;
-    auto cls = r.string(an[i]["class"], path + ".class");
-    if (!cls)
-      return cls.error();
-    a.cls = *cls;
-    if (auto e = read_condition(r, an[i]["when"], path + ".when", a.when))
-      return *e;
-    kb.anomalies.push_back(std::move(a));
+  kb_map m{r, root, {"version", "thresholds", "anomalies", "propagation", "failure_modes"}};
+  if (const auto* f = m.find("thresholds"))
+    read_thresholds(r, *f, kb.limits);
+  for (const auto& item : m.list("anomalies", "a list")) {
+    kb_map a{r, item, {"class", "when"}};
+    anomaly_rule rule;
+    rule.cls = a.string("class");
+    rule.when = read_condition(r, a.need("when", "a string"));
+    kb.anomalies.push_back(std::move(rule));
   }
-  if (auto pr = root["propagation"]) {
-    if (auto e = r.require(pr, "propagation", YAML::NodeType::Map, "a mapping"))
-      return *e;
-    for (auto it = pr.begin(); it != pr.end(); ++it) {
-      auto path = "propagation." + it->first.Scalar();
-      if (auto e = r.require(it->second, path, YAML::NodeType::Sequence, "a list of classes"))
-        return *e;
-      auto& dst = kb.propagation[it->first.Scalar()];
-      // A copy: yaml-cpp's iterator proxy dies with this statement (ASan: stack-use-after-scope).
-      const YAML::Node classes = it->second;
-      for (const auto& c : classes)
-        dst.push_back(c.Scalar());
+  if (const auto* f = m.find("propagation")) {
+    if (!f->value.is_mapping())
+      r.fail(*f, fmt::format("expected a mapping, got {}", f->value.kind_name()));
+    for (const auto& p : r.pairs(*f)) {
+      auto& dst = kb.propagation[p.key];
+      for (const auto& c : kb_map::list_of(r, p, "a list of classes"))
+        dst.push_back(r.string(c));
     }
   }
-  auto fm = root["failure_modes"];
-  if (auto e = r.require(fm, "failure_modes", YAML::NodeType::Sequence, "a list"))
-    return *e;
-  for (std::size_t i = 0; i < fm.size(); ++i) {
-    failure_mode m;
-    auto path = fmt::format("failure_modes[{}]", i);
-    if (auto e = read_mode(r, fm[i], path, m))
-      return *e;
-    if (kb.find(m.kind))
-      return r.fail(fm[i]["kind"], path + ".kind", fmt::format("duplicate kind '{}'", m.kind));
-    kb.modes.push_back(std::move(m));
-  }
+  const auto& modes = m.need("failure_modes", "a list");
+  for (const auto& item : kb_map::list_of(r, modes, "a list"))
+    kb.modes.push_back(read_mode(r, item, kb));
   if (kb.modes.empty())
-    return r.fail(fm, "failure_modes", "at least one failure mode is needed");
+    r.fail(modes, "at least one failure mode is needed");
   return kb;
 }
 
 } // namespace
 
-expected<knowledge_base> parse_knowledge_base(std::string_view yaml, std::string_view source) {
-  kb_reader r{source};
+expected<knowledge_base> parse_knowledge_base(std::string_view text, std::string_view source) {
+  // Syntax errors read "SOURCE:LINE:COL: what", without a label (reasoner_kb.cpp pins it).
+  reader r{std::string{source}, {.substitute_env = false, .syntax_label = ""}};
   try {
-    r.root_ = YAML::Load(std::string{yaml});
-    auto kb = read_kb(r, r.root_);
-    if (kb)
-      kb->source = std::string{source};
+    auto kb = read_kb(r, r.parse(text));
+    kb.source = std::string{source};
     return kb;
-  } catch (const YAML::Exception& e) {
-    return sreh::error{errc::invalid_argument,
-                       fmt::format("{}:{}:{}: {}", source, e.mark.line + 1, e.mark.column + 1,
-                                   e.msg)};
+  } catch (const yaml::load_error& e) {
+    return sreh::error{errc::invalid_argument, e.message};
   }
 }
 
 expected<knowledge_base> load_knowledge_base(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return sreh::error{errc::not_found, fmt::format("{}: cannot open the knowledge base", path)};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_knowledge_base(ss.str(), path);
+  auto text = config::yaml::read_text_file(path);
+  if (!text)
+    return text.error();
+  return parse_knowledge_base(*text, path);
 }
 
 expected<knowledge_base> embedded_knowledge_base() {

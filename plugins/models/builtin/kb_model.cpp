@@ -1,5 +1,5 @@
 // The knowledge base as data: condition expressions, lookups and goal cues. The YAML loader is
-// in reasoner_kb.cpp.
+// in kb.cpp.
 
 #include <fmt/format.h>
 
@@ -11,13 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "plugins/models/builtin/kb_detail.hpp"
 #include "plugins/models/builtin/knowledge_base.hpp"
 
 namespace sreh::plugins::reasoner {
 
-namespace detail {
+// -- conditions --------------------------------------------------------------------------------
 
+namespace {
+
+/// A plain decimal number, or nothing.
 std::optional<double> to_number(std::string_view s) {
   double v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -25,14 +27,6 @@ std::optional<double> to_number(std::string_view s) {
     return std::nullopt;
   return v;
 }
-
-} // namespace detail
-
-using detail::to_number;
-
-// -- conditions --------------------------------------------------------------------------------
-
-namespace {
 
 std::vector<std::string> split_words(std::string_view text) {
   std::vector<std::string> out;

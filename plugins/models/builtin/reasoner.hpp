@@ -10,14 +10,19 @@ namespace sreh::plugins {
 /// Makes the `builtin` model provider: a deterministic abductive reasoner over the knowledge base
 /// (knowledge/failure_modes.yaml, embedded; `kb_path_or_empty` names a file that replaces it).
 ///
-/// How it works: every decide() rebuilds the evidence from the run's steps (no state between
-/// calls, so a decision recomputed after a crash is the same): topology, entity descriptions,
-/// logs, deploys, flags and jobs from the tool results docs/sandbox-tools.md describes. It walks
-/// the call graph from the alerted entity (run labels `service`/`host`/`job`, else names found in
-/// the goal text, else the firing alerts) down to the deepest anomalous entities whose anomaly no
-/// dependency explains, scores hypotheses (failure mode × target) with the KB's evidence weights,
-/// calls the read-only tool that best separates the leading hypotheses, then executes and verifies
-/// the KB remedy of each confident diagnosis, and concludes.
+/// How it works: it reads the run's steps only as the typed observations their tools derive from
+/// them (core/model/observation.hpp), and calls tools only by the capabilities they declare —
+/// never by name or by the shape of a result — so any toolset that observes (the sandbox tools,
+/// a Prometheus-backed one) feeds it. The evidence grows step by step: kept in the run's memory
+/// between decisions, fed only the new steps, and rebuilt from every step when the run actor is
+/// new (after a crash or a park), with the same value, so a decision recomputed after a crash is
+/// the same. From topology, descriptions, logs, deploys, flags and alerts, it walks the call graph
+/// from the alerted entity (run labels `service`/`host`/`job`, else names found in the goal text,
+/// else the firing alerts) down to the deepest anomalous entities whose anomaly no dependency
+/// explains, scores hypotheses (failure mode × target) with the KB's evidence weights, calls the
+/// read-only tool that best separates the leading hypotheses, then executes (through the tool
+/// that performs each KB remedy action) and verifies the remedy of each confident diagnosis, and
+/// concludes.
 ///
 /// Contract of `decision.detail` (JSON object), for every decision:
 /// ```

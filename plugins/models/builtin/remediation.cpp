@@ -67,14 +67,12 @@ bool render(const rapidjson::Value& v, const std::map<std::string, std::string>&
   return true;
 }
 
-struct concrete_action {
-  std::string tool, args;
-};
-
-/// The remedy's calls with their arguments, or nullopt when a binding is missing.
-std::optional<std::vector<concrete_action>> expand(const remedy& r, const hypothesis& h,
-                                                   const evidence& ev) {
-  std::vector<concrete_action> out;
+/// The remedy's calls, made by the tools that perform its actions; nullopt when a binding is
+/// missing or no tool performs one of the actions.
+std::optional<std::vector<planned_call>> expand(const remedy& r, const hypothesis& h,
+                                                const situation& sit) {
+  const auto& ev = sit.ev;
+  std::vector<planned_call> out;
   for (auto& a : r.actions) {
     auto tpl = json::parse(a.args);
     if (!tpl)
@@ -95,7 +93,10 @@ std::optional<std::vector<concrete_action>> expand(const remedy& r, const hypoth
       json::writer w(buf);
       if (!render(*tpl, b, w))
         return std::nullopt;
-      out.push_back({a.tool, buf.GetString()});
+      auto c = sit.tools.remedy(a.tool, buf.GetString());
+      if (!c)
+        return std::nullopt;
+      out.push_back(std::move(*c));
     }
   }
   if (out.empty())
@@ -149,130 +150,180 @@ std::string current_text(const knowledge_base& kb, const entity& e,
 
 } // namespace
 
-std::set<std::string> remedy_keys(const evidence& ev,
+std::set<std::string> remedy_keys(const situation& sit,
                                   const std::vector<const hypothesis*>& diagnoses) {
   std::set<std::string> out;
   for (auto* h : diagnoses)
     for (auto& r : h->mode->remedies)
-      if (auto actions = expand(r, *h, ev))
+      if (auto actions = expand(r, *h, sit))
         for (auto& a : *actions)
           out.insert(call_key(a.tool, a.args));
   return out;
 }
 
-remediation_state remediate(const knowledge_base& kb, const evidence& ev, const triage_result& t,
-                            const std::vector<const hypothesis*>& diagnoses,
-                            const std::map<std::string, std::string>& leaf_of) {
-  remediation_state st;
-  std::int64_t last_action = 0;
-  for (auto* h : diagnoses) {
-    auto what = h->mode->kind + ":" + h->target;
-    st.mitigated[what] = false;
-    bool done = false;
+namespace {
+
+/// Walks the remedies of each diagnosis in order, then looks at the alerted entities once more.
+/// A step returns false when it needs a call first (`st_.next`).
+class remedy_walk {
+ public:
+  remedy_walk(const situation& sit, const triage_result& t,
+              const std::vector<const hypothesis*>& diagnoses,
+              const std::map<std::string, std::string>& leaf_of)
+    : sit_(sit), kb_(sit.kb), ev_(sit.ev), t_(t), diagnoses_(diagnoses), leaf_of_(leaf_of) {}
+
+  remediation_state run() {
+    for (auto* h : diagnoses_)
+      if (!treat(*h))
+        return st_;
+    if (last_action_ > 0 && !final_look())
+      return st_;
+    st_.last_action = last_action_;
+    return st_;
+  }
+
+ private:
+  /// How one remedy went: it needs a call, it failed or did not verify (try the next one), or it
+  /// settled the diagnosis.
+  enum class outcome { call, next, settled };
+
+  bool treat(const hypothesis& h) {
+    auto what = h.mode->kind + ":" + h.target;
+    st_.mitigated[what] = false;
     bool any = false;
-    for (auto& r : h->mode->remedies) {
-      if (done)
-        break;
-      if ((!r.when.empty() && !h->seen(r.when))
-          || (!r.requires_binding.empty() && !h->bindings.contains(r.requires_binding)))
+    for (auto& r : h.mode->remedies) {
+      if ((!r.when.empty() && !h.seen(r.when))
+          || (!r.requires_binding.empty() && !h.bindings.contains(r.requires_binding)))
         continue;
-      auto actions = expand(r, *h, ev);
+      auto actions = expand(r, h, sit_);
       if (!actions)
         continue;
       any = true;
-      std::int64_t last = 0;
-      bool failed = false;
-      for (auto& a : *actions) {
-        auto* rec = ev.find_call(call_key(a.tool, a.args));
-        if (!rec) {
-          st.next = planned_call{a.tool, a.args,
-                                 fmt::format("remedy '{}' for {}({}): {}", r.name, h->mode->kind,
-                                             h->target, r.risk), 0};
-          return st;
-        }
-        st.records.push_back({a.tool, a.args, rec->step, rec->ok, false, what, rec->error});
-        last = std::max(last, rec->step);
-        last_action = std::max(last_action, rec->step);
-        if (!rec->ok) {
-          failed = true;
-          st.notes.push_back(fmt::format("{} failed at step {}: {}", a.tool, rec->step,
-                                         rec->error.empty() ? "no detail" : rec->error));
-          break;
-        }
-      }
-      if (failed)
-        continue;
-      auto leaf_it = leaf_of.find(what);
-      auto vset = verify_set(kb, t, *h, leaf_it == leaf_of.end() ? h->subject : leaf_it->second,
-                             diagnoses.size() == 1);
-      step_range after{last, 0};
-      bool verified = true, checked = false;
-      for (auto& v : vset) {
-        auto* e = ev.find(v);
-        if (!e)
-          continue;
-        if (!observed(*e, after)) {
-          auto call = describe_call(*e);
-          if (ev.find_call(call_key(call.tool, call.args), last))
-            continue;  // the check failed: cannot verify this entity
-          call.why = fmt::format("verify that remedy '{}' cleared {}'s anomaly", r.name, v);
-          st.next = call;
-          return st;
-        }
-        checked = true;
-        auto before = minus_sticky(kb, t.classes.at(v));
-        auto now = anomalies(kb, *e, after);
-        bool cleared = std::none_of(before.begin(), before.end(),
-                                    [&](auto& c) { return now.contains(c.first); });
-        st.notes.push_back(fmt::format("after {}: {} {} ({})", r.name, v,
-                                       cleared ? "recovered" : "still anomalous",
-                                       current_text(kb, *e, before, after)));
-        verified = verified && cleared;
-      }
-      if (verified && checked) {
-        for (auto& rec : st.records)
-          if (rec.for_what == what && rec.step > 0 && rec.step <= last && rec.ok)
-            rec.verified = true;
-        st.mitigated[what] = true;
-        done = true;
-      } else if (!checked) {
-        st.notes.push_back(fmt::format("{}: nothing observable to verify", r.name));
-        done = true;
-      }
+      auto o = attempt(r, h, what, *actions);
+      if (o == outcome::call)
+        return false;
+      if (o == outcome::settled)
+        break;
     }
     if (!any)
-      st.notes.push_back(fmt::format("{}({}): no remedy of the knowledge base applies",
-                                     h->mode->kind, h->target));
+      st_.notes.push_back(fmt::format("{}({}): no remedy of the knowledge base applies",
+                                      h.mode->kind, h.target));
+    return true;
   }
-  // A last look at the alerted entities once something was changed, for the summary.
-  if (last_action > 0) {
-    for (auto& f : t.focus) {
-      auto* e = ev.find(f);
-      if (!e || observed(*e, {last_action, 0}))
-        continue;
-      auto call = describe_call(*e);
-      if (ev.find_call(call_key(call.tool, call.args), last_action))
-        continue;
-      call.why = fmt::format("final check of {}", f);
-      st.next = call;
-      return st;
+
+  /// The remedy's calls in order (the first one not made yet is next), then its verification.
+  outcome attempt(const remedy& r, const hypothesis& h, const std::string& what,
+                  const std::vector<planned_call>& actions) {
+    std::int64_t last = 0;
+    for (auto& a : actions) {
+      auto* rec = ev_.find_call(call_key(a.tool, a.args));
+      if (!rec) {
+        st_.next = a;
+        st_.next->why = fmt::format("remedy '{}' for {}({}): {}", r.name, h.mode->kind, h.target,
+                                    r.risk);
+        return outcome::call;
+      }
+      st_.records.push_back({a.tool, a.args, rec->step, rec->ok, false, what, rec->error});
+      last = std::max(last, rec->step);
+      last_action_ = std::max(last_action_, rec->step);
+      if (!rec->ok) {
+        st_.notes.push_back(fmt::format("{} failed at step {}: {}", a.tool, rec->step,
+                                        rec->error.empty() ? "no detail" : rec->error));
+        return outcome::next;
+      }
     }
-    for (auto& f : t.focus) {
-      auto* e = ev.find(f);
-      auto it = t.classes.find(f);
-      if (!e || it == t.classes.end() || it->second.empty())
+    return verify(r, h, what, last);
+  }
+
+  /// Whether the anomalies the remedy should clear are gone in the steps after `last`.
+  outcome verify(const remedy& r, const hypothesis& h, const std::string& what,
+                 std::int64_t last) {
+    auto leaf_it = leaf_of_.find(what);
+    auto vset = verify_set(kb_, t_, h, leaf_it == leaf_of_.end() ? h.subject : leaf_it->second,
+                           diagnoses_.size() == 1);
+    step_range after{last, 0};
+    bool verified = true, checked = false;
+    for (auto& v : vset) {
+      auto* e = ev_.find(v);
+      if (!e)
         continue;
-      step_range after{last_action, 0};
-      auto now = anomalies(kb, *e, after);
-      bool recovered = minus_sticky(kb, now).empty();
+      if (!observed(*e, after)) {
+        auto call = sit_.tools.describe(e->name, e->kind);
+        if (!call || ev_.find_call(call_key(call->tool, call->args), last))
+          continue;  // no tool, or the check failed: cannot verify this entity
+        call->why = fmt::format("verify that remedy '{}' cleared {}'s anomaly", r.name, v);
+        st_.next = call;
+        return outcome::call;
+      }
+      checked = true;
+      auto before = minus_sticky(kb_, t_.classes.at(v));
+      auto now = anomalies(kb_, *e, after);
+      bool cleared = std::none_of(before.begin(), before.end(),
+                                  [&](auto& c) { return now.contains(c.first); });
+      st_.notes.push_back(fmt::format("after {}: {} {} ({})", r.name, v,
+                                      cleared ? "recovered" : "still anomalous",
+                                      current_text(kb_, *e, before, after)));
+      verified = verified && cleared;
+    }
+    if (verified && checked) {
+      for (auto& rec : st_.records)
+        if (rec.for_what == what && rec.step > 0 && rec.step <= last && rec.ok)
+          rec.verified = true;
+      st_.mitigated[what] = true;
+      return outcome::settled;
+    }
+    if (!checked) {
+      st_.notes.push_back(fmt::format("{}: nothing observable to verify", r.name));
+      return outcome::settled;
+    }
+    return outcome::next;
+  }
+
+  /// A last look at the alerted entities once something was changed, for the summary.
+  bool final_look() {
+    step_range after{last_action_, 0};
+    for (auto& f : t_.focus) {
+      auto* e = ev_.find(f);
+      if (!e || observed(*e, after))
+        continue;
+      auto call = sit_.tools.describe(e->name, e->kind);
+      if (!call || ev_.find_call(call_key(call->tool, call->args), last_action_))
+        continue;
+      call->why = fmt::format("final check of {}", f);
+      st_.next = call;
+      return false;
+    }
+    for (auto& f : t_.focus) {
+      auto* e = ev_.find(f);
+      auto it = t_.classes.find(f);
+      if (!e || it == t_.classes.end() || it->second.empty())
+        continue;
+      auto now = anomalies(kb_, *e, after);
+      bool recovered = minus_sticky(kb_, now).empty();
       if (!recovered && observed(*e, after))
-        st.still_anomalous.push_back(f);
-      st.notes.push_back(fmt::format("{} {} ({})", f, recovered ? "recovered" : "still anomalous",
-                                     current_text(kb, *e, it->second, after)));
+        st_.still_anomalous.push_back(f);
+      st_.notes.push_back(fmt::format("{} {} ({})", f, recovered ? "recovered" : "still anomalous",
+                                      current_text(kb_, *e, it->second, after)));
     }
+    return true;
   }
-  st.last_action = last_action;
-  return st;
+
+  const situation& sit_;
+  const knowledge_base& kb_;
+  const evidence& ev_;
+  const triage_result& t_;
+  const std::vector<const hypothesis*>& diagnoses_;
+  const std::map<std::string, std::string>& leaf_of_;
+  remediation_state st_;
+  std::int64_t last_action_ = 0;
+};
+
+} // namespace
+
+remediation_state remediate(const situation& sit, const triage_result& t,
+                            const std::vector<const hypothesis*>& diagnoses,
+                            const std::map<std::string, std::string>& leaf_of) {
+  return remedy_walk{sit, t, diagnoses, leaf_of}.run();
 }
 
 } // namespace sreh::plugins::reasoner

@@ -10,24 +10,6 @@
 
 namespace sreh::plugins::reasoner {
 
-planned_call describe_call(const std::string& name, const std::string& kind) {
-  planned_call c;
-  if (kind == "host") {
-    c.tool = "host.describe";
-    c.args = fmt::format(R"({{"host":{}}})", json::quote(name));
-  } else if (kind == "job") {
-    c.tool = "jobs.list";
-  } else {
-    c.tool = "service.describe";
-    c.args = fmt::format(R"({{"service":{}}})", json::quote(name));
-  }
-  return c;
-}
-
-planned_call describe_call(const entity& e) {
-  return describe_call(e.name, e.kind);
-}
-
 namespace {
 
 bool is_name_char(char c) {
@@ -143,7 +125,7 @@ std::string classes_text(const std::map<std::string, std::string>& cls) {
 
 /// The alerted entities: run labels, else names in the goal, else firing alerts, else roots.
 /// Returns the source, or "" when the alerts must be listed first.
-std::string find_focus(const evidence& ev, const actors::run_context& ctx,
+std::string find_focus(const evidence& ev, const run& r,
                        std::vector<std::pair<std::string, std::string>>& out) {
   auto add = [&](const std::string& name, const std::string& kind) {
     if (!name.empty() && std::none_of(out.begin(), out.end(), [&](auto& f) { return f.first == name; }))
@@ -154,7 +136,7 @@ std::string find_focus(const evidence& ev, const actors::run_context& ctx,
       return e->kind;
     return key == "host" || key == "job" ? key : std::string{"service"};
   };
-  if (auto labels = json::parse(ctx.r.labels); labels && labels->IsObject()) {
+  if (auto labels = json::parse(r.labels); labels && labels->IsObject()) {
     for (const char* key : {"service", "database", "host", "job", "target"})
       if (auto it = labels->FindMember(key); it != labels->MemberEnd() && it->value.IsString())
         add(it->value.GetString(), kind_of(it->value.GetString(), key));
@@ -164,7 +146,7 @@ std::string find_focus(const evidence& ev, const actors::run_context& ctx,
           add(m.value.GetString(), kind_of(m.value.GetString(), ""));
   }
   bool labelled = !out.empty();
-  for (auto& n : names_in(ctx.r.goal, ev))
+  for (auto& n : names_in(r.goal, ev))
     add(n, kind_of(n, ""));
   if (!out.empty())
     return labelled ? "labels" : "goal";
@@ -207,162 +189,209 @@ bool goal_mentions_jobs(const std::string& goal, const evidence& ev) {
   return any_job && (words.contains("job") || words.contains("jobs"));
 }
 
-} // namespace
+/// One walk down the call graph from the focus. A step returns false when the walk stops for a
+/// call (`t_.next`).
+class walker {
+ public:
+  walker(const situation& sit, step_range range, const walk_options& opts)
+    : sit_(sit), kb_(sit.kb), ev_(sit.ev), range_(range), opts_(opts) {}
 
-triage_result triage(const knowledge_base& kb, const evidence& ev, const actors::run_context& ctx,
-                     step_range range, const walk_options& opts) {
-  const bool allow_calls = opts.allow_calls;
-  const bool sweep = opts.sweep;
-  triage_result t;
-  t.cues = kb.cues_in(ctx.r.goal);
-  planned_call topo{"topology.get", "{}", "learn the call graph, hosts and jobs"};
-  if (!ev.topology_known && !attempted(ev, topo, range) && allow_calls) {
-    t.next = topo;
-    return t;
-  }
-  std::vector<std::pair<std::string, std::string>> focus;
-  t.focus_source = find_focus(ev, ctx, focus);
-  if (t.focus_source.empty()) {
-    planned_call alerts{"alerts.list", "{}", "neither the labels nor the goal name an entity"};
-    if (allow_calls && !attempted(ev, alerts, range)) {
-      t.next = alerts;
-      return t;
+  triage_result run() {
+    t_.cues = kb_.cues_in(sit_.r.goal);
+    if (!prepare())
+      return t_;
+    for (auto& [name, kind] : focus_) {
+      t_.focus.push_back(name);
+      queue_.push_back(name);
     }
-    t.focus_source = "none";
-  }
-  if (goal_mentions_jobs(ctx.r.goal, ev)
-      && std::none_of(focus.begin(), focus.end(), [](auto& f) { return f.second == "job"; })) {
-    planned_call jobs{"jobs.list", "{}", "the goal mentions jobs: which ones are unhealthy?"};
-    if (!attempted(ev, jobs, range)) {
-      if (allow_calls) {
-        t.next = jobs;
-        return t;
-      }
-    } else {
-      for (auto& name : ev.order) {
-        auto& e = ev.entities.at(name);
-        if (e.kind == "job" && observed(e, range) && !anomalies(kb, e, range).empty())
-          focus.emplace_back(name, "job");
-      }
+    while (!queue_.empty()) {
+      auto name = queue_.front();
+      queue_.pop_front();
+      if (visited_.insert(name).second && !visit(name))
+        return t_;
     }
+    finish();
+    return t_;
   }
-  std::deque<std::string> queue;
-  for (auto& [name, kind] : focus) {
-    t.focus.push_back(name);
-    queue.push_back(name);
+
+ private:
+  enum class sight { seen, unseen, call };
+
+  bool stop(planned_call c, std::string why) {
+    c.why = std::move(why);
+    t_.next = std::move(c);
+    return false;
   }
-  std::set<std::string> visited, healthy;
-  // Returns false when the walk must stop for a call.
-  auto observe = [&](const std::string& name, const std::string& kind_hint,
-                     const std::string& why) -> int {
-    auto* e = ev.find(name);
-    if (e && (observed(*e, range) || opts.known_healthy.contains(name)))
-      return 1;
-    auto call = e ? describe_call(*e) : describe_call(name, kind_hint);
-    if (attempted(ev, call, range)) {
-      if (std::find(t.unobservable.begin(), t.unobservable.end(), name) == t.unobservable.end())
-        t.unobservable.push_back(name);
-      return 0;
+
+  /// The graph, and the focus: the alerted entities, or the unhealthy jobs the goal speaks of.
+  bool prepare() {
+    auto topo = sit_.tools.topology();
+    if (topo && !ev_.topology_known && !attempted(ev_, *topo, range_) && opts_.allow_calls)
+      return stop(*topo, "learn the call graph, hosts and jobs");
+    t_.focus_source = find_focus(ev_, sit_.r, focus_);
+    if (t_.focus_source.empty()) {
+      auto alerts = sit_.tools.alerts();
+      if (alerts && opts_.allow_calls && !attempted(ev_, *alerts, range_))
+        return stop(*alerts, "neither the labels nor the goal name an entity");
+      t_.focus_source = "none";
     }
-    if (!allow_calls)
-      return 0;
-    call.why = why;
-    t.next = call;
-    return -1;
-  };
-  auto kind_hint = [&](const std::string& name) {
-    for (auto& [n, k] : focus)
+    if (!goal_mentions_jobs(sit_.r.goal, ev_)
+        || std::any_of(focus_.begin(), focus_.end(), [](auto& f) { return f.second == "job"; }))
+      return true;
+    auto jobs = sit_.tools.listing("job");
+    if (jobs && !attempted(ev_, *jobs, range_))
+      return !opts_.allow_calls || stop(*jobs, "the goal mentions jobs: which ones are unhealthy?");
+    for (auto& name : ev_.order) {
+      auto& e = ev_.entities.at(name);
+      if (e.kind == "job" && observed(e, range_) && !anomalies(kb_, e, range_).empty())
+        focus_.emplace_back(name, "job");
+    }
+    return true;
+  }
+
+  /// One entity of the walk: healthy, or anomalous and explained (or not) by its dependencies.
+  bool visit(const std::string& name) {
+    auto s = observe(name, kind_hint(name), fmt::format("is {} anomalous?", name));
+    if (s != sight::seen)
+      return s == sight::unseen;
+    auto& e = ev_.entities.at(name);
+    auto at = last_seen(e);
+    auto cls = anomalies(kb_, e, range_);
+    t_.classes[name] = cls;
+    if (cls.empty()) {
+      healthy_.insert(name);
+      t_.observations.push_back({at, fmt::format("{} is healthy", name), 0});
+      return true;
+    }
+    t_.observations.push_back({at, fmt::format("{} is anomalous: {}", name, classes_text(cls)), 0});
+    bool self = false;
+    if (!probe(name, e, at, self))
+      return false;
+    std::vector<std::string> explaining;
+    for (auto& d : e.calls)
+      if (!follow(name, cls, self, d, explaining))
+        return false;
+    if (explaining.empty() || self)
+      t_.leaves.push_back(name);
+    return true;
+  }
+
+  /// Below the alerted entities, a suspect that a cued change explains by itself is a leaf: its
+  /// dependencies are not described one by one (they wait for the sweep or a later round).
+  bool probe(const std::string& name, const entity& e, std::int64_t at, bool& self) {
+    auto unseen = std::count_if(e.calls.begin(), e.calls.end(),
+                                [&](const std::string& d) { return !known(d); });
+    if (t_.cues.empty() || unseen == 0 || e.calls.empty() || !t_.parent.contains(name))
+      return true;
+    auto p = probe_self(sit_, name, range_, opts_.global, t_.cues);
+    if (p.next && opts_.allow_calls && !opts_.sweep) {
+      t_.next = *p.next;
+      return false;
+    }
+    if (p.self_explained) {
+      self = true;
+      t_.observations.push_back({at, fmt::format("{} explains itself: {}", name, p.why), 0});
+    }
+    return true;
+  }
+
+  /// Dependency `d` of the anomalous `name`: healthy, explaining (walked next), off the path,
+  /// or deferred once something explains `name`.
+  bool follow(const std::string& name, const std::map<std::string, std::string>& cls, bool self,
+              const std::string& d, std::vector<std::string>& explaining) {
+    auto* de = ev_.find(d);
+    if ((self || !explaining.empty()) && !opts_.sweep && !known(d)) {
+      t_.deferred.push_back(d);  // one explanation is enough to go deeper
+      return true;
+    }
+    auto s = observe(d, de && !de->kind.empty() ? de->kind : "service",
+                     fmt::format("{} is anomalous; does its dependency {} explain it?", name, d));
+    if (s != sight::seen)
+      return s == sight::unseen;
+    auto dcls = anomalies(kb_, *de, range_);
+    if (dcls.empty()) {
+      if (healthy_.insert(d).second && !visited_.contains(d))
+        t_.observations.push_back({last_seen(*de), fmt::format("{} is healthy", d), 0});
+    } else if (propagates(kb_, dcls, cls)) {
+      explaining.push_back(d);
+      t_.parent.try_emplace(d, name);
+      queue_.push_back(d);
+    } else if (std::find(t_.off_path.begin(), t_.off_path.end(), d) == t_.off_path.end()) {
+      t_.off_path.push_back(d);
+      t_.classes[d] = dcls;
+    }
+    return true;
+  }
+
+  /// Whether `name` is observed in the range; else the call that would describe it.
+  sight observe(const std::string& name, const std::string& kind_hint, const std::string& why) {
+    if (known(name))
+      return sight::seen;
+    auto* e = ev_.find(name);
+    auto call = sit_.tools.describe(name, e ? e->kind : kind_hint);
+    if (!call)
+      return sight::unseen;  // no tool describes it
+    if (attempted(ev_, *call, range_)) {
+      if (std::find(t_.unobservable.begin(), t_.unobservable.end(), name) == t_.unobservable.end())
+        t_.unobservable.push_back(name);
+      return sight::unseen;
+    }
+    if (!opts_.allow_calls)
+      return sight::unseen;
+    stop(*call, why);
+    return sight::call;
+  }
+
+  /// Off-path entities that the walk reached after all are not off the path.
+  void finish() {
+    auto& focus = t_.focus;
+    std::erase_if(t_.off_path, [&](auto& n) {
+      return t_.parent.contains(n) || std::find(focus.begin(), focus.end(), n) != focus.end();
+    });
+    for (auto& n : t_.off_path)
+      t_.observations.push_back(
+        {0, fmt::format("{} is anomalous ({}) but that does not explain its callers' symptoms: off "
+                        "the failing path", n, classes_text(t_.classes[n])), 0});
+    t_.healthy.assign(healthy_.begin(), healthy_.end());
+  }
+
+  /// Observed in the range, or seen healthy by an earlier round.
+  [[nodiscard]] bool known(const std::string& name) const {
+    auto* e = ev_.find(name);
+    return e && (observed(*e, range_) || opts_.known_healthy.contains(name));
+  }
+
+  [[nodiscard]] std::string kind_hint(const std::string& name) const {
+    for (auto& [n, k] : focus_)
       if (n == name)
         return k;
-    return std::string{"service"};
-  };
-  while (!queue.empty()) {
-    auto name = queue.front();
-    queue.pop_front();
-    if (!visited.insert(name).second)
-      continue;
-    auto seen = observe(name, kind_hint(name), fmt::format("is {} anomalous?", name));
-    if (seen < 0)
-      return t;
-    if (seen == 0)
-      continue;
-    auto& e = ev.entities.at(name);
+    return "service";
+  }
+
+  /// The step of the entity's latest snapshot in the range.
+  [[nodiscard]] std::int64_t last_seen(const entity& e) const {
     std::int64_t at = 0;
     for (auto& s : e.snapshots)
-      if (range.contains(s.step))
+      if (range_.contains(s.step))
         at = s.step;
-    auto cls = anomalies(kb, e, range);
-    t.classes[name] = cls;
-    if (cls.empty()) {
-      healthy.insert(name);
-      t.observations.push_back({at, fmt::format("{} is healthy", name), 0});
-      continue;
-    }
-    t.observations.push_back({at, fmt::format("{} is anomalous: {}", name, classes_text(cls)), 0});
-    // Below the alerted entities, a suspect that a cued change explains by itself is a leaf: its
-    // dependencies are not described one by one (they wait for the sweep or a later round).
-    bool self = false;
-    auto unseen = std::count_if(e.calls.begin(), e.calls.end(), [&](const std::string& d) {
-      auto* de = ev.find(d);
-      return !(de && (observed(*de, range) || opts.known_healthy.contains(d)));
-    });
-    if (!t.cues.empty() && unseen > 0 && !e.calls.empty() && t.parent.contains(name)) {
-      auto p = probe_self(kb, ev, name, range, opts.global, t.cues);
-      if (p.next && allow_calls && !sweep) {
-        t.next = *p.next;
-        return t;
-      }
-      if (p.self_explained) {
-        self = true;
-        t.observations.push_back({at, fmt::format("{} explains itself: {}", name, p.why), 0});
-      }
-    }
-    std::vector<std::string> explaining;
-    for (auto& d : e.calls) {
-      auto* de = ev.find(d);
-      if ((self || !explaining.empty()) && !sweep
-          && !(de && (observed(*de, range) || opts.known_healthy.contains(d)))) {
-        // One explanation is enough to go deeper; the siblings wait for the sweep.
-        t.deferred.push_back(d);
-        continue;
-      }
-      auto ds = observe(d, de && !de->kind.empty() ? de->kind : "service",
-                        fmt::format("{} is anomalous; does its dependency {} explain it?", name, d));
-      if (ds < 0)
-        return t;
-      if (ds == 0)
-        continue;
-      auto dcls = anomalies(kb, *de, range);
-      if (dcls.empty()) {
-        if (healthy.insert(d).second && !visited.contains(d)) {
-          std::int64_t dat = 0;
-          for (auto& s : de->snapshots)
-            if (range.contains(s.step))
-              dat = s.step;
-          t.observations.push_back({dat, fmt::format("{} is healthy", d), 0});
-        }
-        continue;
-      }
-      if (propagates(kb, dcls, cls)) {
-        explaining.push_back(d);
-        t.parent.try_emplace(d, name);
-        queue.push_back(d);
-      } else if (std::find(t.off_path.begin(), t.off_path.end(), d) == t.off_path.end()) {
-        t.off_path.push_back(d);
-        t.classes[d] = dcls;
-      }
-    }
-    if (explaining.empty() || self)
-      t.leaves.push_back(name);
+    return at;
   }
-  std::erase_if(t.off_path, [&](auto& n) { return t.parent.contains(n) || std::find(t.focus.begin(), t.focus.end(), n) != t.focus.end(); });
-  for (auto& n : t.off_path)
-    t.observations.push_back(
-      {0, fmt::format("{} is anomalous ({}) but that does not explain its callers' symptoms: off "
-                      "the failing path", n, classes_text(t.classes[n])), 0});
-  for (auto& n : healthy)
-    t.healthy.push_back(n);
-  return t;
+
+  const situation& sit_;
+  const knowledge_base& kb_;
+  const evidence& ev_;
+  step_range range_;
+  const walk_options& opts_;
+  triage_result t_;
+  std::vector<std::pair<std::string, std::string>> focus_;
+  std::deque<std::string> queue_;
+  std::set<std::string> visited_, healthy_;
+};
+
+} // namespace
+
+triage_result triage(const situation& sit, step_range range, const walk_options& opts) {
+  return walker{sit, range, opts}.run();
 }
 
 } // namespace sreh::plugins::reasoner

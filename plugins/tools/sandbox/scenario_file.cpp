@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "plugins/tools/sandbox/expression.hpp"
-#include "plugins/tools/sandbox/yaml.hpp"
+#include "plugins/tools/sandbox/loader.hpp"
 #include "plugins/tools/sandbox/scenario.hpp"
 
 namespace sreh::plugins::sandbox {
@@ -26,7 +26,7 @@ bool is_service(std::optional<entity_kind> k) {
 }
 
 /// Fails unless `name` (read from `f`) is an entity of the wanted kind.
-void want(yaml_reader& r, const world_model& w, const yaml_field& f, const std::string& name,
+void want(reader& r, const world_model& w, const entry& f, const std::string& name,
           std::string_view wanted) {
   auto k = w.kind_of(name);
   if (!k)
@@ -45,8 +45,8 @@ void want(yaml_reader& r, const world_model& w, const yaml_field& f, const std::
                           to_string(*k), wanted));
 }
 
-fault read_fault(yaml_reader& r, const world_model& w, const yaml_field& f) {
-  auto m = r.fields(f, {"kind", "target", "at", "version", "cause", "service"}, {"kind"});
+fault read_fault(reader& r, const world_model& w, const entry& f) {
+  auto m = fields(r, f, {"kind", "target", "at", "version", "cause", "service"}, {"kind"});
   fault x;
   auto kind_name = r.string(m["kind"]);
   auto kind = parse_fault_kind(kind_name);
@@ -74,12 +74,12 @@ fault read_fault(yaml_reader& r, const world_model& w, const yaml_field& f) {
     r.fail(f, fmt::format("a {} fault needs 'target'", kind_name));
   if (!m.count("at"))
     r.fail(f, fmt::format("a {} fault needs 'at' (when it began, like -10m)", kind_name));
-  x.target = r.name(m["target"]);
-  x.at = r.duration(m["at"], true);
+  x.target = name(r, m["target"]);
+  x.at = duration(r, m["at"], true);
   switch (x.kind) {
     case fault_kind::connection_pool_exhaustion:
       want(r, w, m["target"], x.target, "database");
-      x.cause = r.name(m["cause"]);
+      x.cause = name(r, m["cause"]);
       want(r, w, m["cause"], x.cause, "service");
       if (auto calls = w.find_service(x.cause)->calls;
           std::find(calls.begin(), calls.end(), x.target) == calls.end())
@@ -89,24 +89,24 @@ fault read_fault(yaml_reader& r, const world_model& w, const yaml_field& f) {
     case fault_kind::gpu_xid: want(r, w, m["target"], x.target, "gpu host"); break;
     case fault_kind::bad_flag:
       want(r, w, m["target"], x.target, "flag");
-      x.service = r.name(m["service"]);
+      x.service = name(r, m["service"]);
       want(r, w, m["service"], x.service, "service");
       break;
     default:
       want(r, w, m["target"], x.target, "service");
       if (x.kind == fault_kind::bad_deploy)
-        x.version = r.name(m["version"]);
+        x.version = name(r, m["version"]);
   }
   return x;
 }
 
-herring read_herring(yaml_reader& r, const world_model& w, const yaml_field& f) {
-  auto m = r.fields(f, {"kind", "target", "at", "version", "text"}, {"kind", "target"});
+herring read_herring(reader& r, const world_model& w, const entry& f) {
+  auto m = fields(r, f, {"kind", "target", "at", "version", "text"}, {"kind", "target"});
   herring h;
-  auto k = r.one_of(m["kind"], {"deploy", "log", "slow"});
+  auto k = choice(r, m["kind"], {"deploy", "log", "slow"});
   h.kind = k == "deploy" ? herring_kind::deploy : k == "slow" ? herring_kind::slow
                                                                : herring_kind::log;
-  h.target = r.name(m["target"]);
+  h.target = name(r, m["target"]);
   if (h.kind == herring_kind::log) {
     auto kind = w.kind_of(h.target);
     if (!kind || kind == entity_kind::flag)
@@ -115,7 +115,7 @@ herring read_herring(yaml_reader& r, const world_model& w, const yaml_field& f) 
     want(r, w, m["target"], h.target, "service");
   }
   if (m.count("at"))
-    h.at = r.duration(m["at"], true);
+    h.at = duration(r, m["at"], true);
   if (m.count("version") != (h.kind == herring_kind::deploy))
     r.fail(m.count("version") ? m["version"] : f,
            h.kind == herring_kind::deploy ? "a deploy herring needs 'version'"
@@ -125,28 +125,28 @@ herring read_herring(yaml_reader& r, const world_model& w, const yaml_field& f) 
                                               ? "a log herring needs 'text'"
                                               : "'text' is only for log herrings");
   if (h.kind == herring_kind::deploy)
-    h.version = r.name(m["version"]);
+    h.version = name(r, m["version"]);
   if (h.kind == herring_kind::log)
     h.text = r.string(m["text"]);
   return h;
 }
 
-expectation read_expect(yaml_reader& r, const world_model& w, const yaml_field& f) {
-  auto m = r.fields(f, {"detected", "localized", "root_cause", "mitigated", "forbidden",
+expectation read_expect(reader& r, const world_model& w, const entry& f) {
+  auto m = fields(r, f, {"detected", "localized", "root_cause", "mitigated", "forbidden",
                         "max_steps"}, {"detected"});
   expectation e;
   e.detected = r.boolean(m["detected"]);
   if (m.count("localized"))
-    for (auto& x : r.name_list(m["localized"], true)) {
-      if (!w.kind_of(x.node.Scalar()))
-        r.fail(x, fmt::format("unknown entity '{}' in world '{}'", x.node.Scalar(), w.name));
-      e.localized.push_back(x.node.Scalar());
+    for (auto& x : name_list(r, m["localized"], true)) {
+      if (!w.kind_of(x.value.scalar()))
+        r.fail(x, fmt::format("unknown entity '{}' in world '{}'", x.value.scalar(), w.name));
+      e.localized.push_back(x.value.scalar());
     }
   if (m.count("root_cause"))
-    for (auto& x : r.name_list(m["root_cause"], true)) {
-      auto k = parse_fault_kind(x.node.Scalar());
+    for (auto& x : name_list(r, m["root_cause"], true)) {
+      auto k = parse_fault_kind(x.value.scalar());
       if (!k)
-        r.fail(x, fmt::format("unknown fault kind '{}'", x.node.Scalar()));
+        r.fail(x, fmt::format("unknown fault kind '{}'", x.value.scalar()));
       e.root_cause.push_back(*k);
     }
   if (m.count("mitigated")) {
@@ -177,13 +177,13 @@ expectation read_expect(yaml_reader& r, const world_model& w, const yaml_field& 
   return e;
 }
 
-scenario read_scenario(yaml_reader& r, const yaml_field& top, const std::string& dir) {
-  auto m = r.fields(top, {"scenario", "world", "seed", "faults", "herrings", "alert", "goal",
+scenario read_scenario(reader& r, const entry& top, const std::string& dir) {
+  auto m = fields(r, top, {"scenario", "world", "seed", "faults", "herrings", "alert", "goal",
                           "expect"}, {"scenario", "world", "alert", "goal", "expect"});
   scenario sc;
-  sc.id = r.name(m["scenario"]);
+  sc.id = name(r, m["scenario"]);
   auto& wf = m["world"];
-  if (wf.node.IsScalar()) {
+  if (wf.value.is_scalar()) {
     auto path = (std::filesystem::path{dir} / r.string(wf)).lexically_normal().string();
     auto w = load_world(path);
     if (!w)
@@ -200,12 +200,12 @@ scenario read_scenario(yaml_reader& r, const yaml_field& top, const std::string&
   if (m.count("herrings"))
     for (auto& f : r.items(m["herrings"]))
       sc.herrings.push_back(read_herring(r, sc.world, f));
-  auto am = r.fields(m["alert"], {"name", "labels", "annotations"}, {"name"});
-  sc.alert.name = r.name(am["name"]);
+  auto am = fields(r, m["alert"], {"name", "labels", "annotations"}, {"name"});
+  sc.alert.name = name(r, am["name"]);
   if (am.count("labels"))
-    sc.alert.labels = r.string_map(am["labels"]);
+    sc.alert.labels = string_map(r, am["labels"]);
   if (am.count("annotations"))
-    sc.alert.annotations = r.string_map(am["annotations"]);
+    sc.alert.annotations = string_map(r, am["annotations"]);
   sc.goal = r.string(m["goal"]);
   if (sc.goal.empty())
     r.fail(m["goal"], "the goal is empty");
@@ -216,12 +216,12 @@ scenario read_scenario(yaml_reader& r, const yaml_field& top, const std::string&
 expected<scenario> load(const std::string& text, const std::string& name,
                         const std::string& dir) {
   try {
-    detail::yaml_reader r{name};
-    auto sc = read_scenario(r, parse_yaml(text, r), dir);
+    auto r = file_reader(name);
+    auto sc = read_scenario(r, r.parse(text), dir);
     sc.file = name;
     return sc;
   } catch (const load_error& e) {
-    return sreh::error{e.code, e.message};
+    return sreh::error{errc::invalid_argument, e.message};
   } catch (const std::exception& e) {
     return sreh::error{errc::invalid_argument, fmt::format("{}: {}", name, e.what())};
   }
@@ -232,14 +232,11 @@ expected<scenario> load(const std::string& text, const std::string& name,
 } // namespace detail
 
 expected<scenario> load_scenario(const std::string& path) {
-  std::string text;
-  try {
-    text = detail::read_file(path);
-  } catch (const detail::load_error& e) {
-    return sreh::error{e.code, e.message};
-  }
+  auto text = config::yaml::read_text_file(path);
+  if (!text)
+    return text.error();
   auto dir = std::filesystem::path{path}.parent_path().string();
-  return detail::load(text, path, dir.empty() ? "." : dir);
+  return detail::load(*text, path, dir.empty() ? "." : dir);
 }
 
 expected<scenario> load_scenario_string(const std::string& text, const std::string& name) {

@@ -5,8 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "plugins/tools/sandbox/state.hpp"
 #include "core/base/json.hpp"
+#include "plugins/tools/sandbox/contract.hpp"
+#include "plugins/tools/sandbox/state.hpp"
 
 namespace sreh::plugins::sandbox::detail {
 
@@ -17,6 +18,7 @@ using tool_handler =
 
 /// A sandbox tool: metadata plus a handler. Every call advances the world's clock by
 /// `seconds_per_call`. Mutating tools (risk above read_only) reconcile from the action log.
+/// What it provides and observes is its contract (contract.hpp), looked up by its name.
 class sandbox_tool final : public actors::tool {
  public:
   sandbox_tool(std::string name, std::string description, std::string schema,
@@ -28,10 +30,15 @@ class sandbox_tool final : public actors::tool {
   bool idempotent() const override { return risk_ == actors::risk_class::read_only; }
   actors::tool_result execute(const actors::tool_call& call) override;
   actors::reconcile_result reconcile(std::string_view key) override;
+  std::vector<obs::capability> provides() const override { return contract_.provides; }
+  obs::observations observe(std::string_view args, std::string_view result) const override {
+    return sandbox::observe(contract_, args, result);
+  }
 
  private:
   std::string name_, description_, schema_;
   actors::risk_class risk_;
+  tool_contract contract_;
   world_ptr world_;
   tool_handler handler_;
 };

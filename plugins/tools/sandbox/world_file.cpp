@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "plugins/tools/sandbox/yaml.hpp"
+#include "plugins/tools/sandbox/loader.hpp"
 #include "plugins/tools/sandbox/scenario.hpp"
 
 namespace sreh::plugins::sandbox {
@@ -15,7 +15,7 @@ namespace {
 /// A name read from the file that must refer to an entity of some kind; checked once every
 /// entity is known.
 struct reference {
-  yaml_field field;
+  entry field;
   std::string name;
   enum { service, host, gpu_host, job } want;
 };
@@ -31,20 +31,20 @@ void fill_service_defaults(service& s) {
     s.baseline.emplace(k, v);
 }
 
-service read_service(yaml_reader& r, const yaml_field& f, std::vector<reference>& refs) {
-  auto m = r.fields(f, {"name", "kind", "tier", "replicas", "version", "calls", "baseline",
+service read_service(reader& r, const entry& f, std::vector<reference>& refs) {
+  auto m = fields(r, f, {"name", "kind", "tier", "replicas", "version", "calls", "baseline",
                         "max_connections"}, {"name"});
   service s;
-  s.name = r.name(m["name"]);
+  s.name = name(r, m["name"]);
   if (m.count("kind")) {
-    auto k = r.one_of(m["kind"], {"service", "database", "cache", "queue"});
+    auto k = choice(r, m["kind"], {"service", "database", "cache", "queue"});
     s.kind = k == "database" ? service_kind::database
              : k == "cache"  ? service_kind::cache
              : k == "queue"  ? service_kind::queue
                              : service_kind::service;
   }
   if (m.count("tier")) {
-    auto t = r.one_of(m["tier"], {"critical", "standard", "batch"});
+    auto t = choice(r, m["tier"], {"critical", "standard", "batch"});
     s.tier = t == "critical" ? service_tier::critical
              : t == "batch"  ? service_tier::batch
                              : service_tier::standard;
@@ -52,7 +52,7 @@ service read_service(yaml_reader& r, const yaml_field& f, std::vector<reference>
   if (m.count("replicas"))
     s.replicas = static_cast<int>(r.integer(m["replicas"], 1, 1000));
   if (m.count("version"))
-    s.version = r.name(m["version"]);
+    s.version = name(r, m["version"]);
   if (m.count("max_connections")) {
     if (s.kind != service_kind::database)
       r.fail(m["max_connections"], "max_connections is only for databases (kind: database)");
@@ -61,8 +61,8 @@ service read_service(yaml_reader& r, const yaml_field& f, std::vector<reference>
     s.max_connections = 100;
   }
   if (m.count("calls"))
-    for (auto& c : r.name_list(m["calls"])) {
-      auto callee = c.node.Scalar();
+    for (auto& c : name_list(r, m["calls"])) {
+      auto callee = c.value.scalar();
       if (callee == s.name)
         r.fail(c, fmt::format("service '{}' cannot call itself", s.name));
       s.calls.push_back(callee);
@@ -70,17 +70,17 @@ service read_service(yaml_reader& r, const yaml_field& f, std::vector<reference>
     }
   auto kind = static_cast<entity_kind>(static_cast<int>(s.kind));
   if (m.count("baseline"))
-    s.baseline = r.baseline(m["baseline"], metric_names(kind));
+    s.baseline = baseline(r, m["baseline"], metric_names(kind));
   fill_service_defaults(s);
   return s;
 }
 
-host read_host(yaml_reader& r, const yaml_field& f, std::vector<reference>& refs) {
-  auto m = r.fields(f, {"name", "kind", "services", "jobs", "gpus", "baseline"}, {"name"});
+host read_host(reader& r, const entry& f, std::vector<reference>& refs) {
+  auto m = fields(r, f, {"name", "kind", "services", "jobs", "gpus", "baseline"}, {"name"});
   host h;
-  h.name = r.name(m["name"]);
+  h.name = name(r, m["name"]);
   if (m.count("kind"))
-    h.kind = r.one_of(m["kind"], {"vm", "gpu"}) == "gpu" ? host_kind::gpu : host_kind::vm;
+    h.kind = choice(r, m["kind"], {"vm", "gpu"}) == "gpu" ? host_kind::gpu : host_kind::vm;
   if (m.count("gpus")) {
     if (h.kind != host_kind::gpu)
       r.fail(m["gpus"], "gpus is only for GPU hosts (kind: gpu)");
@@ -89,20 +89,20 @@ host read_host(yaml_reader& r, const yaml_field& f, std::vector<reference>& refs
     h.gpus = 8;
   }
   if (m.count("services"))
-    for (auto& x : r.name_list(m["services"])) {
-      h.services.push_back(x.node.Scalar());
+    for (auto& x : name_list(r, m["services"])) {
+      h.services.push_back(x.value.scalar());
       refs.push_back({x, h.services.back(), reference::service});
     }
   if (m.count("jobs")) {
     if (h.kind != host_kind::gpu)
       r.fail(m["jobs"], "jobs run only on GPU hosts (kind: gpu)");
-    for (auto& x : r.name_list(m["jobs"])) {
-      h.jobs.push_back(x.node.Scalar());
+    for (auto& x : name_list(r, m["jobs"])) {
+      h.jobs.push_back(x.value.scalar());
       refs.push_back({x, h.jobs.back(), reference::job});
     }
   }
   if (m.count("baseline"))
-    h.baseline = r.baseline(m["baseline"], metric_names(entity_kind::host, h.kind == host_kind::gpu));
+    h.baseline = baseline(r, m["baseline"], metric_names(entity_kind::host, h.kind == host_kind::gpu));
   metric_map d{{"disk_used", 0.45}, {"load", 0.3}};
   if (h.kind == host_kind::gpu) {
     d["gpu_util"] = h.jobs.empty() && h.services.empty() ? 0.05 : 0.9;
@@ -114,43 +114,43 @@ host read_host(yaml_reader& r, const yaml_field& f, std::vector<reference>& refs
   return h;
 }
 
-job read_job(yaml_reader& r, const yaml_field& f, std::vector<reference>& refs) {
-  auto m = r.fields(f, {"name", "kind", "gpus", "hosts", "baseline"}, {"name"});
+job read_job(reader& r, const entry& f, std::vector<reference>& refs) {
+  auto m = fields(r, f, {"name", "kind", "gpus", "hosts", "baseline"}, {"name"});
   job j;
-  j.name = r.name(m["name"]);
+  j.name = name(r, m["name"]);
   if (m.count("kind"))
-    j.kind = r.one_of(m["kind"], {"training", "inference"}) == "inference" ? job_kind::inference
+    j.kind = choice(r, m["kind"], {"training", "inference"}) == "inference" ? job_kind::inference
                                                                             : job_kind::training;
   if (m.count("gpus"))
     j.gpus = static_cast<int>(r.integer(m["gpus"], 1, 100'000));
   if (m.count("hosts"))
-    for (auto& x : r.name_list(m["hosts"])) {
-      j.hosts.push_back(x.node.Scalar());
+    for (auto& x : name_list(r, m["hosts"])) {
+      j.hosts.push_back(x.value.scalar());
       refs.push_back({x, j.hosts.back(), reference::gpu_host});
     }
   if (m.count("baseline"))
-    j.baseline = r.baseline(m["baseline"], metric_names(entity_kind::job));
+    j.baseline = baseline(r, m["baseline"], metric_names(entity_kind::job));
   j.baseline.emplace("throughput", 1.0);
   j.baseline.emplace("stalled", 0);
   return j;
 }
 
-deploy_record read_deploy(yaml_reader& r, const yaml_field& f, std::vector<reference>& refs) {
-  auto m = r.fields(f, {"service", "version", "previous", "at", "by"},
+deploy_record read_deploy(reader& r, const entry& f, std::vector<reference>& refs) {
+  auto m = fields(r, f, {"service", "version", "previous", "at", "by"},
                     {"service", "version", "at"});
   deploy_record d;
-  d.service = r.name(m["service"]);
+  d.service = name(r, m["service"]);
   refs.push_back({m["service"], d.service, reference::service});
-  d.version = r.name(m["version"]);
+  d.version = name(r, m["version"]);
   if (m.count("previous"))
-    d.previous = r.name(m["previous"]);
-  d.at = r.duration(m["at"], true);
+    d.previous = name(r, m["previous"]);
+  d.at = duration(r, m["at"], true);
   if (m.count("by"))
     d.by = r.string(m["by"]);
   return d;
 }
 
-void check_references(yaml_reader& r, const world_model& w, const std::vector<reference>& refs) {
+void check_references(reader& r, const world_model& w, const std::vector<reference>& refs) {
   for (const auto& ref : refs) {
     auto kind = w.kind_of(ref.name);
     bool is_service = kind && *kind <= entity_kind::queue;
@@ -176,14 +176,14 @@ void check_references(yaml_reader& r, const world_model& w, const std::vector<re
 
 } // namespace
 
-world_model read_world(yaml_reader& r, const yaml_field& top) {
-  auto m = r.fields(top, {"world", "services", "hosts", "jobs", "flags", "deploys"},
+world_model read_world(reader& r, const entry& top) {
+  auto m = fields(r, top, {"world", "services", "hosts", "jobs", "flags", "deploys"},
                     {"world", "services"});
   world_model w;
-  w.name = r.name(m["world"]);
+  w.name = name(r, m["world"]);
   std::vector<reference> refs;
   std::set<std::string> names;
-  auto unique = [&](const yaml_field& item, const std::string& name) {
+  auto unique = [&](const entry& item, const std::string& name) {
     if (!names.insert(name).second)
       r.fail(item, fmt::format("duplicate name '{}' (services, hosts and jobs share one namespace)",
                                name));
@@ -204,15 +204,12 @@ world_model read_world(yaml_reader& r, const yaml_field& top) {
       w.jobs.push_back(read_job(r, f, refs));
       unique(f, w.jobs.back().name);
     }
-  if (m.count("flags") && !m["flags"].node.IsNull()) {
+  if (m.count("flags")) {
     auto& ff = m["flags"];
-    if (!ff.node.IsMap())
+    if (!ff.value.is_null() && !ff.value.is_mapping())
       r.fail(ff, "expected a mapping of flag: true|false");
-    for (const auto& kv : ff.node) {
-      yaml_field v{kv.second, ff.path + "." + kv.first.Scalar(), kv.second.Mark()};
-      if (!w.flags.emplace(kv.first.Scalar(), r.boolean(v)).second)
-        r.fail(kv.first.Mark(), v.path, "duplicate flag");
-    }
+    for (const auto& f : r.pairs(ff))
+      w.flags.emplace(f.key, r.boolean(f));
   }
   if (m.count("deploys"))
     for (auto& f : r.items(m["deploys"]))
@@ -224,14 +221,16 @@ world_model read_world(yaml_reader& r, const yaml_field& top) {
 } // namespace detail
 
 expected<world_model> load_world(const std::string& path) {
+  auto text = config::yaml::read_text_file(path);
+  if (!text)
+    return text.error();
   try {
-    detail::yaml_reader r{path};
-    auto top = detail::parse_yaml(detail::read_file(path), r);
-    auto w = detail::read_world(r, top);
+    auto r = detail::file_reader(path);
+    auto w = detail::read_world(r, r.parse(*text));
     w.file = path;
     return w;
   } catch (const detail::load_error& e) {
-    return sreh::error{e.code, e.message};
+    return sreh::error{errc::invalid_argument, e.message};
   } catch (const std::exception& e) {
     return sreh::error{errc::invalid_argument, fmt::format("{}: {}", path, e.what())};
   }

@@ -260,3 +260,17 @@ CAF_TEST(empty values and nesting) {
   deep += "1" + std::string(40, '}') + "\n";
   CAF_CHECK(err(deep).find("nesting deeper than 32 levels") != std::string::npos);
 }
+
+CAF_TEST(test tools are off unless the config asks for them) {
+  auto plain = load_string("", "cfg.yaml");
+  CAF_REQUIRE(plain.has_value());
+  CAF_CHECK(!plain->tools.testkit);
+  auto on = load_string("tools: {testkit: true, record_file: /tmp/r.log}\n", "cfg.yaml");
+  CAF_REQUIRE(on.has_value());
+  CAF_CHECK(on->tools.testkit);
+  CAF_CHECK_EQUAL(on->tools.record_file, std::string{"/tmp/r.log"});
+  auto e = err("tools:\n  testkit: maybe\n");
+  CAF_CHECK(e.find("cfg.yaml:2:12") != std::string::npos);
+  CAF_CHECK(e.find("tools.testkit") != std::string::npos);
+  CAF_CHECK(e.find("maybe") != std::string::npos);
+}

@@ -236,6 +236,24 @@ CAF_TEST(invalid utf8 is rejected) {
   CAF_CHECK(json::parse("\"\xc3\xbc\"").has_value());  // ü
 }
 
+CAF_TEST(numbers past the double range are refused) {
+  CAF_CHECK_EQUAL(parse_error("[8111.0555e311]"),
+                  std::string{"invalid JSON: a number is too big for a double"});
+  CAF_CHECK(json::parse("[1.5e308, -2e-320]").has_value());
+}
+
+CAF_TEST(surrogate escapes must come in pairs) {
+  // A lone low surrogate decodes to bytes that are not UTF-8: refused where it stands.
+  CAF_CHECK_EQUAL(parse_error(R"(["ok", "\u00e9\ude00"])"),
+                  std::string{"invalid JSON at byte 14: a low surrogate escape without its high "
+                              "surrogate"});
+  CAF_CHECK(!json::parse(R"("\udfff")").has_value());
+  CAF_CHECK(!json::parse(R"("\ud83d")").has_value());          // a lone high one (RapidJSON)
+  auto pair = json::parse(R"("\ud83d\ude00 \\ude00")");       // 😀 and an escaped backslash
+  CAF_REQUIRE(pair.has_value());
+  CAF_CHECK_EQUAL(std::string{pair->GetString()}, std::string{"\xf0\x9f\x98\x80 \\ude00"});
+}
+
 CAF_TEST(parse_object requires an object) {
   CAF_CHECK(json::parse_object("{}").has_value());
   auto a = json::parse_object("[1]");

@@ -8,8 +8,11 @@
 #include <filesystem>
 #include <string>
 
+#include "persistence/audit/audit.hpp"
+#include "persistence/postgres/postgres_store.hpp"
 #include "persistence/sqlite/migrations.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
+#include "persistence/store/schema_versions.hpp"
 
 using namespace sreh;
 using namespace sreh::persistence;
@@ -55,7 +58,94 @@ struct fixture {
     opts.path = path;
     return open_sqlite_store(opts);
   }
+
+  /// Runs `sql` on the database file directly; "" or the error message.
+  std::string exec(const std::string& sql) {
+    sqlite3* db = nullptr;
+    std::string out;
+    if (sqlite3_open(path.c_str(), &db) == SQLITE_OK
+        && sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
+      out = sqlite3_errmsg(db);
+    sqlite3_close(db);
+    return out;
+  }
+
+  /// Makes the file a database of `migrations` (as a build that knew only those left it).
+  void make_old(std::span<const sqlite_migration> migrations) {
+    sqlite3* db = nullptr;
+    CAF_REQUIRE_EQUAL(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    auto err = migrate_sqlite(db, path, migrations);
+    sqlite3_close(db);
+    CAF_REQUIRE_EQUAL(err.message, "");
+  }
+
+  /// A run and its first event, written as a build of any version 2..4 wrote them.
+  void write_old_rows() {
+    event e;
+    e.id = "evt_old";
+    e.run_id = "run_old";
+    e.run_seq = 1;
+    e.kind = "run.created";
+    e.at = 1'700'000'000'000'000;
+    const auto hash = audit_hash(audit_genesis_hash, 1, e);
+    CAF_REQUIRE_EQUAL(
+      exec("INSERT INTO runs VALUES ('run_old', 'an old goal', 'running', 'none', 'alice', "
+           "'key-old', 'n1', 1, 1, 0, 0, 50, 200000, 0, 65536, '{}', '', '', '{}');"
+           "INSERT INTO events (seq, id, run_id, run_seq, kind, at, data, prev_hash, hash) "
+           "VALUES (1, 'evt_old', 'run_old', 1, 'run.created', 1700000000000000, '{}', '"
+           + std::string{audit_genesis_hash} + "', '" + hash + "');"),
+      "");
+  }
+
+  /// Opens the file with this build and checks that it reached the shared numbering with the
+  /// old rows readable and the audit chain going on from them.
+  void check_opens_at_latest() {
+    {
+      auto st = open();
+      CAF_REQUIRE_EQUAL(st ? std::string{} : st.error().message, "");
+      auto old = (*st)->get_run("run_old");
+      CAF_REQUIRE(old.has_value());
+      CAF_REQUIRE(old->has_value());
+      CAF_CHECK_EQUAL((*old)->goal, "an old goal");
+      CAF_CHECK_EQUAL((*st)->find_by_idempotency_key("key-old")->value_or(""), "run_old");
+      step intent;
+      intent.run_id = "run_old";
+      intent.n = 1;
+      intent.started_at = 10;
+      std::vector<write_batch> bs(1);
+      bs[0].steps.push_back(intent);
+      event e;
+      e.id = "evt_new";
+      e.run_id = "run_old";
+      e.run_seq = 2;
+      e.kind = "step.intent";
+      bs[0].events.push_back(e);
+      auto rs = (*st)->commit(bs);
+      CAF_REQUIRE_EQUAL(rs.front().err.message, "");
+      CAF_CHECK_EQUAL(rs.front().events.at(0).seq, 2);
+      CAF_CHECK_EQUAL((*st)->rate_counted_tool_steps(0)->size(), 1u);
+    }
+    CAF_CHECK_EQUAL(query("SELECT max(version) FROM schema_version"),
+                    std::to_string(latest_schema_version));
+    CAF_CHECK_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = "
+                          "'steps_tool_open'"),
+                    "1");
+    auto chain = verify_audit_chain(path, {});
+    CAF_REQUIRE(chain.has_value());
+    CAF_CHECK(chain->ok());
+    CAF_CHECK_EQUAL(chain->entries, 2);
+  }
 };
+
+/// The SQLite migrations of the builds before the numbering was shared: 1-3 as today, 4 the
+/// index of running tool intents (PostgreSQL's 5, and now everyone's).
+std::array<sqlite_migration, 4> previous_numbering() {
+  const auto now = sqlite_migrations();
+  return {{now[0], now[1], now[2],
+           {4, "CREATE INDEX steps_tool_open ON steps(started_at) "
+               "WHERE kind = 'tool' AND state = 'intent';",
+            nullptr}}};
+}
 
 } // namespace
 
@@ -147,6 +237,29 @@ CAF_TEST(a failing step after the script rolls the script back) {
   CAF_CHECK_EQUAL(sqlite_database_version(db), 1);
   sqlite3_close(db);
   CAF_CHECK_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE name = 'b'"), "0");
+}
+
+CAF_TEST(every store numbers its schema versions the same) {
+  CAF_CHECK_EQUAL(sqlite_schema_version(), latest_schema_version);
+  CAF_CHECK_EQUAL(postgres_schema_version(), latest_schema_version);
+  CAF_CHECK_EQUAL(sqlite_migrations().size(), schema_history.size());
+}
+
+CAF_TEST(a file of the previous numbering opens and moves to the shared one) {
+  const auto old = previous_numbering();
+  make_old(old);
+  CAF_REQUIRE_EQUAL(query("SELECT max(version) FROM schema_version"), "4");
+  write_old_rows();
+  check_opens_at_latest();
+  CAF_CHECK_EQUAL(query("SELECT group_concat(version) FROM schema_version"), "1,2,3,4,5");
+}
+
+CAF_TEST(a file at version 3 gets the index of running intents at version 5) {
+  make_old(sqlite_migrations().first(3));
+  CAF_REQUIRE_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE name = 'steps_tool_open'"),
+                    "0");
+  write_old_rows();
+  check_opens_at_latest();
 }
 
 CAF_TEST(bad options are refused) {

@@ -13,11 +13,15 @@
 #include "actors/tools/tool.hpp"
 #include "core/base/json.hpp"
 #include "plugins/models/builtin/reasoner.hpp"
+#include "plugins/tools/sandbox/contract.hpp"
 
 using namespace sreh;
 
 // A small fake environment that answers the sandbox tools (docs/sandbox-tools.md) for a made-up
 // system. Its names appear nowhere else in the tree: the reasoner must learn them from results.
+// Its tools carry the sandbox tools' contracts (what they provide, how their results read as
+// observations); reasoner_observations.cpp runs the reasoner on a toolset that shares nothing
+// with the sandbox's.
 namespace {
 
 using metrics = std::map<std::string, double>;
@@ -266,6 +270,48 @@ class fake_world {
   }
 };
 
+/// A tool of the fake world under a sandbox tool's name: it declares that tool's capabilities
+/// and reads its results the way the sandbox tool does (plugins/tools/sandbox/contract.hpp).
+class fake_tool final : public actors::tool {
+ public:
+  fake_tool(std::string name, fake_world& w)
+    : name_(std::move(name)), contract_(plugins::sandbox::contract_of(name_)), world_(w) {}
+  const std::string& name() const override { return name_; }
+  const std::string& description() const override { return name_; }
+  const std::string& schema() const override { return schema_; }
+  actors::risk_class risk() const override {
+    return mutating() ? actors::risk_class::medium : actors::risk_class::read_only;
+  }
+  bool idempotent() const override { return !mutating(); }
+  actors::tool_result execute(const actors::tool_call& c) override {
+    return world_.exec(name_, c.args);
+  }
+  std::vector<obs::capability> provides() const override { return contract_.provides; }
+  obs::observations observe(std::string_view args, std::string_view result) const override {
+    return plugins::sandbox::observe(contract_, args, result);
+  }
+
+ private:
+  bool mutating() const {
+    return std::any_of(contract_.provides.begin(), contract_.provides.end(),
+                       [](auto& c) { return c.kind == obs::capability_kind::remedy; });
+  }
+  std::string name_;
+  std::string schema_ = R"({"type":"object"})";
+  plugins::sandbox::tool_contract contract_;
+  fake_world& world_;
+};
+
+/// The sandbox's tool names that the fake world answers.
+void add_fake_tools(actors::tool_registry& reg, fake_world& w) {
+  for (auto* name :
+       {"topology.get", "service.describe", "host.describe", "jobs.list", "logs.search",
+        "deploys.list", "flags.list", "alerts.list", "deploy.rollback", "service.restart",
+        "service.scale", "db.set_pool_limit", "host.cleanup_disk", "cert.rotate", "flag.set",
+        "host.cordon", "host.drain", "job.restart"})
+    reg.add(std::make_shared<fake_tool>(name, w));
+}
+
 struct outcome {
   actors::decision last;
   std::vector<step> steps;
@@ -291,7 +337,8 @@ struct outcome {
   }
 };
 
-/// Runs decide → tool → decide until a conclusion, checking determinism at every step.
+/// Runs decide → tool → decide until a conclusion, checking determinism at every step: the
+/// decision with the evidence kept in the run's memory equals the one rebuilt from every step.
 outcome run_reasoner(fake_world& w, const std::string& goal, const std::string& labels) {
   auto provider = plugins::make_builtin_reasoner("");
   CAF_REQUIRE(provider.has_value());
@@ -301,9 +348,11 @@ outcome run_reasoner(fake_world& w, const std::string& goal, const std::string& 
   r.labels = labels;
   r.budget.max_steps = 40;
   actors::tool_registry reg;
+  add_fake_tools(reg, w);
+  actors::run_memory_ptr memory;
   outcome o;
   for (int i = 0; i < 40; ++i) {
-    auto d = (*provider)->decide({r, o.steps, reg});
+    auto d = (*provider)->decide({r, o.steps, reg, &memory});
     auto again = (*provider)->decide({r, o.steps, reg});
     CAF_CHECK_EQUAL(d.tool, again.tool);
     CAF_CHECK_EQUAL(d.args, again.args);

@@ -105,9 +105,15 @@ score run_scenario(const fs::path& file) {
   auto provider = plugins::make_builtin_reasoner("");
   CAF_REQUIRE(provider.has_value());
   std::vector<step> steps;
+  actors::run_memory_ptr memory;
   actors::decision d;
   for (int i = 0; i < 40; ++i) {
-    d = (*provider)->decide({r, steps, reg});
+    d = (*provider)->decide({r, steps, reg, &memory});
+    // The evidence kept between decisions gives the decision rebuilt from every step.
+    auto rebuilt = (*provider)->decide({r, steps, reg});
+    CAF_CHECK_EQUAL(d.tool, rebuilt.tool);
+    CAF_CHECK_EQUAL(d.args, rebuilt.args);
+    CAF_CHECK_EQUAL(d.detail, rebuilt.detail);
     if (d.kind != actors::decision::call_tool)
       break;
     step s;

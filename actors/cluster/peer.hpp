@@ -1,0 +1,40 @@
+#pragma once
+// The cluster peer's interface: what the members of a cluster send each other through the
+// middleman, and every message type that crosses it. Private to the actors module.
+
+#include <caf/all.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "actors/kernel/messages.hpp"
+
+namespace sreh::actors {
+
+/// A member's load, pushed to each linked peer every heartbeat (fresher than the store's).
+struct peer_load {
+  std::string node_id;
+  std::int64_t active_runs = 0; // run actors alive
+  std::int64_t parked_runs = 0; // runs waiting for a decision
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, peer_load& x) {
+  return f(caf::meta::type_name("sreh::peer_load"), x.node_id, x.active_runs, x.parked_runs);
+}
+
+/// The peer actor of a member, published on its cluster port. Other members hand it the run
+/// requests that belong to this node (it delegates them to the kernel, whose replies go back
+/// unchanged) and push their load to it.
+using peer_actor = caf::typed_actor<
+  caf::replies_to<submit_atom, goal_request>::with<kernel_reply>,
+  caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>,
+  caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>,
+  caf::reacts_to<load_atom, peer_load>>;
+
+/// Registers every type in `peer_actor`'s messages with the names its inspect() gives. Every
+/// member calls it before its actor system starts: a type one side has not registered arrives
+/// as an empty message, and the interfaces the two sides compare when they link differ.
+void add_peer_message_types(caf::actor_system_config& cfg);
+
+} // namespace sreh::actors

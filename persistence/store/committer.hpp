@@ -1,0 +1,64 @@
+#pragma once
+// The write side of the store: one transaction for the writes of many runs (the transactional
+// outbox). Every aggregate's rows that must commit with a step (the run's checkpoint, its steps,
+// its approvals, the events they produce) travel in one `write_batch`; the aggregates' read
+// interfaces (run_store.hpp, approval_store.hpp) see them once `commit` returned.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/status.hpp"
+#include "core/model/approval.hpp"
+#include "core/model/event.hpp"
+#include "core/model/run.hpp"
+#include "core/model/step.hpp"
+
+namespace sreh::persistence {
+
+/// One run's writes for one durable commit. Batches from many runs are applied in one
+/// transaction by the group-commit writer (transactional outbox: step rows, the run's checkpoint
+/// and the events they produce commit together or not at all).
+struct write_batch {
+  /// Insert a new run. When another run already holds `create->idempotency_key` (non-empty),
+  /// nothing of this batch is applied and the result names the existing run.
+  std::optional<run> create;
+  /// Replace the stored row of an existing run (state, checkpoint, counters, ...).
+  std::optional<run> update;
+  /// Upsert by (run_id, n): the intent inserts, the outcome replaces.
+  std::vector<step> steps;
+  /// Upsert by id: a new approval, or its votes and state after a decision.
+  std::vector<approval> approvals;
+  /// Appended to the event log; `seq` is assigned at commit.
+  std::vector<event> events;
+};
+
+/// What happened to one batch.
+struct commit_result {
+  sreh::error err;               // set when the transaction failed (nothing applied)
+  std::string existing_run_id;   // set when `create` met an existing idempotency key
+  std::vector<event> events;     // the batch's events with their assigned `seq`
+};
+
+/// Applies write batches atomically. Thread-safe (calls are serialised inside); on a node the
+/// group-commit writer (group_writer.hpp) is its only caller, so that one transaction carries
+/// many runs' steps.
+class committer {
+ public:
+  virtual ~committer() = default;
+
+  /// Applies every batch in one transaction and returns one result per batch, in order.
+  /// Batches apply in order, so a batch may update a run that an earlier batch of the same call
+  /// creates, never one that a later batch creates.
+  ///
+  /// On failure every result carries the same error, nothing is applied and the batches are left
+  /// as given (so a caller may retry them): `unavailable` when the database is away or busy,
+  /// `conflict` when a run is owned by another node now (PostgreSQL's fencing), `internal` for
+  /// a faulty batch (an update or a step of a run that does not exist, a duplicate run or event
+  /// id). On success each applied batch's events are moved into its result with their `seq` set
+  /// (in batch order, gap-free) and the audit chain extended over them (persistence/audit); a
+  /// batch skipped for an existing idempotency key keeps its events.
+  [[nodiscard]] virtual std::vector<commit_result> commit(std::vector<write_batch>& batches) = 0;
+};
+
+} // namespace sreh::persistence

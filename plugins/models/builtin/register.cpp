@@ -1,0 +1,15 @@
+#include "plugins/models/builtin/reasoner.hpp"
+#include "plugins/register.hpp"
+
+namespace sreh::plugins {
+
+void register_builtin_reasoner(actors::provider_registry& r) {
+  r.add("builtin", [](const config::model_config& m) -> expected<actors::model_provider_ptr> {
+    auto p = make_builtin_reasoner(m.kb);
+    if (!p)
+      return sreh::error{p.error().code, "model.kb: " + p.error().message};
+    return p;
+  });
+}
+
+} // namespace sreh::plugins

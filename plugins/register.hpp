@@ -1,0 +1,22 @@
+#pragma once
+// The plugins' way into a node: each plugin adds what it offers to the registries that lower
+// layers own (model providers, toolsets, routes), and the composition root (app/serve) calls
+// these once at start. Nothing below plugins/ includes a plugin.
+
+#include "actors/gateway/provider_registry.hpp"
+#include "actors/tools/toolset_registry.hpp"
+
+namespace sreh::plugins {
+
+/// `model.provider: builtin`: the abductive reasoner over `model.kb` or the embedded knowledge
+/// base (plugins/models/builtin).
+void register_builtin_reasoner(actors::provider_registry& r);
+
+/// `tools.testkit: true`: test.echo, test.record, test.sleep, ... (plugins/tools/testkit).
+void register_testkit(actors::toolset_registry& r);
+
+/// `sandbox.scenario: FILE`: the sandbox world's read and write tools over a fresh world of the
+/// scenario (plugins/tools/sandbox); its banner line names the scenario, alert and goal.
+void register_sandbox(actors::toolset_registry& r);
+
+} // namespace sreh::plugins

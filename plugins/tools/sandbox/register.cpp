@@ -1,0 +1,59 @@
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "plugins/register.hpp"
+#include "plugins/tools/sandbox/scenario.hpp"
+#include "plugins/tools/sandbox/world.hpp"
+
+namespace sreh::plugins {
+
+namespace {
+
+/// A shell word: as is when plain, else in single quotes.
+std::string shell_word(const std::string& s) {
+  bool plain = !s.empty();
+  for (char c : s)
+    plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
+                      c == '.' || c == '/' || c == '=' || c == ':');
+  if (plain)
+    return s;
+  std::string out = "'";
+  for (char c : s)
+    out += c == '\'' ? std::string{"'\\''"} : std::string(1, c);
+  return out + "'";
+}
+
+/// The banner's hint for a sandbox node: the scenario, its alert and the goal to submit.
+std::string hint(const sandbox::scenario& sc) {
+  std::string labels;
+  if (!sc.alert.name.empty())
+    labels += " --label " + shell_word("alert=" + sc.alert.name);
+  for (auto& [k, v] : sc.alert.labels)
+    labels += " --label " + shell_word(k + "=" + v);
+  std::string summary;
+  if (auto it = sc.alert.annotations.find("summary"); it != sc.alert.annotations.end())
+    summary = ": " + it->second;
+  return fmt::format("  sandbox: scenario '{}' ({}), alert {}{}\n"
+                     "  try:  sreh submit {}{} --watch\n",
+                     sc.id, sc.file, sc.alert.name.empty() ? "(none)" : sc.alert.name, summary,
+                     shell_word(sc.goal), labels);
+}
+
+} // namespace
+
+void register_sandbox(actors::toolset_registry& r) {
+  r.add({"sandbox", [](const config::node_config& cfg,
+                       actors::tool_registry& out) -> expected<std::string> {
+           if (cfg.sandbox.scenario.empty())
+             return std::string{};
+           auto sc = sandbox::load_scenario(cfg.sandbox.scenario);
+           if (!sc)
+             return sreh::error{sc.error().code, "sandbox.scenario: " + sc.error().message};
+           auto world = std::make_shared<sandbox::world>(std::move(*sc));
+           sandbox::add_sandbox_tools(out, world);
+           return hint(world->spec());
+         }});
+}
+
+} // namespace sreh::plugins
