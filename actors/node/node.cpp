@@ -7,6 +7,8 @@
 #include "actors/kernel/messages.hpp"
 #include "actors/node/runtime.hpp"
 #include "actors/node/thread_marks.hpp"
+#include "actors/node/service_supervisor.hpp"
+#include "core/base/json.hpp"
 
 namespace sreh::actors {
 
@@ -170,6 +172,8 @@ struct node::impl {
   std::unique_ptr<blocking_pool> store_pool;
   runtime_ptr rt;
   kernel_actor sup;
+  supervision_table tree;
+  service_supervisor_actor services;
   std::unique_ptr<cluster_member> cluster;
   std::unique_ptr<kernel_facade> facade;
   const config::node_config& cfg;
@@ -220,6 +224,8 @@ sreh::error node::start() {
   d.rt = std::shared_ptr<runtime>(new runtime{d.cfg, d.store, d.writer, d.tools, d.provider,
                                               d.clock, d.ids, *d.pool, *d.store_pool, d.policy,
                                               logger("kernel"), {}, {}, {}});
+  d.rt->children = &d.tree;
+  d.tree.add("kernel", "node");
   if (clustered) {
     d.cluster = std::make_unique<cluster_member>(*d.sys, *d.cfg.cluster.topo, d.rt,
                                                  *d.store.cluster());
@@ -231,6 +237,7 @@ sreh::error node::start() {
     if (auto err = d.cluster->open(d.sup))
       return err;
   d.facade = std::make_unique<kernel_facade>(*d.sys, d.sup, d.rt, d.cluster.get());
+  d.services = spawn_service_supervisor(*d.sys, d.tree);
   return {};
 }
 
@@ -238,6 +245,10 @@ void node::stop() {
   auto& d = *impl_;
   if (!d.sys)
     return;
+  if (d.services) { // the front stops taking requests before the kernel goes
+    stop_services(*d.sys, d.services);
+    d.services = nullptr;
+  }
   if (d.facade)
     d.facade->reset();
   if (d.cluster)
@@ -249,6 +260,17 @@ void node::stop() {
   d.pool->stop();
   d.store_pool->stop(); // runs the reads still queued; their replies find no actor
   d.sys.reset();
+  d.tree.stop_all();
+}
+
+sreh::error node::supervise(service_ptr svc, restart_policy policy) {
+  if (!impl_->services)
+    return {errc::unavailable, "the node is not running"};
+  return actors::supervise(impl_->services, std::move(svc), policy);
+}
+
+const supervision_table& node::tree() const {
+  return impl_->tree;
 }
 
 kernel_api& node::kernel() {

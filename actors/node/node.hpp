@@ -4,6 +4,7 @@
 
 #include "actors/kernel/kernel_api.hpp"
 #include "actors/gateway/model_provider.hpp"
+#include "actors/node/supervision.hpp"
 #include "actors/tools/tool.hpp"
 #include "config/node/node_config.hpp"
 #include "core/base/clock.hpp"
@@ -14,9 +15,10 @@
 
 namespace sreh::actors {
 
-/// The actor side of a node: the CAF actor system, the supervisor, the kernel and its run
-/// actors, the pool for blocking tools. Everything it borrows outlives it; the writer must be
-/// started before `start` and stopped after `stop`.
+/// The actor side of a node: the CAF actor system, the supervisors, the kernel and its run
+/// actors, the services it supervises (the HTTP front, the relay), the pool for blocking tools.
+/// Everything it borrows outlives it; the writer must be started before `start` and stopped
+/// after `stop`.
 class node {
  public:
   node(const config::node_config& cfg, persistence::store& store, persistence::commit_queue& writer,
@@ -28,8 +30,17 @@ class node {
 
   /// Starts the actor system and the kernel, which recovers unfinished runs.
   [[nodiscard]] sreh::error start();
-  /// Stops every actor (runs stay durable in the store) and the tool pool.
+  /// Stops the services (the newest first), then every actor (runs stay durable in the store)
+  /// and the tool pool.
   void stop();
+  /// Supervises `svc` from now on: starts it (its error when that fails: it is then not
+  /// supervised), restarts it with backoff when it reports a failure, within `policy`'s budget,
+  /// and stops it when the node stops. A service that exhausts its budget is left `failed`: the
+  /// node is then not ready (readyz names it) but keeps running its runs. After `start`;
+  /// blocks until the service has started.
+  [[nodiscard]] sreh::error supervise(service_ptr svc, restart_policy policy = {});
+  /// The children of the node's supervisors (the kernel, the services). Thread-safe.
+  [[nodiscard]] const supervision_table& tree() const;
   /// Thread-safe facade for the HTTP front and the CLI.
   [[nodiscard]] kernel_api& kernel();
 

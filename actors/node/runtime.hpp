@@ -17,6 +17,7 @@
 #include "persistence/store/commit_queue.hpp"
 #include "persistence/store/store.hpp"
 #include "actors/policy/action_holds.hpp"
+#include "actors/node/supervision.hpp"
 
 namespace sreh::actors {
 
@@ -57,6 +58,9 @@ struct runtime {
   log_limiter commit_errors{std::chrono::seconds{10}};
   /// Allowed mutating actions not yet finished, counted by rate limits (policy_check.cpp).
   action_holds holds{};
+  /// The node's supervision tree, where the kernel's supervisor records the kernel's restarts
+  /// (null: not recorded, as in unit tests).
+  supervision_table* children = nullptr;
 };
 
 using runtime_ptr = std::shared_ptr<runtime>;

@@ -20,6 +20,8 @@ using self_ptr = supervisor_actor::stateful_pointer<supervisor_state>;
 
 void start_kernel(self_ptr self) {
   self->state.kernel = spawn_kernel(self, self->state.rt);
+  if (auto* t = self->state.rt->children)
+    t->set_state("kernel", child_state::running);
 }
 
 void on_child_exit(self_ptr self, caf::exit_msg& msg) {
@@ -38,10 +40,14 @@ void on_child_exit(self_ptr self, caf::exit_msg& msg) {
   if (static_cast<int>(st.restarts.size()) >= st.max_restarts) {
     st.rt->log->critical("kernel died {} times within a minute ({}); giving up",
                          st.restarts.size() + 1, caf::to_string(msg.reason));
+    if (auto* t = st.rt->children)
+      t->died("kernel", caf::to_string(msg.reason), false);
     self->quit(msg.reason);
     return;
   }
   st.restarts.push_back(now);
+  if (auto* t = st.rt->children)
+    t->died("kernel", caf::to_string(msg.reason), true);
   auto backoff = std::chrono::milliseconds(100 << st.restarts.size());
   st.rt->log->error("kernel died ({}); restarting it in {} ms", caf::to_string(msg.reason),
                     backoff.count());

@@ -19,7 +19,7 @@
 #include "config/node/node_config.hpp"
 #include "core/base/logger.hpp"
 #include "net/http/auth.hpp"
-#include "net/http/http_server.hpp"
+#include "net/http/http_front.hpp"
 
 namespace sreh::app {
 
@@ -164,14 +164,19 @@ int serve_command(int argc, char** argv) {
     return fail(parts.error().message);
   auto& n = **parts;
   const bool api = !cfg->cluster.topo || cfg->cluster.topo->find(cfg->node_id)->has_role("api");
-  net::http_server http{{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens, api,
-                         n.relay(), n.feed(), &n.tools(), regs.routes}};
+  // The front is a child of the node's supervision tree: restarted on the same port should its
+  // io loop fail, stopped (before the kernel) when the node stops.
+  auto http = std::make_shared<net::http_front>(
+    net::server_context{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens, api,
+                        n.relay(), n.feed(), &n.tools(), regs.routes, &n.tree()},
+    host, port);
   if (!api)
-    log->info("no api role: serving only /healthz, /readyz, /v1/stats and /v1/cluster/nodes");
-  if (auto err = http.start(host, port))
+    log->info("no api role: serving only /healthz, /readyz, /v1/stats, /v1/actors and "
+              "/v1/cluster/nodes");
+  if (auto err = n.supervise(http))
     return fail(err.message);
   log->info("sreh {} node '{}' serving on http://{}:{} (store: {} {}, model: {}, tools: {})",
-            SREH_VERSION, cfg->node_id, host, http.port(), cfg->store.kind, cfg->store.path,
+            SREH_VERSION, cfg->node_id, host, http->port(), cfg->store.kind, cfg->store.path,
             provider->provider->name(), tools->all().size());
   if (const auto& topo = cfg->cluster.topo)
     log->info("member of cluster '{}' ({} nodes, topology {}); data dir {}", topo->name,
@@ -180,14 +185,13 @@ int serve_command(int argc, char** argv) {
   std::fprintf(stderr,
                "\n  sreh is up: http://%s:%u   (Ctrl-C stops it; runs are durable in %s)\n%s"
                "        sreh runs          curl -N http://%s:%u/v1/events\n\n",
-               host.c_str(), http.port(), cfg->store.path.c_str(),
+               host.c_str(), http->port(), cfg->store.path.c_str(),
                hint.empty() ? "  try:  sreh submit \"checkout is failing - find out why and fix "
                               "it\" --watch\n"
                             : hint.c_str(),
-               host.c_str(), http.port());
+               host.c_str(), http->port());
   wait_for_signal();
-  http.stop();
-  parts->reset(); // actors, then the writer, then the store
+  parts->reset(); // the front and the relay, the actors, then the writer, then the store
   log->info("stopped cleanly");
   return 0;
 }

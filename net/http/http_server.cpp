@@ -14,6 +14,7 @@ struct http_server::impl {
     auto* c = core.get();
     core->tokens = ctx.tokens ? ctx.tokens : fallback_tokens(ctx.cfg);
     add_health_routes(core->routes, core->ctx, [c] { return c->connections.load(); });
+    add_actor_routes(core->routes, core->ctx);
     if (!ctx.api)
       return; // a cluster member without the api role
     add_run_routes(core->routes, core->ctx);
@@ -78,7 +79,8 @@ http_server::~http_server() {
   stop();
 }
 
-sreh::error http_server::start(const std::string& host, std::uint16_t port) {
+sreh::error http_server::start(const std::string& host, std::uint16_t port,
+                               actors::failure_handler failed) {
   auto& d = *impl_;
   if (d.running) return {errc::conflict, "http server already started"};
   auto where = host + ":" + std::to_string(port);
@@ -101,14 +103,21 @@ sreh::error http_server::start(const std::string& host, std::uint16_t port) {
   d.do_accept();
   auto n = std::max<std::int64_t>(1, d.core->ctx.cfg.limits.http_threads);
   for (std::int64_t i = 0; i < n; ++i)
-    d.threads.emplace_back([core = d.core] {
+    d.threads.emplace_back([core = d.core, failed] {
       for (;;) {
+        std::string why = "an unknown exception";
         try {
           core->ioc.run();
           return;
         } catch (const std::exception& e) {
-          core->log->error("http thread: unexpected exception: {}", e.what());
+          why = e.what();
+        } catch (...) {
         }
+        core->log->error("http thread: unexpected exception: {}{}", why,
+                         failed ? "; the front is restarted" : "");
+        // The loop goes on: it closes the connections when the supervisor stops this server.
+        if (failed)
+          failed("the io loop threw: " + why);
       }
     });
   d.running = true;

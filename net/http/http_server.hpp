@@ -8,6 +8,7 @@
 
 #include "actors/hub/event_hub.hpp"
 #include "actors/kernel/kernel_api.hpp"
+#include "actors/node/supervision.hpp"
 #include "config/node/node_config.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/id.hpp"
@@ -41,8 +42,8 @@ struct server_context {
   /// (auth none, or the configured digests; with neither, no token is accepted).
   std::shared_ptr<const token_table> tokens = {};
   /// False on a cluster member without the `api` role: it serves only /healthz, /readyz,
-  /// /v1/stats and /v1/cluster/nodes, and answers other /v1 requests with 503 naming the
-  /// reason.
+  /// /v1/stats, /v1/actors and /v1/cluster/nodes, and answers other /v1 requests with 503
+  /// naming the reason.
   bool api = true;
   /// Shown on /v1/stats when the node has them (null: none).
   const net::relay* event_relay = nullptr;
@@ -51,6 +52,8 @@ struct server_context {
   const actors::tool_registry* tools = nullptr;
   /// Route groups the plugins registered, added after the front's own.
   std::vector<route_group> routes = {};
+  /// The node's supervision tree, for /v1/actors and /readyz (null: not shown).
+  const actors::supervision_table* tree = nullptr;
 };
 
 /// The Beast HTTP/1.1 server: REST under /v1, SSE streams, /healthz, /readyz. Runs its own
@@ -62,8 +65,12 @@ class http_server {
   http_server(const http_server&) = delete;
   http_server& operator=(const http_server&) = delete;
 
-  /// Binds and starts serving. Port 0 picks a free port (see `port()`).
-  [[nodiscard]] sreh::error start(const std::string& host, std::uint16_t port);
+  /// Binds (SO_REUSEADDR) and starts serving. Port 0 picks a free port (see `port()`).
+  /// `failed`: told of an exception that escaped the io loop, after which the server is
+  /// considered broken (it goes on running only to be stopped); without it the loop logs the
+  /// exception and goes on.
+  [[nodiscard]] sreh::error start(const std::string& host, std::uint16_t port,
+                                  actors::failure_handler failed = {});
   [[nodiscard]] std::uint16_t port() const;
   /// Stops accepting, closes every connection and joins the threads.
   void stop();

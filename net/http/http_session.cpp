@@ -1,7 +1,9 @@
 #include "net/http/http_session.hpp"
 
 #include <cctype>
+#include <stdexcept>
 
+#include "core/base/fault.hpp"
 #include "net/http/problem.hpp"
 #include "net/sse/sse_session.hpp"
 #include "net/http/url.hpp"
@@ -78,6 +80,7 @@ void http_session::on_header(beast::error_code ec) {
   started_ = std::chrono::steady_clock::now();
   req_ = request{};
   if (ec && is_quiet_close(ec)) return close();
+  if (fault("http.io")) throw std::runtime_error("fault injected at http.io");
   req_.request_id = core_->ctx.ids.next("req");
   if (ec == http::error::header_limit)
     return fail_early(431, "header-too-large",

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "actors/hub/event_hub.hpp"
+#include "actors/node/supervision.hpp"
 #include "core/model/event.hpp"
 #include "core/base/logger.hpp"
 #include "persistence/postgres/postgres_store.hpp"
@@ -70,26 +71,36 @@ struct relay_stats {
 /// stored offset; while active it waits for the store's commit notifications, so commits of
 /// every node wake it. Without a lock the caller guarantees there is one relay (one node).
 ///
+/// A node supervises its relay (actors::service, child "relay"): an exception that escapes the
+/// relay thread ends the thread and is reported to the supervisor, which stops the relay and
+/// starts it again; each start resumes from the stored offset, so the restart skips nothing, and
+/// what the dead thread had published but not yet stored is deduplicated by JetStream.
+///
 /// Concurrency: `start`/`stop` from one owner thread; `stats` is thread-safe. `stop` waits for
 /// the thread (at most about one ack slice).
-class relay {
+class relay final : public actors::service {
  public:
   /// `hub` may be null (then only the poll wakes the relay); `lock` may be null (one node).
   /// Both must outlive the relay.
   relay(persistence::store& st, actors::event_hub* hub, relay_options opts,
         persistence::relay_lock* lock = nullptr);
-  ~relay();
+  ~relay() override;
   relay(const relay&) = delete;
   relay& operator=(const relay&) = delete;
 
-  /// Validates the options and starts the thread. NATS being away is not an error.
-  [[nodiscard]] sreh::error start();
-  void stop();
+  [[nodiscard]] std::string name() const override { return "relay"; }
+  /// Validates the options and starts the thread, from the stored offset. NATS being away is
+  /// not an error. `failed` hears of an exception that ended the thread (none: it is logged).
+  [[nodiscard]] sreh::error start(actors::failure_handler failed) override;
+  [[nodiscard]] sreh::error start() { return start(actors::failure_handler{}); }
+  void stop() override;
   [[nodiscard]] relay_stats stats() const;
 
  private:
   struct counters;
+  /// The relay thread: `loop`, with what escapes it reported.
   void run();
+  void loop();
   /// With a lock: takes it or stands by; false while another relay is active.
   [[nodiscard]] bool lead();
   /// One round; returns false when there was nothing to publish.
@@ -108,6 +119,7 @@ class relay {
   std::unique_ptr<counters> counters_;
   std::uint64_t hub_token_ = 0;
   std::thread thread_;
+  actors::failure_handler on_failure_;    // set before the thread starts, reset after it ends
   std::atomic<bool> stopping_{false};
   std::mutex mtx_;
   std::condition_variable cv_;

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <vector>
 
+#include "core/base/fault.hpp"
 #include "core/base/json.hpp"
 #include "core/base/logger.hpp"
 #include "net/nats/jetstream.hpp"
@@ -37,7 +39,7 @@ relay::~relay() {
   stop();
 }
 
-sreh::error relay::start() {
+sreh::error relay::start(actors::failure_handler failed) {
   if (thread_.joinable())
     return {errc::conflict, "relay: already started"};
   if (opts_.url.empty())
@@ -48,6 +50,15 @@ sreh::error relay::start() {
     return {errc::invalid_argument,
             fmt::format("relay: page_size {}: expected 1..10000", opts_.page_size)};
   stopping_ = false;
+  // A start after a stop (a restart by the supervisor) begins as the first did: from the
+  // stored offset, with the stream and the lock checked again.
+  stream_ready_ = false;
+  offset_loaded_ = false;
+  leading_ = false;
+  backoff_ = std::chrono::milliseconds{0};
+  recovering_ = false;
+  woken_ = false;
+  on_failure_ = std::move(failed);
   if (hub_ != nullptr)
     hub_token_ = hub_->subscribe([this](const actors::event_hub::batch&) {
       // On the group-commit writer's thread: signal only.
@@ -75,6 +86,8 @@ void relay::stop() {
   if (hub_ != nullptr)
     hub_->unsubscribe(hub_token_);
   js_.reset(); // closes the connection; its callbacks have run when this returns
+  counters_->connected = false;
+  on_failure_ = nullptr;
 }
 
 relay_stats relay::stats() const {
@@ -145,6 +158,24 @@ bool relay::lead() {
 }
 
 void relay::run() {
+  std::string why;
+  try {
+    return loop();
+  } catch (const std::exception& e) {
+    why = e.what();
+  } catch (...) {
+    why = "an unknown exception";
+  }
+  if (on_failure_) {
+    logger("relay")->error("relay {}: the relay thread died: {}", opts_.name, why);
+    on_failure_("the relay thread died: " + why);
+  } else {
+    logger("relay")->critical("relay {}: the relay thread died: {}; nothing restarts it",
+                              opts_.name, why);
+  }
+}
+
+void relay::loop() {
   auto log = logger("relay");
   while (!stopping_.load()) {
     if (!lead())
@@ -256,6 +287,8 @@ expected<bool> relay::round() {
   counters_->published.fetch_add(out.sent);
   counters_->acked.fetch_add(out.acked);
   counters_->duplicates.fetch_add(out.duplicates);
+  if (out.acked_prefix > 0 && fault("relay.round")) // published, not yet stored: the worst time
+    throw std::runtime_error("fault injected at relay.round");
   if (out.acked_prefix > 0) {
     const auto next = msgs[out.acked_prefix - 1].seq;
     if (auto err = store_.set_relay_offset(opts_.name, next)) {

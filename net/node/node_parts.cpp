@@ -39,8 +39,6 @@ expected<std::unique_ptr<node_parts>> node_parts::start(const config::node_confi
   p->writer_->start();
   if (auto err = p->record_config(policy))
     return err;
-  if (auto err = p->start_relay())
-    return err;
   if (clustered) {
     auto last = p->store_->stats();
     if (!last)
@@ -61,6 +59,8 @@ expected<std::unique_ptr<node_parts>> node_parts::start(const config::node_confi
                                             p->ids_);
   if (auto err = p->node_->start())
     return err;
+  if (auto err = p->start_relay())
+    return err;
   return p;
 }
 
@@ -76,9 +76,9 @@ sreh::error node_parts::start_relay() {
   // A shared store may have several nodes with a relay: the lock keeps one of them active.
   if (cfg_.store.kind == "postgres")
     relay_lock_ = persistence::make_postgres_relay_lock({cfg_.store.url, {}, 1}, ro.name);
-  relay_ = std::make_unique<net::relay>(*store_, cfg_.cluster.topo ? nullptr : &hub_,
+  relay_ = std::make_shared<net::relay>(*store_, cfg_.cluster.topo ? nullptr : &hub_,
                                         std::move(ro), relay_lock_.get());
-  return relay_->start();
+  return node_->supervise(relay_);
 }
 
 sreh::error node_parts::record_config(const policy::policy_set& policy) {
@@ -111,11 +111,11 @@ sreh::error node_parts::record_config(const policy::policy_set& policy) {
 
 node_parts::~node_parts() {
   if (node_)
-    node_->stop();
+    node_->stop(); // the services first (the HTTP front, the relay), then the actors
   if (writer_)
     writer_->stop();
   if (relay_)
-    relay_->stop();
+    relay_->stop(); // stopped with the node already, unless its first start failed
   if (feed_)
     feed_->stop();
 }

@@ -20,8 +20,9 @@
 namespace sreh::net {
 
 /// A running node without its HTTP front: store → group-commit writer (feeding the event hub)
-/// → actors. `serve` adds the HTTP server; `eval` and the benchmark drive `kernel()` directly.
-/// Destruction stops the actors, then the writer, then closes the store.
+/// → actors, and the relay supervised by the node. `serve` adds the HTTP front (supervise);
+/// `eval` and the benchmark drive `kernel()` directly. Destruction stops the supervised services
+/// and the actors, then the writer, then closes the store.
 class node_parts {
  public:
   /// Opens the store, starts the writer and the actors. `tools` and `provider` are the node's
@@ -40,6 +41,12 @@ class node_parts {
   const actors::tool_registry& tools() const { return *tools_; }
   /// The JetStream relay; null when no `nats.url` is configured.
   net::relay* relay() { return relay_.get(); }
+  /// Supervises `svc` with the node's other children (see actors::node::supervise).
+  [[nodiscard]] sreh::error supervise(actors::service_ptr svc, actors::restart_policy policy = {}) {
+    return node_->supervise(std::move(svc), policy);
+  }
+  /// The children of the node's supervisors: the kernel, the relay, the HTTP front.
+  [[nodiscard]] const actors::supervision_table& tree() const { return node_->tree(); }
   /// The cluster's event feed (JetStream → hub); null on a single node.
   net::event_feed* feed() { return feed_.get(); }
 
@@ -48,7 +55,7 @@ class node_parts {
   /// Writes a node.config event: the config file's hash and the policy this start runs with.
   sreh::error record_config(const policy::policy_set& policy);
   /// The JetStream relay, when `nats.url` is set (and, in a cluster, this member has the relay
-  /// role); with PostgreSQL behind the relay lock.
+  /// role); with PostgreSQL behind the relay lock. Supervised by the node: after node_ started.
   sreh::error start_relay();
 
   const config::node_config& cfg_;
@@ -60,7 +67,7 @@ class node_parts {
   std::shared_ptr<actors::tool_registry> tools_;
   std::unique_ptr<actors::node> node_;
   std::unique_ptr<persistence::relay_lock> relay_lock_;
-  std::unique_ptr<net::relay> relay_;
+  std::shared_ptr<net::relay> relay_;     // owned with the node's service supervisor
   std::unique_ptr<net::event_feed> feed_;   // a cluster's events, into the hub
 };
 

@@ -61,6 +61,13 @@ reply readyz(server_context& ctx, store_probe& probe, const request& req) {
   std::string why;
   if (!ctx.kernel.ready())
     why = "kernel is not ready (recovery running or store away)";
+  if (ctx.tree != nullptr)
+    for (const auto& c : ctx.tree->failed()) {
+      if (!why.empty())
+        why += "; ";
+      why += fmt::format("{} failed and is not restarted any more ({} restarts; last error: {})",
+                         c.name, c.restarts, c.last_error);
+    }
   if (auto err = probe.check(ctx.store)) {
     if (!why.empty())
       why += "; ";

@@ -33,6 +33,9 @@ void add_run_routes(router& r, server_context& ctx);
 /// GET /healthz, GET /readyz, GET /v1/stats. `connections` reports open connections.
 void add_health_routes(router& r, server_context& ctx, std::function<std::int64_t()> connections);
 
+/// GET /v1/actors: the children of the node's supervisors (server_context::tree).
+void add_actor_routes(router& r, server_context& ctx);
+
 /// GET /v1/runs/{id}/events and GET /v1/events (SSE).
 void add_event_routes(router& r, server_context& ctx);
 

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace sreh {
+
+/// Test hook for the supervision tests: a named point where a part of the node fails as a bug
+/// would (its caller throws when this returns true). Unlike `failpoint`, the process survives:
+/// the node's supervisor sees the part die and restarts it.
+///
+/// A point is armed with `NAME:N` — in the environment variable SREH_FAULT (a comma-separated
+/// list, read once, e.g. `http.io:3,relay.round:2`) or by `arm_fault` — and then `fault(NAME)`
+/// is true exactly once, at its N-th call. Points: `http.io` (the HTTP front's io loop, after
+/// it read a request's header), `relay.round` (the relay thread, after a page was published and
+/// before its offset is stored).
+///
+/// Thread-safe. Costs one relaxed atomic load when nothing is armed.
+[[nodiscard]] bool fault(std::string_view name);
+
+/// Arms `name` to fire at its `n`-th call from now (n >= 1), replacing an earlier arming.
+void arm_fault(std::string_view name, std::int64_t n);
+
+} // namespace sreh
