@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <memory>
 #include <set>
 
 #include "plugins/models/builtin/report.hpp"

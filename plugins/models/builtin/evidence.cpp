@@ -3,7 +3,6 @@
 #include "plugins/models/builtin/evidence.hpp"
 
 #include <algorithm>
-#include <type_traits>
 #include <variant>
 
 #include "actors/tools/tool.hpp"
@@ -236,15 +235,6 @@ evidence evidence_journal::before(std::int64_t n) const {
     for (auto& s : *part)
       if (s.counts && s.head.n < n)
         ev.add(s.head, s.observed, s.remedy);
-  return ev;
-}
-
-evidence collect_evidence(const std::vector<step>& steps, const actors::tool_registry& tools,
-                          std::int64_t before) {
-  evidence ev;
-  for (auto& s : steps)
-    if (is_evidence(s) && (before <= 0 || s.n < before))
-      ev.add(s, tools.observations_of(s), performs_remedy(tools, s.tool));
   return ev;
 }
 

@@ -106,7 +106,7 @@ class evidence_journal {
   void catch_up(const std::vector<step>& steps, const actors::tool_registry& tools);
   /// The evidence of every step given to `catch_up`.
   [[nodiscard]] const evidence& all() const { return tail_ ? *tail_ : ev_; }
-  /// The evidence of the steps numbered below `before`.
+  /// The evidence of the steps numbered below `n`.
   [[nodiscard]] evidence before(std::int64_t n) const;
 
  private:
@@ -126,12 +126,6 @@ class evidence_journal {
   std::vector<seen_step> tail_seen_;    // steps with outcomes behind one without
   std::optional<evidence> tail_;        // ev_ and tail_seen_
 };
-
-/// The evidence of the run's steps, rebuilt from scratch; `before` > 0 ignores the steps numbered
-/// `before` and later.
-[[nodiscard]] evidence collect_evidence(const std::vector<step>& steps,
-                                        const actors::tool_registry& tools,
-                                        std::int64_t before = 0);
 
 /// Canonical JSON (object keys sorted) of `json_text`, or the text itself if it does not parse.
 [[nodiscard]] std::string canonical_json(const std::string& json_text);
