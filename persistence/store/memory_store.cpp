@@ -96,7 +96,7 @@ struct memory_store::contents {
   sreh::error create(const run& r, commit_result& res, undo_log& undo);
   sreh::error update(const run& r, undo_log& undo);
   sreh::error append(const event& e); // undone by the log's length
-  sreh::error apply(write_batch& b, commit_result& res, undo_log& undo);
+  sreh::error apply(const write_batch& b, commit_result& res, undo_log& undo);
   void roll_back(undo_log& undo);
 };
 
@@ -148,7 +148,8 @@ sreh::error memory_store::contents::append(const event& e) {
   return {};
 }
 
-sreh::error memory_store::contents::apply(write_batch& b, commit_result& res, undo_log& undo) {
+sreh::error memory_store::contents::apply(const write_batch& b, commit_result& res,
+                                         undo_log& undo) {
   if (b.create) {
     if (auto err = create(*b.create, res, undo); err || !res.existing_run_id.empty())
       return err; // a held key skips the whole batch
