@@ -1,6 +1,7 @@
 // Loading a world file (SCENARIOS.md, "World file").
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "plugins/tools/sandbox/yaml.hpp"
@@ -29,6 +30,30 @@ void fill_service_defaults(service& s) {
   }
   for (auto& [k, v] : d)
     s.baseline.emplace(k, v);
+}
+
+/// One edge of `calls`: a callee's name (called once per request) or
+/// `{name: callee, per_request: N}`.
+void read_call(yaml_reader& r, const yaml_field& c, service& s, std::vector<reference>& refs) {
+  auto name = c;
+  int per_request = 1;
+  if (c.node.IsMap()) {
+    auto m = r.fields(c, {"name", "per_request"}, {"name"});
+    name = m["name"];
+    if (m.count("per_request"))
+      per_request = static_cast<int>(r.integer(m["per_request"], 1, 10'000));
+  } else if (!c.node.IsScalar()) {
+    r.fail(c, "expected a service name or {name: service, per_request: N}");
+  }
+  auto callee = r.name(name);
+  if (callee == s.name)
+    r.fail(name, fmt::format("service '{}' cannot call itself", s.name));
+  if (std::find(s.calls.begin(), s.calls.end(), callee) != s.calls.end())
+    r.fail(name, fmt::format("service '{}' lists '{}' twice in calls", s.name, callee));
+  s.calls.push_back(callee);
+  if (per_request > 1)
+    s.per_request.emplace(callee, per_request);
+  refs.push_back({name, callee, reference::service});
 }
 
 service read_service(yaml_reader& r, const yaml_field& f, std::vector<reference>& refs) {
@@ -61,13 +86,8 @@ service read_service(yaml_reader& r, const yaml_field& f, std::vector<reference>
     s.max_connections = 100;
   }
   if (m.count("calls"))
-    for (auto& c : r.name_list(m["calls"])) {
-      auto callee = c.node.Scalar();
-      if (callee == s.name)
-        r.fail(c, fmt::format("service '{}' cannot call itself", s.name));
-      s.calls.push_back(callee);
-      refs.push_back({c, callee, reference::service});
-    }
+    for (auto& c : r.items(m["calls"]))
+      read_call(r, c, s, refs);
   auto kind = static_cast<entity_kind>(static_cast<int>(s.kind));
   if (m.count("baseline"))
     s.baseline = r.baseline(m["baseline"], metric_names(kind));
