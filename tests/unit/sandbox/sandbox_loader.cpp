@@ -165,9 +165,12 @@ CAF_TEST_FIXTURE_SCOPE_END()
 CAF_TEST(every example and test scenario loads and starts unmitigated) {
   std::set<sb::fault_kind> kinds;
   int count = 0, controls = 0, combined = 0;
+  // tests/scenarios has suites in subfolders (their worlds in tests/scenarios/worlds).
   for (auto dir : {source_dir() / "examples" / "scenarios", source_dir() / "tests" / "scenarios"})
-    for (const auto& e : fs::directory_iterator{dir}) {
-      if (e.path().filename().string().find("-world") != std::string::npos)
+    for (const auto& e : fs::recursive_directory_iterator{dir}) {
+      if (!e.is_regular_file() || e.path().extension() != ".yaml"
+          || e.path().filename().string().find("-world") != std::string::npos
+          || e.path().parent_path().filename() == "worlds")
         continue;
       auto sc = sb::load_scenario(e.path().string());
       CAF_CHECK(sc.has_value());
