@@ -76,9 +76,11 @@ int free_gpus(const world_model& w, const live_state& L, const host& h, const st
   if (!h.services.empty())
     return 0; // a serving host is not capacity for jobs
   auto free = h.gpus;
-  for (const auto& [name, other] : L.jobs)
-    if (name != job && std::find(other.hosts.begin(), other.hosts.end(), h.name) != other.hosts.end())
+  for (const auto& [name, other] : L.jobs) {
+    const auto& on = other.hosts;
+    if (name != job && std::find(on.begin(), on.end(), h.name) != on.end())
       free -= gpus_per_host(w, name, h);
+  }
   return free;
 }
 

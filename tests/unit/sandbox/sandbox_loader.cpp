@@ -68,9 +68,10 @@ CAF_TEST(world file errors name file line column and field) {
 }
 
 CAF_TEST(call edges take a name or a name with calls per request) {
-  auto w = sb::load_world(write("calls.yaml", "world: x\nservices:\n"
-                                              "  - {name: a, calls: [b, {name: c, per_request: 12}, {name: d}]}\n"
-                                              "  - {name: b}\n  - {name: c, kind: cache}\n  - {name: d}\n"));
+  auto w = sb::load_world(
+    write("calls.yaml", "world: x\nservices:\n"
+                        "  - {name: a, calls: [b, {name: c, per_request: 12}, {name: d}]}\n"
+                        "  - {name: b}\n  - {name: c, kind: cache}\n  - {name: d}\n"));
   CAF_REQUIRE(w.has_value());
   const auto& a = *w->find_service("a");
   CAF_CHECK_EQUAL(a.calls, (std::vector<std::string>{"b", "c", "d"}));

@@ -232,11 +232,12 @@ CAF_TEST(each scenario is mitigated by its remedy and not by restarting the aler
     CAF_MESSAGE(sc->id);
     sb::world wrong{*sc};
     const auto& loc = sc->expect.localized;
-    if (auto it = sc->alert.labels.find("service");
-        it != sc->alert.labels.end() && std::find(loc.begin(), loc.end(), it->second) == loc.end()) {
+    auto alerted = sc->alert.labels.find("service");
+    if (alerted != sc->alert.labels.end()
+        && std::find(loc.begin(), loc.end(), alerted->second) == loc.end()) {
       sb::action a;
       a.kind = action_kind::restart;
-      a.target = it->second;
+      a.target = alerted->second;
       CAF_CHECK(wrong.apply("wrong", a).has_value());
     }
     wrong.advance(300);
