@@ -76,6 +76,11 @@ std::optional<fault_kind> parse_fault_kind(std::string_view s) {
   return std::nullopt;
 }
 
+int service::calls_per_request(std::string_view callee) const {
+  auto it = per_request.find(callee);
+  return it == per_request.end() ? 1 : it->second;
+}
+
 const service* world_model::find_service(std::string_view name) const {
   return find_named(services, name);
 }

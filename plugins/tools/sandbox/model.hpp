@@ -37,8 +37,14 @@ struct service {
   int replicas = 1;
   std::string version = "v1.0.0";
   std::vector<std::string> calls;
+  /// Calls per request to a callee of `calls` when more than one (`{name: c, per_request: 12}`);
+  /// a callee not in here is called once.
+  std::map<std::string, int, std::less<>> per_request;
   metric_map baseline; // every metric of the kind, defaults filled in
   int max_connections = 0; // databases only
+
+  /// How many times one request of this service calls `callee` (1 unless the edge says more).
+  [[nodiscard]] int calls_per_request(std::string_view callee) const;
 };
 
 struct host {

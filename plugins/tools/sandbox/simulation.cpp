@@ -12,7 +12,8 @@ namespace {
 constexpr double error_attenuation = 0.6;   // share of a callee's extra errors a caller sees
 constexpr double latency_attenuation = 0.8; // share of a callee's extra p99 a caller sees
 
-/// Extra error rate and latency of each service, its callees' included.
+/// Extra error rate and latency of each service, its callees' included: a caller sees a share of
+/// each callee's excess, once per call the edge makes per request.
 class propagation {
  public:
   propagation(const world_model& w, const effects& fx) : w_(w), fx_(fx) {}
@@ -36,8 +37,12 @@ class propagation {
     }
     for (const auto& callee : s.calls) {
       auto c = of(callee);
-      e.error += error_attenuation * c.error;
-      e.latency += latency_attenuation * c.latency;
+      auto n = s.calls_per_request(callee);
+      // n calls in a row: each adds the callee's extra latency, and the request fails when any
+      // of them does (1 - (1 - p)^n, which is p for a single call and never above 1).
+      auto failed = n == 1 ? c.error : 1 - std::pow(1 - std::clamp(c.error, 0.0, 1.0), n);
+      e.error += error_attenuation * failed;
+      e.latency += latency_attenuation * n * c.latency;
     }
     visiting_.erase(name);
     return memo_[name] = e;

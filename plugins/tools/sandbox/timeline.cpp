@@ -61,10 +61,35 @@ std::string rfc3339(std::int64_t t) {
 
 namespace {
 
-/// Gives `j` hosts that are not cordoned, not in `exclude` and not already used, keeping the
-/// healthy ones it has.
-void reschedule(const world_model& w, live_state& L, job_live& j,
+/// GPUs job `name` takes on each of its hosts: its GPUs spread over the hosts the world gives it,
+/// or the whole host when the world does not say how many it needs.
+int gpus_per_host(const world_model& w, const std::string& name, const host& h) {
+  const auto* j = w.find_job(name);
+  if (j == nullptr || j->gpus <= 0)
+    return h.gpus;
+  auto n = static_cast<int>(std::max<std::size_t>(1, w.hosts_of(name).size()));
+  return (j->gpus + n - 1) / n;
+}
+
+/// GPUs of `h` that no service and no job other than `job` holds.
+int free_gpus(const world_model& w, const live_state& L, const host& h, const std::string& job) {
+  if (!h.services.empty())
+    return 0; // a serving host is not capacity for jobs
+  auto free = h.gpus;
+  for (const auto& [name, other] : L.jobs) {
+    const auto& on = other.hosts;
+    if (name != job && std::find(on.begin(), on.end(), h.name) != on.end())
+      free -= gpus_per_host(w, name, h);
+  }
+  return free;
+}
+
+/// Gives job `name` hosts that are not cordoned, not in `exclude` and not already used, keeping
+/// the healthy ones it has; a new host must have the GPUs the job needs free. Without enough
+/// spare capacity the job runs on fewer hosts (or none).
+void reschedule(const world_model& w, live_state& L, const std::string& name,
                 const std::vector<std::string>& exclude) {
+  auto& j = L.jobs[name];
   auto bad = [&](const std::string& h) {
     return L.hosts[h].cordoned || std::find(exclude.begin(), exclude.end(), h) != exclude.end();
   };
@@ -78,7 +103,8 @@ void reschedule(const world_model& w, live_state& L, job_live& j,
       break;
     if (h.kind != host_kind::gpu || bad(h.name)
         || std::find(out.begin(), out.end(), h.name) != out.end()
-        || std::find(j.hosts.begin(), j.hosts.end(), h.name) != j.hosts.end())
+        || std::find(j.hosts.begin(), j.hosts.end(), h.name) != j.hosts.end()
+        || free_gpus(w, L, h, name) < gpus_per_host(w, name, h))
       continue;
     out.push_back(h.name);
     --missing;
@@ -112,13 +138,12 @@ void apply_action(const world_model& w, live_state& L, const action_record& rec)
       h.drained_at = rec.at;
       for (auto& [name, j] : L.jobs)
         if (std::find(j.hosts.begin(), j.hosts.end(), a.target) != j.hosts.end())
-          reschedule(w, L, j, {});
+          reschedule(w, L, name, {});
       break;
     }
     case action_kind::restart_job: {
-      auto& j = L.jobs[a.target];
-      reschedule(w, L, j, a.exclude_hosts);
-      j.restarted_at = rec.at;
+      reschedule(w, L, a.target, a.exclude_hosts);
+      L.jobs[a.target].restarted_at = rec.at;
       break;
     }
   }

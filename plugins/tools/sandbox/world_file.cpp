@@ -1,6 +1,7 @@
 // Loading a world file (SCENARIOS.md, "World file").
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "plugins/tools/sandbox/loader.hpp"
@@ -29,6 +30,30 @@ void fill_service_defaults(service& s) {
   }
   for (auto& [k, v] : d)
     s.baseline.emplace(k, v);
+}
+
+/// One edge of `calls`: a callee's name (called once per request) or
+/// `{name: callee, per_request: N}`.
+void read_call(reader& r, const entry& c, service& s, std::vector<reference>& refs) {
+  auto where = c;
+  int per_request = 1;
+  if (c.value.is_mapping()) {
+    auto m = fields(r, c, {"name", "per_request"}, {"name"});
+    where = m["name"];
+    if (m.count("per_request"))
+      per_request = static_cast<int>(r.integer(m["per_request"], 1, 10'000));
+  } else if (!c.value.is_scalar()) {
+    r.fail(c, "expected a service name or {name: service, per_request: N}");
+  }
+  auto callee = name(r, where);
+  if (callee == s.name)
+    r.fail(where, fmt::format("service '{}' cannot call itself", s.name));
+  if (std::find(s.calls.begin(), s.calls.end(), callee) != s.calls.end())
+    r.fail(where, fmt::format("service '{}' lists '{}' twice in calls", s.name, callee));
+  s.calls.push_back(callee);
+  if (per_request > 1)
+    s.per_request.emplace(callee, per_request);
+  refs.push_back({where, callee, reference::service});
 }
 
 service read_service(reader& r, const entry& f, std::vector<reference>& refs) {
@@ -61,13 +86,8 @@ service read_service(reader& r, const entry& f, std::vector<reference>& refs) {
     s.max_connections = 100;
   }
   if (m.count("calls"))
-    for (auto& c : name_list(r, m["calls"])) {
-      auto callee = c.value.scalar();
-      if (callee == s.name)
-        r.fail(c, fmt::format("service '{}' cannot call itself", s.name));
-      s.calls.push_back(callee);
-      refs.push_back({c, callee, reference::service});
-    }
+    for (auto& c : r.items(m["calls"]))
+      read_call(r, c, s, refs);
   auto kind = static_cast<entity_kind>(static_cast<int>(s.kind));
   if (m.count("baseline"))
     s.baseline = baseline(r, m["baseline"], metric_names(kind));

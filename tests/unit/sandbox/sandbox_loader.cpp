@@ -67,6 +67,49 @@ CAF_TEST(world file errors name file line column and field) {
   CAF_CHECK_EQUAL(static_cast<int>(missing.error().code), static_cast<int>(sreh::errc::not_found));
 }
 
+CAF_TEST(call edges take a name or a name with calls per request) {
+  auto w = sb::load_world(
+    write("calls.yaml", "world: x\nservices:\n"
+                        "  - {name: a, calls: [b, {name: c, per_request: 12}, {name: d}]}\n"
+                        "  - {name: b}\n  - {name: c, kind: cache}\n  - {name: d}\n"));
+  CAF_REQUIRE(w.has_value());
+  const auto& a = *w->find_service("a");
+  CAF_CHECK_EQUAL(a.calls, (std::vector<std::string>{"b", "c", "d"}));
+  CAF_CHECK_EQUAL(a.calls_per_request("b"), 1);
+  CAF_CHECK_EQUAL(a.calls_per_request("c"), 12);
+  CAF_CHECK_EQUAL(a.calls_per_request("d"), 1);
+  CAF_CHECK_EQUAL(w->callers_of("c"), (std::vector<std::string>{"a"}));
+  auto edge = [&](const std::string& item) {
+    return world_error("world: x\nservices:\n  - name: a\n    calls: [" + item
+                       + "]\n  - {name: b}\n");
+  };
+  auto e = at("bad.yaml");
+  CAF_CHECK_EQUAL(edge("{name: b, per_request: 0}"),
+                  e + "4:36: services[0].calls[0].per_request: expected an integer between 1 "
+                      "and 10000, got 0");
+  CAF_CHECK_EQUAL(edge("{name: b, per_request: -3}"),
+                  e + "4:36: services[0].calls[0].per_request: expected an integer between 1 "
+                      "and 10000, got -3");
+  CAF_CHECK_EQUAL(edge("{name: b, per_request: 2.5}"),
+                  e + "4:36: services[0].calls[0].per_request: expected an integer, got '2.5'");
+  CAF_CHECK_EQUAL(edge("{name: b, per_request: lots}"),
+                  e + "4:36: services[0].calls[0].per_request: expected an integer, got 'lots'");
+  CAF_CHECK_EQUAL(edge("{name: b, per_requests: 2}"),
+                  e + "4:23: services[0].calls[0].per_requests: unknown key 'per_requests' (did "
+                      "you mean 'per_request'?)");
+  CAF_CHECK_EQUAL(edge("{name: zz, per_request: 2}"),
+                  e + "4:20: services[0].calls[0].name: unknown service 'zz'");
+  CAF_CHECK_EQUAL(edge("{per_request: 2}"),
+                  e + "4:13: services[0].calls[0]: missing required field 'name'");
+  CAF_CHECK_EQUAL(edge("b, {name: b, per_request: 2}"),
+                  e + "4:23: services[0].calls[1].name: service 'a' lists 'b' twice in calls");
+  CAF_CHECK_EQUAL(edge("[b]"),
+                  e + "4:13: services[0].calls[0]: expected a service name or {name: service, "
+                      "per_request: N}");
+  CAF_CHECK_EQUAL(edge("{name: a, per_request: 2}"),
+                  e + "4:20: services[0].calls[0].name: service 'a' cannot call itself");
+}
+
 CAF_TEST(fault errors name file line column and field) {
   auto s = at("s.yaml");
   CAF_CHECK(scenario_error("  - {kind: bad_deployy, target: a, at: -1m}")
@@ -123,9 +166,12 @@ CAF_TEST_FIXTURE_SCOPE_END()
 CAF_TEST(every example and test scenario loads and starts unmitigated) {
   std::set<sb::fault_kind> kinds;
   int count = 0, controls = 0, combined = 0;
+  // tests/scenarios has suites in subfolders (their worlds in tests/scenarios/worlds).
   for (auto dir : {source_dir() / "examples" / "scenarios", source_dir() / "tests" / "scenarios"})
-    for (const auto& e : fs::directory_iterator{dir}) {
-      if (e.path().filename().string().find("-world") != std::string::npos)
+    for (const auto& e : fs::recursive_directory_iterator{dir}) {
+      if (!e.is_regular_file() || e.path().extension() != ".yaml"
+          || e.path().filename().string().find("-world") != std::string::npos
+          || e.path().parent_path().filename() == "worlds")
         continue;
       auto sc = sb::load_scenario(e.path().string());
       CAF_CHECK(sc.has_value());
