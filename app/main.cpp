@@ -76,8 +76,7 @@ int main(int argc, char** argv) {
   if (cmd == "token")
     return sreh::app::token_command(argc - 2, argv + 2);
   if (cmd == "submit" || cmd == "runs" || cmd == "show" || cmd == "watch" || cmd == "cancel" ||
-      cmd == "approvals" || cmd == "approve" || cmd == "deny" || cmd == "nodes" ||
-      cmd == "tools")
+      cmd == "approvals" || cmd == "approve" || cmd == "deny" || cmd == "nodes" || cmd == "tools")
     return sreh::app::run_client_command(cmd, argc - 2, argv + 2);
   std::fprintf(stderr, "sreh: unknown command '%s'\n\n%s", cmd.c_str(), usage);
   return 2;

@@ -26,6 +26,7 @@
 // process its own node id; its runs are its own) and read the statistics around all of them.
 
 #include <fmt/format.h>
+#include <pqxx/pqxx>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -44,12 +45,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include <pqxx/pqxx>
-
-#include "net/node/node_parts.hpp"
-#include "bench/pg_probe.hpp"
 #include "actors/gateway/scripted_provider.hpp"
+#include "bench/pg_probe.hpp"
 #include "core/base/logger.hpp"
+#include "net/node/node_parts.hpp"
 #include "plugins/tools/testkit/testkit.hpp"
 
 namespace {
@@ -342,7 +341,7 @@ int main(int argc, char** argv) {
   options o;
   if (!parse(argc, argv, o))
     return 2;
-  (void) setup_logging("warn", "text");
+  (void)setup_logging("warn", "text");
   const bool pg_store = o.store == "postgres";
   char tmpl[] = "/tmp/sreh-bench-XXXXXX";
   std::string dir = ::mkdtemp(tmpl);
@@ -383,7 +382,8 @@ int main(int argc, char** argv) {
   }
   auto& n = **parts;
   tracker t;
-  auto token = n.hub().subscribe([&t](const actors::event_hub::batch& b) { t.on_events(b->events); });
+  auto token =
+    n.hub().subscribe([&t](const actors::event_hub::batch& b) { t.on_events(b->events); });
   long idle_rss = current_rss_kb();
   if (o.start_at_ms > 0) { // several processes start their work at the same moment
     auto at = std::chrono::system_clock::time_point{std::chrono::milliseconds{o.start_at_ms}};
@@ -411,15 +411,12 @@ int main(int argc, char** argv) {
       std::printf("       postgres per step: %.3f txns, %.2f rows (%.2f inserted, %.2f updated, "
                   "%.2f deleted), %.0f WAL bytes (pg_stat_wal %.0f, %.3f full-page images), "
                   "%.3f WAL syncs\n",
-                  r.pg_xacts_per_step,
-                  r.pg_rows_per_step(),
-                  r.pg_inserted_per_step, r.pg_updated_per_step, r.pg_deleted_per_step,
-                  r.pg_wal_bytes_per_step, r.pg_stat_wal_bytes_per_step, r.pg_wal_fpi_per_step,
-                  r.pg_wal_syncs_per_step);
+                  r.pg_xacts_per_step, r.pg_rows_per_step(), r.pg_inserted_per_step,
+                  r.pg_updated_per_step, r.pg_deleted_per_step, r.pg_wal_bytes_per_step,
+                  r.pg_stat_wal_bytes_per_step, r.pg_wal_fpi_per_step, r.pg_wal_syncs_per_step);
       if (r.has_pg_cpu)
         std::printf("       cpu ours %.1f us/step, postgres %.1f us/step, total %.1f us/step\n",
-                    r.cpu_us_per_step, r.pg_cpu_us_per_step,
-                    r.total_cpu_us_per_step());
+                    r.cpu_us_per_step, r.pg_cpu_us_per_step, r.total_cpu_us_per_step());
       else
         std::printf("       cpu ours %.1f us/step, postgres n/a (server not on this host)\n",
                     r.cpu_us_per_step);
@@ -453,8 +450,8 @@ int main(int argc, char** argv) {
                 masked(o.pg_url).c_str(), cfg.node_id.c_str(), o.runs, o.warmup, o.steps,
                 conc.c_str(), o.inflight, o.pg_stats ? "on" : "off", o.pg_settle_ms,
                 o.scheduler.c_str());
-  std::string json = "{\"bench\":\"kernel\",\"store\":\"" + o.store + "\",\"steps_per_run\":" +
-                     std::to_string(o.steps) + ",\"results\":[";
+  std::string json = "{\"bench\":\"kernel\",\"store\":\"" + o.store +
+                     "\",\"steps_per_run\":" + std::to_string(o.steps) + ",\"results\":[";
   for (std::size_t i = 0; i < results.size(); ++i) {
     auto& r = results[i];
     json += fmt::format(
@@ -469,11 +466,9 @@ int main(int argc, char** argv) {
         R"("pg_updated_per_step":{:.2f},"pg_deleted_per_step":{:.2f},"pg_wal_bytes_per_step":{:.0f},)"
         R"("pg_stat_wal_bytes_per_step":{:.0f},"pg_wal_fpi_per_step":{:.3f},)"
         R"("pg_wal_syncs_per_step":{:.3f})",
-        r.pg_xacts_per_step,
-        r.pg_rows_per_step(),
-        r.pg_inserted_per_step, r.pg_updated_per_step, r.pg_deleted_per_step,
-        r.pg_wal_bytes_per_step, r.pg_stat_wal_bytes_per_step, r.pg_wal_fpi_per_step,
-        r.pg_wal_syncs_per_step);
+        r.pg_xacts_per_step, r.pg_rows_per_step(), r.pg_inserted_per_step, r.pg_updated_per_step,
+        r.pg_deleted_per_step, r.pg_wal_bytes_per_step, r.pg_stat_wal_bytes_per_step,
+        r.pg_wal_fpi_per_step, r.pg_wal_syncs_per_step);
       if (r.has_pg_cpu)
         json += fmt::format(R"(,"pg_cpu_us_per_step":{:.1f},"total_cpu_us_per_step":{:.1f})",
                             r.pg_cpu_us_per_step, r.total_cpu_us_per_step());
@@ -483,8 +478,8 @@ int main(int argc, char** argv) {
   json += fmt::format(R"(],"inflight":{},"inflight_peak_rss_kb":{},"idle_rss_kb":{},"failed":{})",
                       o.inflight, inflight.peak_rss_kb, idle_rss, t.failed());
   if (pg_store)
-    json += fmt::format(R"(,"node_id":"{}","total_steps":{},"process_cpu_s":{:.3f})",
-                        cfg.node_id, n.kernel().stats().steps, cpu_seconds());
+    json += fmt::format(R"(,"node_id":"{}","total_steps":{},"process_cpu_s":{:.3f})", cfg.node_id,
+                        n.kernel().stats().steps, cpu_seconds());
   json += "}";
   std::printf("%s\n", json.c_str());
   n.hub().unsubscribe(token);

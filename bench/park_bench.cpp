@@ -20,10 +20,10 @@
 #include <thread>
 #include <vector>
 
-#include "net/node/node_parts.hpp"
 #include "actors/gateway/scripted_provider.hpp"
 #include "core/base/json.hpp"
 #include "core/base/logger.hpp"
+#include "net/node/node_parts.hpp"
 #include "plugins/tools/testkit/testkit.hpp"
 
 namespace {
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   int parked = arg(argc, argv, "--parked", 100000);
   int approve = std::min(parked, arg(argc, argv, "--approve", 10000));
   int window = arg(argc, argv, "--window", 512);
-  (void) setup_logging("warn", "text");
+  (void)setup_logging("warn", "text");
   char tmpl[] = "/tmp/sreh-parkbench-XXXXXX";
   std::string dir = ::mkdtemp(tmpl);
   config::node_config cfg;
@@ -112,7 +112,8 @@ int main(int argc, char** argv) {
     return std::fprintf(stderr, "cannot start: %s\n", parts.error().message.c_str()), 1;
   auto& n = **parts;
   tracker t;
-  auto token = n.hub().subscribe([&t](const actors::event_hub::batch& b) { t.on_events(b->events); });
+  auto token =
+    n.hub().subscribe([&t](const actors::event_hub::batch& b) { t.on_events(b->events); });
   malloc_trim(0);
   long idle = rss_kb();
 
@@ -135,8 +136,8 @@ int main(int argc, char** argv) {
   malloc_trim(0); // what the parked runs keep, not what parking them left in malloc's caches
   long after = rss_kb();
   auto stats = n.kernel().stats();
-  std::printf("parked %d runs in %.1f s (%.0f runs/s); active run actors %ld, parked %ld\n",
-              parked, park_s, parked / park_s, static_cast<long>(stats.active_runs),
+  std::printf("parked %d runs in %.1f s (%.0f runs/s); active run actors %ld, parked %ld\n", parked,
+              park_s, parked / park_s, static_cast<long>(stats.active_runs),
               static_cast<long>(stats.parked));
   std::printf("RSS idle node %ld MB, with %d parked runs %ld MB: %.0f bytes per parked run\n",
               idle / 1024, parked, after / 1024, (after - idle) * 1024.0 / parked);
@@ -155,7 +156,8 @@ int main(int argc, char** argv) {
   std::printf("approved %d: all reactivated and finished in %.2f s (%.0f runs/s)\n", approve,
               resume_s, approve / resume_s);
   std::printf("reproduce: build/release/bench/sreh_park_bench --parked %d --approve %d "
-              "--window %d\n", parked, approve, window);
+              "--window %d\n",
+              parked, approve, window);
   std::printf("{\"bench\":\"park\",\"parked\":%d,\"park_s\":%.2f,\"idle_rss_kb\":%ld,"
               "\"parked_rss_kb\":%ld,\"bytes_per_parked_run\":%.0f,\"approved\":%d,"
               "\"resume_s\":%.3f,\"resumed_per_s\":%.0f}\n",

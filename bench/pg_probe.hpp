@@ -2,6 +2,7 @@
 // The PostgreSQL server's side of a benchmark window (kernel_bench.cpp --store postgres):
 // pg_stat_database / pg_stat_wal counters and the CPU of the server's processes from /proc.
 
+#include <pqxx/pqxx>
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,16 +13,14 @@
 #include <string>
 #include <vector>
 
-#include <pqxx/pqxx>
-
 namespace sreh::bench {
 
 /// The PostgreSQL server's side of a window, read on a connection of its own.
 class pg_probe {
  public:
   struct counters {
-    double xacts = 0, inserted = 0, updated = 0, deleted = 0;  // pg_stat_database
-    double wal_bytes = 0, wal_syncs = 0, wal_fpi = 0;           // pg_stat_wal
+    double xacts = 0, inserted = 0, updated = 0, deleted = 0; // pg_stat_database
+    double wal_bytes = 0, wal_syncs = 0, wal_fpi = 0;         // pg_stat_wal
   };
   /// CPU ticks of the server processes: per live process, and what the postmaster reaped.
   struct cpu_sample {
@@ -133,9 +132,9 @@ class pg_probe {
     proc_stat st;
     if (open != std::string::npos && open < close)
       st.comm = line.substr(open + 1, close - open - 1);
-    st.ppid = std::stoi(fields[1]);                                     // field 4
-    st.ticks = std::stoll(fields[11]) + std::stoll(fields[12]);         // utime, stime
-    st.child_ticks = std::stoll(fields[13]) + std::stoll(fields[14]);   // cutime, cstime
+    st.ppid = std::stoi(fields[1]);                                   // field 4
+    st.ticks = std::stoll(fields[11]) + std::stoll(fields[12]);       // utime, stime
+    st.child_ticks = std::stoll(fields[13]) + std::stoll(fields[14]); // cutime, cstime
     return st;
   }
 

@@ -1,10 +1,11 @@
+#include "eval/report.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 
 #include "core/base/json.hpp"
-#include "eval/report.hpp"
 
 namespace sreh::eval {
 
@@ -92,19 +93,19 @@ void write_row(json::writer& w, const scenario_score& s) {
 void write_totals(json::writer& w, const suite_totals& t) {
   w.StartObject();
   const std::pair<const char*, std::int64_t> counts[] = {
-      {"scenarios", t.scenarios},
-      {"passed", t.passed},
-      {"failed", t.scenarios - t.passed},
-      {"detected", t.detected_ok},
-      {"localized", t.localized_ok},
-      {"root_cause", t.root_cause_ok},
-      {"mitigated", t.mitigated},
-      {"mitigatable", t.mitigatable},
-      {"steps", t.steps},
-      {"unsafe_proposed", t.unsafe_proposed},
-      {"unsafe_blocked", t.unsafe_blocked},
-      {"unsafe_executed", t.unsafe_executed},
-      {"approvals_requested", t.approvals_requested},
+    {"scenarios", t.scenarios},
+    {"passed", t.passed},
+    {"failed", t.scenarios - t.passed},
+    {"detected", t.detected_ok},
+    {"localized", t.localized_ok},
+    {"root_cause", t.root_cause_ok},
+    {"mitigated", t.mitigated},
+    {"mitigatable", t.mitigatable},
+    {"steps", t.steps},
+    {"unsafe_proposed", t.unsafe_proposed},
+    {"unsafe_blocked", t.unsafe_blocked},
+    {"unsafe_executed", t.unsafe_executed},
+    {"approvals_requested", t.approvals_requested},
   };
   for (auto& [k, v] : counts) {
     w.Key(k);
@@ -182,9 +183,9 @@ std::string suite_json(const std::vector<scenario_score>& rows, const suite_info
 
 std::string suite_markdown(const std::vector<scenario_score>& rows) {
   std::string out =
-      "| scenario | pass | detected | localized | root cause | mitigated | steps | unsafe "
-      "p/b/e | approvals | time to mitigate | wall ms |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|\n";
+    "| scenario | pass | detected | localized | root cause | mitigated | steps | unsafe "
+    "p/b/e | approvals | time to mitigate | wall ms |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (auto& s : rows) {
     auto name = s.id.empty() ? s.file : s.id;
     if (!s.error.empty()) { // it never ran: nothing to score
@@ -193,11 +194,11 @@ std::string suite_markdown(const std::vector<scenario_score>& rows) {
       continue;
     }
     out += fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {}/{} | {}/{}/{} | {} | {} | {:.0f} |\n", cell(name),
-        s.passed ? "PASS" : "FAIL", mark(s.detected_ok), mark(s.localized_ok),
-        mark(s.root_cause_ok), s.mitigated ? mark(*s.mitigated) : "n/a", s.steps, s.max_steps,
-        s.unsafe_proposed, s.unsafe_blocked, s.unsafe_executed, s.approvals_requested,
-        s.time_to_mitigate_s ? fmt::format("{}s", *s.time_to_mitigate_s) : "-", s.wall_ms);
+      "| {} | {} | {} | {} | {} | {} | {}/{} | {}/{}/{} | {} | {} | {:.0f} |\n", cell(name),
+      s.passed ? "PASS" : "FAIL", mark(s.detected_ok), mark(s.localized_ok), mark(s.root_cause_ok),
+      s.mitigated ? mark(*s.mitigated) : "n/a", s.steps, s.max_steps, s.unsafe_proposed,
+      s.unsafe_blocked, s.unsafe_executed, s.approvals_requested,
+      s.time_to_mitigate_s ? fmt::format("{}s", *s.time_to_mitigate_s) : "-", s.wall_ms);
   }
   auto t = totals_of(rows);
   out += fmt::format("| **total** | {}/{} | {} | {} | {} | {}/{} | {} | {}/{}/{} | {} | | "

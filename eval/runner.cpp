@@ -12,9 +12,9 @@
 #include <mutex>
 #include <set>
 
+#include "core/base/json.hpp"
 #include "eval/probe.hpp"
 #include "net/node/node_parts.hpp"
-#include "core/base/json.hpp"
 #include "plugins/models/builtin/reasoner.hpp"
 #include "plugins/tools/sandbox/scenario.hpp"
 
@@ -161,7 +161,7 @@ std::string values_of(const sb::world& w, const std::string& expr) {
       continue;
     auto v = w.metric(token.substr(0, dot), token.substr(dot + 1));
     out +=
-        fmt::format("{}{}={}", out.empty() ? "" : ", ", token, v ? fmt::format("{:.4g}", *v) : "?");
+      fmt::format("{}{}={}", out.empty() ? "" : ", ", token, v ? fmt::format("{:.4g}", *v) : "?");
   }
   return out;
 }
@@ -298,8 +298,8 @@ ev::scenario_score run_scenario_file(const std::string& file, const eval_options
   if (!parts)
     return fail("cannot start a node: " + parts.error().message);
   auto& n = **parts;
-  auto token =
-      n.hub().subscribe([&follower](const actors::event_hub::batch& b) { follower.on_events(b->events); });
+  auto token = n.hub().subscribe(
+    [&follower](const actors::event_hub::batch& b) { follower.on_events(b->events); });
   auto run_id = submit(n, *sc, cfg);
   std::string trouble = run_id ? follow(n, follower, *run_id, opts) : run_id.error().message;
   expected<ev::run_record> run = run_id ? read_run(n, *run_id) : run_id.error();

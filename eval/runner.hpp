@@ -22,6 +22,6 @@ struct eval_options {
 /// appears), then the node is torn down and its data dir removed. Never throws: a file that
 /// does not load, or a node that does not start, gives a failed row naming why.
 [[nodiscard]] eval::scenario_score run_scenario_file(const std::string& file,
-                                                              const eval_options& opts);
+                                                     const eval_options& opts);
 
 } // namespace sreh::eval

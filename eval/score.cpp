@@ -1,10 +1,11 @@
+#include "eval/score.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 
 #include "core/base/json.hpp"
-#include "eval/score.hpp"
 
 namespace sreh::eval {
 
@@ -68,7 +69,8 @@ std::string joined(const std::vector<std::string>& v) {
   return v.empty() ? std::string{"none"} : fmt::format("{}", fmt::join(v, ", "));
 }
 
-void score_diagnosis(const plugins::sandbox::expectation& expect, const claim& c, scenario_score& s) {
+void score_diagnosis(const plugins::sandbox::expectation& expect, const claim& c,
+                     scenario_score& s) {
   s.detected = c.detected;
   s.detected_ok = c.present && c.detected == expect.detected;
   s.targets = c.targets;
@@ -121,7 +123,7 @@ void score_mitigation(const plugins::sandbox::expectation& expect, const run_rec
     if (st.mutating && refused(st) && !contains(expect.forbidden, st.tool + ":" + st.target)) {
       s.mitigated = false;
       s.mitigated_reason =
-          fmt::format("step {} {}:{} was proposed but {}", st.n, st.tool, st.target, st.error);
+        fmt::format("step {} {}:{} was proposed but {}", st.n, st.tool, st.target, st.error);
       return;
     }
   }
@@ -141,8 +143,8 @@ void judge(const plugins::sandbox::expectation& expect, const run_record& run, s
   auto fail = [&](std::string why) { s.failures.push_back(std::move(why)); };
   if (!s.concluded)
     fail(run.state == run_state::succeeded
-             ? std::string{"the conclusion has no structured result"}
-             : fmt::format("the run {}: {}", to_string(run.state), run.error));
+           ? std::string{"the conclusion has no structured result"}
+           : fmt::format("the run {}: {}", to_string(run.state), run.error));
   if (s.concluded && !s.detected_ok)
     fail(fmt::format("detected {}, expected {}", s.detected, expect.detected));
   if (s.concluded && !s.localized_ok)

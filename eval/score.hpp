@@ -90,8 +90,8 @@ struct scenario_score {
 };
 
 /// Scores a finished run against the scenario's expectation.
-[[nodiscard]] scenario_score score(const plugins::sandbox::expectation& expect, const run_record& run,
-                                   const world_record& world);
+[[nodiscard]] scenario_score score(const plugins::sandbox::expectation& expect,
+                                   const run_record& run, const world_record& world);
 
 /// The row of a scenario that could not be loaded or run: failed, with `error` as the reason.
 [[nodiscard]] scenario_score failed_row(std::string file, std::string error);

@@ -54,32 +54,35 @@ void connect_to(peer_self self, const config::cluster_member& m) {
     return st.member->unlinked(m.id, err.message);
   st.connecting.insert(m.id);
   auto id = m.id;
-  self->request(self->system().middleman().actor_handle(), st.timeout, caf::connect_atom::value,
-                std::move(host), port)
-      .then(
-          [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {
-            auto& s = self->state;
-            s.connecting.erase(id);
-            if (!ptr)
-              return s.member->unlinked(id, "nothing is published on its cluster port");
-            if (!self->system().assignable<peer_actor>(ifs))
-              return s.member->unlinked(id, "its cluster port serves another interface than "
-                                            "this node's peer (a different sreh version?)");
-            auto a = caf::actor_cast<peer_actor>(ptr);
-            self->monitor(a);
-            s.ids[a.address()] = id;
-            s.links[id] = a;
-            s.member->linked(id, a);
-          },
-          [=](caf::error& err) {
-            self->state.connecting.erase(id);
-            self->state.member->unlinked(id, self->system().render(err));
-          });
+  self
+    ->request(self->system().middleman().actor_handle(), st.timeout, caf::connect_atom::value,
+              std::move(host), port)
+    .then(
+      [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {
+        auto& s = self->state;
+        s.connecting.erase(id);
+        if (!ptr)
+          return s.member->unlinked(id, "nothing is published on its cluster port");
+        if (!self->system().assignable<peer_actor>(ifs))
+          return s.member->unlinked(id, "its cluster port serves another interface than "
+                                        "this node's peer (a different sreh version?)");
+        auto a = caf::actor_cast<peer_actor>(ptr);
+        self->monitor(a);
+        s.ids[a.address()] = id;
+        s.links[id] = a;
+        s.member->linked(id, a);
+      },
+      [=](caf::error& err) {
+        self->state.connecting.erase(id);
+        self->state.member->unlinked(id, self->system().render(err));
+      });
 }
 
 peer_impl_actor::behavior_type peer_behavior(peer_self self, cluster_member* member, runtime_ptr rt,
-                            kernel_actor sup, std::vector<config::cluster_member> others,
-                            std::chrono::milliseconds every, std::chrono::milliseconds timeout) {
+                                             kernel_actor sup,
+                                             std::vector<config::cluster_member> others,
+                                             std::chrono::milliseconds every,
+                                             std::chrono::milliseconds timeout) {
   auto& st = self->state;
   st.member = member;
   st.rt = std::move(rt);
@@ -99,30 +102,30 @@ peer_impl_actor::behavior_type peer_behavior(peer_self self, cluster_member* mem
   });
   self->send(self, tick_atom::value);
   return {
-      [=](tick_atom) {
-        auto& s = self->state;
-        for (const auto& m : s.others)
-          if (s.links.count(m.id) == 0 && s.connecting.count(m.id) == 0)
-            connect_to(self, m);
-        const auto active = s.rt->counters.active.load();
-        const auto parked = s.rt->counters.parked.load();
-        const peer_load load{s.member->self_id(), active, parked};
-        for (const auto& [id, a] : s.links)
-          self->send(a, load_atom::value, load);
-        self->delayed_send(self, s.every, tick_atom::value);
-      },
-      [=](load_atom, const peer_load& load) {
-        self->state.member->reported(load.node_id, load.active_runs, load.parked_runs);
-      },
-      [=](submit_atom a, goal_request& req) -> caf::result<kernel_reply> {
-        return self->delegate(self->state.sup, a, std::move(req));
-      },
-      [=](cancel_atom a, std::string& id, std::string& by) -> caf::result<kernel_reply> {
-        return self->delegate(self->state.sup, a, std::move(id), std::move(by));
-      },
-      [=](decide_atom a, std::string& id, approval_vote& vote) -> caf::result<kernel_reply> {
-        return self->delegate(self->state.sup, a, std::move(id), std::move(vote));
-      },
+    [=](tick_atom) {
+      auto& s = self->state;
+      for (const auto& m : s.others)
+        if (s.links.count(m.id) == 0 && s.connecting.count(m.id) == 0)
+          connect_to(self, m);
+      const auto active = s.rt->counters.active.load();
+      const auto parked = s.rt->counters.parked.load();
+      const peer_load load{s.member->self_id(), active, parked};
+      for (const auto& [id, a] : s.links)
+        self->send(a, load_atom::value, load);
+      self->delayed_send(self, s.every, tick_atom::value);
+    },
+    [=](load_atom, const peer_load& load) {
+      self->state.member->reported(load.node_id, load.active_runs, load.parked_runs);
+    },
+    [=](submit_atom a, goal_request& req) -> caf::result<kernel_reply> {
+      return self->delegate(self->state.sup, a, std::move(req));
+    },
+    [=](cancel_atom a, std::string& id, std::string& by) -> caf::result<kernel_reply> {
+      return self->delegate(self->state.sup, a, std::move(id), std::move(by));
+    },
+    [=](decide_atom a, std::string& id, approval_vote& vote) -> caf::result<kernel_reply> {
+      return self->delegate(self->state.sup, a, std::move(id), std::move(vote));
+    },
   };
 }
 
@@ -180,7 +183,7 @@ sreh::error cluster_member::enter() {
   // Before any recovery: this waits while a survivor claims this node's runs, so the kernel
   // then resumes only what is still ours.
   const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds{topo_.lease_ttl_ms};
+    std::chrono::steady_clock::now() + std::chrono::milliseconds{topo_.lease_ttl_ms};
   while (!beat(false)) {
     if (std::chrono::steady_clock::now() >= deadline)
       return {errc::unavailable, "cluster: cannot heartbeat to the store (see the log above)"};
@@ -387,9 +390,8 @@ std::string cluster_member::place() {
   std::string best = self_worker ? self_.id : std::string{};
   // Load: the unfinished runs a node holds, running or parked on a decision (a parked run
   // comes back to life on that node).
-  std::int64_t best_load = self_worker
-                             ? rt_->counters.active.load() + rt_->counters.parked.load()
-                             : INT64_MAX;
+  std::int64_t best_load =
+    self_worker ? rt_->counters.active.load() + rt_->counters.parked.load() : INT64_MAX;
   for (const auto& m : topo_.nodes) { // topology order: ties go to the earlier member
     if (m.id == self_.id || !m.has_role("worker"))
       continue;

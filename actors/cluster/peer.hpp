@@ -26,11 +26,11 @@ typename Inspector::result_type inspect(Inspector& f, peer_load& x) {
 /// The peer actor of a member, published on its cluster port. Other members hand it the run
 /// requests that belong to this node (it delegates them to the kernel, whose replies go back
 /// unchanged) and push their load to it.
-using peer_actor = caf::typed_actor<
-  caf::replies_to<submit_atom, goal_request>::with<kernel_reply>,
-  caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>,
-  caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>,
-  caf::reacts_to<load_atom, peer_load>>;
+using peer_actor =
+  caf::typed_actor<caf::replies_to<submit_atom, goal_request>::with<kernel_reply>,
+                   caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>,
+                   caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>,
+                   caf::reacts_to<load_atom, peer_load>>;
 
 /// Registers every type in `peer_actor`'s messages with the names its inspect() gives. Every
 /// member calls it before its actor system starts: a type one side has not registered arrives

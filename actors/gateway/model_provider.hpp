@@ -26,8 +26,8 @@ using run_memory_ptr = std::unique_ptr<run_memory>;
 /// What the model sees when asked for the next step.
 struct run_context {
   const run& r;
-  const std::vector<step>& steps;  // journaled so far, in order, with outcomes
-  const tool_registry& tools;      // what the node offers; tool steps' observations come from it
+  const std::vector<step>& steps;   // journaled so far, in order, with outcomes
+  const tool_registry& tools;       // what the node offers; tool steps' observations come from it
   run_memory_ptr* memory = nullptr; // the run's memory slot; null: every decision starts afresh
 };
 
@@ -35,10 +35,10 @@ struct run_context {
 struct decision {
   enum kind_t { call_tool, conclude, give_up } kind = conclude;
   std::string tool;
-  std::string args = "{}";       // JSON
-  std::string thought;           // the reasoning shown in the timeline
-  std::string conclusion;        // for conclude / give_up
-  std::string detail = "{}";     // JSON: hypotheses, evidence (journaled with the step)
+  std::string args = "{}";   // JSON
+  std::string thought;       // the reasoning shown in the timeline
+  std::string conclusion;    // for conclude / give_up
+  std::string detail = "{}"; // JSON: hypotheses, evidence (journaled with the step)
   std::int64_t tokens = 0;
 };
 

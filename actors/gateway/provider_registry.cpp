@@ -12,9 +12,9 @@ expected<model_provider_ptr> provider_registry::make(const config::model_config&
     std::string known;
     for (const auto& n : names())
       known += (known.empty() ? "" : ", ") + n;
-    return sreh::error{errc::invalid_argument, "model.provider '" + m.provider +
-                                                   "' is not available in this build (known: " +
-                                                   known + ")"};
+    return sreh::error{errc::invalid_argument,
+                       "model.provider '" + m.provider +
+                         "' is not available in this build (known: " + known + ")"};
   }
   return i->second(m);
 }

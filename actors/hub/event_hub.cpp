@@ -2,8 +2,8 @@
 
 namespace sreh::actors {
 
-const std::vector<std::string>& published_batch::formatted(
-  std::string (*format)(const event&)) const {
+const std::vector<std::string>&
+published_batch::formatted(std::string (*format)(const event&)) const {
   std::call_once(once_, [&] {
     formatted_.reserve(events.size());
     for (const auto& e : events)

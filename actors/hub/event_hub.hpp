@@ -25,8 +25,8 @@ struct published_batch {
   /// `format(e)` of each event, made once by the first caller and shared by every later one,
   /// so that 1,000 SSE streams serialise an event once, not 1,000 times. One format per batch
   /// (the SSE frame). Thread-safe.
-  [[nodiscard]] const std::vector<std::string>& formatted(
-    std::string (*format)(const event&)) const;
+  [[nodiscard]] const std::vector<std::string>&
+    formatted(std::string (*format)(const event&)) const;
 
  private:
   mutable std::once_flag once_;

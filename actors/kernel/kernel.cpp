@@ -222,10 +222,10 @@ recovery_item load_recovery(persistence::store& s, run r) {
     auto steps = s.get_steps(id);
     if (steps && !steps->empty() && steps->back().kind == step_kind::timer) {
       auto until = json::parse(steps->back().args);
-      item.timer_until = until && until->IsObject() && until->HasMember("until_us")
-                             && (*until)["until_us"].IsInt64()
-                           ? (*until)["until_us"].GetInt64()
-                           : 0;
+      item.timer_until =
+        until && until->IsObject() && until->HasMember("until_us") && (*until)["until_us"].IsInt64()
+          ? (*until)["until_us"].GetInt64()
+          : 0;
     }
   } else {
     auto a = s.approval_for_step(id, item.r.steps);

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "actors/cluster/cluster_view.hpp"
-#include "core/model/approval.hpp"
 #include "core/base/expected.hpp"
+#include "core/model/approval.hpp"
 #include "core/model/goal.hpp"
 #include "core/model/run.hpp"
 
@@ -14,16 +14,16 @@ namespace sreh::actors {
 
 struct submit_reply {
   std::string run_id;
-  bool created = true;           // false: the idempotency key named an existing run
+  bool created = true; // false: the idempotency key named an existing run
 };
 
 struct kernel_stats {
-  std::int64_t active_runs = 0;  // run actors alive
+  std::int64_t active_runs = 0; // run actors alive
   std::int64_t started = 0;
   std::int64_t finished = 0;
   std::int64_t recovered = 0;
   std::int64_t steps = 0;
-  std::int64_t parked = 0;       // runs waiting (no actor), as known to the kernel
+  std::int64_t parked = 0; // runs waiting (no actor), as known to the kernel
   std::int64_t pending_approvals = 0;
 };
 

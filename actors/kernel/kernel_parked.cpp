@@ -57,8 +57,8 @@ void resume_run(kernel_self self, run r, approval a, std::function<void()> then)
   auto id = r.id;
   read_store(
     self, [id](persistence::store& s) { return s.get_steps(id); },
-    [self, r = std::move(r), a = std::move(a), then = std::move(then)](
-      expected<std::vector<step>> steps) mutable {
+    [self, r = std::move(r), a = std::move(a),
+     then = std::move(then)](expected<std::vector<step>> steps) mutable {
       if (!steps)
         self->state.rt->log->error("cannot resume run {}: {}", r.id, steps.error().message);
       else
@@ -77,8 +77,8 @@ struct parked_view {
 sreh::error owned_here(const runtime& rt, const run& r) {
   if (!rt.cfg.cluster.topo || r.node_id == rt.cfg.node_id)
     return {};
-  return {errc::unavailable, fmt::format("run {} is owned by node '{}' now; retry", r.id,
-                                         r.node_id)};
+  return {errc::unavailable,
+          fmt::format("run {} is owned by node '{}' now; retry", r.id, r.node_id)};
 }
 
 /// Loads a run and its approval for a kernel write; an error when either is missing. Blocking:
@@ -93,8 +93,8 @@ expected<parked_view> load(const runtime& rt, const std::string& approval_id) {
   if (!r)
     return r.error();
   if (!r->has_value())
-    return sreh::error{errc::internal, fmt::format("approval {} names a missing run {}",
-                                                   approval_id, (*a)->run_id)};
+    return sreh::error{
+      errc::internal, fmt::format("approval {} names a missing run {}", approval_id, (*a)->run_id)};
   if (auto err = owned_here(rt, **r))
     return err;
   return parked_view{std::move(**r), std::move(**a)};
@@ -147,27 +147,26 @@ void apply_decision(kernel_self self, const std::string& approval_id, const appr
     b.events.push_back(parked_event(rt, v->r, "approval.voted", vote_data(v->a, vote)));
     bool settled = v->a.state != approval_state::pending;
     if (settled)
-      b.events.push_back(parked_event(rt, v->r, "approval.decided",
-                                      fmt::format(R"({{"approval":{},"state":{}}})",
-                                                  json::quote(v->a.id),
-                                                  json::quote(to_string(v->a.state)))));
+      b.events.push_back(
+        parked_event(rt, v->r, "approval.decided",
+                     fmt::format(R"({{"approval":{},"state":{}}})", json::quote(v->a.id),
+                                 json::quote(to_string(v->a.state)))));
     b.approvals.push_back(v->a);
     b.update = v->r;
-    kernel_commit(self, std::move(b),
-                  [self, rp, view = *v, settled, run_id](const sreh::error& err) mutable {
-                    if (err) {
-                      rp.deliver(reply_error(err.code, err.message));
-                      return release_run(self, run_id);
-                    }
-                    rp.deliver(approval_reply(view.a));
-                    if (!settled)
-                      return release_run(self, run_id);
-                    drop_timer(self, view.a);
-                    self->state.rt->counters.pending_approvals.fetch_sub(
-                      1, std::memory_order_relaxed);
-                    resume_run(self, std::move(view.r), std::move(view.a),
-                               [self, run_id] { release_run(self, run_id); });
-                  });
+    kernel_commit(
+      self, std::move(b), [self, rp, view = *v, settled, run_id](const sreh::error& err) mutable {
+        if (err) {
+          rp.deliver(reply_error(err.code, err.message));
+          return release_run(self, run_id);
+        }
+        rp.deliver(approval_reply(view.a));
+        if (!settled)
+          return release_run(self, run_id);
+        drop_timer(self, view.a);
+        self->state.rt->counters.pending_approvals.fetch_sub(1, std::memory_order_relaxed);
+        resume_run(self, std::move(view.r), std::move(view.a),
+                   [self, run_id] { release_run(self, run_id); });
+      });
   });
 }
 
@@ -234,8 +233,8 @@ void wake_run(kernel_self self, const std::string& run_id) {
     [run_id](persistence::store& s) {
       wake_view w;
       auto r = s.get_run(run_id);
-      if (!r || !r->has_value() || (*r)->state != run_state::waiting
-          || (*r)->waiting_for != wait_reason::timer)
+      if (!r || !r->has_value() || (*r)->state != run_state::waiting ||
+          (*r)->waiting_for != wait_reason::timer)
         return w;
       auto steps = s.get_steps(run_id);
       if (steps)
@@ -340,8 +339,8 @@ void cancel_op(kernel_self self, const std::string& id, const std::string& by,
         rp.deliver(!r ? reply_error(errc::unavailable, r.error().message)
                    : !r->has_value()
                      ? reply_error(errc::not_found, fmt::format("no run with id '{}'", id))
-                     : reply_error(errc::conflict, fmt::format("run {} has already ended ({})",
-                                                               id, to_string((*r)->state))));
+                     : reply_error(errc::conflict, fmt::format("run {} has already ended ({})", id,
+                                                               to_string((*r)->state))));
         return release_run(self, id);
       }
       persistence::write_batch b;
@@ -352,9 +351,9 @@ void cancel_op(kernel_self self, const std::string& id, const std::string& by,
         ap.decided_at = rt.clock.now_us();
         drop_timer(self, ap);
         rt.counters.pending_approvals.fetch_sub(1, std::memory_order_relaxed);
-        b.events.push_back(parked_event(rt, cancelled, "approval.expired",
-                                        fmt::format(R"({{"approval":{},"reason":"run cancelled"}})",
-                                                    json::quote(ap.id))));
+        b.events.push_back(parked_event(
+          rt, cancelled, "approval.expired",
+          fmt::format(R"({{"approval":{},"reason":"run cancelled"}})", json::quote(ap.id))));
         b.approvals.push_back(std::move(ap));
       }
       cancelled.state = run_state::cancelled;
@@ -432,9 +431,9 @@ caf::result<kernel_reply> decide(kernel_self self, const std::string& approval_i
     self, [approval_id](persistence::store& s) { return s.get_approval(approval_id); },
     [self, approval_id, vote, rp](expected<std::optional<approval>> a) mutable {
       if (!a || !a->has_value()) {
-        rp.deliver(!a ? reply_error(errc::unavailable, a.error().message)
-                      : reply_error(errc::not_found,
-                                    fmt::format("no approval with id '{}'", approval_id)));
+        rp.deliver(
+          !a ? reply_error(errc::unavailable, a.error().message)
+             : reply_error(errc::not_found, fmt::format("no approval with id '{}'", approval_id)));
         return;
       }
       auto run_id = (*a)->run_id;

@@ -21,9 +21,9 @@ namespace sreh::actors {
 
 struct kernel_state {
   runtime_ptr rt;
-  std::unordered_map<std::string, run_actor> runs;          // active runs
+  std::unordered_map<std::string, run_actor> runs; // active runs
   std::unordered_map<caf::actor_addr, std::string> ids_by_addr;
-  std::unordered_map<std::string, int> crashes;             // per run, to stop a crash loop
+  std::unordered_map<std::string, int> crashes; // per run, to stop a crash loop
   /// Store reads and commits the kernel waits for: their continuations.
   pending_calls calls;
   /// Until the recovery at start is done, requests wait in the mailbox (skipped), as they did
@@ -46,9 +46,9 @@ using kernel_self = kernel_impl_actor::stateful_pointer<kernel_state>;
 template <class Read, class Then>
 void read_store(kernel_self self, Read read, Then then) {
   auto rt = self->state.rt;
-  call_blocking(kernel_impl_actor{self}, self->state.calls, rt->store_pool,
-                [rt, read = std::move(read)]() mutable { return read(rt->store); },
-                std::move(then));
+  call_blocking(
+    kernel_impl_actor{self}, self->state.calls, rt->store_pool,
+    [rt, read = std::move(read)]() mutable { return read(rt->store); }, std::move(then));
 }
 
 /// Spawns the actor of run `r` and registers it.
@@ -72,9 +72,9 @@ void release_run(kernel_self self, const std::string& run_id);
 /// What the recovery of one unfinished run needs from the store.
 struct recovery_item {
   run r;
-  sreh::error err;                        // reading the steps failed
-  std::vector<step> steps;                // pending, running; waiting on a settled approval
-  std::optional<approval> parked_on;      // waiting on an approval: its approval, if found
+  sreh::error err;                         // reading the steps failed
+  std::vector<step> steps;                 // pending, running; waiting on a settled approval
+  std::optional<approval> parked_on;       // waiting on an approval: its approval, if found
   std::optional<timestamp_us> timer_until; // waiting on a timer: its deadline, if found
 };
 

@@ -62,18 +62,18 @@ using decide_atom = caf::atom_constant<caf::atom("decide")>;
 using parked_atom = caf::atom_constant<caf::atom("parked")>;
 using resume_atom = caf::atom_constant<caf::atom("resume")>;
 using timer_atom = caf::atom_constant<caf::atom("timer")>;
-using adopt_atom = caf::atom_constant<caf::atom("adopt")>;   // a run claimed from a dead node
-using load_atom = caf::atom_constant<caf::atom("load")>;     // a peer's load, pushed
+using adopt_atom = caf::atom_constant<caf::atom("adopt")>; // a run claimed from a dead node
+using load_atom = caf::atom_constant<caf::atom("load")>;   // a peer's load, pushed
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 
 /// Reply of the kernel to submit, cancel and decide. Errors travel as values (they reach
 /// non-actor callers through the facade unchanged, and cross nodes in a cluster).
 struct kernel_reply {
-  sreh::error err;                        // set: the request failed (the rest is unset)
+  sreh::error err; // set: the request failed (the rest is unset)
   std::string run_id;
-  bool created = false;                   // submit: false when the idempotency key named a run
-  run_state state = run_state::pending;   // submit: the new run's state; cancel: the final one
-  approval decided;                       // decide: the approval as the vote left it
+  bool created = false;                 // submit: false when the idempotency key named a run
+  run_state state = run_state::pending; // submit: the new run's state; cancel: the final one
+  approval decided;                     // decide: the approval as the vote left it
 };
 
 template <class Inspector>
@@ -84,18 +84,18 @@ typename Inspector::result_type inspect(Inspector& f, kernel_reply& x) {
 
 /// The kernel's interface (also implemented by the supervisor, which forwards to the current
 /// kernel incarnation).
-using kernel_actor = caf::typed_actor<
-  caf::replies_to<submit_atom, goal_request>::with<kernel_reply>,
-  caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>,
-  caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>,
-  caf::reacts_to<adopt_atom, std::string>>;
+using kernel_actor =
+  caf::typed_actor<caf::replies_to<submit_atom, goal_request>::with<kernel_reply>,
+                   caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>,
+                   caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>,
+                   caf::reacts_to<adopt_atom, std::string>>;
 
 /// The kernel's full interface: the public one plus what its own actors and its blocking calls
 /// (store reads, commits: actors/node/blocking_call.hpp) send.
-using kernel_impl_actor = kernel_actor::extend<
-  caf::reacts_to<called_atom, std::uint64_t>,
-  caf::reacts_to<parked_atom, std::string, std::string, std::int64_t>,
-  caf::reacts_to<timer_atom>>;
+using kernel_impl_actor =
+  kernel_actor::extend<caf::reacts_to<called_atom, std::uint64_t>,
+                       caf::reacts_to<parked_atom, std::string, std::string, std::int64_t>,
+                       caf::reacts_to<timer_atom>>;
 
 inline kernel_reply reply_error(errc c, std::string msg) {
   kernel_reply r;

@@ -1,13 +1,12 @@
-#include "actors/kernel/run_actor_impl.hpp"
-
 #include <fmt/format.h>
 
 #include <functional>
 #include <optional>
 #include <stop_token>
 
-#include "actors/policy/policy_check.hpp"
+#include "actors/kernel/run_actor_impl.hpp"
 #include "actors/kernel/run_journal.hpp"
+#include "actors/policy/policy_check.hpp"
 #include "core/base/failpoint.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_schema.hpp"
@@ -79,7 +78,8 @@ void execute(self_ptr self) {
   tool_call call{st.journal.r.id, s.args, s.idempotency_key, st.cancel.get_token()};
   auto undoes = compensates(s);
   if (undoes) // the original call: its arguments and idempotency key
-    call.idempotency_key = st.journal.steps.at(static_cast<std::size_t>(*undoes - 1)).idempotency_key;
+    call.idempotency_key =
+      st.journal.steps.at(static_cast<std::size_t>(*undoes - 1)).idempotency_key;
   if (undoes && !t->blocking()) {
     auto res = t->compensate(call);
     on_tool_done(self, s.n, res.ok, std::move(res.result), std::move(res.error));
@@ -113,14 +113,14 @@ void journal_decision(self_ptr self, const decision& d, const policy::decision& 
   j.add_tool_intent(d, policy_json(pd, st.rt->policy));
   auto n = j.steps.back().n;
   switch (pd.effect) {
-    case policy::verdict::allow:
-      return commit(self, after_commit::execute);
-    case policy::verdict::deny:
-      j.record_outcome(n, false, "{}", fmt::format("not executed: denied by policy ({})", pd.reason));
-      return commit(self, after_commit::advance);
-    case policy::verdict::require_approval:
-      st.parked_on = j.request_approval(n, pd);
-      return commit(self, after_commit::park);
+  case policy::verdict::allow:
+    return commit(self, after_commit::execute);
+  case policy::verdict::deny:
+    j.record_outcome(n, false, "{}", fmt::format("not executed: denied by policy ({})", pd.reason));
+    return commit(self, after_commit::advance);
+  case policy::verdict::require_approval:
+    st.parked_on = j.request_approval(n, pd);
+    return commit(self, after_commit::park);
   }
 }
 
@@ -153,21 +153,21 @@ void advance(self_ptr self) {
   try {
     d = st.rt->provider->decide(run_context{j.r, j.steps, st.rt->tools, &st.model_memory});
   } catch (const std::exception& e) {
-    return fail(self, fmt::format("model provider '{}' failed: {}", st.rt->provider->name(),
-                                  e.what()));
+    return fail(self,
+                fmt::format("model provider '{}' failed: {}", st.rt->provider->name(), e.what()));
   }
   j.r.tokens += d.tokens;
   if (j.r.tokens > j.r.budget.max_tokens)
-    return fail(self, fmt::format("budget exhausted: {} tokens used, max_tokens is {}",
-                                  j.r.tokens, j.r.budget.max_tokens));
+    return fail(self, fmt::format("budget exhausted: {} tokens used, max_tokens is {}", j.r.tokens,
+                                  j.r.budget.max_tokens));
   switch (d.kind) {
-    case decision::call_tool:
-      return propose(self, d);
-    case decision::conclude:
-      j.add_conclusion(d);
-      return finish(self, run_state::succeeded, d.conclusion);
-    case decision::give_up:
-      return fail(self, d.conclusion.empty() ? std::string{"the model gave up"} : d.conclusion);
+  case decision::call_tool:
+    return propose(self, d);
+  case decision::conclude:
+    j.add_conclusion(d);
+    return finish(self, run_state::succeeded, d.conclusion);
+  case decision::give_up:
+    return fail(self, d.conclusion.empty() ? std::string{"the model gave up"} : d.conclusion);
   }
 }
 
@@ -224,8 +224,8 @@ void on_committed(self_ptr self, std::uint64_t token, sreh::error err, std::stri
     auto delay = std::chrono::milliseconds(std::min(5000, 50 << std::min(st.commit_failures, 7)));
     ++st.commit_failures;
     st.rt->commit_errors.log(*st.rt->log, spdlog::level::err,
-                             "run {}: commit failed ({}), retrying in {} ms", st.journal.r.id,
-                             msg, delay.count());
+                             "run {}: commit failed ({}), retrying in {} ms", st.journal.r.id, msg,
+                             delay.count());
     self->delayed_send(self, delay, retry_atom::value, token);
     return;
   }
@@ -237,40 +237,40 @@ void on_committed(self_ptr self, std::uint64_t token, sreh::error err, std::stri
     failpoint("after_outcome", n);
   }
   switch (std::exchange(st.next, after_commit::nothing)) {
-    case after_commit::created:
-      return on_created(self);
-    case after_commit::execute:
-      failpoint("after_intent", st.journal.steps.back().n);
-      return execute(self);
-    case after_commit::finish: {
-      st.rt->counters.finished.fetch_add(1, std::memory_order_relaxed);
-      kernel_reply rep;
-      rep.run_id = st.journal.r.id;
-      rep.state = st.journal.r.state;
-      for (auto& p : st.cancel_waiters)
-        p.deliver(rep);
-      st.cancel_waiters.clear();
-      return self->quit();
-    }
-    case after_commit::advance:
-      return advance(self);
-    case after_commit::park_timer: {
-      auto& timer = st.journal.steps.back();
-      auto until = json::parse(timer.args);
-      std::int64_t at = until && until->IsObject() && until->HasMember("until_us")
-                          ? (*until)["until_us"].GetInt64()
-                          : 0;
-      self->send(st.kernel, parked_atom::value, st.journal.r.id, std::string{}, at);
-      return self->quit();
-    }
-    case after_commit::park: {
-      // Passivation: the state is in the store; the kernel keeps the approval's timer and
-      // respawns this run when the approval settles.
-      self->send(st.kernel, parked_atom::value, st.journal.r.id, st.parked_on, std::int64_t{0});
-      return self->quit();
-    }
-    case after_commit::nothing:
-      return;
+  case after_commit::created:
+    return on_created(self);
+  case after_commit::execute:
+    failpoint("after_intent", st.journal.steps.back().n);
+    return execute(self);
+  case after_commit::finish: {
+    st.rt->counters.finished.fetch_add(1, std::memory_order_relaxed);
+    kernel_reply rep;
+    rep.run_id = st.journal.r.id;
+    rep.state = st.journal.r.state;
+    for (auto& p : st.cancel_waiters)
+      p.deliver(rep);
+    st.cancel_waiters.clear();
+    return self->quit();
+  }
+  case after_commit::advance:
+    return advance(self);
+  case after_commit::park_timer: {
+    auto& timer = st.journal.steps.back();
+    auto until = json::parse(timer.args);
+    std::int64_t at = until && until->IsObject() && until->HasMember("until_us")
+                        ? (*until)["until_us"].GetInt64()
+                        : 0;
+    self->send(st.kernel, parked_atom::value, st.journal.r.id, std::string{}, at);
+    return self->quit();
+  }
+  case after_commit::park: {
+    // Passivation: the state is in the store; the kernel keeps the approval's timer and
+    // respawns this run when the approval settles.
+    self->send(st.kernel, parked_atom::value, st.journal.r.id, st.parked_on, std::int64_t{0});
+    return self->quit();
+  }
+  case after_commit::nothing:
+    return;
   }
 }
 
@@ -279,8 +279,8 @@ void recover(self_ptr self) {
   auto& st = self->state;
   auto& j = st.journal;
   st.rt->counters.recovered.fetch_add(1, std::memory_order_relaxed);
-  j.emit("run.recovered", fmt::format(R"({{"node":{},"steps":{}}})", json::quote(st.rt->cfg.node_id),
-                                      j.steps.size()));
+  j.emit("run.recovered", fmt::format(R"({{"node":{},"steps":{}}})",
+                                      json::quote(st.rt->cfg.node_id), j.steps.size()));
   if (j.r.state == run_state::pending) {
     j.start();
     return advance(self);
@@ -319,19 +319,19 @@ void on_reconciled(self_ptr self, std::int64_t n, reconcile_result::status statu
   if (s.n != n)
     return;
   switch (status) {
-    case reconcile_result::happened:
-      st.rt->log->info("run {} step {}: reconciled, the call took effect before the crash",
-                       st.journal.r.id, n);
-      return on_tool_done(self, n, true, std::move(result), {});
-    case reconcile_result::not_happened:
-      st.rt->log->info("run {} step {}: reconciled, the call did not take effect; executing",
-                       st.journal.r.id, n);
-      ++s.attempts;
-      return execute(self);
-    case reconcile_result::unknown:
-      st.rt->log->warn("run {} step {}: in doubt, waiting for a human", st.journal.r.id, n);
-      st.parked_on = st.journal.mark_in_doubt(n);
-      return commit(self, after_commit::park);
+  case reconcile_result::happened:
+    st.rt->log->info("run {} step {}: reconciled, the call took effect before the crash",
+                     st.journal.r.id, n);
+    return on_tool_done(self, n, true, std::move(result), {});
+  case reconcile_result::not_happened:
+    st.rt->log->info("run {} step {}: reconciled, the call did not take effect; executing",
+                     st.journal.r.id, n);
+    ++s.attempts;
+    return execute(self);
+  case reconcile_result::unknown:
+    st.rt->log->warn("run {} step {}: in doubt, waiting for a human", st.journal.r.id, n);
+    st.parked_on = st.journal.mark_in_doubt(n);
+    return commit(self, after_commit::park);
   }
 }
 
@@ -399,8 +399,8 @@ run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, r
 
 run_actor spawn_run(caf::local_actor* parent, kernel_impl_actor kernel, runtime_ptr rt, run r,
                     std::vector<step> steps) {
-  return parent->spawn<caf::linked>(run_impl::run_behavior, std::move(kernel), std::move(rt), std::move(r),
-                                    std::move(steps));
+  return parent->spawn<caf::linked>(run_impl::run_behavior, std::move(kernel), std::move(rt),
+                                    std::move(r), std::move(steps));
 }
 
 } // namespace sreh::actors

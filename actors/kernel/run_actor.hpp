@@ -16,15 +16,13 @@ using retry_atom = caf::atom_constant<caf::atom("retry")>;
 /// together with the intent of step N+1, or with the conclusion). It stops when the run ends or
 /// starts waiting (passivation: the state then lives only in the store).
 using run_actor = caf::typed_actor<
-  caf::replies_to<create_atom>::with<kernel_reply>,
-  caf::reacts_to<recover_atom>,
+  caf::replies_to<create_atom>::with<kernel_reply>, caf::reacts_to<recover_atom>,
   caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>,
   caf::reacts_to<committed_atom, std::uint64_t, sreh::error, std::string>,
   caf::reacts_to<retry_atom, std::uint64_t>,
   caf::reacts_to<tool_done_atom, std::int64_t, bool, std::string, std::string>,
   caf::reacts_to<reconciled_atom, std::int64_t, reconcile_result::status, std::string>,
-  caf::reacts_to<resume_atom, approval>,
-  caf::reacts_to<timer_atom>,
+  caf::reacts_to<resume_atom, approval>, caf::reacts_to<timer_atom>,
   caf::reacts_to<called_atom, std::uint64_t>>;
 
 /// Spawns a run actor linked to `parent` for `r` (with the steps journaled so far). A new run

@@ -18,11 +18,11 @@ enum class after_commit { nothing, created, execute, advance, finish, park, park
 struct run_state_t {
   runtime_ptr rt;
   kernel_impl_actor kernel;
-  std::string parked_on;                  // approval id the run waits for
+  std::string parked_on; // approval id the run waits for
   run_journal journal;
   after_commit next = after_commit::nothing;
-  std::uint64_t commits = 0;              // tokens handed out
-  std::uint64_t awaited = 0;              // commit token we wait for (0 = none)
+  std::uint64_t commits = 0;                    // tokens handed out
+  std::uint64_t awaited = 0;                    // commit token we wait for (0 = none)
   std::vector<std::int64_t> in_flight_outcomes; // steps whose outcome the commit carries
   int commit_failures = 0;
   std::stop_source cancel;
@@ -31,8 +31,8 @@ struct run_state_t {
   std::vector<caf::typed_response_promise<kernel_reply>> cancel_waiters;
   caf::typed_response_promise<kernel_reply> creator; // the submitter, answered after the create
   std::string existing_run_id;                       // the create met this idempotency key
-  run_memory_ptr model_memory;            // the provider's, between decisions (see run_memory)
-  pending_calls calls;                               // store reads and checks in flight
+  run_memory_ptr model_memory; // the provider's, between decisions (see run_memory)
+  pending_calls calls;         // store reads and checks in flight
   static inline const char* name = "sreh.run";
 };
 
@@ -61,6 +61,5 @@ void after_success(self_ptr self, std::int64_t n);
 void on_timer_fired(self_ptr self);
 /// Whether step `s` compensates an earlier step; its number when it does.
 std::optional<std::int64_t> compensates(const step& s);
-
 
 } // namespace sreh::actors::run_impl

@@ -123,8 +123,9 @@ void run_journal::add_conclusion(const decision& d) {
                            d.detail.empty() ? "{}" : d.detail);
   s.result = fmt::format(R"({{"conclusion":{}}})", json::quote(d.conclusion));
   s.started_at = s.finished_at = rt_->clock.now_us();
-  emit("step.outcome", fmt::format(R"({{"n":{},"kind":"conclude","state":"succeeded","result":{}}})",
-                                   s.n, s.result));
+  emit(
+    "step.outcome",
+    fmt::format(R"({{"n":{},"kind":"conclude","state":"succeeded","result":{}}})", s.n, s.result));
   steps.push_back(std::move(s));
   r.steps = static_cast<std::int64_t>(steps.size());
   touch(r.steps);
@@ -178,16 +179,17 @@ std::string run_journal::mark_in_doubt(std::int64_t n) {
   a.roles = {"approver"};
   a.requester = r.submitter;
   a.created_at = rt_->clock.now_us();
-  emit("approval.requested", fmt::format(R"({{"approval":{},"kind":"in_doubt","step":{},)"
-                                         R"("tool":{},"args":{},"reason":{}}})",
-                                         json::quote(a.id), n, json::quote(a.tool), a.args,
-                                         json::quote(a.reason)));
+  emit("approval.requested",
+       fmt::format(R"({{"approval":{},"kind":"in_doubt","step":{},)"
+                   R"("tool":{},"args":{},"reason":{}}})",
+                   json::quote(a.id), n, json::quote(a.tool), a.args, json::quote(a.reason)));
   auto id = a.id;
   approvals_.push_back(std::move(a));
   r.state = run_state::waiting;
   r.waiting_for = wait_reason::approval;
   emit("run.waiting", fmt::format(R"({{"for":"approval","approval":{},"reason":"in_doubt",)"
-                                  R"("step":{}}})", json::quote(id), n));
+                                  R"("step":{}}})",
+                                  json::quote(id), n));
   return id;
 }
 
@@ -220,8 +222,8 @@ std::string run_journal::request_approval(std::int64_t n, const policy::decision
   approvals_.push_back(std::move(a));
   r.state = run_state::waiting;
   r.waiting_for = wait_reason::approval;
-  emit("run.waiting", fmt::format(R"({{"for":"approval","approval":{},"step":{}}})",
-                                  json::quote(id), n));
+  emit("run.waiting",
+       fmt::format(R"({{"for":"approval","approval":{},"step":{}}})", json::quote(id), n));
   return id;
 }
 
@@ -247,8 +249,8 @@ bool run_journal::resume(const approval& a) {
   bool yes = a.state == approval_state::approved;
   if (a.kind == approval_kind::in_doubt) {
     if (yes) {
-      record_outcome(s.n, true, fmt::format(R"({{"confirmed_by":{}}})", json::quote(who_decided(a))),
-                     {});
+      record_outcome(s.n, true,
+                     fmt::format(R"({{"confirmed_by":{}}})", json::quote(who_decided(a))), {});
       return false;
     }
     s.state = step_state::intent; // it did not happen: run it now
@@ -284,8 +286,8 @@ void run_journal::add_timer(std::int64_t for_step, timestamp_us until,
   touch(r.steps);
   r.state = run_state::waiting;
   r.waiting_for = wait_reason::timer;
-  emit("run.waiting", fmt::format(R"({{"for":"timer","until":{}}})",
-                                  json::quote(format_rfc3339(until, buf))));
+  emit("run.waiting",
+       fmt::format(R"({{"for":"timer","until":{}}})", json::quote(format_rfc3339(until, buf))));
 }
 
 std::int64_t run_journal::timer_fired() {
@@ -311,10 +313,10 @@ void run_journal::add_observation(std::int64_t for_step, bool holds, const std::
   s.args = fmt::format(R"({{"for_step":{},"check":{}}})", for_step, json::quote(description));
   s.result = fmt::format(R"({{"holds":{},"observed":{}}})", holds, detail.empty() ? "{}" : detail);
   s.started_at = s.finished_at = rt_->clock.now_us();
-  emit("step.outcome", fmt::format(R"({{"n":{},"kind":"observe","for_step":{},"check":{},)"
-                                   R"("holds":{},"observed":{}}})",
-                                   s.n, for_step, json::quote(description), holds,
-                                   detail.empty() ? "{}" : detail));
+  emit("step.outcome",
+       fmt::format(R"({{"n":{},"kind":"observe","for_step":{},"check":{},)"
+                   R"("holds":{},"observed":{}}})",
+                   s.n, for_step, json::quote(description), holds, detail.empty() ? "{}" : detail));
   steps.push_back(std::move(s));
   r.steps = static_cast<std::int64_t>(steps.size());
   touch(r.steps);
@@ -327,7 +329,7 @@ void run_journal::end_run(run_state final_state, std::string message) {
     r.conclusion = message;
   else
     r.error = message;
-  const char* kind = final_state == run_state::succeeded ? "run.succeeded"
+  const char* kind = final_state == run_state::succeeded   ? "run.succeeded"
                      : final_state == run_state::cancelled ? "run.cancelled"
                                                            : "run.failed";
   emit(kind, fmt::format(R"({{"message":{},"steps":{}}})", json::quote(message), steps.size()));

@@ -4,13 +4,13 @@
 #include <string>
 #include <vector>
 
-#include "actors/node/runtime.hpp"
 #include "actors/gateway/model_provider.hpp"
+#include "actors/node/runtime.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/event.hpp"
-#include "core/policy/policy.hpp"
 #include "core/model/run.hpp"
 #include "core/model/step.hpp"
+#include "core/policy/policy.hpp"
 #include "persistence/store/store.hpp"
 
 namespace sreh::actors {
@@ -84,10 +84,10 @@ class run_journal {
 
   const runtime* rt_ = nullptr;
   std::int64_t run_seq_ = 0;
-  std::vector<std::int64_t> dirty_;      // step numbers changed since the last batch
+  std::vector<std::int64_t> dirty_; // step numbers changed since the last batch
   std::vector<event> events_;
-  std::vector<approval> approvals_;       // new or changed approvals for the next batch
-  std::vector<std::int64_t> last_steps_;  // what the last batch carried, for a retry
+  std::vector<approval> approvals_;      // new or changed approvals for the next batch
+  std::vector<std::int64_t> last_steps_; // what the last batch carried, for a retry
   std::vector<event> last_events_;
   std::vector<approval> last_approvals_;
 };

@@ -86,14 +86,15 @@ void after_success(self_ptr self, std::int64_t n) {
 void on_timer_fired(self_ptr self) {
   auto& st = self->state;
   auto& j = st.journal;
-  if (j.steps.empty() || j.steps.back().kind != step_kind::timer
-      || j.steps.back().state != step_state::intent) {
+  if (j.steps.empty() || j.steps.back().kind != step_kind::timer ||
+      j.steps.back().state != step_state::intent) {
     st.rt->log->error("run {}: woken for a timer it does not wait for", j.r.id);
     return self->quit();
   }
   auto n = j.timer_fired();
   std::string description;
-  if (auto doc = json::parse(j.steps.back().args); doc && doc->IsObject() && doc->HasMember("check"))
+  if (auto doc = json::parse(j.steps.back().args);
+      doc && doc->IsObject() && doc->HasMember("check"))
     description = (*doc)["check"].GetString();
   const auto& s = j.steps.at(static_cast<std::size_t>(n - 1));
   auto t = st.rt->tools.find(s.tool);

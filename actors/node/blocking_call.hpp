@@ -6,10 +6,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <type_traits>
-#include <map>
 #include <utility>
 
 #include "actors/node/blocking_pool.hpp"

@@ -6,8 +6,8 @@
 #include "actors/kernel/kernel.hpp"
 #include "actors/kernel/messages.hpp"
 #include "actors/node/runtime.hpp"
-#include "actors/node/thread_marks.hpp"
 #include "actors/node/service_supervisor.hpp"
+#include "actors/node/thread_marks.hpp"
 #include "core/base/json.hpp"
 
 namespace sreh::actors {
@@ -24,8 +24,8 @@ void ask(caf::actor_system& sys, Handle target, done_fn done, Ts... xs) {
     self->request(target, std::chrono::seconds(30), xs...)
       .then([done](const kernel_reply& rep) { done(rep); },
             [done, self](const caf::error& err) {
-              done(reply_error(errc::unavailable, fmt::format("no answer: {}",
-                                                              self->system().render(err))));
+              done(reply_error(errc::unavailable,
+                               fmt::format("no answer: {}", self->system().render(err))));
             });
   });
 }
@@ -56,8 +56,8 @@ class kernel_facade final : public kernel_api {
       return local(std::move(reply), submit_atom::value, std::move(req));
     const auto target = cluster_->place();
     if (target.empty())
-      return reply(reply_error(errc::unavailable,
-                               "no live worker node to place the run on; retry shortly"));
+      return reply(
+        reply_error(errc::unavailable, "no live worker node to place the run on; retry shortly"));
     auto peer = target == cluster_->self_id() ? peer_actor{} : cluster_->peer(target);
     if (!peer)
       return local(std::move(reply), submit_atom::value, std::move(req));
@@ -77,18 +77,16 @@ class kernel_facade final : public kernel_api {
 
   void cancel(std::string run_id, std::string by,
               std::function<void(expected<run_state>)> done) override {
-    auto reply = answer<run_state>(std::move(done), [](const kernel_reply& rep) {
-      return rep.state;
-    });
+    auto reply =
+      answer<run_state>(std::move(done), [](const kernel_reply& rep) { return rep.state; });
     auto owner = owner_of_run(run_id);
     route(owner, std::move(reply), cancel_atom::value, std::move(run_id), std::move(by));
   }
 
   void decide(std::string approval_id, approval_vote vote,
               std::function<void(expected<approval>)> done) override {
-    auto reply = answer<approval>(std::move(done), [](const kernel_reply& rep) {
-      return rep.decided;
-    });
+    auto reply =
+      answer<approval>(std::move(done), [](const kernel_reply& rep) { return rep.decided; });
     std::string owner;
     if (cluster_ != nullptr)
       if (auto a = rt_->store.get_approval(approval_id); a && a->has_value())
@@ -117,8 +115,8 @@ class kernel_facade final : public kernel_api {
 
   kernel_stats stats() const override {
     auto& c = rt_->counters;
-    return {c.active.load(),  c.started.load(), c.finished.load(),         c.recovered.load(),
-            c.steps.load(),   c.parked.load(),  c.pending_approvals.load()};
+    return {c.active.load(), c.started.load(), c.finished.load(),         c.recovered.load(),
+            c.steps.load(),  c.parked.load(),  c.pending_approvals.load()};
   }
 
   bool ready() const override { return rt_->ready.load(); }
@@ -150,12 +148,12 @@ class kernel_facade final : public kernel_api {
     reply(reply_error(errc::unavailable,
                       fmt::format("the run belongs to node '{}', which this node cannot reach{}; "
                                   "retry shortly",
-                                  owner, cluster_->alive(owner)
-                                           ? ""
-                                           : " (its lease is expiring: a survivor takes its "
-                                             "runs over)")));
+                                  owner,
+                                  cluster_->alive(owner)
+                                    ? ""
+                                    : " (its lease is expiring: a survivor takes its "
+                                      "runs over)")));
   }
-
 
   caf::actor_system& sys_;
   kernel_actor sup_;
@@ -186,16 +184,15 @@ struct node::impl {
   id_generator& ids;
 
   impl(const config::node_config& c, persistence::store& s, persistence::commit_queue& w,
-       const tool_registry& t, policy::policy_set pol, model_provider_ptr p,
-       const sreh::clock& clk, id_generator& i)
+       const tool_registry& t, policy::policy_set pol, model_provider_ptr p, const sreh::clock& clk,
+       id_generator& i)
     : cfg(c), store(s), writer(w), tools(t), policy(std::move(pol)), provider(std::move(p)),
       clock(clk), ids(i) {}
 };
 
 node::node(const config::node_config& cfg, persistence::store& store,
-           persistence::commit_queue& writer, const tool_registry& tools,
-           policy::policy_set policy, model_provider_ptr provider, const sreh::clock& clock,
-           id_generator& ids)
+           persistence::commit_queue& writer, const tool_registry& tools, policy::policy_set policy,
+           model_provider_ptr provider, const sreh::clock& clock, id_generator& ids)
   : impl_(std::make_unique<impl>(cfg, store, writer, tools, std::move(policy), std::move(provider),
                                  clock, ids)) {}
 
@@ -214,21 +211,33 @@ sreh::error node::start() {
   const auto* cs = d.store.cluster();
   const bool clustered = d.cfg.cluster.topo.has_value();
   if (clustered && cs == nullptr)
-    return {errc::invalid_argument, "cluster: the store cannot be shared (use store.kind: postgres)"};
+    return {errc::invalid_argument,
+            "cluster: the store cannot be shared (use store.kind: postgres)"};
   if (clustered)
     add_cluster_message_types(d.caf_cfg, *d.cfg.cluster.topo);
   d.sys = std::make_unique<caf::actor_system>(d.caf_cfg);
   d.pool = std::make_unique<blocking_pool>(static_cast<std::size_t>(d.cfg.limits.tool_threads));
   d.store_pool =
     std::make_unique<blocking_pool>(static_cast<std::size_t>(d.cfg.limits.store_threads));
-  d.rt = std::shared_ptr<runtime>(new runtime{d.cfg, d.store, d.writer, d.tools, d.provider,
-                                              d.clock, d.ids, *d.pool, *d.store_pool, d.policy,
-                                              logger("kernel"), {}, {}, {}});
+  d.rt = std::shared_ptr<runtime>(new runtime{d.cfg,
+                                              d.store,
+                                              d.writer,
+                                              d.tools,
+                                              d.provider,
+                                              d.clock,
+                                              d.ids,
+                                              *d.pool,
+                                              *d.store_pool,
+                                              d.policy,
+                                              logger("kernel"),
+                                              {},
+                                              {},
+                                              {}});
   d.rt->children = &d.tree;
   d.tree.add("kernel", "node");
   if (clustered) {
-    d.cluster = std::make_unique<cluster_member>(*d.sys, *d.cfg.cluster.topo, d.rt,
-                                                 *d.store.cluster());
+    d.cluster =
+      std::make_unique<cluster_member>(*d.sys, *d.cfg.cluster.topo, d.rt, *d.store.cluster());
     if (auto err = d.cluster->enter())
       return err;
   }

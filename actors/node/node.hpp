@@ -2,8 +2,8 @@
 
 #include <memory>
 
-#include "actors/kernel/kernel_api.hpp"
 #include "actors/gateway/model_provider.hpp"
+#include "actors/kernel/kernel_api.hpp"
 #include "actors/node/supervision.hpp"
 #include "actors/tools/tool.hpp"
 #include "config/node/node_config.hpp"

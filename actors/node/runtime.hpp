@@ -5,19 +5,19 @@
 #include <memory>
 #include <stop_token>
 
+#include "actors/gateway/model_provider.hpp"
 #include "actors/kernel/kernel_api.hpp"
 #include "actors/node/blocking_pool.hpp"
-#include "actors/gateway/model_provider.hpp"
+#include "actors/node/supervision.hpp"
+#include "actors/policy/action_holds.hpp"
 #include "actors/tools/tool.hpp"
 #include "config/node/node_config.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/id.hpp"
-#include "core/policy/policy.hpp"
 #include "core/base/logger.hpp"
+#include "core/policy/policy.hpp"
 #include "persistence/store/commit_queue.hpp"
 #include "persistence/store/store.hpp"
-#include "actors/policy/action_holds.hpp"
-#include "actors/node/supervision.hpp"
 
 namespace sreh::actors {
 

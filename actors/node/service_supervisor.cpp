@@ -23,10 +23,10 @@ constexpr const char* parent_name = "services";
 
 /// One service and its current incarnation.
 struct child {
-  service_spec spec;           // `started` is null once the first start went through
+  service_spec spec; // `started` is null once the first start went through
   restart_budget budget;
-  caf::actor incarnation;      // null while it waits for its restart
-  bool ever_started = false;   // its first start went through
+  caf::actor incarnation;    // null while it waits for its restart
+  bool ever_started = false; // its first start went through
   bool stop_sent = false;
 };
 
@@ -96,9 +96,8 @@ caf::behavior service_child(caf::event_based_actor* self, service_ptr svc,
 void spawn_incarnation(self_ptr self, const std::string& name) {
   auto& c = self->state.children.at(name);
   c.stop_sent = false;
-  c.incarnation = self->spawn<caf::detached + caf::linked>(service_child, c.spec.svc,
-                                                          c.spec.started,
-                                                          caf::actor_cast<impl_actor>(self));
+  c.incarnation = self->spawn<caf::detached + caf::linked>(
+    service_child, c.spec.svc, c.spec.started, caf::actor_cast<impl_actor>(self));
 }
 
 /// Stops the newest child that still has an incarnation; quits when none has.
@@ -121,9 +120,8 @@ void stop_next(self_ptr self) {
 /// An incarnation died: restart it after its backoff, or give it up.
 void on_death(self_ptr self, const std::string& name, child& c, const caf::error& reason) {
   auto& st = self->state;
-  const auto why = reason == caf::exit_reason::normal
-                     ? std::string{"stopped on its own"}
-                     : reason_text(self->system(), reason);
+  const auto why = reason == caf::exit_reason::normal ? std::string{"stopped on its own"}
+                                                      : reason_text(self->system(), reason);
   const auto wait = c.budget.on_failure(std::chrono::steady_clock::now());
   st.table->died(name, why, wait.has_value());
   const auto& p = c.budget.policy();
@@ -168,9 +166,9 @@ impl_actor::behavior_type supervisor_behavior(self_ptr self, supervision_table* 
       auto& st = self->state;
       auto name = spec.svc->name();
       if (st.stopping || st.children.count(name) != 0) {
-        spec.started->set_value({errc::conflict, st.stopping ? "the node is stopping"
-                                                             : "a service named '" + name
-                                                                 + "' is supervised already"});
+        spec.started->set_value(
+          {errc::conflict, st.stopping ? "the node is stopping"
+                                       : "a service named '" + name + "' is supervised already"});
         return;
       }
       st.table->add(name, parent_name);

@@ -5,8 +5,8 @@
 
 namespace sreh::actors {
 
-std::optional<std::chrono::milliseconds> restart_budget::on_failure(
-  std::chrono::steady_clock::time_point now) {
+std::optional<std::chrono::milliseconds>
+restart_budget::on_failure(std::chrono::steady_clock::time_point now) {
   while (!restarts_.empty() && now - restarts_.front() >= policy_.window)
     restarts_.pop_front();
   if (static_cast<int>(restarts_.size()) >= policy_.max_restarts)
@@ -20,18 +20,23 @@ std::optional<std::chrono::milliseconds> restart_budget::on_failure(
 
 const char* to_string(child_state s) {
   switch (s) {
-    case child_state::starting: return "starting";
-    case child_state::running: return "running";
-    case child_state::restarting: return "restarting";
-    case child_state::failed: return "failed";
-    case child_state::stopped: return "stopped";
+  case child_state::starting:
+    return "starting";
+  case child_state::running:
+    return "running";
+  case child_state::restarting:
+    return "restarting";
+  case child_state::failed:
+    return "failed";
+  case child_state::stopped:
+    return "stopped";
   }
   return "unknown";
 }
 
 child_info* supervision_table::find(std::string_view name) {
-  auto it = std::find_if(rows_.begin(), rows_.end(),
-                         [&](const child_info& c) { return c.name == name; });
+  auto it =
+    std::find_if(rows_.begin(), rows_.end(), [&](const child_info& c) { return c.name == name; });
   return it == rows_.end() ? nullptr : &*it;
 }
 

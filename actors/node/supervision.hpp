@@ -37,8 +37,8 @@ class restart_budget {
   /// Records a death at `now`: the wait before the restart (min_backoff for the first restart
   /// within the window, doubled for each further one, capped at max_backoff), or nullopt when
   /// `max_restarts` restarts within the window are spent.
-  [[nodiscard]] std::optional<std::chrono::milliseconds> on_failure(
-    std::chrono::steady_clock::time_point now);
+  [[nodiscard]] std::optional<std::chrono::milliseconds>
+  on_failure(std::chrono::steady_clock::time_point now);
 
   [[nodiscard]] const restart_policy& policy() const { return policy_; }
 
@@ -79,7 +79,7 @@ using service_ptr = std::shared_ptr<service>;
 // -- the table --------------------------------------------------------------------------------
 
 enum class child_state {
-  starting,   // its first start is running
+  starting, // its first start is running
   running,
   restarting, // died; waiting for its backoff, or starting again
   failed,     // died once more than its budget allows: given up on
@@ -90,11 +90,11 @@ enum class child_state {
 
 /// One child of the node's supervisors, as /v1/actors shows it.
 struct child_info {
-  std::string name;        // "kernel", "relay", "http_front"
-  std::string parent;      // its supervisor: "node" (the kernel's), "services"
+  std::string name;   // "kernel", "relay", "http_front"
+  std::string parent; // its supervisor: "node" (the kernel's), "services"
   child_state state = child_state::starting;
-  int restarts = 0;        // since the node started
-  std::string last_error;  // why it last died; empty when it never did
+  int restarts = 0;       // since the node started
+  std::string last_error; // why it last died; empty when it never did
 };
 
 /// The children of a node's supervisors, in the order they were added. Written by the

@@ -58,7 +58,8 @@ kernel_reply not_ready() {
   return reply_error(errc::unavailable, "the kernel is restarting; retry shortly");
 }
 
-supervisor_actor::behavior_type supervisor_behavior(self_ptr self, runtime_ptr rt, int max_restarts) {
+supervisor_actor::behavior_type supervisor_behavior(self_ptr self, runtime_ptr rt,
+                                                    int max_restarts) {
   self->state.rt = std::move(rt);
   self->state.max_restarts = max_restarts;
   self->set_exit_handler([=](caf::exit_msg& msg) { on_child_exit(self, msg); });

@@ -24,9 +24,9 @@ std::map<std::string, std::string> labels_of(const run& r) {
 
 /// Mutating actions of the window that succeeded or run (allowed, or approved), as the store has
 /// them (every node's), and the steps they belong to.
-std::vector<policy::past_action> stored_history(
-  runtime& rt, const expected<std::vector<step>>& steps,
-  std::set<std::pair<std::string, std::int64_t>>& stored) {
+std::vector<policy::past_action>
+stored_history(runtime& rt, const expected<std::vector<step>>& steps,
+               std::set<std::pair<std::string, std::int64_t>>& stored) {
   std::vector<policy::past_action> out;
   if (!steps) {
     rt.log->warn("policy: cannot read recent actions for rate limits: {}", steps.error().message);

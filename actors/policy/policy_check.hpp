@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "actors/node/runtime.hpp"
-#include "core/policy/policy.hpp"
 #include "core/model/run.hpp"
 #include "core/model/step.hpp"
+#include "core/policy/policy.hpp"
 
 namespace sreh::actors {
 

@@ -21,9 +21,9 @@ enum class risk_class { read_only, low, medium, high };
 /// Everything a tool gets for one call.
 struct tool_call {
   std::string run_id;
-  std::string args;              // JSON, validated against the schema
-  std::string idempotency_key;   // `<run id>:<step n>`
-  std::stop_token cancel;        // set when the run is cancelled
+  std::string args;            // JSON, validated against the schema
+  std::string idempotency_key; // `<run id>:<step n>`
+  std::stop_token cancel;      // set when the run is cancelled
 };
 
 /// What a tool returns: a JSON result or an error message (recorded as the step's outcome).
@@ -38,27 +38,27 @@ struct tool_result {
 /// Did the call with this idempotency key take effect?
 struct reconcile_result {
   enum status { happened, not_happened, unknown } state = unknown;
-  std::string result = "{}";     // the recorded result when it happened
+  std::string result = "{}"; // the recorded result when it happened
 };
 
 /// What a proposed call touches, for the policy engine.
 struct action_scope {
-  std::string target;            // the service, host, database, flag or job acted on
+  std::string target; // the service, host, database, flag or job acted on
   std::string environment = "prod";
-  std::string tier;              // of the target, when the tool knows it
-  double blast_radius = 0;       // share of replicas or hosts affected, 0..1, when known
+  std::string tier;        // of the target, when the tool knows it
+  double blast_radius = 0; // share of replicas or hosts affected, 0..1, when known
 };
 
 /// How the action runtime checks a call's effect afterwards: after `after_ms` (a durable timer:
 /// the run parks and a restart does not lose it), `check` tells whether the effect holds.
 struct postcondition {
   std::int64_t after_ms = 0;
-  std::string description;       // e.g. "checkout error_rate back under 3x baseline"
+  std::string description; // e.g. "checkout error_rate back under 3x baseline"
 };
 
 struct check_result {
   bool holds = true;
-  std::string detail = "{}";     // JSON: what was observed
+  std::string detail = "{}"; // JSON: what was observed
 };
 
 /// A tool the agent can call. Implementations are thread-safe: several runs call one tool.

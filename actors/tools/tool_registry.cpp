@@ -1,15 +1,18 @@
 #include "actors/tools/tool.hpp"
-
 #include "core/base/json.hpp"
 
 namespace sreh::actors {
 
 const char* to_string(risk_class r) {
   switch (r) {
-    case risk_class::read_only: return "read_only";
-    case risk_class::low: return "low";
-    case risk_class::medium: return "medium";
-    case risk_class::high: return "high";
+  case risk_class::read_only:
+    return "read_only";
+  case risk_class::low:
+    return "low";
+  case risk_class::medium:
+    return "medium";
+  case risk_class::high:
+    return "high";
   }
   return "unknown";
 }

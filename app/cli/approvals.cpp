@@ -17,7 +17,8 @@ std::string target_of(const rapidjson::Value& a) {
   const auto& args = member(a, "args");
   for (const char* key : {"target", "service", "deployment", "host", "node", "name"}) {
     auto v = str(args, key);
-    if (!v.empty()) return v;
+    if (!v.empty())
+      return v;
   }
   auto text = str(a, "args");
   return text == "{}" ? "" : text;
@@ -29,24 +30,29 @@ std::string votes_of(const rapidjson::Value& a) {
   const auto& votes = member(a, "votes");
   if (votes.IsArray())
     for (const auto& v : votes.GetArray())
-      if (v.IsObject() && v.HasMember("approve") && v["approve"].IsBool() && v["approve"].GetBool()) ++yes;
+      if (v.IsObject() && v.HasMember("approve") && v["approve"].IsBool() && v["approve"].GetBool())
+        ++yes;
   return std::to_string(yes) + "/" + std::to_string(num(a, "required"));
 }
 
 void print_table(const style& st, const rapidjson::Value& list) {
   std::printf("%s\n", st.bold(pad("ID", 30) + "  " + pad("RUN", 30) + "  " + pad("STEP", 4) + "  " +
-                              pad("TOOL", 18) + "  " + pad("TARGET/ARGS", 30) + "  " + pad("RULE", 18) +
-                              "  " + pad("VOTES", 5) + "  AGE")
+                              pad("TOOL", 18) + "  " + pad("TARGET/ARGS", 30) + "  " +
+                              pad("RULE", 18) + "  " + pad("VOTES", 5) + "  AGE")
                         .c_str());
-  if (!list.IsArray()) return;
+  if (!list.IsArray())
+    return;
   for (const auto& a : list.GetArray()) {
     auto state = str(a, "state");
     auto id = pad(str(a, "id"), 30);
-    if (state != "pending") id += " " + state_colored(st, state);
+    if (state != "pending")
+      id += " " + state_colored(st, state);
     auto rule = str(a, "rule");
-    if (rule.empty() && str(a, "kind") == "in_doubt") rule = "(in doubt)";
-    std::printf("%s  %s  %4lld  %s  %s  %s  %s  %s\n", id.c_str(), pad(str(a, "run_id"), 30).c_str(),
-                static_cast<long long>(num(a, "step")), pad(truncate(str(a, "tool"), 18), 18).c_str(),
+    if (rule.empty() && str(a, "kind") == "in_doubt")
+      rule = "(in doubt)";
+    std::printf("%s  %s  %4lld  %s  %s  %s  %s  %s\n", id.c_str(),
+                pad(str(a, "run_id"), 30).c_str(), static_cast<long long>(num(a, "step")),
+                pad(truncate(str(a, "tool"), 18), 18).c_str(),
                 pad(truncate(target_of(a), 30), 30).c_str(), pad(truncate(rule, 18), 18).c_str(),
                 pad(votes_of(a), 5).c_str(), age(str(a, "created_at")).c_str());
   }
@@ -56,8 +62,10 @@ void print_table(const style& st, const rapidjson::Value& list) {
 
 int approvals(int argc, char** argv) {
   auto o = parse_options(argc, argv, {"state", "run", "role", "limit", "cursor"}, {"json"});
-  if (!o) return exit_usage;
-  if (!o->positional.empty()) return usage_error("approvals takes no arguments");
+  if (!o)
+    return exit_usage;
+  if (!o->positional.empty())
+    return usage_error("approvals takes no arguments");
   std::string state = o->value("state") ? *o->value("state") : "pending";
   std::string target = "/v1/approvals";
   char sep = '?';
@@ -65,13 +73,16 @@ int approvals(int argc, char** argv) {
     target += sep + std::string(name) + "=" + url_encode(v);
     sep = '&';
   };
-  if (state != "all") add("state", state);
+  if (state != "all")
+    add("state", state);
   for (const char* p : {"run", "role", "limit", "cursor"})
-    if (const auto* v = o->value(p)) add(p, *v);
+    if (const auto* v = o->value(p))
+      add(p, *v);
   int code = exit_ok;
   net::http_response raw;
   auto doc = call(*o, "GET", target, code, {}, {}, &raw);
-  if (!doc) return code;
+  if (!doc)
+    return code;
   if (o->flag("json")) {
     std::printf("%s\n", raw.body.c_str());
     return exit_ok;
@@ -79,7 +90,8 @@ int approvals(int argc, char** argv) {
   auto st = make_style();
   const auto& list = member(*doc, "approvals");
   if (list.IsArray() && list.GetArray().Empty()) {
-    std::printf("%s\n", st.dim(state == "all" ? "no approvals" : "no " + state + " approvals").c_str());
+    std::printf("%s\n",
+                st.dim(state == "all" ? "no approvals" : "no " + state + " approvals").c_str());
     return exit_ok;
   }
   print_table(st, list);
@@ -91,10 +103,13 @@ int approvals(int argc, char** argv) {
 int decide(bool approve, int argc, char** argv) {
   const char* cmd = approve ? "approve" : "deny";
   auto o = parse_options(argc, argv, {"comment"}, {"json"});
-  if (!o) return exit_usage;
-  if (o->positional.size() != 1) return usage_error(std::string(cmd) + " takes exactly one APPROVAL id");
+  if (!o)
+    return exit_usage;
+  if (o->positional.size() != 1)
+    return usage_error(std::string(cmd) + " takes exactly one APPROVAL id");
   const auto& id = o->positional[0];
-  if (!valid_approval_id(id)) return usage_error("'" + id + "' is not an approval id (apr_...)");
+  if (!valid_approval_id(id))
+    return usage_error("'" + id + "' is not an approval id (apr_...)");
   rapidjson::StringBuffer buf;
   json::writer w(buf);
   w.StartObject();
@@ -109,7 +124,8 @@ int decide(bool approve, int argc, char** argv) {
   net::http_response raw;
   auto doc = call(*o, "POST", "/v1/approvals/" + id + "/decision", code,
                   std::string(buf.GetString(), buf.GetSize()), {}, &raw);
-  if (!doc) return code;
+  if (!doc)
+    return code;
   if (o->flag("json")) {
     std::printf("%s\n", raw.body.c_str());
     return exit_ok;

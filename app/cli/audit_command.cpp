@@ -29,8 +29,8 @@ std::string parse_args(int argc, char** argv) {
       continue;
     }
     std::fprintf(stderr, "sreh audit verify: %s '%s'\n%s",
-                 a == "--data-dir" || a == "--db" ? "missing value for" : "unknown option",
-                 argv[i], usage);
+                 a == "--data-dir" || a == "--db" ? "missing value for" : "unknown option", argv[i],
+                 usage);
     return {};
   }
   if (!data_dir.empty() && !db.empty()) {
@@ -74,8 +74,7 @@ int verify(const std::string& path) {
   }
   if (report->ok()) {
     std::printf("audit log ok: %lld entries, last hash %s (%.2f s)\n",
-                static_cast<long long>(report->entries), report->last_hash.c_str(),
-                took.count());
+                static_cast<long long>(report->entries), report->last_hash.c_str(), took.count());
     return 0;
   }
   const auto id = report->bad_id.empty() ? std::string{"id unknown"} : report->bad_id;

@@ -18,16 +18,26 @@ int run_client_command(const std::string& cmd, int argc, char** argv) {
       return exit_ok;
     }
   }
-  if (cmd == "submit") return submit(argc, argv);
-  if (cmd == "runs") return runs(argc, argv);
-  if (cmd == "show") return show(argc, argv);
-  if (cmd == "watch") return watch(argc, argv);
-  if (cmd == "cancel") return cancel(argc, argv);
-  if (cmd == "approvals") return approvals(argc, argv);
-  if (cmd == "approve") return decide(true, argc, argv);
-  if (cmd == "deny") return decide(false, argc, argv);
-  if (cmd == "nodes") return nodes(argc, argv);
-  if (cmd == "tools") return tools(argc, argv);
+  if (cmd == "submit")
+    return submit(argc, argv);
+  if (cmd == "runs")
+    return runs(argc, argv);
+  if (cmd == "show")
+    return show(argc, argv);
+  if (cmd == "watch")
+    return watch(argc, argv);
+  if (cmd == "cancel")
+    return cancel(argc, argv);
+  if (cmd == "approvals")
+    return approvals(argc, argv);
+  if (cmd == "approve")
+    return decide(true, argc, argv);
+  if (cmd == "deny")
+    return decide(false, argc, argv);
+  if (cmd == "nodes")
+    return nodes(argc, argv);
+  if (cmd == "tools")
+    return tools(argc, argv);
   return usage_error("unknown command '" + cmd + "'");
 }
 

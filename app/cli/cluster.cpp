@@ -36,12 +36,15 @@ std::string heartbeat_of(const rapidjson::Value& n) {
 
 int nodes(int argc, char** argv) {
   auto o = parse_options(argc, argv, {}, {"json"});
-  if (!o) return exit_usage;
-  if (!o->positional.empty()) return usage_error("nodes takes no arguments");
+  if (!o)
+    return exit_usage;
+  if (!o->positional.empty())
+    return usage_error("nodes takes no arguments");
   int code = exit_ok;
   net::http_response raw;
   auto doc = call(*o, "GET", "/v1/cluster/nodes", code, {}, {}, &raw);
-  if (!doc) return code;
+  if (!doc)
+    return code;
   if (o->flag("json")) {
     std::printf("%s\n", raw.body.c_str());
     return exit_ok;
@@ -55,12 +58,13 @@ int nodes(int argc, char** argv) {
                 flag_of(*doc, "store_reachable") ? "" : st.red("  store unreachable").c_str());
   else
     std::printf("a single node (no cluster topology)\n");
-  std::printf("%s\n", st.bold(pad("NODE", 12) + "  " + pad("STATE", 7) + "  " + pad("LINK", 4) + "  " +
-                              pad("HEARTBEAT", 9) + "  ACTIVE  PARKED   OWNED  " + pad("HTTP", 21) +
-                              "  ROLES")
+  std::printf("%s\n", st.bold(pad("NODE", 12) + "  " + pad("STATE", 7) + "  " + pad("LINK", 4) +
+                              "  " + pad("HEARTBEAT", 9) + "  ACTIVE  PARKED   OWNED  " +
+                              pad("HTTP", 21) + "  ROLES")
                         .c_str());
   const auto& list = member(*doc, "nodes");
-  if (!list.IsArray()) return exit_ok;
+  if (!list.IsArray())
+    return exit_ok;
   for (const auto& n : list.GetArray()) {
     const auto state = str(n, "state");
     const auto painted = state == "alive" ? st.green(pad(state, 7)) : st.red(pad(state, 7));

@@ -54,7 +54,7 @@ struct socket_guard {
 /// Connects to one resolved address within `timeout_ms` (non-blocking connect, then poll).
 probe_result connect_one(const addrinfo& ai, int timeout_ms) {
   socket_guard s{
-      ::socket(ai.ai_family, ai.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai.ai_protocol)};
+    ::socket(ai.ai_family, ai.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai.ai_protocol)};
   if (s.fd < 0)
     return errno_text(errno);
   int fd = s.fd;
@@ -67,7 +67,7 @@ probe_result connect_one(const addrinfo& ai, int timeout_ms) {
   int n = 0;
   while (true) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+      deadline - std::chrono::steady_clock::now());
     n = ::poll(&p, 1, static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
     if (n >= 0 || errno != EINTR)
       break;
@@ -164,7 +164,7 @@ void print_topology(const config::topology& t, std::string_view this_node) {
     std::printf("%s\n", fmt::format("  {:<{}}  http {:<{}}  cluster {:<{}}  roles {}{}", m.id, w.id,
                                     m.http, w.http, m.cluster, w.cluster, fmt::join(m.roles, ","),
                                     m.id == this_node ? "  (this node)" : "")
-                            .c_str());
+                          .c_str());
 }
 
 int cluster_command(int argc, char** argv) {
@@ -184,7 +184,7 @@ int cluster_command(int argc, char** argv) {
   for (const auto& m : t->nodes)
     for (const auto* address : {&m.http, &m.cluster})
       probes.push_back(
-          std::async(std::launch::async, probe, *address, static_cast<int>(timeout_ms)));
+        std::async(std::launch::async, probe, *address, static_cast<int>(timeout_ms)));
   std::printf("%s\n", header(*t).c_str());
   widths w{*t};
   auto state = [](const probe_result& r) { return r.empty() ? "reachable" : "unreachable"; };
@@ -197,12 +197,12 @@ int cluster_command(int argc, char** argv) {
                 fmt::format("  {:<{}}  http {:<{}} {}{}  cluster {:<{}} {}{}", m.id, w.id, m.http,
                             w.http, state(http), http.empty() ? "" : " (" + http + ")", m.cluster,
                             w.cluster, state(cluster), cluster.empty() ? "" : " (" + cluster + ")")
-                    .c_str());
+                  .c_str());
     for (auto [kind, address, why] :
          {std::tuple{"http", &m.http, &http}, std::tuple{"cluster", &m.cluster, &cluster}})
       if (!why->empty())
         failures.push_back(
-            fmt::format("node '{}': {} address {} is unreachable: {}", m.id, kind, *address, *why));
+          fmt::format("node '{}': {} address {} is unreachable: {}", m.id, kind, *address, *why));
   }
   for (const auto& f : failures)
     std::fprintf(stderr, "sreh cluster check: %s\n", f.c_str());

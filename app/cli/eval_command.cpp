@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "eval/runner.hpp"
 #include "core/base/logger.hpp"
 #include "eval/report.hpp"
+#include "eval/runner.hpp"
 
 namespace sreh::app {
 
@@ -22,8 +22,8 @@ namespace fs = std::filesystem;
 namespace ev = sreh::eval;
 
 constexpr const char* usage =
-    "usage: sreh eval [--json FILE] [--markdown FILE] [--mode autonomous|review] [--kb FILE] "
-    "DIR|FILE...\n";
+  "usage: sreh eval [--json FILE] [--markdown FILE] [--mode autonomous|review] [--kb FILE] "
+  "DIR|FILE...\n";
 
 struct eval_args {
   std::string json_file;
@@ -149,7 +149,7 @@ int eval_command(int argc, char** argv) {
   bool written = true;
   if (!args.json_file.empty())
     written =
-        write_file(args.json_file, ev::suite_json(rows, {args.opts.mode, args.opts.kb})) && written;
+      write_file(args.json_file, ev::suite_json(rows, {args.opts.mode, args.opts.kb})) && written;
   if (!args.markdown_file.empty())
     written = write_file(args.markdown_file, table) && written;
   return written && totals.passed == totals.scenarios ? 0 : 1;

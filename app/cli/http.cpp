@@ -31,7 +31,8 @@ std::string trim(std::string s) {
 /// The first line of a token file, trimmed; nullopt when it cannot be read.
 std::optional<std::string> read_token_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return std::nullopt;
+  if (!in)
+    return std::nullopt;
   std::string line;
   std::getline(in, line);
   return trim(line);
@@ -65,7 +66,8 @@ bool resolve_token(options& o, const std::string* token_file) {
 std::string problem_detail(const net::http_response& r) {
   if (auto doc = json::parse(r.body); doc && doc->IsObject()) {
     auto it = doc->FindMember("detail");
-    if (it != doc->MemberEnd() && it->value.IsString()) return it->value.GetString();
+    if (it != doc->MemberEnd() && it->value.IsString())
+      return it->value.GetString();
   }
   return "HTTP " + std::to_string(r.status) + (r.body.empty() ? "" : ": " + r.body.substr(0, 300));
 }
@@ -91,8 +93,10 @@ style make_style() {
   return style{::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr};
 }
 
-std::map<std::string, std::string> options::headers(std::map<std::string, std::string> extra) const {
-  if (!token.empty()) extra["Authorization"] = "Bearer " + token;
+std::map<std::string, std::string>
+options::headers(std::map<std::string, std::string> extra) const {
+  if (!token.empty())
+    extra["Authorization"] = "Bearer " + token;
   return extra;
 }
 
@@ -101,12 +105,14 @@ int usage_error(const std::string& what) {
   return exit_usage;
 }
 
-std::optional<options> parse_options(int argc, char** argv, const std::vector<std::string>& with_value,
+std::optional<options> parse_options(int argc, char** argv,
+                                     const std::vector<std::string>& with_value,
                                      const std::vector<std::string>& flags) {
   options o;
   std::string server = "127.0.0.1:7070";
   std::optional<std::string> token_file;
-  if (const char* env = std::getenv("SREH_SERVER"); env && *env) server = env;
+  if (const char* env = std::getenv("SREH_SERVER"); env && *env)
+    server = env;
   auto takes = [](const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
   };
@@ -151,16 +157,18 @@ std::optional<options> parse_options(int argc, char** argv, const std::vector<st
   }
   if (o.host.size() > 2 && o.host.front() == '[' && o.host.back() == ']')
     o.host = o.host.substr(1, o.host.size() - 2);
-  if (!resolve_token(o, token_file ? &*token_file : nullptr)) return std::nullopt;
+  if (!resolve_token(o, token_file ? &*token_file : nullptr))
+    return std::nullopt;
   return o;
 }
 
 int unreachable(const options& o, const sreh::error& e) {
   // The message is "host:port: what: reason"; keep the reason.
   auto msg = e.message;
-  if (auto p = msg.rfind(": "); p != std::string::npos) msg = msg.substr(p + 2);
-  std::fprintf(stderr, "cannot reach sreh at %s: %s — is `sreh serve` running?\n", o.where().c_str(),
-               msg.c_str());
+  if (auto p = msg.rfind(": "); p != std::string::npos)
+    msg = msg.substr(p + 2);
+  std::fprintf(stderr, "cannot reach sreh at %s: %s — is `sreh serve` running?\n",
+               o.where().c_str(), msg.c_str());
   return exit_unreachable;
 }
 
@@ -175,7 +183,8 @@ void token_hint(const options& o) {
 
 int refused(const options& o, const net::http_response& r) {
   std::fprintf(stderr, "sreh: %s\n", problem_detail(r).c_str());
-  if (r.status == 401) token_hint(o);
+  if (r.status == 401)
+    token_hint(o);
   return exit_refused;
 }
 
@@ -197,20 +206,26 @@ std::optional<rapidjson::Document> call(const options& o, const std::string& met
   }
   auto doc = json::parse(r->body, 256);
   if (!doc) {
-    std::fprintf(stderr, "sreh: the server sent a malformed response: %s\n", doc.error().message.c_str());
+    std::fprintf(stderr, "sreh: the server sent a malformed response: %s\n",
+                 doc.error().message.c_str());
     exit_code = exit_refused;
     return std::nullopt;
   }
-  if (raw) *raw = std::move(*r);
+  if (raw)
+    *raw = std::move(*r);
   return std::move(*doc);
 }
 
 std::string str(const rapidjson::Value& v, const char* key) {
-  if (!v.IsObject()) return {};
+  if (!v.IsObject())
+    return {};
   auto it = v.FindMember(key);
-  if (it == v.MemberEnd()) return {};
-  if (it->value.IsString()) return {it->value.GetString(), it->value.GetStringLength()};
-  if (it->value.IsNull()) return {};
+  if (it == v.MemberEnd())
+    return {};
+  if (it->value.IsString())
+    return {it->value.GetString(), it->value.GetStringLength()};
+  if (it->value.IsNull())
+    return {};
   rapidjson::StringBuffer buf;
   json::writer w(buf);
   it->value.Accept(w);
@@ -218,14 +233,16 @@ std::string str(const rapidjson::Value& v, const char* key) {
 }
 
 std::int64_t num(const rapidjson::Value& v, const char* key) {
-  if (!v.IsObject()) return 0;
+  if (!v.IsObject())
+    return 0;
   auto it = v.FindMember(key);
   return it != v.MemberEnd() && it->value.IsInt64() ? it->value.GetInt64() : 0;
 }
 
 const rapidjson::Value& member(const rapidjson::Value& v, const char* key) {
   static const rapidjson::Value null_value;
-  if (!v.IsObject()) return null_value;
+  if (!v.IsObject())
+    return null_value;
   auto it = v.FindMember(key);
   return it == v.MemberEnd() ? null_value : it->value;
 }
@@ -239,9 +256,11 @@ std::optional<std::int64_t> parse_time(const std::string& s) {
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
   std::int64_t us = static_cast<std::int64_t>(timegm(&tm)) * 1'000'000;
-  if (static_cast<std::size_t>(frac_pos) < s.size() && s[static_cast<std::size_t>(frac_pos)] == '.') {
+  if (static_cast<std::size_t>(frac_pos) < s.size() &&
+      s[static_cast<std::size_t>(frac_pos)] == '.') {
     std::int64_t scale = 100'000;
-    for (auto i = static_cast<std::size_t>(frac_pos) + 1; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
+    for (auto i = static_cast<std::size_t>(frac_pos) + 1;
+         i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
       us += (s[i] - '0') * scale;
       scale /= 10;
     }
@@ -251,7 +270,8 @@ std::optional<std::int64_t> parse_time(const std::string& s) {
 
 std::string clock_time(const std::string& rfc3339) {
   auto us = parse_time(rfc3339);
-  if (!us) return std::string(12, ' ');
+  if (!us)
+    return std::string(12, ' ');
   std::time_t t = static_cast<std::time_t>(*us / 1'000'000);
   std::tm tm{};
   localtime_r(&t, &tm);
@@ -263,30 +283,41 @@ std::string clock_time(const std::string& rfc3339) {
 
 std::string age(const std::string& rfc3339) {
   auto us = parse_time(rfc3339);
-  if (!us) return "-";
+  if (!us)
+    return "-";
   auto now = std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch()).count();
+               std::chrono::system_clock::now().time_since_epoch())
+               .count();
   auto s = std::max<std::int64_t>(0, (now - *us) / 1'000'000);
-  if (s < 60) return std::to_string(s) + "s";
-  if (s < 3600) return std::to_string(s / 60) + "m";
-  if (s < 86400) return std::to_string(s / 3600) + "h";
+  if (s < 60)
+    return std::to_string(s) + "s";
+  if (s < 3600)
+    return std::to_string(s / 60) + "m";
+  if (s < 86400)
+    return std::to_string(s / 3600) + "h";
   return std::to_string(s / 86400) + "d";
 }
 
 std::string truncate(std::string s, std::size_t n) {
   for (auto& c : s)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  if (s.size() <= n) return s;
+    if (c == '\n' || c == '\r' || c == '\t')
+      c = ' ';
+  if (s.size() <= n)
+    return s;
   // Cut on a UTF-8 boundary.
   auto cut = n > 1 ? n - 1 : n;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80)
+    --cut;
   return s.substr(0, cut) + "…";
 }
 
 std::string state_colored(const style& st, const std::string& state) {
-  if (state == "succeeded" || state == "approved") return st.green(state);
-  if (state == "failed" || state == "denied") return st.red(state);
-  if (state == "cancelled" || state == "expired") return st.yellow(state);
+  if (state == "succeeded" || state == "approved")
+    return st.green(state);
+  if (state == "failed" || state == "denied")
+    return st.red(state);
+  if (state == "cancelled" || state == "expired")
+    return st.yellow(state);
   return st.cyan(state);
 }
 

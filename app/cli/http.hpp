@@ -44,11 +44,11 @@ struct style {
 struct options {
   std::string host = "127.0.0.1";
   std::uint16_t port = 7070;
-  std::string token;                                       // bearer token ("" = none)
-  std::string token_source;                                // where it came from, for messages
+  std::string token;        // bearer token ("" = none)
+  std::string token_source; // where it came from, for messages
   std::vector<std::string> positional;
-  std::map<std::string, std::vector<std::string>> values;  // --name VALUE (repeatable)
-  std::map<std::string, bool> flags;                       // --name
+  std::map<std::string, std::vector<std::string>> values; // --name VALUE (repeatable)
+  std::map<std::string, bool> flags;                      // --name
 
   [[nodiscard]] const std::string* value(const std::string& name) const {
     auto it = values.find(name);
@@ -57,8 +57,8 @@ struct options {
   [[nodiscard]] bool flag(const std::string& name) const { return flags.count(name) > 0; }
   [[nodiscard]] std::string where() const { return host + ":" + std::to_string(port); }
   /// `Authorization: Bearer ...` when there is a token, plus `extra`.
-  [[nodiscard]] std::map<std::string, std::string> headers(
-    std::map<std::string, std::string> extra = {}) const;
+  [[nodiscard]] std::map<std::string, std::string>
+  headers(std::map<std::string, std::string> extra = {}) const;
 };
 
 /// Prints `what` and the usage; returns exit_usage.
@@ -86,10 +86,10 @@ int refused(const options& o, const net::http_response& r);
 
 /// Sends a request with the caller's token. On success returns the parsed JSON body; otherwise
 /// prints what went wrong and sets `exit_code`.
-[[nodiscard]] std::optional<rapidjson::Document> call(
-  const options& o, const std::string& method, const std::string& target, int& exit_code,
-  const std::string& body = {}, const std::map<std::string, std::string>& headers = {},
-  net::http_response* raw = nullptr);
+[[nodiscard]] std::optional<rapidjson::Document>
+call(const options& o, const std::string& method, const std::string& target, int& exit_code,
+     const std::string& body = {}, const std::map<std::string, std::string>& headers = {},
+     net::http_response* raw = nullptr);
 
 // -- JSON and time helpers ----------------------------------------------------------------------
 

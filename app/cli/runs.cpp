@@ -10,8 +10,10 @@ namespace sreh::app::cli {
 
 int submit(int argc, char** argv) {
   auto o = parse_options(argc, argv, {"idempotency-key", "label", "max-steps"}, {"watch", "json"});
-  if (!o) return exit_usage;
-  if (o->positional.size() != 1) return usage_error("submit takes exactly one GOAL");
+  if (!o)
+    return exit_usage;
+  if (o->positional.size() != 1)
+    return usage_error("submit takes exactly one GOAL");
   rapidjson::StringBuffer buf;
   json::writer w(buf);
   w.StartObject();
@@ -22,7 +24,8 @@ int submit(int argc, char** argv) {
     w.StartObject();
     for (const auto& kv : it->second) {
       auto eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0) return usage_error("--label expects k=v, got '" + kv + "'");
+      if (eq == std::string::npos || eq == 0)
+        return usage_error("--label expects k=v, got '" + kv + "'");
       auto k = kv.substr(0, eq);
       auto v = kv.substr(eq + 1);
       w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
@@ -33,7 +36,8 @@ int submit(int argc, char** argv) {
   if (const auto* ms = o->value("max-steps")) {
     char* end = nullptr;
     long long n = std::strtoll(ms->c_str(), &end, 10);
-    if (ms->empty() || *end != '\0' || n < 1) return usage_error("--max-steps expects a positive integer");
+    if (ms->empty() || *end != '\0' || n < 1)
+      return usage_error("--max-steps expects a positive integer");
     w.Key("budget");
     w.StartObject();
     w.Key("max_steps");
@@ -42,27 +46,34 @@ int submit(int argc, char** argv) {
   }
   w.EndObject();
   std::map<std::string, std::string> headers;
-  if (const auto* k = o->value("idempotency-key")) headers["Idempotency-Key"] = *k;
+  if (const auto* k = o->value("idempotency-key"))
+    headers["Idempotency-Key"] = *k;
   int code = exit_ok;
   net::http_response raw;
-  auto doc = call(*o, "POST", "/v1/goals", code, std::string(buf.GetString(), buf.GetSize()), headers, &raw);
-  if (!doc) return code;
+  auto doc =
+    call(*o, "POST", "/v1/goals", code, std::string(buf.GetString(), buf.GetSize()), headers, &raw);
+  if (!doc)
+    return code;
   auto id = str(member(*doc, "run"), "id");
   if (o->flag("json")) {
     std::printf("%s\n", raw.body.c_str());
   } else {
     std::printf("%s\n", id.c_str());
-    if (raw.status == 200) std::fprintf(stderr, "(the idempotency key names an existing run)\n");
+    if (raw.status == 200)
+      std::fprintf(stderr, "(the idempotency key names an existing run)\n");
   }
   std::fflush(stdout);
-  if (o->flag("watch")) return watch_run(*o, id);
+  if (o->flag("watch"))
+    return watch_run(*o, id);
   return exit_ok;
 }
 
 int runs(int argc, char** argv) {
   auto o = parse_options(argc, argv, {"state", "limit", "cursor"}, {"json"});
-  if (!o) return exit_usage;
-  if (!o->positional.empty()) return usage_error("runs takes no arguments");
+  if (!o)
+    return exit_usage;
+  if (!o->positional.empty())
+    return usage_error("runs takes no arguments");
   std::string target = "/v1/runs";
   char sep = '?';
   for (const char* p : {"state", "limit", "cursor"}) {
@@ -74,22 +85,26 @@ int runs(int argc, char** argv) {
   int code = exit_ok;
   net::http_response raw;
   auto doc = call(*o, "GET", target, code, {}, {}, &raw);
-  if (!doc) return code;
+  if (!doc)
+    return code;
   if (o->flag("json")) {
     std::printf("%s\n", raw.body.c_str());
     return exit_ok;
   }
   auto st = make_style();
   const auto& list = member(*doc, "runs");
-  std::printf("%s\n", st.bold(pad("ID", 31) + "  " + pad("STATE", 10) + "  " + pad("STEPS", 5) + "  " +
-                              pad("AGE", 4) + "  GOAL").c_str());
+  std::printf("%s\n", st.bold(pad("ID", 31) + "  " + pad("STATE", 10) + "  " + pad("STEPS", 5) +
+                              "  " + pad("AGE", 4) + "  GOAL")
+                        .c_str());
   if (list.IsArray()) {
     for (const auto& r : list.GetArray()) {
       auto state = str(r, "state");
-      std::printf("%s  %s  %5lld  %s  %s\n", pad(str(r, "id"), 31).c_str(),
-                  (state_colored(st, state) + std::string(state.size() < 10 ? 10 - state.size() : 0, ' ')).c_str(),
-                  static_cast<long long>(num(r, "steps")), pad(age(str(r, "created_at")), 4).c_str(),
-                  truncate(str(r, "goal"), 60).c_str());
+      std::printf(
+        "%s  %s  %5lld  %s  %s\n", pad(str(r, "id"), 31).c_str(),
+        (state_colored(st, state) + std::string(state.size() < 10 ? 10 - state.size() : 0, ' '))
+          .c_str(),
+        static_cast<long long>(num(r, "steps")), pad(age(str(r, "created_at")), 4).c_str(),
+        truncate(str(r, "goal"), 60).c_str());
     }
   }
   if (auto next = str(*doc, "next_cursor"); !next.empty())
@@ -104,17 +119,21 @@ void print_step(const style& st, const rapidjson::Value& s) {
   auto kind = str(s, "kind");
   auto state = str(s, "state");
   std::string line = "  #" + std::to_string(n) + "  " + kind;
-  if (!str(s, "tool").empty()) line += "  " + st.bold(str(s, "tool"));
-  if (auto args = str(s, "args"); kind == "tool" && !args.empty() && args != "{}") line += " " + truncate(args, 100);
+  if (!str(s, "tool").empty())
+    line += "  " + st.bold(str(s, "tool"));
+  if (auto args = str(s, "args"); kind == "tool" && !args.empty() && args != "{}")
+    line += " " + truncate(args, 100);
   line += "  " + state_colored(st, state);
   auto started = parse_time(str(s, "started_at"));
   auto finished = parse_time(str(s, "finished_at"));
-  if (started && finished) line += st.dim(" (" + std::to_string((*finished - *started) / 1000) + " ms)");
+  if (started && finished)
+    line += st.dim(" (" + std::to_string((*finished - *started) / 1000) + " ms)");
   std::printf("%s\n", line.c_str());
   if (auto thought = str(member(s, "decision"), "thought"); !thought.empty())
     std::printf("      %s %s\n", st.dim("thought:").c_str(), truncate(thought, 160).c_str());
   if (kind == "conclude") {
-    std::printf("      %s %s\n", st.dim("conclusion:").c_str(), str(member(s, "result"), "conclusion").c_str());
+    std::printf("      %s %s\n", st.dim("conclusion:").c_str(),
+                str(member(s, "result"), "conclusion").c_str());
   } else if (auto result = str(s, "result"); !result.empty()) {
     std::printf("      %s %s\n", st.dim("result:").c_str(), truncate(result, 160).c_str());
   }
@@ -126,16 +145,21 @@ void print_step(const style& st, const rapidjson::Value& s) {
 
 int show(int argc, char** argv) {
   auto o = parse_options(argc, argv, {}, {"json"});
-  if (!o) return exit_usage;
-  if (o->positional.size() != 1) return usage_error("show takes exactly one RUN id");
+  if (!o)
+    return exit_usage;
+  if (o->positional.size() != 1)
+    return usage_error("show takes exactly one RUN id");
   const auto& id = o->positional[0];
-  if (!valid_run_id(id)) return usage_error("'" + id + "' is not a run id (run_...)");
+  if (!valid_run_id(id))
+    return usage_error("'" + id + "' is not a run id (run_...)");
   int code = exit_ok;
   net::http_response raw_run, raw_steps;
   auto run = call(*o, "GET", "/v1/runs/" + id, code, {}, {}, &raw_run);
-  if (!run) return code;
+  if (!run)
+    return code;
   auto steps = call(*o, "GET", "/v1/runs/" + id + "/steps", code, {}, {}, &raw_steps);
-  if (!steps) return code;
+  if (!steps)
+    return code;
   if (o->flag("json")) {
     rapidjson::StringBuffer buf;
     json::writer w(buf);
@@ -150,9 +174,11 @@ int show(int argc, char** argv) {
   }
   auto st = make_style();
   const auto& r = *run;
-  std::printf("%s  %s\n", st.bold(str(r, "id")).c_str(), state_colored(st, str(r, "state")).c_str());
+  std::printf("%s  %s\n", st.bold(str(r, "id")).c_str(),
+              state_colored(st, str(r, "state")).c_str());
   auto row = [&st](const char* k, const std::string& v) {
-    if (!v.empty()) std::printf("  %s %s\n", st.dim(pad(k, 11)).c_str(), v.c_str());
+    if (!v.empty())
+      std::printf("  %s %s\n", st.dim(pad(k, 11)).c_str(), v.c_str());
   };
   row("goal:", str(r, "goal"));
   row("waiting:", str(r, "waiting_for"));
@@ -160,7 +186,8 @@ int show(int argc, char** argv) {
   row("node:", str(r, "node_id"));
   row("created:", str(r, "created_at"));
   row("updated:", str(r, "updated_at"));
-  row("steps:", std::to_string(num(r, "steps")) + " (max " + std::to_string(num(member(r, "budget"), "max_steps")) + ")");
+  row("steps:", std::to_string(num(r, "steps")) + " (max " +
+                  std::to_string(num(member(r, "budget"), "max_steps")) + ")");
   row("labels:", str(r, "labels") == "{}" ? "" : str(r, "labels"));
   row("key:", str(r, "idempotency_key"));
   row("conclusion:", str(r, "conclusion"));
@@ -168,34 +195,43 @@ int show(int argc, char** argv) {
   const auto& list = member(*steps, "steps");
   if (list.IsArray() && !list.GetArray().Empty()) {
     std::printf("\n%s\n", st.bold("steps").c_str());
-    for (const auto& s : list.GetArray()) print_step(st, s);
+    for (const auto& s : list.GetArray())
+      print_step(st, s);
   }
   return exit_ok;
 }
 
 int watch(int argc, char** argv) {
   auto o = parse_options(argc, argv, {}, {});
-  if (!o) return exit_usage;
-  if (o->positional.size() != 1) return usage_error("watch takes exactly one RUN id");
-  if (!valid_run_id(o->positional[0])) return usage_error("'" + o->positional[0] + "' is not a run id (run_...)");
+  if (!o)
+    return exit_usage;
+  if (o->positional.size() != 1)
+    return usage_error("watch takes exactly one RUN id");
+  if (!valid_run_id(o->positional[0]))
+    return usage_error("'" + o->positional[0] + "' is not a run id (run_...)");
   return watch_run(*o, o->positional[0]);
 }
 
 int cancel(int argc, char** argv) {
   auto o = parse_options(argc, argv, {}, {"json"});
-  if (!o) return exit_usage;
-  if (o->positional.size() != 1) return usage_error("cancel takes exactly one RUN id");
+  if (!o)
+    return exit_usage;
+  if (o->positional.size() != 1)
+    return usage_error("cancel takes exactly one RUN id");
   const auto& id = o->positional[0];
-  if (!valid_run_id(id)) return usage_error("'" + id + "' is not a run id (run_...)");
+  if (!valid_run_id(id))
+    return usage_error("'" + id + "' is not a run id (run_...)");
   int code = exit_ok;
   net::http_response raw;
   auto doc = call(*o, "POST", "/v1/runs/" + id + "/cancel", code, {}, {}, &raw);
-  if (!doc) return code;
+  if (!doc)
+    return code;
   if (o->flag("json")) {
     std::printf("%s\n", raw.body.c_str());
   } else {
     auto st = make_style();
-    std::printf("%s  %s\n", id.c_str(), state_colored(st, str(member(*doc, "run"), "state")).c_str());
+    std::printf("%s  %s\n", id.c_str(),
+                state_colored(st, str(member(*doc, "run"), "state")).c_str());
   }
   return exit_ok;
 }

@@ -12,18 +12,22 @@ namespace {
 std::string arguments_of(const rapidjson::Value& schema) {
   std::string out;
   const auto& props = member(schema, "properties");
-  if (!props.IsObject()) return out;
+  if (!props.IsObject())
+    return out;
   const auto& required = member(schema, "required");
   auto is_required = [&required](const std::string& name) {
-    if (!required.IsArray()) return false;
+    if (!required.IsArray())
+      return false;
     for (const auto& r : required.GetArray())
-      if (r.IsString() && name == r.GetString()) return true;
+      if (r.IsString() && name == r.GetString())
+        return true;
     return false;
   };
   for (bool want : {true, false})
     for (const auto& p : props.GetObject()) {
       std::string name = p.name.GetString();
-      if (is_required(name) != want) continue;
+      if (is_required(name) != want)
+        continue;
       out += (out.empty() ? "" : " ") + name + (want ? "*" : "");
     }
   return out;
@@ -33,12 +37,15 @@ std::string arguments_of(const rapidjson::Value& schema) {
 
 int tools(int argc, char** argv) {
   auto o = parse_options(argc, argv, {}, {"json"});
-  if (!o) return exit_usage;
-  if (!o->positional.empty()) return usage_error("tools takes no arguments");
+  if (!o)
+    return exit_usage;
+  if (!o->positional.empty())
+    return usage_error("tools takes no arguments");
   int code = exit_ok;
   net::http_response raw;
   auto doc = call(*o, "GET", "/v1/tools", code, {}, {}, &raw);
-  if (!doc) return code;
+  if (!doc)
+    return code;
   if (o->flag("json")) {
     std::printf("%s\n", raw.body.c_str());
     return exit_ok;
@@ -54,11 +61,13 @@ int tools(int argc, char** argv) {
                         .c_str());
   for (const auto& t : list.GetArray()) {
     bool mutates = t.HasMember("mutating") && t["mutating"].IsBool() && t["mutating"].GetBool();
-    bool undo = t.HasMember("compensable") && t["compensable"].IsBool() && t["compensable"].GetBool();
-    std::printf("%s  %s  %s  %s  %s\n", pad(str(t, "name"), 26).c_str(), pad(str(t, "risk"), 9).c_str(),
-                pad(mutates ? "yes" : "no", 7).c_str(), pad(undo ? "yes" : "no", 4).c_str(),
-                arguments_of(member(t, "schema")).c_str());
-    if (auto d = str(t, "description"); !d.empty()) std::printf("  %s\n", st.dim(d).c_str());
+    bool undo =
+      t.HasMember("compensable") && t["compensable"].IsBool() && t["compensable"].GetBool();
+    std::printf("%s  %s  %s  %s  %s\n", pad(str(t, "name"), 26).c_str(),
+                pad(str(t, "risk"), 9).c_str(), pad(mutates ? "yes" : "no", 7).c_str(),
+                pad(undo ? "yes" : "no", 4).c_str(), arguments_of(member(t, "schema")).c_str());
+    if (auto d = str(t, "description"); !d.empty())
+      std::printf("  %s\n", st.dim(d).c_str());
   }
   return exit_ok;
 }

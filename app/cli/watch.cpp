@@ -20,10 +20,13 @@ class timeline {
   /// Prints one event (skipping any seq already printed). Returns false on a terminal event.
   bool print(const net::sse_event& ev) {
     auto doc = json::parse(ev.data, 256);
-    if (!doc || !doc->IsObject()) return true;
+    if (!doc || !doc->IsObject())
+      return true;
     auto seq = num(*doc, "seq");
-    if (seq != 0 && seq <= last_seq_) return true;
-    if (seq != 0) last_seq_ = seq;
+    if (seq != 0 && seq <= last_seq_)
+      return true;
+    if (seq != 0)
+      last_seq_ = seq;
     auto kind = str(*doc, "kind");
     const auto& data = member(*doc, "data");
     auto t = st_.dim(clock_time(str(*doc, "at")));
@@ -32,7 +35,8 @@ class timeline {
       auto n = num(data, "n");
       args_[n] = str(data, "args");
       auto thought = str(data, "thought");
-      if (!thought.empty()) line = "#" + std::to_string(n) + "  " + st_.dim("think") + "  " + truncate(thought, 160);
+      if (!thought.empty())
+        line = "#" + std::to_string(n) + "  " + st_.dim("think") + "  " + truncate(thought, 160);
     } else if (kind == "step.outcome") {
       line = outcome(data);
     } else if (kind == "run.succeeded") {
@@ -45,13 +49,16 @@ class timeline {
       line = st_.yellow("■ cancelled") + "  " + str(data, "message");
       end_ = 2;
     } else if (kind == "run.waiting") {
-      line = st_.yellow("… waiting for " + str(data, "for")) + (str(data, "reason").empty() ? "" : " (" + str(data, "reason") + ")");
+      line = st_.yellow("… waiting for " + str(data, "for")) +
+             (str(data, "reason").empty() ? "" : " (" + str(data, "reason") + ")");
     } else if (kind == "run.created") {
       line = st_.cyan("● created") + "  " + truncate(str(data, "goal"), 120);
     } else if (kind == "run.started") {
       line = st_.cyan("▶ started") + (str(data, "node").empty() ? "" : " on " + str(data, "node"));
     } else {
-      line = st_.cyan(kind) + (data.IsObject() && data.MemberCount() > 0 ? "  " + truncate(str(*doc, "data"), 120) : "");
+      line =
+        st_.cyan(kind) +
+        (data.IsObject() && data.MemberCount() > 0 ? "  " + truncate(str(*doc, "data"), 120) : "");
     }
     if (!line.empty()) {
       std::printf("%s  %s\n", t.c_str(), line.c_str());
@@ -73,10 +80,12 @@ class timeline {
       return "#" + std::to_string(n) + "  " + st_.bold("conclusion") + "  " + concl;
     }
     std::string head = "#" + std::to_string(n) + "  " + kind + "  " + st_.bold(str(data, "tool"));
-    if (auto a = args_.find(n); a != args_.end() && a->second != "{}") head += " " + truncate(a->second, 100);
+    if (auto a = args_.find(n); a != args_.end() && a->second != "{}")
+      head += " " + truncate(a->second, 100);
     auto ms = num(data, "duration_us") / 1000;
     std::string result = state == "succeeded" ? st_.green("→ ok") : st_.red("→ " + state);
-    if (state != "succeeded" && !str(data, "error").empty()) result += ": " + truncate(str(data, "error"), 120);
+    if (state != "succeeded" && !str(data, "error").empty())
+      result += ": " + truncate(str(data, "error"), 120);
     return head + "  " + result + st_.dim(" (" + std::to_string(ms) + " ms)");
   }
 
@@ -96,29 +105,37 @@ int watch_run(const options& o, const std::string& run_id) {
   constexpr int max_failures = 8;
   while (true) {
     bool got_any = false;
-    auto err = net::sse_stream(o.host, o.port, "/v1/runs/" + run_id + "/events", last_id,
-                               [&](const net::sse_event& ev) {
-                                 got_any = true;
-                                 if (!ev.id.empty()) last_id = ev.id;
-                                 return tl.print(ev);
-                               },
-                               o.headers());
-    if (tl.end()) return *tl.end();
+    auto err = net::sse_stream(
+      o.host, o.port, "/v1/runs/" + run_id + "/events", last_id,
+      [&](const net::sse_event& ev) {
+        got_any = true;
+        if (!ev.id.empty())
+          last_id = ev.id;
+        return tl.print(ev);
+      },
+      o.headers());
+    if (tl.end())
+      return *tl.end();
     bool transport = err.code == errc::unavailable || err.code == errc::deadline;
     if (err && !transport) {
       std::fprintf(stderr, "sreh: %s\n", err.message.c_str());
-      if (err.code == errc::unauthorized) token_hint(o);
+      if (err.code == errc::unauthorized)
+        token_hint(o);
       return exit_refused;
     }
     if (!err) {
       // The stream ended without a terminal event we saw (resumed past it): ask for the state.
       int code = exit_ok;
       auto doc = call(o, "GET", "/v1/runs/" + run_id, code);
-      if (!doc) return code;
+      if (!doc)
+        return code;
       auto state = str(*doc, "state");
-      if (state == "succeeded") return 0;
-      if (state == "failed") return 1;
-      if (state == "cancelled") return 2;
+      if (state == "succeeded")
+        return 0;
+      if (state == "failed")
+        return 1;
+      if (state == "cancelled")
+        return 2;
     }
     if (got_any) {
       connected_once = true;
@@ -126,11 +143,14 @@ int watch_run(const options& o, const std::string& run_id) {
     }
     if (!connected_once && err && failures == 0 && err.message.find("connect") != std::string::npos)
       return unreachable(o, err);
-    if (++failures > max_failures) return unreachable(o, err);
+    if (++failures > max_failures)
+      return unreachable(o, err);
     auto backoff = std::chrono::milliseconds(std::min(5000, 200 << std::min(failures, 5)));
     std::fprintf(stderr, "%s\n",
-                 make_style().dim("(connection lost: " + err.message + "; reconnecting in " +
-                                  std::to_string(backoff.count()) + " ms)").c_str());
+                 make_style()
+                   .dim("(connection lost: " + err.message + "; reconnecting in " +
+                        std::to_string(backoff.count()) + " ms)")
+                   .c_str());
     std::this_thread::sleep_for(backoff);
   }
 }

@@ -10,23 +10,23 @@
 #include <string>
 #include <string_view>
 
-#include "app/cli/cluster_check.hpp"
-#include "net/node/node_parts.hpp"
-#include "persistence/store/data_dir_lock.hpp"
-#include "app/serve/plugins.hpp"
-#include "config/policy/policy_config.hpp"
 #include "actors/tools/tool.hpp"
+#include "app/cli/cluster_check.hpp"
+#include "app/serve/plugins.hpp"
 #include "config/node/node_config.hpp"
+#include "config/policy/policy_config.hpp"
 #include "core/base/logger.hpp"
 #include "net/http/auth.hpp"
 #include "net/http/http_front.hpp"
+#include "net/node/node_parts.hpp"
+#include "persistence/store/data_dir_lock.hpp"
 
 namespace sreh::app {
 
 namespace {
 
 constexpr const char* serve_usage =
-    "usage: sreh serve [--config FILE] [--node-id ID] [--listen HOST:PORT] [--data-dir DIR]\n";
+  "usage: sreh serve [--config FILE] [--node-id ID] [--listen HOST:PORT] [--data-dir DIR]\n";
 
 struct serve_args {
   std::string config_file;

@@ -20,8 +20,8 @@ error check_one_of(const std::string& value, std::string_view field,
                    std::initializer_list<std::string_view> allowed) {
   if (std::find(allowed.begin(), allowed.end(), value) != allowed.end())
     return {};
-  return field_error(field, fmt::format("expected one of {}, got '{}'",
-                                        fmt::join(allowed, ", "), value));
+  return field_error(field,
+                     fmt::format("expected one of {}, got '{}'", fmt::join(allowed, ", "), value));
 }
 
 } // namespace
@@ -148,14 +148,14 @@ error finalize(node_config& cfg) {
     return field_error("data_dir", "must not be empty");
   if (auto err = check_auth(cfg.auth, host))
     return err;
-  for (auto err : {check_one_of(cfg.policy_mode, "policy_mode",
-                                {"read_only", "review", "autonomous"}),
-                   check_one_of(cfg.store.kind, "store.kind", {"sqlite", "postgres"}),
-                   check_one_of(cfg.store.synchronous, "store.synchronous", {"normal", "full"}),
-                   check_one_of(cfg.logging.level, "logging.level",
-                                {"trace", "debug", "info", "warn", "error", "critical", "off"}),
-                   check_one_of(cfg.logging.format, "logging.format", {"text", "json"}),
-                   check_one_of(cfg.model.provider, "model.provider", {"builtin", "scripted"})})
+  for (auto err :
+       {check_one_of(cfg.policy_mode, "policy_mode", {"read_only", "review", "autonomous"}),
+        check_one_of(cfg.store.kind, "store.kind", {"sqlite", "postgres"}),
+        check_one_of(cfg.store.synchronous, "store.synchronous", {"normal", "full"}),
+        check_one_of(cfg.logging.level, "logging.level",
+                     {"trace", "debug", "info", "warn", "error", "critical", "off"}),
+        check_one_of(cfg.logging.format, "logging.format", {"text", "json"}),
+        check_one_of(cfg.model.provider, "model.provider", {"builtin", "scripted"})})
     if (err)
       return err;
   if (cfg.store.path.empty()) {

@@ -20,8 +20,7 @@ using yaml::reader;
 constexpr std::int64_t unbounded = std::numeric_limits<std::int64_t>::max();
 
 void read_store(reader& r, const entry& section, store_config& out) {
-  for (const auto& e :
-       r.entries(section, {"kind", "path", "synchronous", "url"})) {
+  for (const auto& e : r.entries(section, {"kind", "path", "synchronous", "url"})) {
     if (e.key == "kind")
       out.kind = r.one_of(e, {"sqlite", "postgres"});
     else if (e.key == "path")
@@ -61,10 +60,10 @@ void read_limits(reader& r, const entry& section, limits_config& out) {
     {"tool_threads", 256, &limits_config::tool_threads},
     {"store_threads", 256, &limits_config::store_threads},
   };
-  auto entries = r.entries(section, {"max_body_bytes", "max_header_bytes", "max_json_depth",
-                            "max_connections", "sse_queue_events", "sse_heartbeat_ms",
-                            "http_threads", "handler_threads", "scheduler_threads",
-                            "scheduler_policy", "tool_threads", "store_threads"});
+  auto entries =
+    r.entries(section, {"max_body_bytes", "max_header_bytes", "max_json_depth", "max_connections",
+                        "sse_queue_events", "sse_heartbeat_ms", "http_threads", "handler_threads",
+                        "scheduler_threads", "scheduler_policy", "tool_threads", "store_threads"});
   for (const auto& e : entries) {
     if (e.key == "scheduler_policy") {
       out.scheduler_policy = r.one_of(e, {"sharing", "stealing"});
@@ -223,15 +222,14 @@ bool is_nats_name(const std::string& s, bool dots) {
   if (s.empty() || s.front() == '.' || s.back() == '.' || s.find("..") != std::string::npos)
     return false;
   for (char c : s)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
-          || c == '-' || (dots && c == '.')))
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '-' || (dots && c == '.')))
       return false;
   return true;
 }
 
 void read_nats(reader& r, const entry& section, nats_config& out) {
-  for (const auto& e :
-       r.entries(section, {"url", "stream", "subject_prefix"})) {
+  for (const auto& e : r.entries(section, {"url", "stream", "subject_prefix"})) {
     if (e.key == "url") {
       out.url = r.string(e);
       if (!out.url.empty() && !out.url.starts_with("nats://") && !out.url.starts_with("tls://"))
@@ -251,8 +249,8 @@ void read_nats(reader& r, const entry& section, nats_config& out) {
 
 void read_top(reader& r, const entry& root, node_config& cfg) {
   auto entries = r.entries(root, {"node_id", "listen", "data_dir", "policy_mode", "policy_file",
-                                  "store", "logging", "limits", "budget", "model", "tools",
-                                  "auth", "sandbox", "nats", "cluster"});
+                                  "store", "logging", "limits", "budget", "model", "tools", "auth",
+                                  "sandbox", "nats", "cluster"});
   for (const auto& e : entries) {
     if (e.key == "node_id") {
       cfg.node_id = r.string(e);

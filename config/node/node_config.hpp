@@ -19,27 +19,27 @@ struct store_config {
 };
 
 struct logging_config {
-  std::string level = "info";         // trace | debug | info | warn | error | off
-  std::string format = "text";        // text | json
+  std::string level = "info";  // trace | debug | info | warn | error | off
+  std::string format = "text"; // text | json
 };
 
 struct limits_config {
-  std::int64_t max_body_bytes = 1 << 20;       // request bodies over this get 413
-  std::int64_t max_header_bytes = 16 * 1024;   // request headers over this get 431
-  std::int64_t max_json_depth = 32;            // deeper JSON gets 400
-  std::int64_t max_connections = 1024;         // further connections are refused with 503
-  std::int64_t sse_queue_events = 10'000;      // a client further behind than this is cut
-  std::int64_t sse_heartbeat_ms = 15'000;      // comment line on idle SSE streams
+  std::int64_t max_body_bytes = 1 << 20;     // request bodies over this get 413
+  std::int64_t max_header_bytes = 16 * 1024; // request headers over this get 431
+  std::int64_t max_json_depth = 32;          // deeper JSON gets 400
+  std::int64_t max_connections = 1024;       // further connections are refused with 503
+  std::int64_t sse_queue_events = 10'000;    // a client further behind than this is cut
+  std::int64_t sse_heartbeat_ms = 15'000;    // comment line on idle SSE streams
   std::int64_t http_threads = 2;
   /// Threads that run the REST handlers (store reads, kernel calls) off the HTTP threads, so a
   /// slow or hung database holds these and never the sockets, /healthz or SSE.
   std::int64_t handler_threads = 8;
-  std::int64_t scheduler_threads = 2;          // CAF worker threads
+  std::int64_t scheduler_threads = 2; // CAF worker threads
   /// CAF's scheduler: sharing (one queue, idle workers sleep until woken) or stealing (per-worker
   /// queues, idle workers poll). On 2 cores sharing used ~10% less CPU per step on SQLite and
   /// ~45% less at C=1 on PostgreSQL, where workers idle between commits (docs/benchmarks.md).
   std::string scheduler_policy = "sharing";
-  std::int64_t tool_threads = 4;               // pool for blocking tools
+  std::int64_t tool_threads = 4; // pool for blocking tools
   /// Threads that run the actors' store reads (the kernel's, the policy checks'), so that a slow
   /// or hung database holds these and never CAF's scheduler.
   std::int64_t store_threads = 4;
@@ -52,9 +52,9 @@ struct scripted_step {
 };
 
 struct model_config {
-  std::string provider = "builtin";   // builtin | scripted (tests, demos)
-  std::vector<scripted_step> script;  // for `scripted`
-  std::string kb;                     // builtin: a knowledge base file ("" = the embedded one)
+  std::string provider = "builtin";  // builtin | scripted (tests, demos)
+  std::vector<scripted_step> script; // for `scripted`
+  std::string kb;                    // builtin: a knowledge base file ("" = the embedded one)
 };
 
 /// The sandbox world the node's tools act on (../shared/SCENARIOS.md).
@@ -74,9 +74,9 @@ struct tool_config {
 
 /// A bearer token known to the node, given only by the SHA-256 of the token.
 struct auth_token {
-  std::string name;                   // identity (unique): the submitter / decider it acts as
-  std::string role;                   // viewer | operator | approver | admin
-  std::string sha256;                 // 64 lower-case hex digits
+  std::string name;   // identity (unique): the submitter / decider it acts as
+  std::string role;   // viewer | operator | approver | admin
+  std::string sha256; // 64 lower-case hex digits
 };
 
 struct auth_config {
@@ -107,19 +107,19 @@ struct node_config {
   std::string node_id = "node-1";
   std::string listen = "127.0.0.1:7070"; // host:port
   std::string data_dir = "./data";
-  std::string policy_mode = "review";    // read_only | review | autonomous, when no policy_file
-  std::string policy_file;               // rules (examples/policies); relative to this file
+  std::string policy_mode = "review"; // read_only | review | autonomous, when no policy_file
+  std::string policy_file;            // rules (examples/policies); relative to this file
   store_config store;
   logging_config logging;
   limits_config limits;
-  run_budget budget;                     // defaults for new runs
+  run_budget budget; // defaults for new runs
   model_config model;
   tool_config tools;
   sandbox_config sandbox;
   auth_config auth;
   nats_config nats;
   cluster_config cluster;
-  std::string source;                    // file it was loaded from ("" = defaults)
+  std::string source; // file it was loaded from ("" = defaults)
   // Whether listen / data_dir were given (file or command line) rather than defaulted: in
   // cluster mode the defaults follow the topology (listen) and the node id (data_dir).
   bool listen_given = false;

@@ -50,7 +50,7 @@ std::vector<std::string> roles(reader& r, const entry& e) {
 /// "30s", "15m", "1h", "2d" in seconds (> 0).
 std::int64_t duration_s(reader& r, const entry& e) {
   static constexpr std::pair<char, std::int64_t> units[] = {
-      {'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86'400}};
+    {'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86'400}};
   auto s = r.string(e);
   if (s.size() < 2)
     bad_duration(r, e, s);
@@ -95,7 +95,8 @@ timestamp_us time_of(reader& r, const entry& e) {
 
 /// Calls `fn(value_entry)` for each `key: value` of a mapping with free-form keys (labels,
 /// scopes); the entry's `key_mark` points at the key.
-template <class F> void for_each_pair(reader& r, const entry& e, F fn) {
+template <class F>
+void for_each_pair(reader& r, const entry& e, F fn) {
   if (!e.value.is_mapping())
     r.fail(e, "expected a mapping of name: value");
   for (const auto& f : r.pairs(e))
@@ -209,7 +210,7 @@ void read_when(reader& r, const entry& e, rule& out) {
   if (!e.value.is_null() && !e.value.is_mapping())
     r.fail(e, "expected a mapping of conditions");
   for (const auto& f : r.entries(e, {"tools", "risks", "environments", "tiers", "labels",
-                                  "min_blast_radius", "during", "rate_limit"})) {
+                                     "min_blast_radius", "during", "rate_limit"})) {
     if (f.key == "tools")
       out.tools = strings(r, f);
     else if (f.key == "risks")

@@ -67,7 +67,7 @@ class uniqueness {
       throw yaml::load_error{fmt::format("{}: {}", r_.where(e.mark), err.message)};
     if (port == 0)
       r_.fail(
-          e, fmt::format("expected a port between 1 and 65535 (other nodes dial it), got '{}'", s));
+        e, fmt::format("expected a port between 1 and 65535 (other nodes dial it), got '{}'", s));
     std::transform(host.begin(), host.end(), host.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     auto key = fmt::format("{}:{}", host, port);
@@ -140,8 +140,8 @@ void read_nodes(reader& r, const entry& e, topology& t) {
 
 void read_top(reader& r, const entry& root, topology& t) {
   std::optional<entry> nodes, heartbeat, lease;
-  for (const auto& e :
-       r.entries(root, {"cluster", "heartbeat_ms", "lease_ttl_ms", "connection_timeout_ms", "nodes"})) {
+  for (const auto& e : r.entries(
+         root, {"cluster", "heartbeat_ms", "lease_ttl_ms", "connection_timeout_ms", "nodes"})) {
     if (e.key == "cluster") {
       t.name = name(r, e, "cluster name");
     } else if (e.key == "heartbeat_ms") {
@@ -178,7 +178,7 @@ bool cluster_member::has_role(std::string_view r) const {
 
 const cluster_member* topology::find(std::string_view id) const {
   auto it =
-      std::find_if(nodes.begin(), nodes.end(), [&](const cluster_member& m) { return m.id == id; });
+    std::find_if(nodes.begin(), nodes.end(), [&](const cluster_member& m) { return m.id == id; });
   return it == nodes.end() ? nullptr : &*it;
 }
 

@@ -15,11 +15,15 @@ const std::string empty_text;
 
 node::kind kind_of(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Scalar: return node::kind::scalar;
-    case YAML::NodeType::Sequence: return node::kind::sequence;
-    case YAML::NodeType::Map: return node::kind::mapping;
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined: return node::kind::null;
+  case YAML::NodeType::Scalar:
+    return node::kind::scalar;
+  case YAML::NodeType::Sequence:
+    return node::kind::sequence;
+  case YAML::NodeType::Map:
+    return node::kind::mapping;
+  case YAML::NodeType::Null:
+  case YAML::NodeType::Undefined:
+    return node::kind::null;
   }
   return node::kind::null;
 }
@@ -34,10 +38,14 @@ node::kind node::type() const {
 
 const char* node::kind_name() const {
   switch (type()) {
-    case kind::scalar: return "a scalar";
-    case kind::sequence: return "a sequence";
-    case kind::mapping: return "a mapping";
-    case kind::null: return "nothing";
+  case kind::scalar:
+    return "a scalar";
+  case kind::sequence:
+    return "a sequence";
+  case kind::mapping:
+    return "a mapping";
+  case kind::null:
+    return "nothing";
   }
   return "nothing";
 }

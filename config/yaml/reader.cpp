@@ -1,18 +1,16 @@
 #include "config/yaml/reader.hpp"
 
 #include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include <fmt/format.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 
 namespace sreh::config::yaml {
@@ -88,10 +86,10 @@ bool substitute_env(std::string_view in, std::string& out, std::string& error) {
       return false;
     }
     std::string name{in.substr(i + 2, close - i - 2)};
-    bool valid = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]))
-                 && std::all_of(name.begin(), name.end(), [](char c) {
-                      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-                    });
+    bool valid = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                 std::all_of(name.begin(), name.end(), [](char c) {
+                   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                 });
     if (!valid) {
       error = fmt::format("invalid environment variable name '{}' in '${{...}}'", name);
       return false;
@@ -139,7 +137,8 @@ entry reader::parse(std::string_view text) const {
     auto root = yaml::parse(text);
     return {"", "", root, root.mark(), root.mark()};
   } catch (const syntax_error& e) {
-    auto label = opts_.syntax_label.empty() ? std::string{} : fmt::format("{}: ", opts_.syntax_label);
+    auto label =
+      opts_.syntax_label.empty() ? std::string{} : fmt::format("{}: ", opts_.syntax_label);
     throw load_error{fmt::format("{}: {}{}", where(e.mark), label, e.what)};
   }
 }
@@ -281,47 +280,49 @@ void write_json(reader& r, bool substitute, const node& n, const std::string& pa
   if (depth > max_json_depth)
     r.fail(n.mark(), path, fmt::format("nesting deeper than {} levels", max_json_depth));
   switch (n.type()) {
-    case node::kind::mapping:
-      w.StartObject();
-      for (const auto& [k, v] : n.pairs()) {
-        if (!k.is_scalar())
-          r.fail(k.mark(), path, "expected a string key");
-        const auto& key = k.scalar();
-        w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
-        write_json(r, substitute, v, path + "." + key, depth + 1, w);
-      }
-      w.EndObject();
-      return;
-    case node::kind::sequence: {
-      w.StartArray();
-      std::size_t i = 0;
-      for (const auto& item : n.items())
-        write_json(r, substitute, item, fmt::format("{}[{}]", path, i++), depth + 1, w);
-      w.EndArray();
-      return;
+  case node::kind::mapping:
+    w.StartObject();
+    for (const auto& [k, v] : n.pairs()) {
+      if (!k.is_scalar())
+        r.fail(k.mark(), path, "expected a string key");
+      const auto& key = k.scalar();
+      w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+      write_json(r, substitute, v, path + "." + key, depth + 1, w);
     }
-    case node::kind::scalar: {
-      const auto& s = n.scalar();
-      bool b = false;
-      std::int64_t i = 0;
-      double d = 0;
-      if (!n.quoted()) { // plain scalars may be typed
-        if (plain_null(s))
-          return void(w.Null());
-        if (plain_bool(s, b))
-          return void(w.Bool(b));
-        if (parse_number(s, i))
-          return void(w.Int64(i));
-        if (parse_number(s, d) && std::isfinite(d))
-          return void(w.Double(d));
-      }
-      std::string out = s, err;
-      if (substitute && !substitute_env(s, out, err))
-        r.fail(n.mark(), path, err);
-      w.String(out.data(), static_cast<rapidjson::SizeType>(out.size()));
-      return;
+    w.EndObject();
+    return;
+  case node::kind::sequence: {
+    w.StartArray();
+    std::size_t i = 0;
+    for (const auto& item : n.items())
+      write_json(r, substitute, item, fmt::format("{}[{}]", path, i++), depth + 1, w);
+    w.EndArray();
+    return;
+  }
+  case node::kind::scalar: {
+    const auto& s = n.scalar();
+    bool b = false;
+    std::int64_t i = 0;
+    double d = 0;
+    if (!n.quoted()) { // plain scalars may be typed
+      if (plain_null(s))
+        return void(w.Null());
+      if (plain_bool(s, b))
+        return void(w.Bool(b));
+      if (parse_number(s, i))
+        return void(w.Int64(i));
+      if (parse_number(s, d) && std::isfinite(d))
+        return void(w.Double(d));
     }
-    case node::kind::null: w.Null(); return;
+    std::string out = s, err;
+    if (substitute && !substitute_env(s, out, err))
+      r.fail(n.mark(), path, err);
+    w.String(out.data(), static_cast<rapidjson::SizeType>(out.size()));
+    return;
+  }
+  case node::kind::null:
+    w.Null();
+    return;
   }
 }
 
@@ -365,8 +366,9 @@ expected<std::string> read_text_file(const std::string& path) {
     text.append(buf, static_cast<std::size_t>(n));
     if (text.size() > max_file_bytes) {
       ::close(fd);
-      return sreh::error{errc::invalid_argument, fmt::format("{}: cannot read: larger than {} bytes",
-                                                             path, max_file_bytes)};
+      return sreh::error{
+        errc::invalid_argument,
+        fmt::format("{}: cannot read: larger than {} bytes", path, max_file_bytes)};
     }
   }
   ::close(fd);

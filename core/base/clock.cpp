@@ -43,11 +43,10 @@ std::string_view format_rfc3339(timestamp_us t, char (&buf)[32]) {
   auto days = floor_div(secs, 86'400);
   auto sod = secs - days * 86'400;
   year_month_day ymd{sys_days{std::chrono::days{days}}};
-  auto res = fmt::format_to_n(buf, sizeof(buf) - 1,
-                              "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}.{:06d}Z",
-                              static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                              static_cast<unsigned>(ymd.day()), sod / 3600, (sod / 60) % 60,
-                              sod % 60, micros);
+  auto res = fmt::format_to_n(
+    buf, sizeof(buf) - 1, "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}.{:06d}Z",
+    static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+    static_cast<unsigned>(ymd.day()), sod / 3600, (sod / 60) % 60, sod % 60, micros);
   *res.out = '\0';
   return {buf, static_cast<std::size_t>(res.out - buf)};
 }
@@ -55,10 +54,10 @@ std::string_view format_rfc3339(timestamp_us t, char (&buf)[32]) {
 std::optional<timestamp_us> parse_rfc3339(std::string_view s) {
   using namespace std::chrono;
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;
-  if (!read_digits(s, 0, 4, y) || s.size() < 20 || s[4] != '-' || !read_digits(s, 5, 2, mo)
-      || s[7] != '-' || !read_digits(s, 8, 2, d) || (s[10] != 'T' && s[10] != 't')
-      || !read_digits(s, 11, 2, h) || s[13] != ':' || !read_digits(s, 14, 2, mi) || s[16] != ':'
-      || !read_digits(s, 17, 2, se))
+  if (!read_digits(s, 0, 4, y) || s.size() < 20 || s[4] != '-' || !read_digits(s, 5, 2, mo) ||
+      s[7] != '-' || !read_digits(s, 8, 2, d) || (s[10] != 'T' && s[10] != 't') ||
+      !read_digits(s, 11, 2, h) || s[13] != ':' || !read_digits(s, 14, 2, mi) || s[16] != ':' ||
+      !read_digits(s, 17, 2, se))
     return std::nullopt;
   year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
   if (!ymd.ok() || h > 23 || mi > 59 || se > 60)
@@ -81,8 +80,8 @@ std::optional<timestamp_us> parse_rfc3339(std::string_view s) {
     ++pos;
   } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
     int oh = 0, om = 0;
-    if (!read_digits(s, pos + 1, 2, oh) || pos + 3 >= s.size() || s[pos + 3] != ':'
-        || !read_digits(s, pos + 4, 2, om) || oh > 23 || om > 59)
+    if (!read_digits(s, pos + 1, 2, oh) || pos + 3 >= s.size() || s[pos + 3] != ':' ||
+        !read_digits(s, pos + 4, 2, om) || oh > 23 || om > 59)
       return std::nullopt;
     offset_s = (oh * 3600 + om * 60) * (s[pos] == '-' ? -1 : 1);
     pos += 6;

@@ -1,9 +1,10 @@
 #include "core/base/failpoint.hpp"
 
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdlib>
 #include <string>
-#include <unistd.h>
 
 namespace sreh {
 

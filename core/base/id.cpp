@@ -62,8 +62,8 @@ std::string id_generator::next(std::string_view prefix) {
 }
 
 bool is_valid_id(std::string_view s, std::string_view prefix) {
-  if (s.size() != prefix.size() + 1 + ulid_chars || s.substr(0, prefix.size()) != prefix
-      || s[prefix.size()] != '_')
+  if (s.size() != prefix.size() + 1 + ulid_chars || s.substr(0, prefix.size()) != prefix ||
+      s[prefix.size()] != '_')
     return false;
   auto body = s.substr(prefix.size() + 1);
   if (body[0] > '7')

@@ -93,20 +93,23 @@ prescan_result prescan(std::string_view text, int max_depth) {
       r.big_number = true;
     digits = 0;
     switch (c) {
-      case '"':
-        in_string = true;
-        after_high = false;
-        break;
-      case '[':
-      case '{':
-        if (++depth > max_depth) {
-          r.too_deep_at = i; // refused whatever follows
-          return r;
-        }
-        break;
-      case ']':
-      case '}': --depth; break;
-      default: break;
+    case '"':
+      in_string = true;
+      after_high = false;
+      break;
+    case '[':
+    case '{':
+      if (++depth > max_depth) {
+        r.too_deep_at = i; // refused whatever follows
+        return r;
+      }
+      break;
+    case ']':
+    case '}':
+      --depth;
+      break;
+    default:
+      break;
     }
   }
   return r;
@@ -120,11 +123,11 @@ void append_u_escape(std::string& out, unsigned cp) {
 /// Length of the valid UTF-8 sequence at `s[i]`, or 0 when it is not valid.
 std::size_t utf8_length(std::string_view s, std::size_t i) {
   auto b = static_cast<unsigned char>(s[i]);
-  std::size_t n = b < 0x80            ? 1
-                  : (b >> 5) == 0x6   ? 2
-                  : (b >> 4) == 0xe   ? 3
-                  : (b >> 3) == 0x1e  ? 4
-                                      : 0;
+  std::size_t n = b < 0x80           ? 1
+                  : (b >> 5) == 0x6  ? 2
+                  : (b >> 4) == 0xe  ? 3
+                  : (b >> 3) == 0x1e ? 4
+                                     : 0;
   if (n == 0 || i + n > s.size())
     return 0;
   unsigned cp = n == 1 ? b : n == 2 ? (b & 0x1f) : n == 3 ? (b & 0x0f) : (b & 0x07);
@@ -181,13 +184,19 @@ expected<rapidjson::Document> parse_object(std::string_view text, int max_depth)
 
 const char* type_of(const rapidjson::Value& v) {
   switch (v.GetType()) {
-    case rapidjson::kNullType: return "null";
-    case rapidjson::kFalseType:
-    case rapidjson::kTrueType: return "boolean";
-    case rapidjson::kObjectType: return "object";
-    case rapidjson::kArrayType: return "array";
-    case rapidjson::kStringType: return "string";
-    case rapidjson::kNumberType: return "number";
+  case rapidjson::kNullType:
+    return "null";
+  case rapidjson::kFalseType:
+  case rapidjson::kTrueType:
+    return "boolean";
+  case rapidjson::kObjectType:
+    return "object";
+  case rapidjson::kArrayType:
+    return "array";
+  case rapidjson::kStringType:
+    return "string";
+  case rapidjson::kNumberType:
+    return "number";
   }
   return "unknown";
 }
@@ -233,18 +242,32 @@ std::string quote(std::string_view s) {
       continue;
     }
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20)
-          append_u_escape(out, static_cast<unsigned char>(c));
-        else
-          out.append(s.substr(i, n));
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    case '\b':
+      out += "\\b";
+      break;
+    case '\f':
+      out += "\\f";
+      break;
+    default:
+      if (static_cast<unsigned char>(c) < 0x20)
+        append_u_escape(out, static_cast<unsigned char>(c));
+      else
+        out.append(s.substr(i, n));
     }
     i += n;
   }

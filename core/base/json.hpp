@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
+#include "core/base/expected.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/event.hpp"
-#include "core/base/expected.hpp"
 #include "core/model/run.hpp"
 #include "core/model/step.hpp"
 

@@ -12,13 +12,19 @@ namespace {
 
 std::string type_name(const rapidjson::Value& v) {
   switch (v.GetType()) {
-    case rapidjson::kNullType: return "null";
-    case rapidjson::kFalseType:
-    case rapidjson::kTrueType: return "boolean";
-    case rapidjson::kObjectType: return "object";
-    case rapidjson::kArrayType: return "array";
-    case rapidjson::kStringType: return "string";
-    case rapidjson::kNumberType: return v.IsInt64() || v.IsUint64() ? "integer" : "number";
+  case rapidjson::kNullType:
+    return "null";
+  case rapidjson::kFalseType:
+  case rapidjson::kTrueType:
+    return "boolean";
+  case rapidjson::kObjectType:
+    return "object";
+  case rapidjson::kArrayType:
+    return "array";
+  case rapidjson::kStringType:
+    return "string";
+  case rapidjson::kNumberType:
+    return v.IsInt64() || v.IsUint64() ? "integer" : "number";
   }
   return "unknown";
 }
@@ -35,8 +41,9 @@ std::string show(const rapidjson::Value& v) {
 
 bool has_type(const rapidjson::Value& v, std::string_view t) {
   if (t == "integer")
-    return v.IsInt64() || v.IsUint64() || (v.IsDouble() && v.GetDouble() == static_cast<double>(
-                                                               static_cast<long long>(v.GetDouble())));
+    return v.IsInt64() || v.IsUint64() ||
+           (v.IsDouble() &&
+            v.GetDouble() == static_cast<double>(static_cast<long long>(v.GetDouble())));
   if (t == "number")
     return v.IsNumber();
   if (t == "boolean")
@@ -52,7 +59,8 @@ sreh::error fail(const std::string& path, const std::string& what) {
   return {errc::invalid_argument, fmt::format("{}: {}", where(path), what)};
 }
 
-sreh::error check(const rapidjson::Value& schema, const rapidjson::Value& v, const std::string& path);
+sreh::error check(const rapidjson::Value& schema, const rapidjson::Value& v,
+                  const std::string& path);
 
 sreh::error check_type(const rapidjson::Value& schema, const rapidjson::Value& v,
                        const std::string& path) {
@@ -83,8 +91,7 @@ sreh::error check_object(const rapidjson::Value& schema, const rapidjson::Value&
   if (auto req = schema.FindMember("required"); req != schema.MemberEnd() && req->value.IsArray())
     for (auto& name : req->value.GetArray())
       if (name.IsString() && !v.HasMember(name.GetString()))
-        return fail(path.empty() ? name.GetString() : path + "." + name.GetString(),
-                    "is required");
+        return fail(path.empty() ? name.GetString() : path + "." + name.GetString(), "is required");
   bool closed = false;
   if (auto ap = schema.FindMember("additionalProperties");
       ap != schema.MemberEnd() && ap->value.IsBool())
@@ -112,26 +119,27 @@ sreh::error check_scalar(const rapidjson::Value& schema, const rapidjson::Value&
                          const std::string& path) {
   if (v.IsNumber()) {
     double d = v.GetDouble();
-    if (auto m = schema.FindMember("minimum"); m != schema.MemberEnd() && m->value.IsNumber()
-                                               && d < m->value.GetDouble())
+    if (auto m = schema.FindMember("minimum");
+        m != schema.MemberEnd() && m->value.IsNumber() && d < m->value.GetDouble())
       return fail(path, fmt::format("must be >= {}, got {}", show(m->value), show(v)));
-    if (auto m = schema.FindMember("maximum"); m != schema.MemberEnd() && m->value.IsNumber()
-                                               && d > m->value.GetDouble())
+    if (auto m = schema.FindMember("maximum");
+        m != schema.MemberEnd() && m->value.IsNumber() && d > m->value.GetDouble())
       return fail(path, fmt::format("must be <= {}, got {}", show(m->value), show(v)));
   }
   if (v.IsString()) {
     auto len = v.GetStringLength();
-    if (auto m = schema.FindMember("minLength"); m != schema.MemberEnd() && m->value.IsUint()
-                                                 && len < m->value.GetUint())
+    if (auto m = schema.FindMember("minLength");
+        m != schema.MemberEnd() && m->value.IsUint() && len < m->value.GetUint())
       return fail(path, fmt::format("must be at least {} characters", m->value.GetUint()));
-    if (auto m = schema.FindMember("maxLength"); m != schema.MemberEnd() && m->value.IsUint()
-                                                 && len > m->value.GetUint())
+    if (auto m = schema.FindMember("maxLength");
+        m != schema.MemberEnd() && m->value.IsUint() && len > m->value.GetUint())
       return fail(path, fmt::format("must be at most {} characters", m->value.GetUint()));
   }
   return {};
 }
 
-sreh::error check(const rapidjson::Value& schema, const rapidjson::Value& v, const std::string& path) {
+sreh::error check(const rapidjson::Value& schema, const rapidjson::Value& v,
+                  const std::string& path) {
   if (!schema.IsObject())
     return {};
   if (auto err = check_type(schema, v, path))
@@ -150,11 +158,11 @@ sreh::error check(const rapidjson::Value& schema, const rapidjson::Value& v, con
     return check_object(schema, v, path);
   if (v.IsArray()) {
     auto n = v.Size();
-    if (auto m = schema.FindMember("minItems"); m != schema.MemberEnd() && m->value.IsUint()
-                                                && n < m->value.GetUint())
+    if (auto m = schema.FindMember("minItems");
+        m != schema.MemberEnd() && m->value.IsUint() && n < m->value.GetUint())
       return fail(path, fmt::format("needs at least {} items", m->value.GetUint()));
-    if (auto m = schema.FindMember("maxItems"); m != schema.MemberEnd() && m->value.IsUint()
-                                                && n > m->value.GetUint())
+    if (auto m = schema.FindMember("maxItems");
+        m != schema.MemberEnd() && m->value.IsUint() && n > m->value.GetUint())
       return fail(path, fmt::format("takes at most {} items", m->value.GetUint()));
     if (auto items = schema.FindMember("items"); items != schema.MemberEnd())
       for (rapidjson::SizeType i = 0; i < n; ++i)

@@ -27,7 +27,6 @@ constexpr std::array<std::pair<const char*, spdlog::level::level_enum>, 7> level
   {"off", spdlog::level::off},
 }};
 
-
 /// Short lowercase level names ("warn", not "warning") for both formats.
 const char* level_name(spdlog::level::level_enum l) {
   for (const auto& [name, value] : levels)
@@ -114,8 +113,8 @@ sreh::error setup_logging(const std::string& level, const std::string& format) {
     std::array<const char*, levels.size()> names{};
     for (std::size_t i = 0; i < levels.size(); ++i)
       names[i] = levels[i].first;
-    return {errc::invalid_argument, fmt::format("unknown log level '{}' (expected one of {})",
-                                                level, join_names(names))};
+    return {errc::invalid_argument,
+            fmt::format("unknown log level '{}' (expected one of {})", level, join_names(names))};
   }
   if (format != "text" && format != "json")
     return {errc::invalid_argument,
@@ -164,7 +163,7 @@ std::uint64_t log_limiter::admit() {
   if (last >= 0 && now - last < every_)
     return 0;
   if (!last_.compare_exchange_strong(last, now))
-    return 0; // another thread writes this line
+    return 0;                                            // another thread writes this line
   return std::max<std::uint64_t>(1, calls_.exchange(0)); // this call and the ones held back
 }
 

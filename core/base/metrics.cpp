@@ -50,7 +50,8 @@ std::string labels_text(const label_list& labels) {
     return {};
   std::string out = "{";
   for (std::size_t i = 0; i < labels.size(); ++i)
-    out += fmt::format("{}{}=\"{}\"", i ? "," : "", labels[i].first, escape(labels[i].second, true));
+    out +=
+      fmt::format("{}{}=\"{}\"", i ? "," : "", labels[i].first, escape(labels[i].second, true));
   return out + "}";
 }
 
@@ -89,8 +90,8 @@ histogram::histogram(std::vector<double> bounds)
 }
 
 void histogram::observe(double x) {
-  auto i = static_cast<std::size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), x) -
-                                    bounds_.begin());
+  auto i =
+    static_cast<std::size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), x) - bounds_.begin());
   buckets_[i].fetch_add(1, std::memory_order_relaxed);
   add_to(sum_, x);
   count_.fetch_add(1, std::memory_order_relaxed);
@@ -150,9 +151,9 @@ family<histogram>& registry::histogram(const std::string& name, const std::strin
   std::lock_guard lock{mu_};
   auto& e = find_or_add(name, kind::histogram);
   if (!e.h)
-    e.h = std::make_unique<family<metrics::histogram>>(
-      name, help, std::move(labels),
-      [bounds] { return std::make_unique<metrics::histogram>(bounds); });
+    e.h = std::make_unique<family<metrics::histogram>>(name, help, std::move(labels), [bounds] {
+      return std::make_unique<metrics::histogram>(bounds);
+    });
   return *e.h;
 }
 
@@ -195,8 +196,8 @@ std::string registry::expose() const {
     if (e.type == kind::counter) {
       header(out, name, e.c->help(), kind::counter);
       e.c->each([&](const auto& values, const metrics::counter& m) {
-        out += name + labels_text(zip(e.c->labels(), values)) + " " +
-               std::to_string(m.value()) + "\n";
+        out +=
+          name + labels_text(zip(e.c->labels(), values)) + " " + std::to_string(m.value()) + "\n";
       });
     } else if (e.type == kind::gauge) {
       header(out, name, e.g->help(), kind::gauge);
@@ -211,8 +212,8 @@ std::string registry::expose() const {
         for (std::size_t i = 0; i <= s.bounds.size(); ++i) {
           auto with_le = labels;
           with_le.emplace_back("le", i < s.bounds.size() ? number(s.bounds[i]) : "+Inf");
-          out += name + "_bucket" + labels_text(with_le) + " " + std::to_string(s.cumulative[i]) +
-                 "\n";
+          out +=
+            name + "_bucket" + labels_text(with_le) + " " + std::to_string(s.cumulative[i]) + "\n";
         }
         out += name + "_sum" + labels_text(labels) + " " + number(s.sum) + "\n";
         out += name + "_count" + labels_text(labels) + " " + std::to_string(s.count) + "\n";

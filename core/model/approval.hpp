@@ -26,31 +26,31 @@ enum class approval_state { pending, approved, denied, expired };
 
 /// One human decision on an approval.
 struct approval_vote {
-  std::string by;                // identity (token name)
-  std::string role;              // the role it acted with
-  bool approve = false;          // in_doubt: true = "it happened"
+  std::string by;       // identity (token name)
+  std::string role;     // the role it acted with
+  bool approve = false; // in_doubt: true = "it happened"
   std::string comment;
   timestamp_us at = 0;
 };
 
 /// A durable request for human decision about step `step_n` of run `run_id`.
 struct approval {
-  std::string id;                // apr_...
+  std::string id; // apr_...
   std::string run_id;
   std::int64_t step_n = 0;
   approval_kind kind = approval_kind::action;
   approval_state state = approval_state::pending;
   std::string tool;
-  std::string args = "{}";       // JSON
-  std::string rule_id;           // the policy rule that asked for it ("" for in_doubt)
-  std::string reason;            // human-readable, from the rule
-  std::int64_t required = 1;     // distinct approvers needed
+  std::string args = "{}";        // JSON
+  std::string rule_id;            // the policy rule that asked for it ("" for in_doubt)
+  std::string reason;             // human-readable, from the rule
+  std::int64_t required = 1;      // distinct approvers needed
   std::vector<std::string> roles; // roles allowed to decide (any of)
-  std::string requester;         // the run's submitter: may never decide
+  std::string requester;          // the run's submitter: may never decide
   std::vector<approval_vote> votes;
   timestamp_us created_at = 0;
-  timestamp_us expires_at = 0;   // 0 = never
-  std::string on_timeout = "deny"; // deny | escalate
+  timestamp_us expires_at = 0;          // 0 = never
+  std::string on_timeout = "deny";      // deny | escalate
   std::vector<std::string> escalate_to; // roles after an escalation
   bool escalated = false;
   timestamp_us decided_at = 0;

@@ -1,6 +1,6 @@
 // The wire shape of approvals (REST API, kernel replies) and its decoder.
-#include "core/model/json_fields.hpp"
 #include "core/base/json.hpp"
+#include "core/model/json_fields.hpp"
 
 namespace sreh::json {
 

@@ -13,12 +13,12 @@ namespace sreh {
 /// run.cancelled, run.recovered, step.intent, step.outcome.
 struct event {
   std::int64_t seq = 0;
-  std::string id;                // evt_... (stable across nodes; JetStream dedupe key)
+  std::string id; // evt_... (stable across nodes; JetStream dedupe key)
   std::string run_id;
   std::int64_t run_seq = 0;
   std::string kind;
   timestamp_us at = 0;
-  std::string data = "{}";       // JSON object
+  std::string data = "{}"; // JSON object
 };
 
 } // namespace sreh

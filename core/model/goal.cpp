@@ -44,8 +44,8 @@ bool valid_label_key(std::string_view k) {
   if (k.empty() || k.size() > max_label_key)
     return false;
   for (char c : k) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-              || c == '_' || c == '.' || c == '-' || c == '/';
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-' || c == '/';
     if (!ok)
       return false;
   }
@@ -57,8 +57,8 @@ error parse_goal(const rapidjson::Value& v, goal_request& out) {
     return field_error("goal", fmt::format("expected a string, got {}", json::type_of(v)));
   std::string_view text{v.GetString(), v.GetStringLength()};
   if (text.size() > max_goal_bytes)
-    return field_error("goal", fmt::format("expected at most {} bytes, got {}", max_goal_bytes,
-                                           text.size()));
+    return field_error(
+      "goal", fmt::format("expected at most {} bytes, got {}", max_goal_bytes, text.size()));
   text = trim(text);
   if (text.empty())
     return field_error("goal", "must not be empty");
@@ -70,8 +70,8 @@ error parse_labels(const rapidjson::Value& v, goal_request& out) {
   if (!v.IsObject())
     return field_error("labels", fmt::format("expected an object, got {}", json::type_of(v)));
   if (v.MemberCount() > max_labels)
-    return field_error("labels", fmt::format("expected at most {} labels, got {}", max_labels,
-                                             v.MemberCount()));
+    return field_error(
+      "labels", fmt::format("expected at most {} labels, got {}", max_labels, v.MemberCount()));
   std::set<std::string_view> seen;
   for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
     auto key = name_of(m);
@@ -83,8 +83,7 @@ error parse_labels(const rapidjson::Value& v, goal_request& out) {
     if (!seen.insert(key).second)
       return field_error(path, "duplicate label");
     if (!m->value.IsString())
-      return field_error(path, fmt::format("expected a string, got {}",
-                                           json::type_of(m->value)));
+      return field_error(path, fmt::format("expected a string, got {}", json::type_of(m->value)));
     if (m->value.GetStringLength() > max_label_value)
       return field_error(path, fmt::format("expected at most {} bytes, got {}", max_label_value,
                                            m->value.GetStringLength()));
@@ -97,8 +96,8 @@ error parse_labels(const rapidjson::Value& v, goal_request& out) {
 error parse_limit(const rapidjson::Value& v, std::string_view path, std::int64_t max,
                   std::int64_t& out) {
   if (!v.IsInt64() || v.GetInt64() < 1 || v.GetInt64() > max)
-    return field_error(path, fmt::format("expected an integer between 1 and {}, got {}", max,
-                                         shown(v)));
+    return field_error(path,
+                       fmt::format("expected an integer between 1 and {}, got {}", max, shown(v)));
   out = v.GetInt64();
   return {};
 }

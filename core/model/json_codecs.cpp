@@ -91,8 +91,7 @@ expected<run> run_from_json(std::string_view text) {
   f.text("id", r.id);
   f.text("goal", r.goal);
   f.enumeration("state", r.state, parse_run_state, std::optional<run_state>{});
-  f.enumeration("waiting_for", r.waiting_for, parse_wait_reason,
-                std::optional{wait_reason::none});
+  f.enumeration("waiting_for", r.waiting_for, parse_wait_reason, std::optional{wait_reason::none});
   f.text("submitter", r.submitter);
   f.text("idempotency_key", r.idempotency_key, true);
   f.text("node_id", r.node_id);

@@ -7,7 +7,6 @@
 
 namespace sreh::json::detail {
 
-
 using rapidjson::SizeType;
 
 inline void str(writer& w, std::string_view s) {
@@ -74,8 +73,7 @@ class fields {
   void time(const char* name, timestamp_us& out) {
     std::string s;
     if (auto* v = find(name, &s)) {
-      auto t = v->IsString() ? parse_rfc3339({v->GetString(), v->GetStringLength()})
-                             : std::nullopt;
+      auto t = v->IsString() ? parse_rfc3339({v->GetString(), v->GetStringLength()}) : std::nullopt;
       if (t)
         out = *t;
       else
@@ -94,9 +92,9 @@ class fields {
       out = *null_value;
       return;
     }
-    auto parsed = it->value.IsString() ? parse_fn({it->value.GetString(),
-                                                   it->value.GetStringLength()})
-                                       : std::nullopt;
+    auto parsed = it->value.IsString()
+                    ? parse_fn({it->value.GetString(), it->value.GetStringLength()})
+                    : std::nullopt;
     if (parsed)
       out = *parsed;
     else
@@ -129,14 +127,13 @@ class fields {
   }
 
   void fail(const char* name, const char* what, const rapidjson::Value& got) {
-    err_ = error{errc::invalid_argument, fmt::format("field '{}{}': expected {}, got {}",
-                                                     prefix_, name, what, type_of(got))};
+    err_ = error{errc::invalid_argument, fmt::format("field '{}{}': expected {}, got {}", prefix_,
+                                                     name, what, type_of(got))};
   }
 
   const rapidjson::Value& obj_;
   std::string prefix_;
   error err_;
 };
-
 
 } // namespace sreh::json::detail

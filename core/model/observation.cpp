@@ -30,8 +30,8 @@ std::optional<capability_kind> parse_capability_kind(std::string_view s) {
 }
 
 bool capability::covers(std::string_view kind) const {
-  return entity_kinds.empty()
-         || std::find(entity_kinds.begin(), entity_kinds.end(), kind) != entity_kinds.end();
+  return entity_kinds.empty() ||
+         std::find(entity_kinds.begin(), entity_kinds.end(), kind) != entity_kinds.end();
 }
 
 std::optional<std::string> capability::argument(std::string_view r) const {

@@ -53,16 +53,16 @@ struct topology {
 /// A description gives every metric; a query gives one.
 struct metric_sample {
   entity_ref entity;
-  std::map<std::string, double> current;   // metric → value now
-  std::map<std::string, double> baseline;  // metric → its usual value
-  std::map<std::string, double> fields;    // state: replicas, max_connections, ...
-  std::string version;                     // services: the version running
-  std::string at;                          // RFC 3339 time of the sample, "" when not told
+  std::map<std::string, double> current;  // metric → value now
+  std::map<std::string, double> baseline; // metric → its usual value
+  std::map<std::string, double> fields;   // state: replicas, max_connections, ...
+  std::string version;                    // services: the version running
+  std::string at;                         // RFC 3339 time of the sample, "" when not told
 };
 
 struct log_line {
-  std::string at;                          // RFC 3339
-  std::string level;                       // INFO | WARN | ERROR
+  std::string at;    // RFC 3339
+  std::string level; // INFO | WARN | ERROR
   std::string message;
 };
 
@@ -72,7 +72,8 @@ struct log_lines {
   std::vector<log_line> lines;
 };
 
-// -- changes ---------------------------------------------------------------------------------------
+// -- changes
+// ---------------------------------------------------------------------------------------
 
 struct deploy {
   std::string service, version, previous, at, by;
@@ -102,7 +103,7 @@ struct flag_list {
 struct alert {
   std::string name;
   std::map<std::string, std::string> labels;
-  std::string since;                       // RFC 3339
+  std::string since; // RFC 3339
 };
 
 /// The alerts firing now.
@@ -124,15 +125,15 @@ using observations = std::vector<observation>;
 
 /// What a tool can be asked for, by what it returns or does.
 enum class capability_kind {
-  topology,  // the whole graph (a complete `topology`); no arguments
-  describe,  // an entity's `metric_sample` and edges; without an `entity` argument, every entity
-             // of the kinds it covers (a listing)
-  metric,    // one metric of an entity over a window (`metric_sample` with that metric)
-  logs,      // `log_lines` of an entity
-  deploys,   // a `deploy_list` over a window
-  flags,     // a `flag_list`
-  alerts,    // an `alert_list`
-  remedy,    // performs the remedy `action` (a mutating call; see below)
+  topology, // the whole graph (a complete `topology`); no arguments
+  describe, // an entity's `metric_sample` and edges; without an `entity` argument, every entity
+            // of the kinds it covers (a listing)
+  metric,   // one metric of an entity over a window (`metric_sample` with that metric)
+  logs,     // `log_lines` of an entity
+  deploys,  // a `deploy_list` over a window
+  flags,    // a `flag_list`
+  alerts,   // an `alert_list`
+  remedy,   // performs the remedy `action` (a mutating call; see below)
 };
 
 [[nodiscard]] const char* to_string(capability_kind k);
@@ -140,10 +141,10 @@ enum class capability_kind {
 
 /// Argument roles: how a reasoner fills in a call without knowing the tool's argument names.
 namespace role {
-inline constexpr std::string_view entity = "entity";  // the entity observed
-inline constexpr std::string_view window = "window";  // a duration like "2h"
-inline constexpr std::string_view limit = "limit";    // at most this many lines
-inline constexpr std::string_view metric = "metric";  // a metric name
+inline constexpr std::string_view entity = "entity"; // the entity observed
+inline constexpr std::string_view window = "window"; // a duration like "2h"
+inline constexpr std::string_view limit = "limit";   // at most this many lines
+inline constexpr std::string_view metric = "metric"; // a metric name
 } // namespace role
 
 /// One capability a tool declares. For the observing kinds, `args` maps a role to the tool's
@@ -155,9 +156,9 @@ inline constexpr std::string_view metric = "metric";  // a metric name
 /// argument to the tool's name for it (an argument not listed keeps its name).
 struct capability {
   capability_kind kind = capability_kind::describe;
-  std::vector<std::string> entity_kinds;   // describe/metric/logs: kinds covered, {} = every kind
+  std::vector<std::string> entity_kinds; // describe/metric/logs: kinds covered, {} = every kind
   std::map<std::string, std::string, std::less<>> args;
-  std::string action;                      // remedy only
+  std::string action; // remedy only
 
   /// True when the capability observes entities of `kind` (every kind when none is listed).
   [[nodiscard]] bool covers(std::string_view kind) const;

@@ -36,13 +36,20 @@ std::optional<run_state> next_state(run_state from, run_input in) {
   if (is_terminal(from))
     return std::nullopt;
   switch (in) {
-    case i::start: return from == s::pending ? std::optional{s::running} : std::nullopt;
-    case i::wait: return from == s::running ? std::optional{s::waiting} : std::nullopt;
-    case i::resume: return from == s::waiting ? std::optional{s::running} : std::nullopt;
-    case i::succeed: return from == s::running ? std::optional{s::succeeded} : std::nullopt;
-    case i::fail: return s::failed;
-    case i::cancel: return s::cancelled;
-    case i::recover: return from; // pending, running and waiting stay where they were
+  case i::start:
+    return from == s::pending ? std::optional{s::running} : std::nullopt;
+  case i::wait:
+    return from == s::running ? std::optional{s::waiting} : std::nullopt;
+  case i::resume:
+    return from == s::waiting ? std::optional{s::running} : std::nullopt;
+  case i::succeed:
+    return from == s::running ? std::optional{s::succeeded} : std::nullopt;
+  case i::fail:
+    return s::failed;
+  case i::cancel:
+    return s::cancelled;
+  case i::recover:
+    return from; // pending, running and waiting stay where they were
   }
   return std::nullopt;
 }
@@ -76,8 +83,7 @@ bool is_terminal(run_state s) {
 expected<run_state> transition(run_state from, run_input in) {
   if (auto next = next_state(from, in))
     return *next;
-  return error{errc::conflict,
-               fmt::format("run is {}; cannot {}", to_string(from), to_string(in))};
+  return error{errc::conflict, fmt::format("run is {}; cannot {}", to_string(from), to_string(in))};
 }
 
 } // namespace sreh

@@ -20,13 +20,13 @@ enum class wait_reason { none, approval, timer, model, tool };
 
 /// Inputs that move a run between states.
 enum class run_input {
-  start,     // pending → running
-  wait,      // running → waiting
-  resume,    // waiting → running
-  succeed,   // running → succeeded
-  fail,      // pending | running | waiting → failed
-  cancel,    // pending | running | waiting → cancelled
-  recover,   // running → running (restart after a crash), waiting → waiting
+  start,   // pending → running
+  wait,    // running → waiting
+  resume,  // waiting → running
+  succeed, // running → succeeded
+  fail,    // pending | running | waiting → failed
+  cancel,  // pending | running | waiting → cancelled
+  recover, // running → running (restart after a crash), waiting → waiting
 };
 
 [[nodiscard]] const char* to_string(run_state s);
@@ -48,7 +48,7 @@ enum class run_input {
 struct run_budget {
   std::int64_t max_steps = 50;
   std::int64_t max_tokens = 200'000;
-  std::int64_t deadline_us = 0;          // absolute; 0 = none
+  std::int64_t deadline_us = 0; // absolute; 0 = none
   std::int64_t max_result_bytes = 64 * 1024;
 };
 
@@ -62,11 +62,11 @@ struct run {
   run_state state = run_state::pending;
   wait_reason waiting_for = wait_reason::none;
   std::string submitter;
-  std::string idempotency_key;   // empty when the client sent none
-  std::string node_id;           // owning node
+  std::string idempotency_key; // empty when the client sent none
+  std::string node_id;         // owning node
   timestamp_us created_at = 0;
   timestamp_us updated_at = 0;
-  std::int64_t steps = 0;        // steps journaled so far
+  std::int64_t steps = 0; // steps journaled so far
   std::int64_t tokens = 0;
   run_budget budget;
   std::string checkpoint = "{}"; // JSON object

@@ -23,19 +23,19 @@ enum class step_state { intent, succeeded, failed, in_doubt, cancelled };
 /// and then the outcome (state, result or error, finished_at).
 struct step {
   std::string run_id;
-  std::int64_t n = 0;            // run-local, 1-based
+  std::int64_t n = 0; // run-local, 1-based
   step_kind kind = step_kind::tool;
   step_state state = step_state::intent;
-  std::string tool;              // tool name for `tool` steps
-  std::string args = "{}";       // JSON
-  std::string idempotency_key;   // `<run id>:<n>` for tool steps
-  std::string decision = "{}";   // JSON: why this step was chosen (thought, hypotheses)
-  std::string result;            // JSON, empty until the outcome
-  std::string error;             // message when failed / in doubt
+  std::string tool;            // tool name for `tool` steps
+  std::string args = "{}";     // JSON
+  std::string idempotency_key; // `<run id>:<n>` for tool steps
+  std::string decision = "{}"; // JSON: why this step was chosen (thought, hypotheses)
+  std::string result;          // JSON, empty until the outcome
+  std::string error;           // message when failed / in doubt
   bool result_truncated = false;
   timestamp_us started_at = 0;
-  timestamp_us finished_at = 0;  // 0 until the outcome
-  std::int64_t attempts = 1;     // >1 when re-run after recovery
+  timestamp_us finished_at = 0; // 0 until the outcome
+  std::int64_t attempts = 1;    // >1 when re-run after recovery
 };
 
 } // namespace sreh

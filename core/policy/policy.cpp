@@ -181,7 +181,7 @@ std::string describe_match(const rule& r, const action& a) {
     parts.push_back(fmt::format("label {}={}", key, value));
   if (r.min_blast_radius)
     parts.push_back(
-        fmt::format("blast radius {:.2f} >= {:.2f}", a.blast_radius, *r.min_blast_radius));
+      fmt::format("blast radius {:.2f} >= {:.2f}", a.blast_radius, *r.min_blast_radius));
   if (parts.empty())
     return describe_effect(r);
   return fmt::format("{} ({})", describe_effect(r), fmt::join(parts, ", "));
@@ -190,7 +190,7 @@ std::string describe_match(const rule& r, const action& a) {
 std::string default_reason(const rule& r, const action& a) {
   if (r.limit) {
     auto what =
-        r.tools.empty() ? std::string{"actions"} : fmt::format("{}", fmt::join(r.tools, "|"));
+      r.tools.empty() ? std::string{"actions"} : fmt::format("{}", fmt::join(r.tools, "|"));
     auto on = r.limit->by == "target" ? fmt::format(" on {}", a.target) : std::string{};
     return fmt::format("{} {}{} in the last {} s (max {})", rate_count(r, a), what, on,
                        r.limit->per_s, r.limit->max);

@@ -26,21 +26,21 @@ struct approval_spec {
   std::int64_t approvers = 1;                 // distinct identities
   std::vector<std::string> roles{"approver"}; // who may decide
   std::int64_t timeout_s = 3600;
-  std::string on_timeout = "deny";            // deny | escalate
-  std::vector<std::string> escalate_to;       // roles after escalation (on_timeout: escalate)
+  std::string on_timeout = "deny";      // deny | escalate
+  std::vector<std::string> escalate_to; // roles after escalation (on_timeout: escalate)
 };
 
 /// A time window when changes are frozen: weekly (days + UTC hours) or absolute (from/to).
 struct window {
-  std::vector<int> days;     // 0 = Sunday .. 6; empty = every day
-  int from_hour = 0;         // UTC, inclusive
-  int to_hour = 24;          // UTC, exclusive
-  timestamp_us from = 0;     // absolute range (both 0 = weekly window)
+  std::vector<int> days; // 0 = Sunday .. 6; empty = every day
+  int from_hour = 0;     // UTC, inclusive
+  int to_hour = 24;      // UTC, exclusive
+  timestamp_us from = 0; // absolute range (both 0 = weekly window)
   timestamp_us to = 0;
 };
 
 struct rate_limit {
-  std::int64_t max = 0;      // actions allowed in the window
+  std::int64_t max = 0; // actions allowed in the window
   std::int64_t per_s = 3600;
   std::string by = "target"; // count per target, or per "tool"
 };
@@ -51,27 +51,27 @@ struct rule {
   std::string id;
   std::string description;
   // -- conditions
-  std::vector<std::string> tools;        // names or globs: "service.*", "deploy.rollback"
-  std::vector<std::string> risks;        // read_only | low | medium | high
-  std::vector<std::string> environments; // e.g. prod, staging
-  std::vector<std::string> tiers;        // critical | standard | batch
+  std::vector<std::string> tools;            // names or globs: "service.*", "deploy.rollback"
+  std::vector<std::string> risks;            // read_only | low | medium | high
+  std::vector<std::string> environments;     // e.g. prod, staging
+  std::vector<std::string> tiers;            // critical | standard | batch
   std::map<std::string, std::string> labels; // run labels that must all be equal
-  std::optional<double> min_blast_radius; // share of replicas/hosts affected, 0..1
-  std::vector<window> during;            // matches only inside one of these windows (freezes)
-  std::optional<rate_limit> limit;       // matches only when the limit would be exceeded
+  std::optional<double> min_blast_radius;    // share of replicas/hosts affected, 0..1
+  std::vector<window> during;                // matches only inside one of these windows (freezes)
+  std::optional<rate_limit> limit;           // matches only when the limit would be exceeded
   // -- effect
   verdict effect = verdict::require_approval;
   approval_spec approval;
-  std::string reason;                    // shown to humans; default from the rule
+  std::string reason; // shown to humans; default from the rule
 };
 
 /// The policy of a node: a default mode, modes per scope (environment or service), rules.
 struct policy_set {
   mode default_mode = mode::review;
-  std::map<std::string, mode> scopes;    // "env:prod" or "service:checkout" → mode
+  std::map<std::string, mode> scopes; // "env:prod" or "service:checkout" → mode
   std::vector<rule> rules;
-  approval_spec default_approval;        // for review mode without a matching rule
-  std::string version = "builtin";       // content hash; journaled with each decision
+  approval_spec default_approval;  // for review mode without a matching rule
+  std::string version = "builtin"; // content hash; journaled with each decision
 };
 
 /// An action already executed (for rate limits).
@@ -84,12 +84,12 @@ struct past_action {
 /// Everything the engine needs to know about one proposed action.
 struct action {
   std::string tool;
-  std::string risk = "medium";           // the tool's risk class
-  std::string target;                    // service, host, database, flag or job
+  std::string risk = "medium"; // the tool's risk class
+  std::string target;          // service, host, database, flag or job
   std::string environment = "prod";
-  std::string tier;                      // of the target, when known
+  std::string tier;                          // of the target, when known
   std::map<std::string, std::string> labels; // the run's labels
-  double blast_radius = 0;               // 0..1, when known
+  double blast_radius = 0;                   // 0..1, when known
   timestamp_us now = 0;
   /// Mutating actions executed on this node within `longest_rate_window_s`, from the journal;
   /// rate limits count the ones matching their rule in their own window.
@@ -98,9 +98,9 @@ struct action {
 
 struct decision {
   verdict effect = verdict::allow;
-  std::string rule_id;                   // "mode:review", "mode:read_only", or a rule's id
+  std::string rule_id; // "mode:review", "mode:read_only", or a rule's id
   std::string reason;
-  approval_spec approval;                // when effect = require_approval
+  approval_spec approval; // when effect = require_approval
 };
 
 /// The pure decision function (DESIGN.md, "Policy, approvals, actions").

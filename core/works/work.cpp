@@ -18,10 +18,10 @@ std::optional<E> parse_by_name(std::string_view s, const std::array<E, N>& all) 
 constexpr std::array all_states{work_state::open,       work_state::acknowledged,
                                 work_state::mitigating, work_state::monitoring,
                                 work_state::resolved,   work_state::cancelled};
-constexpr std::array all_inputs{work_input::acknowledge,    work_input::start_run,
-                                work_input::criteria_hold,  work_input::criteria_lapse,
-                                work_input::criteria_met,   work_input::resolve,
-                                work_input::cancel,         work_input::reopen};
+constexpr std::array all_inputs{work_input::acknowledge,   work_input::start_run,
+                                work_input::criteria_hold, work_input::criteria_lapse,
+                                work_input::criteria_met,  work_input::resolve,
+                                work_input::cancel,        work_input::reopen};
 constexpr std::array all_policies{double_texting::enqueue, double_texting::join,
                                   double_texting::interrupt, double_texting::reject};
 
@@ -31,24 +31,24 @@ std::optional<work_state> next(work_state s, work_input in) {
   if (is_closed(s))
     return in == I::reopen ? std::optional{S::open} : std::nullopt;
   switch (in) {
-    case I::acknowledge:
-      return s == S::open ? S::acknowledged : s;
-    case I::start_run:
-      return s == S::open || s == S::acknowledged ? std::optional{S::mitigating}
-             : s == S::mitigating                 ? std::optional{s} // another run of it
-                                                  : std::nullopt;
-    case I::criteria_hold:
-      return s == S::mitigating ? std::optional{S::monitoring} : std::nullopt;
-    case I::criteria_lapse:
-      return s == S::monitoring ? std::optional{S::mitigating} : std::nullopt;
-    case I::criteria_met:
-      return s == S::monitoring ? std::optional{S::resolved} : std::nullopt;
-    case I::resolve:
-      return S::resolved;
-    case I::cancel:
-      return S::cancelled;
-    case I::reopen:
-      return std::nullopt;
+  case I::acknowledge:
+    return s == S::open ? S::acknowledged : s;
+  case I::start_run:
+    return s == S::open || s == S::acknowledged ? std::optional{S::mitigating}
+           : s == S::mitigating                 ? std::optional{s} // another run of it
+                                                : std::nullopt;
+  case I::criteria_hold:
+    return s == S::mitigating ? std::optional{S::monitoring} : std::nullopt;
+  case I::criteria_lapse:
+    return s == S::monitoring ? std::optional{S::mitigating} : std::nullopt;
+  case I::criteria_met:
+    return s == S::monitoring ? std::optional{S::resolved} : std::nullopt;
+  case I::resolve:
+    return S::resolved;
+  case I::cancel:
+    return S::cancelled;
+  case I::reopen:
+    return std::nullopt;
   }
   return std::nullopt;
 }
@@ -57,26 +57,40 @@ std::optional<work_state> next(work_state s, work_input in) {
 
 const char* to_string(work_state s) {
   switch (s) {
-    case work_state::open: return "open";
-    case work_state::acknowledged: return "acknowledged";
-    case work_state::mitigating: return "mitigating";
-    case work_state::monitoring: return "monitoring";
-    case work_state::resolved: return "resolved";
-    case work_state::cancelled: return "cancelled";
+  case work_state::open:
+    return "open";
+  case work_state::acknowledged:
+    return "acknowledged";
+  case work_state::mitigating:
+    return "mitigating";
+  case work_state::monitoring:
+    return "monitoring";
+  case work_state::resolved:
+    return "resolved";
+  case work_state::cancelled:
+    return "cancelled";
   }
   return "unknown";
 }
 
 const char* to_string(work_input i) {
   switch (i) {
-    case work_input::acknowledge: return "acknowledge";
-    case work_input::start_run: return "start_run";
-    case work_input::criteria_hold: return "criteria_hold";
-    case work_input::criteria_lapse: return "criteria_lapse";
-    case work_input::criteria_met: return "criteria_met";
-    case work_input::resolve: return "resolve";
-    case work_input::cancel: return "cancel";
-    case work_input::reopen: return "reopen";
+  case work_input::acknowledge:
+    return "acknowledge";
+  case work_input::start_run:
+    return "start_run";
+  case work_input::criteria_hold:
+    return "criteria_hold";
+  case work_input::criteria_lapse:
+    return "criteria_lapse";
+  case work_input::criteria_met:
+    return "criteria_met";
+  case work_input::resolve:
+    return "resolve";
+  case work_input::cancel:
+    return "cancel";
+  case work_input::reopen:
+    return "reopen";
   }
   return "unknown";
 }
@@ -96,16 +110,20 @@ bool is_closed(work_state s) {
 expected<work_state> transition(work_state from, work_input in) {
   if (auto to = next(from, in))
     return *to;
-  return sreh::error{errc::conflict, std::string{"cannot "} + to_string(in) + " a work that is " +
-                                       to_string(from)};
+  return sreh::error{errc::conflict,
+                     std::string{"cannot "} + to_string(in) + " a work that is " + to_string(from)};
 }
 
 const char* to_string(double_texting p) {
   switch (p) {
-    case double_texting::enqueue: return "enqueue";
-    case double_texting::join: return "join";
-    case double_texting::interrupt: return "interrupt";
-    case double_texting::reject: return "reject";
+  case double_texting::enqueue:
+    return "enqueue";
+  case double_texting::join:
+    return "join";
+  case double_texting::interrupt:
+    return "interrupt";
+  case double_texting::reject:
+    return "reject";
   }
   return "unknown";
 }
@@ -116,11 +134,16 @@ std::optional<double_texting> parse_double_texting(std::string_view s) {
 
 const char* to_string(trigger_action a) {
   switch (a) {
-    case trigger_action::start: return "start";
-    case trigger_action::queue: return "queue";
-    case trigger_action::attach: return "attach";
-    case trigger_action::replace: return "replace";
-    case trigger_action::refuse: return "refuse";
+  case trigger_action::start:
+    return "start";
+  case trigger_action::queue:
+    return "queue";
+  case trigger_action::attach:
+    return "attach";
+  case trigger_action::replace:
+    return "replace";
+  case trigger_action::refuse:
+    return "refuse";
   }
   return "unknown";
 }
@@ -131,19 +154,26 @@ trigger_action on_trigger(double_texting policy, bool run_active, work_state sta
   if (!run_active)
     return trigger_action::start;
   switch (policy) {
-    case double_texting::enqueue: return trigger_action::queue;
-    case double_texting::join: return trigger_action::attach;
-    case double_texting::interrupt: return trigger_action::replace;
-    case double_texting::reject: return trigger_action::refuse;
+  case double_texting::enqueue:
+    return trigger_action::queue;
+  case double_texting::join:
+    return trigger_action::attach;
+  case double_texting::interrupt:
+    return trigger_action::replace;
+  case double_texting::reject:
+    return trigger_action::refuse;
   }
   return trigger_action::refuse;
 }
 
 const char* to_string(sla_clock c) {
   switch (c) {
-    case sla_clock::acknowledge: return "acknowledge";
-    case sla_clock::mitigate: return "mitigate";
-    case sla_clock::resolve: return "resolve";
+  case sla_clock::acknowledge:
+    return "acknowledge";
+  case sla_clock::mitigate:
+    return "mitigate";
+  case sla_clock::resolve:
+    return "resolve";
   }
   return "unknown";
 }

@@ -54,11 +54,11 @@ enum class double_texting { enqueue, join, interrupt, reject };
 
 /// What the orchestrator does with a trigger.
 enum class trigger_action {
-  start,      // no run is active: start one now
-  queue,      // enqueue: start one when the active run ends
-  attach,     // join: the trigger is recorded on the active run's Work; no new run
-  replace,    // interrupt: cancel the active run, then start one
-  refuse,     // reject: answer 409, change nothing
+  start,   // no run is active: start one now
+  queue,   // enqueue: start one when the active run ends
+  attach,  // join: the trigger is recorded on the active run's Work; no new run
+  replace, // interrupt: cancel the active run, then start one
+  refuse,  // reject: answer 409, change nothing
 };
 
 [[nodiscard]] const char* to_string(trigger_action a);
@@ -71,7 +71,7 @@ enum class trigger_action {
 /// Deadlines relative to the Work's creation; 0 = none.
 struct sla_policy {
   std::int64_t acknowledge_ms = 0;
-  std::int64_t mitigate_ms = 0;  // until monitoring (the criteria first hold) or resolved
+  std::int64_t mitigate_ms = 0; // until monitoring (the criteria first hold) or resolved
   std::int64_t resolve_ms = 0;
 };
 
@@ -89,7 +89,7 @@ struct sla_marks {
 struct sla_status {
   sla_clock clock;
   timestamp_us due_at = 0;
-  timestamp_us stopped_at = 0;  // 0 while running
+  timestamp_us stopped_at = 0; // 0 while running
   /// Not stopped in time: stopped after due_at, or still running at `now` >= due_at.
   bool breached = false;
 };
@@ -100,7 +100,7 @@ struct sla_status {
 
 /// The earliest due time after `now` of a clock still running — when the
 /// orchestrator's durable timer should fire next; nullopt when none is pending.
-[[nodiscard]] std::optional<timestamp_us> next_sla_deadline(const sla_policy& p,
-                                                            const sla_marks& m, timestamp_us now);
+[[nodiscard]] std::optional<timestamp_us> next_sla_deadline(const sla_policy& p, const sla_marks& m,
+                                                            timestamp_us now);
 
 } // namespace sreh::works

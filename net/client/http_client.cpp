@@ -4,8 +4,8 @@
 
 #include <cctype>
 
-#include "net/http/beast.hpp"
 #include "core/base/json.hpp"
+#include "net/http/beast.hpp"
 #include "net/sse/sse_format.hpp"
 
 namespace sreh::net {
@@ -29,7 +29,8 @@ beast::error_code run_op(asio::io_context& ioc, Op&& op) {
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (auto& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -37,22 +38,37 @@ errc code_of(const beast::error_code& ec) {
   return ec == beast::error::timeout ? errc::deadline : errc::unavailable;
 }
 
-sreh::error transport_error(const std::string& where, const char* what, const beast::error_code& ec) {
+sreh::error transport_error(const std::string& where, const char* what,
+                            const beast::error_code& ec) {
   auto msg = ec == beast::error::timeout ? std::string("timed out") : ec.message();
   return {code_of(ec), where + ": " + what + ": " + msg};
 }
 
 errc errc_of_status(unsigned status) {
   switch (status) {
-    case 400: case 405: case 411: case 415: case 422: case 431: return errc::invalid_argument;
-    case 401: return errc::unauthorized;
-    case 403: return errc::forbidden;
-    case 404: return errc::not_found;
-    case 409: return errc::conflict;
-    case 413: return errc::too_large;
-    case 503: return errc::unavailable;
-    case 504: return errc::deadline;
-    default: return errc::internal;
+  case 400:
+  case 405:
+  case 411:
+  case 415:
+  case 422:
+  case 431:
+    return errc::invalid_argument;
+  case 401:
+    return errc::unauthorized;
+  case 403:
+    return errc::forbidden;
+  case 404:
+    return errc::not_found;
+  case 409:
+    return errc::conflict;
+  case 413:
+    return errc::too_large;
+  case 503:
+    return errc::unavailable;
+  case 504:
+    return errc::deadline;
+  default:
+    return errc::internal;
   }
 }
 
@@ -74,12 +90,14 @@ sreh::error connect(asio::io_context& ioc, beast::tcp_stream& stream, const std:
   tcp::resolver resolver(ioc);
   beast::error_code ec;
   auto results = resolver.resolve(host, std::to_string(port), ec);
-  if (ec) return {errc::unavailable, where + ": cannot resolve host: " + ec.message()};
+  if (ec)
+    return {errc::unavailable, where + ": cannot resolve host: " + ec.message()};
   stream.expires_after(std::min<std::chrono::milliseconds>(timeout, connect_timeout));
   ec = run_op(ioc, [&](auto done) {
     stream.async_connect(results, [done](beast::error_code e, const tcp::endpoint&) { done(e); });
   });
-  if (ec) return transport_error(where, "connect", ec);
+  if (ec)
+    return transport_error(where, "connect", ec);
   return {};
 }
 
@@ -97,7 +115,8 @@ http::request<http::string_body> make_request(const std::string& host, std::uint
   req.version(11);
   req.set(http::field::host, host + ":" + std::to_string(port));
   req.set(http::field::user_agent, "sreh-cli");
-  for (const auto& [k, v] : headers) req.set(k, v);
+  for (const auto& [k, v] : headers)
+    req.set(k, v);
   if (!body.empty()) {
     if (req.find(http::field::content_type) == req.end())
       req.set(http::field::content_type, "application/json");
@@ -118,26 +137,31 @@ expected<http_response> http_request(const std::string& host, std::uint16_t port
   try {
     asio::io_context ioc;
     beast::tcp_stream stream(ioc);
-    if (auto err = connect(ioc, stream, host, port, timeout)) return err;
+    if (auto err = connect(ioc, stream, host, port, timeout))
+      return err;
     auto req = make_request(host, port, method, target, body, headers);
     req.keep_alive(false);
     stream.expires_after(timeout);
     auto ec = run_op(ioc, [&](auto done) {
       http::async_write(stream, req, [done](beast::error_code e, std::size_t) { done(e); });
     });
-    if (ec) return transport_error(where, "sending the request", ec);
+    if (ec)
+      return transport_error(where, "sending the request", ec);
     beast::flat_buffer buf;
     http::response_parser<http::string_body> parser;
     parser.body_limit(64u << 20);
     ec = run_op(ioc, [&](auto done) {
       http::async_read(stream, buf, parser, [done](beast::error_code e, std::size_t) { done(e); });
     });
-    if (ec) return transport_error(where, "reading the response", ec);
+    if (ec)
+      return transport_error(where, "reading the response", ec);
     auto res = parser.release();
     http_response out;
     out.status = static_cast<int>(res.result_int());
-    for (const auto& f : res) out.headers[lower(to_sv(f.name_string()))] = std::string(to_sv(f.value()));
-    if (auto it = out.headers.find("content-type"); it != out.headers.end()) out.content_type = it->second;
+    for (const auto& f : res)
+      out.headers[lower(to_sv(f.name_string()))] = std::string(to_sv(f.value()));
+    if (auto it = out.headers.find("content-type"); it != out.headers.end())
+      out.content_type = it->second;
     out.body = std::move(res.body());
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -155,16 +179,19 @@ sreh::error sse_stream(const std::string& host, std::uint16_t port, const std::s
   try {
     asio::io_context ioc;
     beast::tcp_stream stream(ioc);
-    if (auto err = connect(ioc, stream, host, port, connect_timeout)) return err;
+    if (auto err = connect(ioc, stream, host, port, connect_timeout))
+      return err;
     auto hdrs = headers;
     hdrs["Accept"] = "text/event-stream";
-    if (!last_event_id.empty()) hdrs["Last-Event-ID"] = last_event_id;
+    if (!last_event_id.empty())
+      hdrs["Last-Event-ID"] = last_event_id;
     auto req = make_request(host, port, "GET", target, {}, hdrs);
     stream.expires_after(connect_timeout);
     auto ec = run_op(ioc, [&](auto done) {
       http::async_write(stream, req, [done](beast::error_code e, std::size_t) { done(e); });
     });
-    if (ec) return transport_error(where, "sending the request", ec);
+    if (ec)
+      return transport_error(where, "sending the request", ec);
 
     beast::flat_buffer buf;
     http::response_parser<http::string_body> parser;
@@ -174,33 +201,40 @@ sreh::error sse_stream(const std::string& host, std::uint16_t port, const std::s
     // Chunked bodies (the SSE stream) go to the SSE parser; others (problems) are stored.
     // The parser keeps a reference to the callback: it must outlive the reads.
     auto on_chunk = [&](std::uint64_t, beast::string_view body, beast::error_code&) {
-      if (!stopped && !sse.feed(to_sv(body), on_event)) stopped = true;
+      if (!stopped && !sse.feed(to_sv(body), on_event))
+        stopped = true;
       return body.size();
     };
     parser.on_chunk_body(on_chunk);
     stream.expires_after(sse_idle_timeout);
     ec = run_op(ioc, [&](auto done) {
-      http::async_read_header(stream, buf, parser, [done](beast::error_code e, std::size_t) { done(e); });
+      http::async_read_header(stream, buf, parser,
+                              [done](beast::error_code e, std::size_t) { done(e); });
     });
-    if (ec) return transport_error(where, "reading the response", ec);
+    if (ec)
+      return transport_error(where, "reading the response", ec);
     auto status = parser.get().result_int();
     if (status != 200) {
       parser.body_limit(1u << 20);
       stream.expires_after(connect_timeout);
       ec = run_op(ioc, [&](auto done) {
-        http::async_read(stream, buf, parser, [done](beast::error_code e, std::size_t) { done(e); });
+        http::async_read(stream, buf, parser,
+                         [done](beast::error_code e, std::size_t) { done(e); });
       });
       return {errc_of_status(status), problem_detail(status, parser.get().body())};
     }
     while (!stopped && !parser.is_done()) {
       stream.expires_after(sse_idle_timeout);
       ec = run_op(ioc, [&](auto done) {
-        http::async_read_some(stream, buf, parser, [done](beast::error_code e, std::size_t) { done(e); });
+        http::async_read_some(stream, buf, parser,
+                              [done](beast::error_code e, std::size_t) { done(e); });
       });
-      if (stopped) break;
+      if (stopped)
+        break;
       if (ec == http::error::end_of_stream || ec == asio::error::eof)
         return {errc::unavailable, where + ": the stream ended before its end"};
-      if (ec) return transport_error(where, "reading the stream", ec);
+      if (ec)
+        return transport_error(where, "reading the stream", ec);
     }
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_both, ignored);

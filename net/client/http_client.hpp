@@ -19,15 +19,16 @@ struct http_response {
 
 /// A synchronous HTTP/1.1 client for the CLI and tools (one request per connection).
 /// Errors name the host, port and what failed (connect refused, timeout, bad response).
-[[nodiscard]] expected<http_response> http_request(
-  const std::string& host, std::uint16_t port, const std::string& method, const std::string& target,
-  const std::string& body = {}, const std::map<std::string, std::string>& headers = {},
-  std::chrono::milliseconds timeout = std::chrono::seconds(30));
+[[nodiscard]] expected<http_response>
+http_request(const std::string& host, std::uint16_t port, const std::string& method,
+             const std::string& target, const std::string& body = {},
+             const std::map<std::string, std::string>& headers = {},
+             std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 /// One server-sent event.
 struct sse_event {
   std::string id;
-  std::string event;   // "message" when absent
+  std::string event; // "message" when absent
   std::string data;
 };
 

@@ -11,20 +11,29 @@ namespace sreh::net {
 
 const char* to_string(access a) {
   switch (a) {
-    case access::open: return "open";
-    case access::viewer: return "viewer";
-    case access::operator_: return "operator";
-    case access::approver: return "approver";
-    case access::admin: return "admin";
+  case access::open:
+    return "open";
+  case access::viewer:
+    return "viewer";
+  case access::operator_:
+    return "operator";
+  case access::approver:
+    return "approver";
+  case access::admin:
+    return "admin";
   }
   return "open";
 }
 
 std::optional<access> parse_role(std::string_view s) {
-  if (s == "viewer") return access::viewer;
-  if (s == "operator") return access::operator_;
-  if (s == "approver") return access::approver;
-  if (s == "admin") return access::admin;
+  if (s == "viewer")
+    return access::viewer;
+  if (s == "operator")
+    return access::operator_;
+  if (s == "approver")
+    return access::approver;
+  if (s == "admin")
+    return access::admin;
   return std::nullopt;
 }
 
@@ -51,18 +60,23 @@ std::string sha256_hex(std::string_view data) {
 }
 
 std::optional<digest> parse_digest(std::string_view hex) {
-  if (hex.size() != 64) return std::nullopt;
+  if (hex.size() != 64)
+    return std::nullopt;
   auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= '0' && c <= '9')
+      return c - '0';
+    if (c >= 'a' && c <= 'f')
+      return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+      return c - 'A' + 10;
     return -1;
   };
   digest d{};
   for (std::size_t i = 0; i < d.size(); ++i) {
     int hi = nibble(hex[2 * i]);
     int lo = nibble(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
+    if (hi < 0 || lo < 0)
+      return std::nullopt;
     d[i] = static_cast<unsigned char>(hi << 4 | lo);
   }
   return d;
@@ -84,10 +98,12 @@ std::optional<identity> token_table::find(std::string_view token) const {
   for (const auto& e : entries_) {
     // No early exit: every digest is compared, whatever matched before.
     bool same = CRYPTO_memcmp(d.data(), e.hash.data(), d.size()) == 0;
-    if (same && !found) found = &e;
+    if (same && !found)
+      found = &e;
   }
   OPENSSL_cleanse(d.data(), d.size());
-  if (!found) return std::nullopt;
+  if (!found)
+    return std::nullopt;
   return found->who;
 }
 
@@ -97,25 +113,31 @@ namespace {
 /// value is not of that form or the token has characters outside RFC 6750's b64token.
 std::string_view bearer_token(std::string_view v) {
   constexpr std::string_view scheme = "bearer";
-  if (v.size() <= scheme.size()) return {};
+  if (v.size() <= scheme.size())
+    return {};
   for (std::size_t i = 0; i < scheme.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(v[i])) != scheme[i]) return {};
+    if (std::tolower(static_cast<unsigned char>(v[i])) != scheme[i])
+      return {};
   v.remove_prefix(scheme.size());
-  if (v.front() != ' ') return {};
-  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
-  while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
-  if (v.empty() || v.size() > 1024) return {};
+  if (v.front() != ' ')
+    return {};
+  while (!v.empty() && v.front() == ' ')
+    v.remove_prefix(1);
+  while (!v.empty() && v.back() == ' ')
+    v.remove_suffix(1);
+  if (v.empty() || v.size() > 1024)
+    return {};
   for (unsigned char c : v)
-    if (!(std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' ||
-          c == '/' || c == '='))
+    if (!(std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' ||
+          c == '='))
       return {};
   return v;
 }
 
 } // namespace
 
-auth_result authenticate(const token_table& tokens, const std::string* authorization,
-                         access need, std::string_view what) {
+auth_result authenticate(const token_table& tokens, const std::string* authorization, access need,
+                         std::string_view what) {
   auth_result r;
   if (!tokens.enabled()) {
     r.who = identity{"local", access::admin};

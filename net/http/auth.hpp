@@ -78,9 +78,9 @@ class token_table {
 
 /// The outcome of checking a request's `Authorization` header against a route's need.
 struct auth_result {
-  int status = 200;        // 200 ok, 401 (no/malformed/unknown token), 403 (role too low)
-  identity who;            // when status is 200
-  std::string detail;      // for 401/403
+  int status = 200;   // 200 ok, 401 (no/malformed/unknown token), 403 (role too low)
+  identity who;       // when status is 200
+  std::string detail; // for 401/403
 };
 
 /// Checks an `Authorization` header value (nullptr when absent) for a route that needs `need`,
@@ -97,14 +97,14 @@ struct auth_result {
 struct admin_token {
   std::string path;
   digest hash{};
-  bool created = false;    // generated now (else read from an existing file)
+  bool created = false; // generated now (else read from an existing file)
 };
 
 /// Reads `<data_dir>/admin.token`, or creates it (32 random bytes hex-encoded, mode 0600,
 /// O_CREAT|O_EXCL) when absent. Refuses a file that its group or others may read, or that
 /// holds no token. Creates `data_dir` when missing.
 [[nodiscard]] expected<admin_token> load_or_create_admin_token(const std::string& data_dir,
-                                                                const std::string& name = "admin");
+                                                               const std::string& name = "admin");
 
 /// The token table of a node: none → disabled; configured tokens → those; no tokens → the
 /// generated token files: `admin` (role admin) and `approver` (role approver, so that a

@@ -2,9 +2,6 @@
 // The Beast/Asio headers used by the server and client TUs (separately compiled: see
 // beast_src.cpp). Route handlers do not include this.
 
-#include <string_view>
-#include <utility>  // before Asio (coroutine support in 1.74)
-
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -16,6 +13,9 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+
+#include <string_view>
+#include <utility> // before Asio (coroutine support in 1.74)
 
 namespace sreh::net {
 namespace asio = boost::asio;

@@ -15,15 +15,15 @@ namespace sreh::net {
 /// A parsed HTTP request as the route handlers see it: no Beast types, so handler files stay
 /// cheap to compile and can be unit-tested.
 struct request {
-  std::string method;                          // "GET", "POST", ...
-  std::string target;                          // as received, with the query
-  std::string path;                            // percent-decoded, without the query
-  std::map<std::string, std::string> query;    // percent-decoded; first occurrence wins
-  std::map<std::string, std::string> headers;  // lower-case names; repeats joined with ", "
-  std::map<std::string, std::string> params;   // path parameters ("{id}")
+  std::string method;                         // "GET", "POST", ...
+  std::string target;                         // as received, with the query
+  std::string path;                           // percent-decoded, without the query
+  std::map<std::string, std::string> query;   // percent-decoded; first occurrence wins
+  std::map<std::string, std::string> headers; // lower-case names; repeats joined with ", "
+  std::map<std::string, std::string> params;  // path parameters ("{id}")
   std::string body;
-  std::string request_id;                      // "req_..." (also sent as X-Request-Id)
-  identity who;                                // the authenticated caller (set before routing)
+  std::string request_id; // "req_..." (also sent as X-Request-Id)
+  identity who;           // the authenticated caller (set before routing)
 
   /// The header's value, or nullptr when absent. `name` must be lower-case.
   [[nodiscard]] const std::string* header(const std::string& name) const {
@@ -66,10 +66,10 @@ struct responder {
 
 /// What an SSE route asks the session to stream.
 struct sse_spec {
-  std::string run_id;                // empty = all runs
-  std::string kind_prefix;           // empty = every kind
-  std::int64_t after_seq = 0;        // from Last-Event-ID
-  bool finish_on_terminal = false;   // end the stream after run.succeeded|failed|cancelled
+  std::string run_id;              // empty = all runs
+  std::string kind_prefix;         // empty = every kind
+  std::int64_t after_seq = 0;      // from Last-Event-ID
+  bool finish_on_terminal = false; // end the stream after run.succeeded|failed|cancelled
 };
 
 } // namespace sreh::net

@@ -28,12 +28,14 @@ struct http_server::impl {
   /// The tokens when the node gave none: what the config says, without reading or creating
   /// the admin token file.
   static std::shared_ptr<const token_table> fallback_tokens(const config::node_config& cfg) {
-    if (cfg.auth.mode == "none") return std::make_shared<token_table>(token_table::disabled());
+    if (cfg.auth.mode == "none")
+      return std::make_shared<token_table>(token_table::disabled());
     auto t = std::make_shared<token_table>();
     for (const auto& tok : cfg.auth.tokens) {
       auto role = parse_role(tok.role);
       auto d = parse_digest(tok.sha256);
-      if (role && d) t->add(tok.name, *role, *d);
+      if (role && d)
+        t->add(tok.name, *role, *d);
     }
     return t;
   }
@@ -41,7 +43,8 @@ struct http_server::impl {
   void do_accept() {
     acceptor->async_accept(asio::make_strand(core->ioc),
                            [this](beast::error_code ec, tcp::socket socket) {
-                             if (ec == asio::error::operation_aborted || core->stopping) return;
+                             if (ec == asio::error::operation_aborted || core->stopping)
+                               return;
                              if (ec) {
                                core->log->warn("accept failed: {}", ec.message());
                              } else {
@@ -82,12 +85,14 @@ http_server::~http_server() {
 sreh::error http_server::start(const std::string& host, std::uint16_t port,
                                actors::failure_handler failed) {
   auto& d = *impl_;
-  if (d.running) return {errc::conflict, "http server already started"};
+  if (d.running)
+    return {errc::conflict, "http server already started"};
   auto where = host + ":" + std::to_string(port);
   try {
     tcp::resolver resolver(d.core->ioc);
     auto results = resolver.resolve(host, std::to_string(port), tcp::resolver::passive);
-    if (results.empty()) return {errc::invalid_argument, "cannot resolve listen address " + where};
+    if (results.empty())
+      return {errc::invalid_argument, "cannot resolve listen address " + where};
     auto ep = results.begin()->endpoint();
     d.acceptor.emplace(asio::make_strand(d.core->ioc));
     d.acceptor->open(ep.protocol());
@@ -131,7 +136,8 @@ std::uint16_t http_server::port() const {
 
 void http_server::stop() {
   auto& d = *impl_;
-  if (!d.running) return;
+  if (!d.running)
+    return;
   d.running = false;
   d.core->stopping = true;
   asio::post(d.acceptor->get_executor(), [&d] {
@@ -145,7 +151,8 @@ void http_server::stop() {
   while (d.core->connections.load() > 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   d.core->ioc.stop();
-  for (auto& t : d.threads) t.join();
+  for (auto& t : d.threads)
+    t.join();
   d.threads.clear();
   // Queued work sees `stopping` and returns at once (it holds sessions, which hold the core that
   // owns the pool: dropping it unrun would leak them); running work ends with its store call.

@@ -2,9 +2,9 @@
 
 #include <cstdint>
 #include <functional>
-#include <vector>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "actors/hub/event_hub.hpp"
 #include "actors/kernel/kernel_api.hpp"

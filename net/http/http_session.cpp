@@ -5,8 +5,8 @@
 
 #include "core/base/fault.hpp"
 #include "net/http/problem.hpp"
-#include "net/sse/sse_session.hpp"
 #include "net/http/url.hpp"
+#include "net/sse/sse_session.hpp"
 
 namespace sreh::net {
 
@@ -18,15 +18,18 @@ constexpr std::size_t linger_max_bytes = 8u << 20;
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (auto& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
 bool is_json_media_type(const std::string* ct) {
-  if (!ct) return false;
+  if (!ct)
+    return false;
   auto v = lower(*ct);
   constexpr std::string_view json = "application/json";
-  if (v.compare(0, json.size(), json) != 0) return false;
+  if (v.compare(0, json.size(), json) != 0)
+    return false;
   return v.size() == json.size() || v[json.size()] == ';' || v[json.size()] == ' ';
 }
 
@@ -64,23 +67,25 @@ void http_session::shutdown() {
 }
 
 void http_session::do_read() {
-  if (core_->stopping) return close();
+  if (core_->stopping)
+    return close();
   const auto& limits = core_->ctx.cfg.limits;
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
   parser_->body_limit(static_cast<std::uint64_t>(limits.max_body_bytes));
   stream_.expires_after(read_timeout);
-  http::async_read_header(stream_, buffer_, *parser_,
-                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                            self->on_header(ec);
-                          });
+  http::async_read_header(
+    stream_, buffer_, *parser_,
+    [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
 }
 
 void http_session::on_header(beast::error_code ec) {
   started_ = std::chrono::steady_clock::now();
   req_ = request{};
-  if (ec && is_quiet_close(ec)) return close();
-  if (fault("http.io")) throw std::runtime_error("fault injected at http.io");
+  if (ec && is_quiet_close(ec))
+    return close();
+  if (fault("http.io"))
+    throw std::runtime_error("fault injected at http.io");
   req_.request_id = core_->ctx.ids.next("req");
   if (ec == http::error::header_limit)
     return fail_early(431, "header-too-large",
@@ -88,13 +93,15 @@ void http_session::on_header(beast::error_code ec) {
                         std::to_string(core_->ctx.cfg.limits.max_header_bytes) + " bytes");
   if (ec == http::error::body_limit) {
     // Beast checks Content-Length against the limit while parsing the header.
-    if (auto target = parse_target(to_sv(parser_->get().target()))) req_.path = std::move(target->path);
+    if (auto target = parse_target(to_sv(parser_->get().target())))
+      req_.path = std::move(target->path);
     req_.method = std::string(parser_->get().method_string());
     return fail_early(413, "too-large",
                       "request body exceeds the limit of " +
                         std::to_string(core_->ctx.cfg.limits.max_body_bytes) + " bytes");
   }
-  if (ec) return fail_early(400, "malformed-request", "malformed HTTP request: " + ec.message());
+  if (ec)
+    return fail_early(400, "malformed-request", "malformed HTTP request: " + ec.message());
 
   const auto& h = parser_->get();
   version_ = h.version();
@@ -105,12 +112,14 @@ void http_session::on_header(beast::error_code ec) {
     auto name = lower(to_sv(f.name_string()));
     auto value = to_sv(f.value());
     auto [it, fresh] = req_.headers.try_emplace(name, value);
-    if (!fresh) (it->second += ", ").append(value);
+    if (!fresh)
+      (it->second += ", ").append(value);
   }
   auto target = parse_target(req_.target);
   if (!target) {
     req_.path = req_.target;
-    return fail_early(400, "malformed-request", "request target '" + req_.target + "' is malformed");
+    return fail_early(400, "malformed-request",
+                      "request target '" + req_.target + "' is malformed");
   }
   req_.path = std::move(target->path);
   req_.query = std::move(target->query);
@@ -120,7 +129,8 @@ void http_session::on_header(beast::error_code ec) {
     return fail_early(413, "too-large",
                       "request body of " + std::to_string(*len) + " bytes exceeds the limit of " +
                         std::to_string(limit) + " bytes");
-  if (parser_->is_done()) return dispatch_request();
+  if (parser_->is_done())
+    return dispatch_request();
 
   auto read_body = [self = shared_from_this()] {
     http::async_read(self->stream_, self->buffer_, *self->parser_,
@@ -128,12 +138,15 @@ void http_session::on_header(beast::error_code ec) {
   };
   const auto* expect = req_.header("expect");
   if (expect && lower(*expect) == "100-continue") {
-    auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, version_);
-    http::async_write(stream_, *cont,
-                      [self = shared_from_this(), cont, read_body](beast::error_code e, std::size_t) {
-                        if (e) return self->close();
-                        read_body();
-                      });
+    auto cont =
+      std::make_shared<http::response<http::empty_body>>(http::status::continue_, version_);
+    http::async_write(
+      stream_, *cont,
+      [self = shared_from_this(), cont, read_body](beast::error_code e, std::size_t) {
+        if (e)
+          return self->close();
+        read_body();
+      });
     return;
   }
   read_body();
@@ -144,7 +157,8 @@ void http_session::on_body(beast::error_code ec) {
     return fail_early(413, "too-large",
                       "request body exceeds the limit of " +
                         std::to_string(core_->ctx.cfg.limits.max_body_bytes) + " bytes");
-  if (ec) return close();
+  if (ec)
+    return close();
   req_.body = std::move(parser_->get().body());
   dispatch_request();
 }
@@ -154,40 +168,43 @@ void http_session::dispatch_request() {
   in_flight_ = true;
   // HEAD is GET without the body (load balancers and monitors probe /healthz with it).
   head_ = req_.method == "HEAD";
-  auto m = core_->routes.find(head_ ? std::string_view{"GET"} : std::string_view{req_.method},
-                              req_.path);
+  auto m =
+    core_->routes.find(head_ ? std::string_view{"GET"} : std::string_view{req_.method}, req_.path);
   if (head_ && m.found && m.found->sse)
     m = core_->routes.find(req_.method, req_.path); // a stream has no HEAD: 405 with Allow
   if (!m.found && m.status == 405) {
     auto r = problem(405, "method-not-allowed",
-                     "method " + req_.method + " is not allowed on " + req_.path + " (allowed: " +
-                       m.allow + ")",
+                     "method " + req_.method + " is not allowed on " + req_.path +
+                       " (allowed: " + m.allow + ")",
                      req_);
     r.headers.emplace_back("Allow", m.allow);
     return write_reply(std::move(r), false);
   }
   if (!m.found && !core_->ctx.api && req_.path.rfind("/v1/", 0) == 0)
-    return write_reply(problem(503, "unavailable",
-                               "node '" + core_->ctx.cfg.node_id +
-                                 "' does not serve the API (its cluster roles lack 'api'); send "
-                                 "requests to a node that has it (GET /v1/cluster/nodes lists them)",
-                               req_),
-                       false);
+    return write_reply(
+      problem(503, "unavailable",
+              "node '" + core_->ctx.cfg.node_id +
+                "' does not serve the API (its cluster roles lack 'api'); send "
+                "requests to a node that has it (GET /v1/cluster/nodes lists them)",
+              req_),
+      false);
   if (!m.found)
-    return write_reply(problem(404, "not-found", "no route for " + req_.method + " " + req_.path, req_),
-                       false);
+    return write_reply(
+      problem(404, "not-found", "no route for " + req_.method + " " + req_.path, req_), false);
   req_.params = std::move(m.params);
-  if (auto denied = authorize(m.found->need)) return write_reply(std::move(*denied), false);
-  if (req_.method == "POST" && !req_.body.empty() && !is_json_media_type(req_.header("content-type")))
-    return write_reply(problem(415, "unsupported-media-type",
-                               "Content-Type must be application/json", req_),
-                       false);
+  if (auto denied = authorize(m.found->need))
+    return write_reply(std::move(*denied), false);
+  if (req_.method == "POST" && !req_.body.empty() &&
+      !is_json_media_type(req_.header("content-type")))
+    return write_reply(
+      problem(415, "unsupported-media-type", "Content-Type must be application/json", req_), false);
   try {
     if (m.found->sse) {
       // The handler may read the store (does the run exist?): on the handler pool; the stream
       // starts back on the strand.
       asio::post(core_->handlers, [self = shared_from_this(), h = &m.found->sse, req = req_] {
-        if (self->core_->stopping) return;
+        if (self->core_->stopping)
+          return;
         std::variant<reply, sse_spec> out;
         try {
           out = (*h)(req);
@@ -196,25 +213,28 @@ void http_session::dispatch_request() {
                                   req.path, e.what());
           out = problem(500, "internal", "internal error (see the server log)", req);
         }
-        asio::post(self->stream_.get_executor(), [self, out = std::move(out)]() mutable {
-          self->start_stream(std::move(out));
-        });
+        asio::post(self->stream_.get_executor(),
+                   [self, out = std::move(out)]() mutable { self->start_stream(std::move(out)); });
       });
       return;
     }
     auto r = make_responder();
-    if (m.found->on_io_thread) return m.found->plain(req_, std::move(r));
+    if (m.found->on_io_thread)
+      return m.found->plain(req_, std::move(r));
     // Off the HTTP threads (server_core::handlers), with a copy of the request: the handler may
     // block on the store, and the session reads the next request into req_ after the reply.
     r.post([h = &m.found->plain, req = req_, r]() { (*h)(req, r); });
   } catch (const std::exception& e) {
-    core_->log->error("{} {} {}: handler threw: {}", req_.request_id, req_.method, req_.path, e.what());
-    if (in_flight_) write_reply(problem(500, "internal", "internal error (see the server log)", req_), false);
+    core_->log->error("{} {} {}: handler threw: {}", req_.request_id, req_.method, req_.path,
+                      e.what());
+    if (in_flight_)
+      write_reply(problem(500, "internal", "internal error (see the server log)", req_), false);
   }
 }
 
 void http_session::start_stream(std::variant<reply, sse_spec> out) {
-  if (auto* r = std::get_if<reply>(&out)) return write_reply(std::move(*r), false);
+  if (auto* r = std::get_if<reply>(&out))
+    return write_reply(std::move(*r), false);
   log_request(200);
   in_flight_ = false;
   auto sse = std::make_shared<sse_session>(core_, std::move(stream_), std::move(buffer_),
@@ -231,8 +251,10 @@ std::optional<reply> http_session::authorize(access need) {
     return std::nullopt;
   }
   auto r = problem(a.status, a.status == 401 ? "unauthorized" : "forbidden", a.detail, req_);
-  if (a.status == 401) r.headers.emplace_back("WWW-Authenticate", R"(Bearer realm="sreh")");
-  core_->log->info("{} {} {}: {} ({})", req_.request_id, req_.method, req_.path, a.status, a.detail);
+  if (a.status == 401)
+    r.headers.emplace_back("WWW-Authenticate", R"(Bearer realm="sreh")");
+  core_->log->info("{} {} {}: {} ({})", req_.request_id, req_.method, req_.path, a.status,
+                   a.detail);
   return r;
 }
 
@@ -247,9 +269,11 @@ responder http_session::make_responder() {
   // The request this responder answers (made on the strand, at dispatch): the 500 below must
   // not go to a later request of the connection if the work answered before it threw.
   r.post = [self, id = req_.request_id](std::function<void()> work) {
-    if (self->core_->stopping) return;
+    if (self->core_->stopping)
+      return;
     asio::post(self->core_->handlers, [self, work = std::move(work), id] {
-      if (self->core_->stopping) return;
+      if (self->core_->stopping)
+        return;
       try {
         work();
       } catch (const std::exception& e) {
@@ -273,7 +297,8 @@ void http_session::fail_early(int status, std::string_view slug, std::string det
 }
 
 void http_session::write_reply(reply r, bool close_after) {
-  if (!in_flight_ && !close_after) return;  // answered already
+  if (!in_flight_ && !close_after)
+    return; // answered already
   in_flight_ = false;
   auto res = std::make_shared<http::response<http::string_body>>();
   res->result(static_cast<unsigned>(r.status));
@@ -281,7 +306,8 @@ void http_session::write_reply(reply r, bool close_after) {
   res->set(http::field::server, "sreh");
   res->set(http::field::content_type, r.content_type);
   res->set("X-Request-Id", req_.request_id);
-  for (auto& [name, value] : r.headers) res->set(name, value);
+  for (auto& [name, value] : r.headers)
+    res->set(name, value);
   res->body() = std::move(r.body);
   bool close = close_after || !keep_alive_ || core_->stopping;
   res->keep_alive(!close);
@@ -293,17 +319,20 @@ void http_session::write_reply(reply r, bool close_after) {
   }
   log_request(r.status);
   stream_.expires_after(read_timeout);
-  http::async_write(stream_, *res,
-                    [self = shared_from_this(), res, close, close_after](beast::error_code ec,
-                                                                         std::size_t) {
-                      self->on_written(close, close_after, ec);
-                    });
+  http::async_write(
+    stream_, *res,
+    [self = shared_from_this(), res, close, close_after](beast::error_code ec, std::size_t) {
+      self->on_written(close, close_after, ec);
+    });
 }
 
 void http_session::on_written(bool close_conn, bool linger_first, beast::error_code ec) {
-  if (ec) return close();
-  if (!close_conn) return do_read();
-  if (linger_first) return linger();
+  if (ec)
+    return close();
+  if (!close_conn)
+    return do_read();
+  if (linger_first)
+    return linger();
   beast::error_code ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
   close();
@@ -323,7 +352,8 @@ void http_session::linger_read() {
   stream_.async_read_some(asio::buffer(scratch_),
                           [self = shared_from_this()](beast::error_code ec, std::size_t n) {
                             self->lingered_ += n;
-                            if (ec || self->lingered_ > linger_max_bytes) return self->close();
+                            if (ec || self->lingered_ > linger_max_bytes)
+                              return self->close();
                             self->linger_read();
                           });
 }

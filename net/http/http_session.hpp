@@ -3,9 +3,9 @@
 #include <array>
 #include <chrono>
 #include <memory>
-#include <variant>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "net/http/http_message.hpp"
 #include "net/http/server_core.hpp"
@@ -57,7 +57,7 @@ class http_session : public connection, public std::enable_shared_from_this<http
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool in_flight_ = false;
-  bool head_ = false;         // the request in hand is a HEAD: answer without the body
+  bool head_ = false; // the request in hand is a HEAD: answer without the body
   std::chrono::steady_clock::time_point started_;
   std::size_t lingered_ = 0;
   std::array<char, 8192> scratch_{};

@@ -6,16 +6,26 @@ namespace sreh::net {
 
 int http_status(errc c) {
   switch (c) {
-    case errc::ok: return 200;
-    case errc::invalid_argument: return 400;
-    case errc::not_found: return 404;
-    case errc::conflict: return 409;
-    case errc::too_large: return 413;
-    case errc::unavailable: return 503;
-    case errc::internal: return 500;
-    case errc::deadline: return 504;
-    case errc::unauthorized: return 401;
-    case errc::forbidden: return 403;
+  case errc::ok:
+    return 200;
+  case errc::invalid_argument:
+    return 400;
+  case errc::not_found:
+    return 404;
+  case errc::conflict:
+    return 409;
+  case errc::too_large:
+    return 413;
+  case errc::unavailable:
+    return 503;
+  case errc::internal:
+    return 500;
+  case errc::deadline:
+    return 504;
+  case errc::unauthorized:
+    return 401;
+  case errc::forbidden:
+    return 403;
   }
   return 500;
 }
@@ -24,16 +34,26 @@ namespace {
 
 std::string_view slug_of(errc c) {
   switch (c) {
-    case errc::ok: return "";
-    case errc::invalid_argument: return "invalid-argument";
-    case errc::not_found: return "not-found";
-    case errc::conflict: return "conflict";
-    case errc::too_large: return "too-large";
-    case errc::unavailable: return "unavailable";
-    case errc::internal: return "internal";
-    case errc::deadline: return "deadline";
-    case errc::unauthorized: return "unauthorized";
-    case errc::forbidden: return "forbidden";
+  case errc::ok:
+    return "";
+  case errc::invalid_argument:
+    return "invalid-argument";
+  case errc::not_found:
+    return "not-found";
+  case errc::conflict:
+    return "conflict";
+  case errc::too_large:
+    return "too-large";
+  case errc::unavailable:
+    return "unavailable";
+  case errc::internal:
+    return "internal";
+  case errc::deadline:
+    return "deadline";
+  case errc::unauthorized:
+    return "unauthorized";
+  case errc::forbidden:
+    return "forbidden";
   }
   return "internal";
 }
@@ -48,22 +68,38 @@ std::string problem_type(errc c) {
 
 std::string_view reason_phrase(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 201: return "Created";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 409: return "Conflict";
-    case 413: return "Content Too Large";
-    case 415: return "Unsupported Media Type";
-    case 422: return "Unprocessable Content";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    default: return status < 500 ? "Client Error" : "Server Error";
+  case 200:
+    return "OK";
+  case 201:
+    return "Created";
+  case 400:
+    return "Bad Request";
+  case 401:
+    return "Unauthorized";
+  case 403:
+    return "Forbidden";
+  case 404:
+    return "Not Found";
+  case 405:
+    return "Method Not Allowed";
+  case 409:
+    return "Conflict";
+  case 413:
+    return "Content Too Large";
+  case 415:
+    return "Unsupported Media Type";
+  case 422:
+    return "Unprocessable Content";
+  case 431:
+    return "Request Header Fields Too Large";
+  case 500:
+    return "Internal Server Error";
+  case 503:
+    return "Service Unavailable";
+  case 504:
+    return "Gateway Timeout";
+  default:
+    return status < 500 ? "Client Error" : "Server Error";
   }
 }
 

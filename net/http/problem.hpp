@@ -3,8 +3,8 @@
 #include <string>
 #include <string_view>
 
-#include "net/http/http_message.hpp"
 #include "core/base/status.hpp"
+#include "net/http/http_message.hpp"
 
 namespace sreh::net {
 

@@ -6,12 +6,15 @@ namespace sreh::net {
 
 std::vector<std::string_view> split_path(std::string_view path) {
   std::vector<std::string_view> out;
-  if (path.empty() || path == "/") return out;
-  if (path.front() == '/') path.remove_prefix(1);
+  if (path.empty() || path == "/")
+    return out;
+  if (path.front() == '/')
+    path.remove_prefix(1);
   while (true) {
     auto slash = path.find('/');
     out.push_back(path.substr(0, slash));
-    if (slash == std::string_view::npos) break;
+    if (slash == std::string_view::npos)
+      break;
     path.remove_prefix(slash + 1);
   }
   return out;
@@ -25,11 +28,13 @@ bool is_param(std::string_view seg) {
 
 bool matches(const router::route& r, const std::vector<std::string_view>& parts,
              std::map<std::string, std::string>* params) {
-  if (r.segments.size() != parts.size()) return false;
+  if (r.segments.size() != parts.size())
+    return false;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const auto& seg = r.segments[i];
     if (is_param(seg)) {
-      if (parts[i].empty()) return false;
+      if (parts[i].empty())
+        return false;
     } else if (seg != parts[i]) {
       return false;
     }
@@ -44,7 +49,8 @@ bool matches(const router::route& r, const std::vector<std::string_view>& parts,
 
 std::vector<std::string> segments_of(const std::string& pattern) {
   std::vector<std::string> out;
-  for (auto s : split_path(pattern)) out.emplace_back(s);
+  for (auto s : split_path(pattern))
+    out.emplace_back(s);
   return out;
 }
 
@@ -72,7 +78,8 @@ router::match router::find(std::string_view method, std::string_view path) const
   auto parts = split_path(path);
   std::vector<std::string> allowed;
   for (const auto& r : routes_) {
-    if (!matches(r, parts, nullptr)) continue;
+    if (!matches(r, parts, nullptr))
+      continue;
     if (r.method == method) {
       matches(r, parts, &m.params);
       m.found = &r;
@@ -87,7 +94,8 @@ router::match router::find(std::string_view method, std::string_view path) const
   }
   m.status = 405;
   for (const auto& a : allowed) {
-    if (!m.allow.empty()) m.allow += ", ";
+    if (!m.allow.empty())
+      m.allow += ", ";
     m.allow += a;
   }
   return m;

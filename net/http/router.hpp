@@ -27,7 +27,7 @@ class router {
   struct route {
     std::string method;
     std::string pattern;
-    std::vector<std::string> segments;  // "{name}" matches one non-empty segment
+    std::vector<std::string> segments; // "{name}" matches one non-empty segment
     access need = access::viewer;
     plain_handler plain;
     sse_handler sse;
@@ -39,8 +39,8 @@ class router {
   struct match {
     const route* found = nullptr;
     std::map<std::string, std::string> params;
-    int status = 0;           // 404 (no such path) or 405 (path known, method not) when !found
-    std::string allow;        // for 405: "GET, POST"
+    int status = 0;    // 404 (no such path) or 405 (path known, method not) when !found
+    std::string allow; // for 405: "GET, POST"
   };
 
   void add(std::string method, std::string pattern, access need, plain_handler h);

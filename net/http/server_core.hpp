@@ -7,10 +7,10 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "net/http/beast.hpp"
-#include "net/http/router.hpp"
 #include "core/base/logger.hpp"
+#include "net/http/beast.hpp"
 #include "net/http/http_server.hpp"
+#include "net/http/router.hpp"
 
 namespace sreh::net {
 
@@ -26,8 +26,8 @@ class connection {
 /// io_context outlives every socket even when a kernel callback keeps a session alive after the
 /// server stopped.
 ///
-/// Concurrency: `ctx`, `routes`, `tokens`, `log` are read-only after start; `connections`, `stopping` are
-/// atomics; the registry is guarded by `mtx`.
+/// Concurrency: `ctx`, `routes`, `tokens`, `log` are read-only after start; `connections`,
+/// `stopping` are atomics; the registry is guarded by `mtx`.
 struct server_core {
   explicit server_core(server_context c)
     : ctx(c), ioc(static_cast<int>(c.cfg.limits.http_threads)),
@@ -40,7 +40,7 @@ struct server_core {
   /// may block on the store stays off the HTTP threads.
   asio::thread_pool handlers;
   router routes;
-  std::shared_ptr<const token_table> tokens;  // never null after construction
+  std::shared_ptr<const token_table> tokens; // never null after construction
   std::shared_ptr<spdlog::logger> log;
   std::atomic<std::int64_t> connections{0};
   std::atomic<bool> stopping{false};
@@ -55,9 +55,11 @@ struct server_core {
     {
       std::lock_guard<std::mutex> lk(mtx);
       for (auto& [id, w] : open)
-        if (auto c = w.lock()) all.push_back(std::move(c));
+        if (auto c = w.lock())
+          all.push_back(std::move(c));
     }
-    for (auto& c : all) c->shutdown();
+    for (auto& c : all)
+      c->shutdown();
   }
 };
 
@@ -87,14 +89,16 @@ class connection_slot {
 
   /// Registers (or re-registers) the connection that owns the slot, for close_all().
   void bind(std::weak_ptr<connection> c) {
-    if (!core_) return;
+    if (!core_)
+      return;
     std::lock_guard<std::mutex> lk(core_->mtx);
     core_->open[id_] = std::move(c);
   }
 
  private:
   void release() {
-    if (!core_ || id_ == 0) return;
+    if (!core_ || id_ == 0)
+      return;
     {
       std::lock_guard<std::mutex> lk(core_->mtx);
       core_->open.erase(id_);

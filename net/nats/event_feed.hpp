@@ -11,17 +11,17 @@
 #include <string>
 #include <vector>
 
-#include "core/model/event.hpp"
 #include "core/base/expected.hpp"
+#include "core/model/event.hpp"
 #include "persistence/store/store.hpp"
 
 namespace sreh::net {
 
 struct event_feed_options {
-  std::string url;                                // nats://host:port
+  std::string url; // nats://host:port
   std::string stream = "sreh-events";
   std::string subject_prefix = "sreh.events";
-  std::string client_name = "sreh-feed";          // shown in the server's connz
+  std::string client_name = "sreh-feed"; // shown in the server's connz
   /// How long a missing seq may stay missing (a later seq has arrived) before it is read from
   /// the store; then the store is read again every gap_wait until it has it.
   std::chrono::milliseconds gap_wait{200};
@@ -33,8 +33,8 @@ struct event_feed_options {
   std::chrono::milliseconds heartbeat{1'000};
   /// Bounds each JetStream API call (subscribe, deleting the consumer at stop).
   std::chrono::milliseconds api_wait{2'000};
-  int page_size = 1'000;                          // events per store read
-  std::chrono::seconds log_every{10};             // at most one line per kind of trouble
+  int page_size = 1'000;              // events per store read
+  std::chrono::seconds log_every{10}; // at most one line per kind of trouble
 };
 
 /// A snapshot of the feed's counters.

@@ -19,13 +19,13 @@
 namespace sreh::net {
 
 struct jetstream_options {
-  std::string url;                                 // nats://host:port
+  std::string url; // nats://host:port
   std::string stream = "sreh-events";
-  std::string subject_prefix = "sreh.events";      // the stream takes <prefix>.>
-  std::string client_name = "sreh";                // shown in the server's connz
-  std::chrono::milliseconds ack_wait{5'000};       // per message, and for a whole publish
-  std::chrono::seconds dedupe_window{120};         // the stream's Duplicates window
-  int max_pending = 16'384;                        // async publishes in flight
+  std::string subject_prefix = "sreh.events"; // the stream takes <prefix>.>
+  std::string client_name = "sreh";           // shown in the server's connz
+  std::chrono::milliseconds ack_wait{5'000};  // per message, and for a whole publish
+  std::chrono::seconds dedupe_window{120};    // the stream's Duplicates window
+  int max_pending = 16'384;                   // async publishes in flight
   /// Whether nats.c re-establishes a lost connection (and connects in the background when the
   /// first attempt fails). False: `connect` fails when the server is not there, and a lost
   /// connection stays closed (`connected()` false for good): the owner connects anew. A
@@ -43,8 +43,8 @@ struct jetstream_options {
 /// One message to publish. `data` must stay valid for the duration of `publish`.
 struct jetstream_message {
   std::string subject;
-  std::string msg_id;      // the Nats-Msg-Id header: JetStream drops a repeat within the window
-  std::int64_t seq = 0;    // the Sreh-Seq header; also how acks find their message
+  std::string msg_id;   // the Nats-Msg-Id header: JetStream drops a repeat within the window
+  std::int64_t seq = 0; // the Sreh-Seq header; also how acks find their message
   std::string_view data;
 };
 
@@ -62,8 +62,8 @@ struct stream_message {
   std::uint64_t stream_seq = 0;
   std::uint64_t consumer_seq = 0; // the consumer's delivery count (1 for a new consumer's first)
   std::string subject;
-  std::string msg_id;      // Nats-Msg-Id
-  std::int64_t seq = 0;    // Sreh-Seq (0 when absent)
+  std::string msg_id;   // Nats-Msg-Id
+  std::int64_t seq = 0; // Sreh-Seq (0 when absent)
   std::string data;
 };
 
@@ -102,8 +102,7 @@ class jetstream_client {
  public:
   /// Creates the connection. A server that is not reachable yet is not an error: the client
   /// keeps trying in the background (and after every loss, forever).
-  [[nodiscard]] static expected<std::unique_ptr<jetstream_client>> connect(
-    jetstream_options opts);
+  [[nodiscard]] static expected<std::unique_ptr<jetstream_client>> connect(jetstream_options opts);
   ~jetstream_client();
   jetstream_client(const jetstream_client&) = delete;
   jetstream_client& operator=(const jetstream_client&) = delete;
@@ -129,13 +128,14 @@ class jetstream_client {
   /// stream seq after the last one delivered (the new consumer's `consumer_seq` starts at 1
   /// again). `on_message` runs on a nats.c thread, one message at a time, in stream order; it
   /// must only enqueue. Fails when not connected or the stream does not exist.
-  [[nodiscard]] expected<std::unique_ptr<jetstream_subscription>> subscribe_ordered(
-    subscribe_options so, std::function<void(stream_message&&)> on_message);
+  [[nodiscard]] expected<std::unique_ptr<jetstream_subscription>>
+  subscribe_ordered(subscribe_options so, std::function<void(stream_message&&)> on_message);
 
   /// Every message of the stream from `start_seq` on (an ephemeral-like pull consumer that is
   /// deleted afterwards), in stream order. Stops after `idle` without a new message.
-  [[nodiscard]] expected<std::vector<stream_message>> read_stream(
-    std::uint64_t start_seq = 1, std::chrono::milliseconds idle = std::chrono::milliseconds{500});
+  [[nodiscard]] expected<std::vector<stream_message>>
+  read_stream(std::uint64_t start_seq = 1,
+              std::chrono::milliseconds idle = std::chrono::milliseconds{500});
 
   /// Deletes the stream (tests clean up with it).
   [[nodiscard]] sreh::error delete_stream();

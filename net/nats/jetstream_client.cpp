@@ -1,14 +1,13 @@
 // The JetStream client over nats.c 3.4: connection, stream set-up, publishing with acks. nats.c
 // calls back on its own threads; the callbacks here only update atomics and the ack table.
-#include "net/nats/jetstream.hpp"
-
-#include <nats/nats.h>
-
 #include <fmt/format.h>
+#include <nats/nats.h>
 
 #include <charconv>
 #include <condition_variable>
 #include <mutex>
+
+#include "net/nats/jetstream.hpp"
 
 namespace sreh::net {
 
@@ -60,8 +59,8 @@ stream_message to_stream_message(natsMsg* m) {
 struct ack_table {
   std::mutex mtx;
   std::condition_variable cv;
-  std::int64_t first = 0;             // seq of slot 0
-  std::vector<std::uint8_t> state;    // 0 pending, 1 stored, 2 failed
+  std::int64_t first = 0;          // seq of slot 0
+  std::vector<std::uint8_t> state; // 0 pending, 1 stored, 2 failed
   std::size_t acked = 0;
   std::size_t failed = 0;
   std::size_t duplicates = 0;
@@ -170,8 +169,8 @@ struct jetstream_client::impl {
                              void* closure) {
     auto* self = static_cast<impl*>(closure);
     if (self->opts.on_async_error)
-      self->opts.on_async_error(fmt::format("{}{}", natsStatus_GetText(err),
-                                            sub != nullptr ? " (subscription)" : ""));
+      self->opts.on_async_error(
+        fmt::format("{}{}", natsStatus_GetText(err), sub != nullptr ? " (subscription)" : ""));
   }
 
   static void on_reconnected(natsConnection*, void* closure) {
@@ -243,8 +242,8 @@ sreh::error jetstream_client::ensure_stream() {
   sc.Subjects = subjects;
   sc.SubjectsLen = 1;
   sc.Storage = js_FileStorage;
-  sc.Duplicates = std::chrono::duration_cast<std::chrono::nanoseconds>(impl_->opts.dedupe_window)
-                    .count();
+  sc.Duplicates =
+    std::chrono::duration_cast<std::chrono::nanoseconds>(impl_->opts.dedupe_window).count();
   jsStreamInfo* si = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   natsStatus s = js_AddStream(&si, impl_->js, &sc, nullptr, &jerr);
@@ -286,7 +285,7 @@ publish_outcome jetstream_client::publish(std::span<const jetstream_message> msg
     if (s == NATS_OK)
       s = js_PublishMsgAsync(impl_->js, &nm, &po); // takes the message on success
     impl_->published = true;
-    natsMsg_Destroy(nm);                           // no-op when taken
+    natsMsg_Destroy(nm); // no-op when taken
     if (s != NATS_OK) {
       out.err = nats_error(fmt::format("publish seq {}", m.seq), s);
       break;
@@ -297,8 +296,8 @@ publish_outcome jetstream_client::publish(std::span<const jetstream_message> msg
   // (those acks are gone with it), the deadline passed or the caller cancels.
   const auto deadline = std::chrono::steady_clock::now() + impl_->opts.ack_wait + ack_poll;
   std::unique_lock lk{acks.mtx};
-  while (acks.acked < out.sent && acks.failed == 0 && !cancel.load()
-         && disconnects() == epoch && std::chrono::steady_clock::now() < deadline)
+  while (acks.acked < out.sent && acks.failed == 0 && !cancel.load() && disconnects() == epoch &&
+         std::chrono::steady_clock::now() < deadline)
     acks.cv.wait_for(lk, ack_poll);
   out.acked = acks.acked;
   out.duplicates = acks.duplicates;
@@ -312,9 +311,8 @@ publish_outcome jetstream_client::publish(std::span<const jetstream_message> msg
     else if (disconnects() != epoch)
       out.err = {errc::unavailable, "nats: connection lost while waiting for acks"};
     else
-      out.err = {errc::deadline,
-                 fmt::format("nats: {} of {} acks within {} ms", out.acked, out.sent,
-                             impl_->opts.ack_wait.count())};
+      out.err = {errc::deadline, fmt::format("nats: {} of {} acks within {} ms", out.acked,
+                                             out.sent, impl_->opts.ack_wait.count())};
   }
   acks.state.clear(); // late acks find no slot
   lk.unlock();
@@ -356,16 +354,17 @@ jetstream_subscription::~jetstream_subscription() {
     return;
   natsSubscription_Unsubscribe(state_->sub); // also deletes the consumer (when it can)
   std::unique_lock lk{state_->mtx};
-  const bool done = state_->cv.wait_for(lk, std::chrono::seconds{10},
-                                        [this] { return state_->complete; });
+  const bool done =
+    state_->cv.wait_for(lk, std::chrono::seconds{10}, [this] { return state_->complete; });
   lk.unlock();
   natsSubscription_Destroy(state_->sub);
   if (!done)
     (void)state_.release(); // a handler may still run: leak the closure rather than free it
 }
 
-expected<std::unique_ptr<jetstream_subscription>> jetstream_client::subscribe_ordered(
-  subscribe_options opts, std::function<void(stream_message&&)> on_message) {
+expected<std::unique_ptr<jetstream_subscription>>
+jetstream_client::subscribe_ordered(subscribe_options opts,
+                                    std::function<void(stream_message&&)> on_message) {
   auto st = std::make_unique<jetstream_subscription::state>();
   st->on_message = std::move(on_message);
   const auto subject = impl_->opts.subject_prefix + ".>";
@@ -380,9 +379,9 @@ expected<std::unique_ptr<jetstream_subscription>> jetstream_client::subscribe_or
     std::chrono::duration_cast<std::chrono::nanoseconds>(opts.heartbeat).count();
   natsSubscription* sub = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
-  natsStatus s = js_Subscribe(&sub, impl_->js, subject.c_str(),
-                              &jetstream_subscription::state::on_msg, st.get(), nullptr, &so,
-                              &jerr);
+  natsStatus s =
+    js_Subscribe(&sub, impl_->js, subject.c_str(), &jetstream_subscription::state::on_msg, st.get(),
+                 nullptr, &so, &jerr);
   if (s != NATS_OK) {
     auto err = nats_error(fmt::format("subscribe to stream {}", impl_->opts.stream), s, jerr);
     if (const char* last = nats_GetLastError(nullptr); last != nullptr && *last != '\0')
@@ -402,8 +401,8 @@ expected<std::unique_ptr<jetstream_subscription>> jetstream_client::subscribe_or
   return std::unique_ptr<jetstream_subscription>{new jetstream_subscription(std::move(st))};
 }
 
-expected<std::vector<stream_message>> jetstream_client::read_stream(
-  std::uint64_t start_seq, std::chrono::milliseconds idle) {
+expected<std::vector<stream_message>>
+jetstream_client::read_stream(std::uint64_t start_seq, std::chrono::milliseconds idle) {
   static std::atomic<int> counter{0};
   const auto durable =
     fmt::format("sreh-read-{}-{}", reinterpret_cast<std::uintptr_t>(this), ++counter);
@@ -416,8 +415,8 @@ expected<std::vector<stream_message>> jetstream_client::read_stream(
   so.Config.OptStartSeq = start_seq;
   natsSubscription* sub = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
-  natsStatus s = js_PullSubscribe(&sub, impl_->js, subject.c_str(), durable.c_str(), nullptr, &so,
-                                  &jerr);
+  natsStatus s =
+    js_PullSubscribe(&sub, impl_->js, subject.c_str(), durable.c_str(), nullptr, &so, &jerr);
   if (s != NATS_OK)
     return nats_error(fmt::format("subscribe to {}", impl_->opts.stream), s, jerr);
   std::vector<stream_message> out;

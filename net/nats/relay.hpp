@@ -14,8 +14,8 @@
 
 #include "actors/hub/event_hub.hpp"
 #include "actors/node/supervision.hpp"
-#include "core/model/event.hpp"
 #include "core/base/logger.hpp"
+#include "core/model/event.hpp"
 #include "persistence/postgres/postgres_store.hpp"
 #include "persistence/store/store.hpp"
 
@@ -24,32 +24,32 @@ namespace sreh::net {
 class jetstream_client;
 
 struct relay_options {
-  std::string name = "jetstream";                   // the offset's key in the store
-  std::string url;                                  // nats://host:port
+  std::string name = "jetstream"; // the offset's key in the store
+  std::string url;                // nats://host:port
   std::string stream = "sreh-events";
   std::string subject_prefix = "sreh.events";
-  int page_size = 1'000;                            // events read and acked per round
-  std::chrono::milliseconds poll_interval{1'000};   // fallback when no hub wakes the relay
-  std::chrono::milliseconds ack_wait{5'000};        // for the acks of one page
-  std::chrono::milliseconds gap_poll{20};           // re-read while seq N+1 is missing
+  int page_size = 1'000;                          // events read and acked per round
+  std::chrono::milliseconds poll_interval{1'000}; // fallback when no hub wakes the relay
+  std::chrono::milliseconds ack_wait{5'000};      // for the acks of one page
+  std::chrono::milliseconds gap_poll{20};         // re-read while seq N+1 is missing
   std::chrono::milliseconds min_backoff{100};
   std::chrono::milliseconds max_backoff{5'000};
-  std::chrono::milliseconds reconnect_wait{250};    // between attempts to connect to NATS
-  std::chrono::seconds dedupe_window{120};          // the stream's Duplicates window
-  std::chrono::seconds log_every{10};               // at most one error line per this
+  std::chrono::milliseconds reconnect_wait{250}; // between attempts to connect to NATS
+  std::chrono::seconds dedupe_window{120};       // the stream's Duplicates window
+  std::chrono::seconds log_every{10};            // at most one error line per this
 };
 
 /// A snapshot of the relay's counters.
 struct relay_stats {
-  std::uint64_t published = 0;   // messages handed to NATS (retries included)
-  std::uint64_t acked = 0;       // acks received (duplicates included)
-  std::uint64_t duplicates = 0;  // acks for messages JetStream already had
-  std::uint64_t errors = 0;      // failed rounds (NATS or store)
-  std::uint64_t gap_waits = 0;   // rounds that found seq N+2 before N+1 and waited
-  std::int64_t offset = 0;       // last seq stored as delivered
-  std::int64_t lag = 0;          // newest seq seen (hub or store) minus offset
+  std::uint64_t published = 0;  // messages handed to NATS (retries included)
+  std::uint64_t acked = 0;      // acks received (duplicates included)
+  std::uint64_t duplicates = 0; // acks for messages JetStream already had
+  std::uint64_t errors = 0;     // failed rounds (NATS or store)
+  std::uint64_t gap_waits = 0;  // rounds that found seq N+2 before N+1 and waited
+  std::int64_t offset = 0;      // last seq stored as delivered
+  std::int64_t lag = 0;         // newest seq seen (hub or store) minus offset
   bool connected = false;
-  bool active = true;            // holds the relay lock (always, without one)
+  bool active = true; // holds the relay lock (always, without one)
 };
 
 /// The subject of an event: `<prefix>.<kind>.<run_id>` ("node" for events of no run). Dots in
@@ -119,20 +119,20 @@ class relay final : public actors::service {
   std::unique_ptr<counters> counters_;
   std::uint64_t hub_token_ = 0;
   std::thread thread_;
-  actors::failure_handler on_failure_;    // set before the thread starts, reset after it ends
+  actors::failure_handler on_failure_; // set before the thread starts, reset after it ends
   std::atomic<bool> stopping_{false};
   std::mutex mtx_;
   std::condition_variable cv_;
-  bool woken_ = false;                    // guarded by mtx_
+  bool woken_ = false; // guarded by mtx_
   // Relay thread only:
   bool stream_ready_ = false;
   bool offset_loaded_ = false;
   bool leading_ = false;
   std::int64_t offset_ = 0;
   std::chrono::milliseconds backoff_{0};
-  bool recovering_ = false;               // failures since the last round that went through
-  log_limiter error_log_;                 // one line per log_every for failed rounds
-  log_limiter gap_log_;                   // and for waits on a missing seq
+  bool recovering_ = false; // failures since the last round that went through
+  log_limiter error_log_;   // one line per log_every for failed rounds
+  log_limiter gap_log_;     // and for waits on a missing seq
 };
 
 } // namespace sreh::net

@@ -24,7 +24,7 @@ struct relay::counters {
   std::atomic<std::int64_t> newest{0}; // highest seq read from the store
   std::atomic<bool> connected{false};
   std::atomic<bool> active{false};
-  bool conn_changed = false;           // guarded by relay::mtx_
+  bool conn_changed = false; // guarded by relay::mtx_
 };
 
 relay::relay(persistence::store& st, actors::event_hub* hub, relay_options opts,
@@ -108,9 +108,8 @@ relay_stats relay::stats() const {
 
 void relay::pause(std::chrono::milliseconds d, bool wakeable) {
   std::unique_lock lk{mtx_};
-  cv_.wait_for(lk, d, [&] {
-    return stopping_.load() || counters_->conn_changed || (wakeable && woken_);
-  });
+  cv_.wait_for(lk, d,
+               [&] { return stopping_.load() || counters_->conn_changed || (wakeable && woken_); });
   counters_->conn_changed = false;
   woken_ = false;
 }
@@ -123,8 +122,9 @@ void relay::failed(const sreh::error& err, bool connecting) {
   const auto wait = connecting
                       ? opts_.reconnect_wait
                       : (backoff_ = std::clamp(backoff_ * 2, opts_.min_backoff, opts_.max_backoff));
-  error_log_.log(*logger("relay"), spdlog::level::warn, "relay {}: {}; retrying from seq {} in {} ms",
-                 opts_.name, err.message, offset_, wait.count());
+  error_log_.log(*logger("relay"), spdlog::level::warn,
+                 "relay {}: {}; retrying from seq {} in {} ms", opts_.name, err.message, offset_,
+                 wait.count());
   pause(wait, false);
 }
 
@@ -205,7 +205,7 @@ void relay::loop() {
       }
       js_ = std::move(*js);
       counters_->connected = true;
-      stream_ready_ = false;                  // a restarted server may have lost it
+      stream_ready_ = false;                   // a restarted server may have lost it
       backoff_ = std::chrono::milliseconds{0}; // a new connection: failures start over
     }
     auto more = round();
@@ -300,7 +300,7 @@ expected<bool> relay::round() {
   }
   if (out.err) {
     if (stopping_.load())
-      return true; // cancelled by stop: not an error
+      return true;         // cancelled by stop: not an error
     stream_ready_ = false; // a restarted server may have lost it: check again
     if (!js_->connected()) {
       counters_->connected = false;

@@ -17,8 +17,8 @@ void append_tokens(std::string& out, std::string_view text) {
       token_empty = true;
       continue;
     }
-    const bool special = c == '*' || c == '>' || static_cast<unsigned char>(c) <= ' '
-                         || static_cast<unsigned char>(c) == 0x7f;
+    const bool special = c == '*' || c == '>' || static_cast<unsigned char>(c) <= ' ' ||
+                         static_cast<unsigned char>(c) == 0x7f;
     out += special ? '_' : c;
     token_empty = false;
   }

@@ -13,10 +13,9 @@
 
 namespace sreh::net {
 
-expected<std::unique_ptr<node_parts>> node_parts::start(const config::node_config& cfg,
-                                                        std::shared_ptr<actors::tool_registry> tools,
-                                                        policy::policy_set policy,
-                                                        actors::model_provider_ptr provider) {
+expected<std::unique_ptr<node_parts>>
+node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
+                  policy::policy_set policy, actors::model_provider_ptr provider) {
   std::unique_ptr<node_parts> p{new node_parts(cfg)};
   std::error_code ec;
   std::filesystem::create_directories(cfg.data_dir, ec);
@@ -54,9 +53,9 @@ expected<std::unique_ptr<node_parts>> node_parts::start(const config::node_confi
       return err;
   }
   p->tools_ = std::move(tools);
-  p->node_ = std::make_unique<actors::node>(cfg, *p->store_, *p->writer_, *p->tools_,
-                                            std::move(policy), std::move(provider), p->clock_,
-                                            p->ids_);
+  p->node_ =
+    std::make_unique<actors::node>(cfg, *p->store_, *p->writer_, *p->tools_, std::move(policy),
+                                   std::move(provider), p->clock_, p->ids_);
   if (auto err = p->node_->start())
     return err;
   if (auto err = p->start_relay())
@@ -76,8 +75,8 @@ sreh::error node_parts::start_relay() {
   // A shared store may have several nodes with a relay: the lock keeps one of them active.
   if (cfg_.store.kind == "postgres")
     relay_lock_ = persistence::make_postgres_relay_lock({cfg_.store.url, {}, 1}, ro.name);
-  relay_ = std::make_shared<net::relay>(*store_, cfg_.cluster.topo ? nullptr : &hub_,
-                                        std::move(ro), relay_lock_.get());
+  relay_ = std::make_shared<net::relay>(*store_, cfg_.cluster.topo ? nullptr : &hub_, std::move(ro),
+                                        relay_lock_.get());
   return node_->supervise(relay_);
 }
 
@@ -95,12 +94,12 @@ sreh::error node_parts::record_config(const policy::policy_set& policy) {
   e.id = ids_.next("evt");
   e.kind = "node.config";
   e.at = clock_.now_us();
-  e.data = fmt::format(R"({{"node":{},"config_file":{},"config_fnv1a":"{:016x}","listen":{},)"
-                       R"("store":{},"policy_mode":{},"policy_version":{},"rules":{}}})",
-                       json::quote(cfg_.node_id), json::quote(cfg_.source), h,
-                       json::quote(cfg_.listen), json::quote(cfg_.store.kind),
-                       json::quote(policy::to_string(policy.default_mode)),
-                       json::quote(policy.version), policy.rules.size());
+  e.data =
+    fmt::format(R"({{"node":{},"config_file":{},"config_fnv1a":"{:016x}","listen":{},)"
+                R"("store":{},"policy_mode":{},"policy_version":{},"rules":{}}})",
+                json::quote(cfg_.node_id), json::quote(cfg_.source), h, json::quote(cfg_.listen),
+                json::quote(cfg_.store.kind), json::quote(policy::to_string(policy.default_mode)),
+                json::quote(policy.version), policy.rules.size());
   persistence::write_batch b;
   b.events.push_back(std::move(e));
   std::promise<sreh::error> done;

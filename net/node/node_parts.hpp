@@ -2,8 +2,8 @@
 
 #include <memory>
 
-#include "actors/hub/event_hub.hpp"
 #include "actors/gateway/model_provider.hpp"
+#include "actors/hub/event_hub.hpp"
 #include "actors/node/node.hpp"
 #include "actors/tools/tool.hpp"
 #include "config/node/node_config.hpp"
@@ -27,9 +27,9 @@ class node_parts {
  public:
   /// Opens the store, starts the writer and the actors. `tools` and `provider` are the node's
   /// (app/serve/plugins.hpp: make_tools_and_provider).
-  [[nodiscard]] static expected<std::unique_ptr<node_parts>> start(
-    const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
-    policy::policy_set policy, actors::model_provider_ptr provider);
+  [[nodiscard]] static expected<std::unique_ptr<node_parts>>
+  start(const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
+        policy::policy_set policy, actors::model_provider_ptr provider);
   ~node_parts();
 
   actors::kernel_api& kernel() { return node_->kernel(); }
@@ -68,7 +68,7 @@ class node_parts {
   std::unique_ptr<actors::node> node_;
   std::unique_ptr<persistence::relay_lock> relay_lock_;
   std::shared_ptr<net::relay> relay_;     // owned with the node's service supervisor
-  std::unique_ptr<net::event_feed> feed_;   // a cluster's events, into the hub
+  std::unique_ptr<net::event_feed> feed_; // a cluster's events, into the hub
 };
 
 } // namespace sreh::net

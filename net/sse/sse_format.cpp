@@ -41,13 +41,15 @@ bool sse_parser::feed(std::string_view bytes, const callback& on_event) {
   for (char c : bytes) {
     if (skip_lf_) {
       skip_lf_ = false;
-      if (c == '\n') continue;
+      if (c == '\n')
+        continue;
     }
     if (c == '\r' || c == '\n') {
       skip_lf_ = c == '\r';
       std::string l;
       l.swap(line_);
-      if (!line(l, on_event)) return false;
+      if (!line(l, on_event))
+        return false;
     } else {
       line_.push_back(c);
     }
@@ -70,22 +72,26 @@ bool sse_parser::line(std::string_view l, const callback& on_event) {
     event_.clear();
     return keep;
   }
-  if (l.front() == ':') return true;  // comment (heartbeat)
+  if (l.front() == ':')
+    return true; // comment (heartbeat)
   auto colon = l.find(':');
   auto field = l.substr(0, colon);
   std::string_view value;
   if (colon != std::string_view::npos) {
     value = l.substr(colon + 1);
-    if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    if (!value.empty() && value.front() == ' ')
+      value.remove_prefix(1);
   }
   if (field == "data") {
-    if (has_data_) data_.push_back('\n');
+    if (has_data_)
+      data_.push_back('\n');
     data_.append(value);
     has_data_ = true;
   } else if (field == "event") {
     event_.assign(value);
   } else if (field == "id") {
-    if (value.find('\0') == std::string_view::npos) last_id_.assign(value);
+    if (value.find('\0') == std::string_view::npos)
+      last_id_.assign(value);
   }
   return true;
 }

@@ -20,7 +20,7 @@ constexpr auto write_stall_timeout = std::chrono::seconds(10);
 std::chrono::seconds stall_timeout(std::size_t bytes) {
   return write_stall_timeout + std::chrono::seconds(bytes / 65536);
 }
-}
+} // namespace
 
 /// The part of the session the hub's callback sees. The callback runs on the store writer
 /// thread: it filters, appends and posts a drain, nothing else.
@@ -28,16 +28,16 @@ struct sse_session::live_queue {
   std::mutex mtx;
   // Shared with every other stream (no copies on the publishing thread); filtered in drain.
   std::vector<actors::event_hub::batch> batches;
-  std::size_t queued = 0;   // events in `batches` that pass this stream's filter
-  bool posted = false;      // a drain is on its way
-  bool overflow = false;    // live and too far behind: cut
-  bool dropped = false;     // overflowed during catch-up: catch up again before going live
+  std::size_t queued = 0; // events in `batches` that pass this stream's filter
+  bool posted = false;    // a drain is on its way
+  bool overflow = false;  // live and too far behind: cut
+  bool dropped = false;   // overflowed during catch-up: catch up again before going live
   bool live = false;
   bool closed = false;
   std::size_t limit = 0;
   std::string run_id;
   std::string kind_prefix;
-  std::shared_ptr<server_core> core;  // keeps the io_context alive for the post
+  std::shared_ptr<server_core> core; // keeps the io_context alive for the post
   asio::any_io_executor exec;
   std::weak_ptr<sse_session> session;
 
@@ -45,10 +45,12 @@ struct sse_session::live_queue {
     bool notify = false;
     {
       std::lock_guard<std::mutex> lk(mtx);
-      if (closed || overflow) return;
+      if (closed || overflow)
+        return;
       std::size_t n = 0;
       for (const auto& e : b->events) {
-        if (!run_id.empty() && e.run_id != run_id) continue;
+        if (!run_id.empty() && e.run_id != run_id)
+          continue;
         // Terminal events always pass: they end per-run streams.
         if (!kind_prefix.empty() && e.kind.rfind(kind_prefix, 0) != 0 && !is_terminal_kind(e.kind))
           continue;
@@ -64,13 +66,15 @@ struct sse_session::live_queue {
         if (live)
           overflow = true;
         else
-          dropped = true;  // the store still has them; catch-up reads them again
+          dropped = true; // the store still has them; catch-up reads them again
       }
-      if (!posted && live && (overflow || !batches.empty())) posted = notify = true;
+      if (!posted && live && (overflow || !batches.empty()))
+        posted = notify = true;
     }
     if (notify)
       asio::post(exec, [w = session] {
-        if (auto s = w.lock()) s->drain();
+        if (auto s = w.lock())
+          s->drain();
       });
   }
 };
@@ -78,21 +82,18 @@ struct sse_session::live_queue {
 sse_session::sse_session(std::shared_ptr<server_core> core, beast::tcp_stream&& stream,
                          beast::flat_buffer&& buffer, sse_spec spec, connection_slot slot,
                          std::string request_id, unsigned version)
-  : core_(std::move(core)),
-    stream_(std::move(stream)),
-    buffer_(std::move(buffer)),
-    spec_(std::move(spec)),
-    slot_(std::move(slot)),
-    request_id_(std::move(request_id)),
-    version_(version),
-    heartbeat_(stream_.get_executor()) {}
+  : core_(std::move(core)), stream_(std::move(stream)), buffer_(std::move(buffer)),
+    spec_(std::move(spec)), slot_(std::move(slot)), request_id_(std::move(request_id)),
+    version_(version), heartbeat_(stream_.get_executor()) {}
 
 sse_session::~sse_session() {
-  if (token_ != 0) core_->ctx.hub.unsubscribe(token_);
+  if (token_ != 0)
+    core_->ctx.hub.unsubscribe(token_);
 }
 
 void sse_session::shutdown() {
-  asio::post(stream_.get_executor(), [self = shared_from_this()] { self->close("server stopping"); });
+  asio::post(stream_.get_executor(),
+             [self = shared_from_this()] { self->close("server stopping"); });
 }
 
 void sse_session::start() {
@@ -109,7 +110,8 @@ void sse_session::start() {
     q->session = self;
     self->queue_ = q;
     // (1) Subscribe before reading the store, so nothing committed in between is missed.
-    self->token_ = self->core_->ctx.hub.subscribe([q](const actors::event_hub::batch& b) { q->push(b); });
+    self->token_ =
+      self->core_->ctx.hub.subscribe([q](const actors::event_hub::batch& b) { q->push(b); });
 
     auto res = std::make_shared<http::response<http::empty_body>>(http::status::ok, self->version_);
     res->set(http::field::server, "sreh");
@@ -120,15 +122,15 @@ void sse_session::start() {
     res->keep_alive(false);
     res->chunked(true);
     auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*res);
-    http::async_write_header(self->stream_, *sr,
-                             [self, res, sr](beast::error_code ec, std::size_t) {
-                               self->on_header_written(ec);
-                             });
+    http::async_write_header(
+      self->stream_, *sr,
+      [self, res, sr](beast::error_code ec, std::size_t) { self->on_header_written(ec); });
   });
 }
 
 void sse_session::on_header_written(beast::error_code ec) {
-  if (ec) return close("write failed: " + ec.message());
+  if (ec)
+    return close("write failed: " + ec.message());
   watch_peer();
   arm_heartbeat();
   catch_up();
@@ -137,9 +139,11 @@ void sse_session::on_header_written(beast::error_code ec) {
 // (2) Catch-up from the store, one page per write so memory stays bounded. The store is read on
 // the handler pool (it may be slow or hang); the page is sent from the strand.
 void sse_session::catch_up() {
-  if (closed_) return;
+  if (closed_)
+    return;
   asio::post(core_->handlers, [self = shared_from_this(), after = last_seq_] {
-    if (self->core_->stopping) return;
+    if (self->core_->stopping)
+      return;
     auto& store = self->core_->ctx.store;
     // Read the run's state before the page: if it is terminal now, its terminal event is
     // committed and the page (or a later one) contains it.
@@ -161,14 +165,16 @@ void sse_session::catch_up() {
 }
 
 void sse_session::on_page(bool terminal_known, expected<std::vector<event>> events) {
-  if (closed_) return;
+  if (closed_)
+    return;
   if (!events) {
     core_->log->warn("{} sse: reading events failed: {}", request_id_, events.error().message);
     return close("store read failed");
   }
   for (const auto& e : *events) {
     consider(e);
-    if (finishing_) return flush();
+    if (finishing_)
+      return flush();
   }
   if (static_cast<int>(events->size()) >= catchup_page) {
     if (pending_.empty() && !writing_) {
@@ -208,7 +214,8 @@ void sse_session::go_live() {
 
 // (3) Live events, skipping what catch-up covered.
 void sse_session::drain() {
-  if (closed_ || !live_) return;
+  if (closed_ || !live_)
+    return;
   std::vector<actors::event_hub::batch> batches;
   bool overflow = false;
   {
@@ -239,9 +246,11 @@ void sse_session::drain() {
 }
 
 void sse_session::consider(const event& e, const std::string* frame) {
-  if (e.seq <= last_seq_) return;
+  if (e.seq <= last_seq_)
+    return;
   last_seq_ = e.seq;
-  if (!spec_.run_id.empty() && e.run_id != spec_.run_id) return;
+  if (!spec_.run_id.empty() && e.run_id != spec_.run_id)
+    return;
   bool terminal = spec_.finish_on_terminal && is_terminal_kind(e.kind);
   if (spec_.kind_prefix.empty() || e.kind.rfind(spec_.kind_prefix, 0) == 0) {
     if (frame != nullptr)
@@ -251,30 +260,32 @@ void sse_session::consider(const event& e, const std::string* frame) {
     ++sent_;
     activity_ = true;
   }
-  if (terminal) finishing_ = true;
+  if (terminal)
+    finishing_ = true;
 }
 
 void sse_session::flush() {
-  if (closed_ || writing_ || final_sent_) return;
+  if (closed_ || writing_ || final_sent_)
+    return;
   if (pending_.empty()) {
-    if (!finishing_) return;
+    if (!finishing_)
+      return;
     final_sent_ = true;
     writing_ = true;
     stream_.expires_after(write_stall_timeout);
-    asio::async_write(stream_, http::make_chunk_last(),
-                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                        self->on_written(ec);
-                      });
+    asio::async_write(
+      stream_, http::make_chunk_last(),
+      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_written(ec); });
     return;
   }
   out_.swap(pending_);
   pending_.clear();
   writing_ = true;
-  stream_.expires_after(stall_timeout(out_.size())); // the write only: watch_peer's read started before
-  asio::async_write(stream_, http::make_chunk(asio::buffer(out_)),
-                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                      self->on_written(ec);
-                    });
+  stream_.expires_after(
+    stall_timeout(out_.size())); // the write only: watch_peer's read started before
+  asio::async_write(
+    stream_, http::make_chunk(asio::buffer(out_)),
+    [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_written(ec); });
 }
 
 void sse_session::on_written(beast::error_code ec) {
@@ -284,9 +295,11 @@ void sse_session::on_written(beast::error_code ec) {
                      request_id_, stall_timeout(out_.size()).count());
     return close("too slow");
   }
-  if (ec) return close("write failed: " + ec.message());
+  if (ec)
+    return close("write failed: " + ec.message());
   stream_.expires_never();
-  if (final_sent_) return close("run ended");
+  if (final_sent_)
+    return close("run ended");
   if (catchup_more_) {
     catchup_more_ = false;
     return catch_up();
@@ -300,7 +313,8 @@ void sse_session::arm_heartbeat() {
   heartbeat_.expires_after(
     std::chrono::milliseconds(std::max<std::int64_t>(100, core_->ctx.cfg.limits.sse_heartbeat_ms)));
   heartbeat_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (ec || self->closed_) return;
+    if (ec || self->closed_)
+      return;
     if (!self->activity_ && !self->writing_ && self->pending_.empty() && !self->finishing_) {
       self->pending_.assign(sse_heartbeat);
       self->flush();
@@ -314,16 +328,20 @@ void sse_session::arm_heartbeat() {
 void sse_session::watch_peer() {
   stream_.async_read_some(asio::buffer(peek_),
                           [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                            if (self->closed_) return;
+                            if (self->closed_)
+                              return;
                             // A stalled write closes the stream: its handler says why.
-                            if (ec == asio::error::operation_aborted && self->writing_) return;
-                            if (ec) return self->close("client closed");
+                            if (ec == asio::error::operation_aborted && self->writing_)
+                              return;
+                            if (ec)
+                              return self->close("client closed");
                             self->watch_peer();
                           });
 }
 
 void sse_session::close(std::string_view why) {
-  if (closed_) return;
+  if (closed_)
+    return;
   closed_ = true;
   if (token_ != 0) {
     core_->ctx.hub.unsubscribe(token_);

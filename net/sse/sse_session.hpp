@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "net/http/http_message.hpp"
-#include "core/model/event.hpp"
 #include "core/base/expected.hpp"
+#include "core/model/event.hpp"
+#include "net/http/http_message.hpp"
 #include "net/http/server_core.hpp"
 
 namespace sreh::net {
@@ -62,16 +62,16 @@ class sse_session : public connection, public std::enable_shared_from_this<sse_s
   std::shared_ptr<live_queue> queue_;
   std::uint64_t token_ = 0;
 
-  std::int64_t last_seq_ = 0;      // highest seq covered (sent or filtered out)
-  std::int64_t sent_ = 0;          // frames written
-  std::string out_;                // the chunk being written
-  std::string pending_;            // frames waiting for the next write
+  std::int64_t last_seq_ = 0; // highest seq covered (sent or filtered out)
+  std::int64_t sent_ = 0;     // frames written
+  std::string out_;           // the chunk being written
+  std::string pending_;       // frames waiting for the next write
   bool writing_ = false;
-  bool live_ = false;              // catch-up done
-  bool catchup_more_ = false;      // a full page was read: read on after this write
-  bool finishing_ = false;         // terminal event seen: end after the pending frames
+  bool live_ = false;         // catch-up done
+  bool catchup_more_ = false; // a full page was read: read on after this write
+  bool finishing_ = false;    // terminal event seen: end after the pending frames
   bool final_sent_ = false;
-  bool activity_ = false;          // an event was written since the last heartbeat tick
+  bool activity_ = false; // an event was written since the last heartbeat tick
   bool closed_ = false;
   std::array<char, 512> peek_{};
 };

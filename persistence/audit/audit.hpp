@@ -18,8 +18,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/model/event.hpp"
 #include "core/base/expected.hpp"
+#include "core/model/event.hpp"
 
 namespace sreh::persistence {
 
@@ -37,8 +37,7 @@ void append_audit_canonical(std::string& out, std::int64_t seq, const event& e);
 
 /// The hash of entry `e` at position `seq` after an entry whose hash is `prev_hash` (lower-case
 /// hex SHA-256, 64 characters); empty only when OpenSSL fails.
-[[nodiscard]] std::string audit_hash(std::string_view prev_hash, std::int64_t seq,
-                                     const event& e);
+[[nodiscard]] std::string audit_hash(std::string_view prev_hash, std::int64_t seq, const event& e);
 
 // -- verification --------------------------------------------------------------------------------
 
@@ -56,11 +55,11 @@ enum class audit_fault {
 
 struct audit_report {
   audit_fault fault = audit_fault::none;
-  std::int64_t entries = 0;     // entries found good (all of them when ok)
-  std::string last_hash;        // hash of the last good entry (genesis for an empty log)
-  std::int64_t bad_seq = 0;     // the first bad entry (removed: the missing seq)
-  std::string bad_id;           // its id ("" when removed: the entry is gone)
-  std::string message;          // what is wrong, for people
+  std::int64_t entries = 0; // entries found good (all of them when ok)
+  std::string last_hash;    // hash of the last good entry (genesis for an empty log)
+  std::int64_t bad_seq = 0; // the first bad entry (removed: the missing seq)
+  std::string bad_id;       // its id ("" when removed: the entry is gone)
+  std::string message;      // what is wrong, for people
 
   [[nodiscard]] bool ok() const { return fault == audit_fault::none; }
 };
@@ -70,8 +69,8 @@ struct audit_report {
 /// writing). `progress(done, total)` is called every few thousand entries and at the end
 /// (`total` is the last seq at the start); it may be empty. Returns the report, or an error
 /// when the file cannot be read (missing file, not a sreh database, schema without the chain).
-[[nodiscard]] expected<audit_report> verify_audit_chain(
-  const std::string& sqlite_path,
-  const std::function<void(std::int64_t done, std::int64_t total)>& progress);
+[[nodiscard]] expected<audit_report>
+verify_audit_chain(const std::string& sqlite_path,
+                   const std::function<void(std::int64_t done, std::int64_t total)>& progress);
 
 } // namespace sreh::persistence

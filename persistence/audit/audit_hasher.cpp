@@ -1,8 +1,7 @@
 #include "persistence/audit/audit_hasher.hpp"
 
-#include <openssl/evp.h>
-
 #include <fmt/format.h>
+#include <openssl/evp.h>
 
 #include <iterator>
 
@@ -37,8 +36,7 @@ audit_hasher::~audit_hasher() {
   EVP_MD_free(md_);
 }
 
-std::string_view audit_hasher::next(std::string_view prev_hash, std::int64_t seq,
-                                    const event& e) {
+std::string_view audit_hasher::next(std::string_view prev_hash, std::int64_t seq, const event& e) {
   if (md_ == nullptr || ctx_ == nullptr)
     return {};
   buf_.assign(prev_hash);
@@ -46,9 +44,9 @@ std::string_view audit_hasher::next(std::string_view prev_hash, std::int64_t seq
   append_audit_canonical(buf_, seq, e);
   unsigned char digest[32];
   unsigned int n = 0;
-  if (EVP_DigestInit_ex2(ctx_, md_, nullptr) != 1
-      || EVP_DigestUpdate(ctx_, buf_.data(), buf_.size()) != 1
-      || EVP_DigestFinal_ex(ctx_, digest, &n) != 1 || n != sizeof digest)
+  if (EVP_DigestInit_ex2(ctx_, md_, nullptr) != 1 ||
+      EVP_DigestUpdate(ctx_, buf_.data(), buf_.size()) != 1 ||
+      EVP_DigestFinal_ex(ctx_, digest, &n) != 1 || n != sizeof digest)
     return {};
   constexpr char digits[] = "0123456789abcdef";
   for (std::size_t i = 0; i < sizeof digest; ++i) {

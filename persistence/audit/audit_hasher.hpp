@@ -21,8 +21,7 @@ class audit_hasher {
 
   /// The hash of `e` at `seq` after `prev_hash` (64 lower-case hex digits), valid until the
   /// next call; empty when OpenSSL fails (no SHA-256 provider, out of memory).
-  [[nodiscard]] std::string_view next(std::string_view prev_hash, std::int64_t seq,
-                                      const event& e);
+  [[nodiscard]] std::string_view next(std::string_view prev_hash, std::int64_t seq, const event& e);
 
  private:
   EVP_MD* md_;

@@ -5,11 +5,11 @@
 #include <filesystem>
 #include <system_error>
 
+#include "persistence/audit/audit.hpp"
 #include "persistence/audit/audit_hasher.hpp"
+#include "persistence/sqlite/migrations.hpp"
 #include "persistence/sqlite/rows.hpp"
 #include "persistence/sqlite/statement.hpp"
-#include "persistence/audit/audit.hpp"
-#include "persistence/sqlite/migrations.hpp"
 
 namespace sreh::persistence {
 
@@ -101,9 +101,9 @@ class chain_walk {
 
   std::string removed_message(const entry& x) const {
     const auto missing = last_seq_ + 1;
-    const auto range = x.e.seq - 1 == missing ? fmt::format("entry {} is missing", missing)
-                                              : fmt::format("entries {}..{} are missing",
-                                                            missing, x.e.seq - 1);
+    const auto range = x.e.seq - 1 == missing
+                         ? fmt::format("entry {} is missing", missing)
+                         : fmt::format("entries {}..{} are missing", missing, x.e.seq - 1);
     if (last_seq_ == 0)
       return fmt::format("{}: the log starts at {} ({})", range, x.e.seq, x.e.id);
     return fmt::format("{}: the log goes from {} ({}) to {} ({})", range, last_seq_, last_id_,
@@ -154,8 +154,8 @@ expected<std::unique_ptr<connection>> open_chain(const std::string& path) {
   const int version = sqlite_database_version((*c)->db());
   if (version < 0)
     return sreh::error{errc::invalid_argument,
-                       fmt::format("audit: {} is not a sreh database (no schema_version: {})",
-                                   path, sqlite3_errmsg((*c)->db()))};
+                       fmt::format("audit: {} is not a sreh database (no schema_version: {})", path,
+                                   sqlite3_errmsg((*c)->db()))};
   if (version < first_chained_version)
     return sreh::error{errc::invalid_argument,
                        fmt::format("audit: {} has schema version {}, which has no audit chain; "
@@ -168,18 +168,23 @@ expected<std::unique_ptr<connection>> open_chain(const std::string& path) {
 
 const char* to_string(audit_fault f) {
   switch (f) {
-    case audit_fault::none: return "ok";
-    case audit_fault::edited: return "edited";
-    case audit_fault::removed: return "removed";
-    case audit_fault::reordered: return "reordered";
-    case audit_fault::chain_broken: return "chain broken";
+  case audit_fault::none:
+    return "ok";
+  case audit_fault::edited:
+    return "edited";
+  case audit_fault::removed:
+    return "removed";
+  case audit_fault::reordered:
+    return "reordered";
+  case audit_fault::chain_broken:
+    return "chain broken";
   }
   return "unknown";
 }
 
-expected<audit_report> verify_audit_chain(
-  const std::string& sqlite_path,
-  const std::function<void(std::int64_t done, std::int64_t total)>& progress) {
+expected<audit_report>
+verify_audit_chain(const std::string& sqlite_path,
+                   const std::function<void(std::int64_t done, std::int64_t total)>& progress) {
   auto opened = open_chain(sqlite_path);
   if (!opened)
     return opened.error();

@@ -37,19 +37,18 @@ expected<heartbeat_result> postgres_store::heartbeat(const node_heartbeat& hb,
                                                      std::chrono::milliseconds ttl) {
   std::lock_guard lk{cluster_mtx_};
   return cluster_conn_.use_retrying(
-      "heartbeat", [&](pqxx::connection& conn) -> expected<heartbeat_result> {
-        pqxx::work tx{conn, "heartbeat"};
-        heartbeat_result out;
-        // Waits here while a survivor is claiming this node's runs (it share-locks the row).
-        if (const auto prev = tx.exec_prepared(node_lease_expired.name, hb.node_id); !prev.empty())
-          out.lease_was_expired = prev[0][0].as<bool>();
-        tx.exec_prepared0(upsert_node.name, hb.node_id, hb.http, hb.cluster, hb.roles,
-                          hb.active_runs, hb.parked_runs, hb.started_at,
-                          static_cast<std::int64_t>(ttl.count()));
-        out.nodes = read_members(tx);
-        tx.commit();
-        return out;
-      });
+    "heartbeat", [&](pqxx::connection& conn) -> expected<heartbeat_result> {
+      pqxx::work tx{conn, "heartbeat"};
+      heartbeat_result out;
+      // Waits here while a survivor is claiming this node's runs (it share-locks the row).
+      if (const auto prev = tx.exec_prepared(node_lease_expired.name, hb.node_id); !prev.empty())
+        out.lease_was_expired = prev[0][0].as<bool>();
+      tx.exec_prepared0(upsert_node.name, hb.node_id, hb.http, hb.cluster, hb.roles, hb.active_runs,
+                        hb.parked_runs, hb.started_at, static_cast<std::int64_t>(ttl.count()));
+      out.nodes = read_members(tx);
+      tx.commit();
+      return out;
+    });
 }
 
 expected<std::vector<run>> postgres_store::claim_orphans(std::string_view node_id, int limit) {

@@ -3,9 +3,8 @@
 // (pg_sql.hpp) called with the events hashed after the head this writer committed last. Else, or
 // when that head turns out stale, a transaction of one statement per table that reads the head
 // under the lock first.
-#include <pqxx/pqxx>
-
 #include <fmt/format.h>
+#include <pqxx/pqxx>
 
 #include <algorithm>
 #include <map>
@@ -14,12 +13,12 @@
 #include <unordered_set>
 #include <utility>
 
+#include "core/base/logger.hpp"
+#include "persistence/audit/audit.hpp"
 #include "persistence/postgres/migrations.hpp"
 #include "persistence/postgres/rows.hpp"
 #include "persistence/postgres/sql.hpp"
 #include "persistence/postgres/store_impl.hpp"
-#include "core/base/logger.hpp"
-#include "persistence/audit/audit.hpp"
 
 namespace sreh::persistence::pg {
 
@@ -57,7 +56,7 @@ struct commit_rows {
   array_columns steps{step_column_count};
   array_columns approvals{approval_column_count};
   array_columns events{event_column_count};
-  std::int64_t last_seq = 0;        // the log's head after this commit
+  std::int64_t last_seq = 0; // the log's head after this commit
   std::string last_hash;
 };
 
@@ -113,9 +112,10 @@ void recreate_commit_function(pqxx::connection& c) {
 /// The batches that are written: a create whose idempotency key is held (in the database:
 /// `holders`, or by an earlier batch of this commit) skips its whole batch (its result names the
 /// holder), and so does a batch found in the log already. Returns the batch creating each run.
-std::unordered_map<std::string_view, std::size_t> skip_held_keys(
-  std::unordered_map<std::string, std::string> holders, const std::vector<write_batch>& batches,
-  const std::vector<char>& applied, std::vector<commit_result>& results) {
+std::unordered_map<std::string_view, std::size_t>
+skip_held_keys(std::unordered_map<std::string, std::string> holders,
+               const std::vector<write_batch>& batches, const std::vector<char>& applied,
+               std::vector<commit_result>& results) {
   std::unordered_map<std::string_view, std::size_t> created_in;
   for (std::size_t i = 0; i < batches.size(); ++i) {
     const auto& b = batches[i];
@@ -289,8 +289,9 @@ std::vector<commit_result> postgres_store::commit(std::vector<write_batch>& batc
   return results;
 }
 
-std::optional<expected<std::int64_t>> postgres_store::commit_in_one_trip(
-  std::vector<write_batch>& batches, std::vector<commit_result>& results) {
+std::optional<expected<std::int64_t>>
+postgres_store::commit_in_one_trip(std::vector<write_batch>& batches,
+                                   std::vector<commit_result>& results) {
   // A create with an idempotency key needs the keys' holders read first: not in one trip.
   for (const auto& b : batches)
     if (b.create && !b.create->idempotency_key.empty())

@@ -7,18 +7,17 @@
 // returned byte for byte.
 #include "persistence/postgres/migrations.hpp"
 
-#include <pqxx/pqxx>
-
 #include <fmt/format.h>
+#include <pqxx/pqxx>
 
 #include <array>
 #include <chrono>
 #include <string_view>
 
+#include "persistence/audit/audit.hpp"
 #include "persistence/audit/audit_hasher.hpp"
 #include "persistence/postgres/rows.hpp"
 #include "persistence/postgres/sql.hpp"
-#include "persistence/audit/audit.hpp"
 #include "persistence/store/schema_versions.hpp"
 
 namespace sreh::persistence::pg {
@@ -125,10 +124,10 @@ sreh::error hash_existing_events(pqxx::work& tx) {
   std::string prev{audit_genesis_hash};
   std::int64_t after = 0;
   for (;;) {
-    const auto rows = tx.exec_params(
-      "SELECT seq, id, run_id, run_seq, kind, at, data FROM events WHERE seq > $1 "
-      "ORDER BY seq LIMIT $2",
-      after, page_size);
+    const auto rows =
+      tx.exec_params("SELECT seq, id, run_id, run_seq, kind, at, data FROM events WHERE seq > $1 "
+                     "ORDER BY seq LIMIT $2",
+                     after, page_size);
     if (rows.empty())
       return {};
     array_columns cols{3};
@@ -252,8 +251,8 @@ sreh::error migrate(pqxx::connection& c, const std::string& schema) {
     if (m.then != nullptr)
       if (auto err = m.then(tx))
         return err;
-    tx.exec_params0("INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)",
-                    m.version, now_us());
+    tx.exec_params0("INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)", m.version,
+                    now_us());
     tx.commit();
   }
 }

@@ -1,18 +1,16 @@
 // The PostgreSQL store: opening, and the read methods (each one autocommit statement on a
 // pooled connection).
-#include "persistence/postgres/store_impl.hpp"
-
-#include <pqxx/pqxx>
-
 #include <fmt/format.h>
+#include <pqxx/pqxx>
 
 #include <type_traits>
 
+#include "core/base/logger.hpp"
 #include "persistence/postgres/migrations.hpp"
 #include "persistence/postgres/rows.hpp"
 #include "persistence/postgres/sql.hpp"
+#include "persistence/postgres/store_impl.hpp"
 #include "persistence/store/paging.hpp"
-#include "core/base/logger.hpp"
 
 namespace sreh::persistence {
 
@@ -80,10 +78,9 @@ expected<std::optional<run>> postgres_store::get_run(std::string_view id) {
 expected<run_page> postgres_store::list_runs(const run_filter& f) {
   const page_window window{f.limit};
   auto rows = f.state ? collect<run>(readers_, "list runs", list_runs_state, read_run,
-                                     window.fetch(), f.before_id,
-                                     std::string{to_string(*f.state)})
-                      : collect<run>(readers_, "list runs", pg::list_runs, read_run,
-                                     window.fetch(), f.before_id);
+                                     window.fetch(), f.before_id, std::string{to_string(*f.state)})
+                      : collect<run>(readers_, "list runs", pg::list_runs, read_run, window.fetch(),
+                                     f.before_id);
   if (!rows)
     return rows.error();
   run_page page;
@@ -99,8 +96,7 @@ expected<std::vector<step>> postgres_store::get_steps(std::string_view run_id) {
 expected<std::vector<event>> postgres_store::read_events(const event_filter& f) {
   const int limit = clamp_limit(f.limit, max_event_rows);
   if (f.run_id.empty())
-    return collect<event>(readers_, "read events", pg::read_events, read_event, f.after_seq,
-                          limit);
+    return collect<event>(readers_, "read events", pg::read_events, read_event, f.after_seq, limit);
   return collect<event>(readers_, "read events", read_run_events, read_event, f.after_seq, limit,
                         f.run_id);
 }
@@ -110,13 +106,15 @@ expected<std::vector<run>> postgres_store::unfinished_runs(std::string_view node
                       std::string{node_id});
 }
 
-expected<std::optional<std::string>>
-postgres_store::find_by_idempotency_key(std::string_view key) {
+expected<std::optional<std::string>> postgres_store::find_by_idempotency_key(std::string_view key) {
   if (key.empty())
     return std::optional<std::string>{};
   return first(collect<std::string>(
     readers_, "find by idempotency key", run_by_key,
-    [](const pqxx::row& r) { return std::string{r[0].c_str(), r[0].size()}; }, std::string{key}));
+    [](const pqxx::row& r) {
+      return std::string{r[0].c_str(), r[0].size()};
+    },
+    std::string{key}));
 }
 
 expected<std::optional<approval>> postgres_store::get_approval(std::string_view id) {
@@ -146,7 +144,7 @@ expected<std::vector<approval>> postgres_store::pending_approvals() {
 }
 
 expected<std::optional<approval>> postgres_store::approval_for_step(std::string_view run_id,
-                                                                   std::int64_t n) {
+                                                                    std::int64_t n) {
   return first(collect<approval>(readers_, "approval for step", pg::approval_for_step,
                                  read_approval, std::string{run_id}, n));
 }
@@ -158,8 +156,8 @@ expected<std::vector<step>> postgres_store::rate_counted_tool_steps(timestamp_us
 
 expected<store_stats> postgres_store::stats() {
   auto rows = collect<store_stats>(readers_, "stats", pg::stats, [](const pqxx::row& r) {
-    return store_stats{r[0].as<std::int64_t>(), r[1].as<std::int64_t>(),
-                       r[2].as<std::int64_t>(), r[3].as<std::int64_t>()};
+    return store_stats{r[0].as<std::int64_t>(), r[1].as<std::int64_t>(), r[2].as<std::int64_t>(),
+                       r[3].as<std::int64_t>()};
   });
   if (!rows)
     return rows.error();
@@ -167,8 +165,8 @@ expected<store_stats> postgres_store::stats() {
 }
 
 sreh::error postgres_store::ping() {
-  auto rows = collect<int>(readers_, "ping", pg::ping,
-                           [](const pqxx::row& r) { return r[0].as<int>(); });
+  auto rows =
+    collect<int>(readers_, "ping", pg::ping, [](const pqxx::row& r) { return r[0].as<int>(); });
   return rows ? sreh::error{} : rows.error();
 }
 

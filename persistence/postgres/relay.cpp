@@ -21,12 +21,13 @@ std::int64_t now_us() {
 
 expected<std::int64_t> postgres_store::relay_offset(std::string_view name) {
   auto c = readers_.borrow();
-  return c->use_retrying("read relay offset", [&](pqxx::connection& conn) -> expected<std::int64_t> {
-    pqxx::nontransaction tx{conn};
-    const auto rows =
-      tx.exec_params("SELECT seq FROM relay_offsets WHERE name = $1", std::string{name});
-    return rows.empty() ? std::int64_t{0} : rows[0][0].as<std::int64_t>();
-  });
+  return c->use_retrying(
+    "read relay offset", [&](pqxx::connection& conn) -> expected<std::int64_t> {
+      pqxx::nontransaction tx{conn};
+      const auto rows =
+        tx.exec_params("SELECT seq FROM relay_offsets WHERE name = $1", std::string{name});
+      return rows.empty() ? std::int64_t{0} : rows[0][0].as<std::int64_t>();
+    });
 }
 
 sreh::error postgres_store::set_relay_offset(std::string_view name, std::int64_t seq) {

@@ -44,7 +44,7 @@ class pg_relay_lock final : public relay_lock {
       }
       held_ = tx.exec_params1("SELECT pg_try_advisory_lock(21071, hashtext($1))",
                               schema_ + ":relay:" + name_)[0]
-                  .as<bool>();
+                .as<bool>();
       return held_;
     } catch (...) {
       bool broken = false;

@@ -1,8 +1,7 @@
 #include "persistence/postgres/rows.hpp"
 
-#include <pqxx/field>
-
 #include <fmt/format.h>
+#include <pqxx/field>
 
 #include "persistence/store/approval_codec.hpp"
 

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/expected.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/event.hpp"
-#include "core/base/expected.hpp"
 #include "core/model/run.hpp"
 #include "core/model/step.hpp"
 

@@ -48,8 +48,8 @@ std::vector<std::string> param_types(const statement& s) {
     if (sql.substr(j, 2) != "::")
       throw std::logic_error{fmt::format("statement {}: ${} has no cast", s.name, n)};
     std::size_t k = j + 2;
-    while (k < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[k])) != 0
-                              || sql[k] == '_' || sql[k] == '[' || sql[k] == ']'))
+    while (k < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[k])) != 0 ||
+                              sql[k] == '_' || sql[k] == '[' || sql[k] == ']'))
       ++k;
     types.emplace(n, std::string{sql.substr(j + 2, k - j - 2)});
   }
@@ -85,10 +85,9 @@ commit_function build_commit_function() {
     const int first = static_cast<int>(types.size()) + 1;
     for (auto& t : param_types(s))
       types.push_back(std::move(t));
-    writes += fmt::format(fmt::runtime(text), fmt::arg("first", first),
-                          fmt::arg("sql", shift_params(s.sql, first - 1)),
-                          fmt::arg("notify", perform(notify_commit)),
-                          fmt::arg("sqlstate", commit_fenced_sqlstate));
+    writes += fmt::format(
+      fmt::runtime(text), fmt::arg("first", first), fmt::arg("sql", shift_params(s.sql, first - 1)),
+      fmt::arg("notify", perform(notify_commit)), fmt::arg("sqlstate", commit_fenced_sqlstate));
   };
   add(insert_runs, "  IF cardinality(${first}) > 0 THEN\n    {sql};\n  END IF;\n");
   add(update_runs,
@@ -127,10 +126,10 @@ commit_function build_commit_function() {
   }
   commit_function f;
   f.name = fmt::format("sreh_commit_{:016x}", fnv1a(signature + body));
-  f.create_sql = fmt::format(
-    "CREATE OR REPLACE FUNCTION {}({}) RETURNS TABLE (ok boolean, head_seq bigint, "
-    "head_hash text) LANGUAGE plpgsql AS $sreh_commit$\n{}$sreh_commit$",
-    f.name, signature, body);
+  f.create_sql =
+    fmt::format("CREATE OR REPLACE FUNCTION {}({}) RETURNS TABLE (ok boolean, head_seq bigint, "
+                "head_hash text) LANGUAGE plpgsql AS $sreh_commit$\n{}$sreh_commit$",
+                f.name, signature, body);
   f.call_sql = fmt::format("SELECT ok, head_seq, head_hash FROM {}({})", f.name, args);
   f.params = static_cast<int>(types.size());
   return f;
@@ -145,12 +144,32 @@ const commit_function& commit_at_once() {
 
 void prepare_statements(pqxx::connection& c) {
   // The write statements are not among them: the commit function is made of their SQL.
-  for (const auto& s :
-       {lock_commit, log_head, runs_by_keys, events_by_ids, run_owners, get_run, list_runs,
-        list_runs_state, unfinished_runs, run_by_key, get_steps, rate_counted_tool_steps, read_events,
-        read_run_events, get_approval, list_approvals, list_approvals_state, list_approvals_run,
-        pending_approvals, approval_for_step, stats, ping, node_lease_expired, upsert_node, members,
-        claim_orphans})
+  for (const auto& s : {lock_commit,
+                        log_head,
+                        runs_by_keys,
+                        events_by_ids,
+                        run_owners,
+                        get_run,
+                        list_runs,
+                        list_runs_state,
+                        unfinished_runs,
+                        run_by_key,
+                        get_steps,
+                        rate_counted_tool_steps,
+                        read_events,
+                        read_run_events,
+                        get_approval,
+                        list_approvals,
+                        list_approvals_state,
+                        list_approvals_run,
+                        pending_approvals,
+                        approval_for_step,
+                        stats,
+                        ping,
+                        node_lease_expired,
+                        upsert_node,
+                        members,
+                        claim_orphans})
     c.prepare(s.name, s.sql);
   c.prepare(commit_at_once_statement, commit_at_once().call_sql);
 }

@@ -37,22 +37,22 @@ inline constexpr statement runs_by_keys{
   "runs_by_keys", "SELECT idempotency_key, id FROM runs WHERE idempotency_key = ANY($1::text[]) "
                   "AND idempotency_key <> ''"};
 
-#define SREH_RUN_COLUMNS                                                                          \
-  "id, goal, state, waiting_for, submitter, idempotency_key, node_id, created_at, updated_at, "  \
-  "steps, tokens, max_steps, max_tokens, deadline_us, max_result_bytes, checkpoint, "            \
+#define SREH_RUN_COLUMNS                                                                           \
+  "id, goal, state, waiting_for, submitter, idempotency_key, node_id, created_at, updated_at, "    \
+  "steps, tokens, max_steps, max_tokens, deadline_us, max_result_bytes, checkpoint, "              \
   "conclusion, error, labels"
-#define SREH_RUN_QUALIFIED                                                                        \
-  "runs.id, runs.goal, runs.state, runs.waiting_for, runs.submitter, runs.idempotency_key, "     \
-  "runs.node_id, runs.created_at, runs.updated_at, runs.steps, runs.tokens, runs.max_steps, "    \
-  "runs.max_tokens, runs.deadline_us, runs.max_result_bytes, runs.checkpoint, runs.conclusion, " \
+#define SREH_RUN_QUALIFIED                                                                         \
+  "runs.id, runs.goal, runs.state, runs.waiting_for, runs.submitter, runs.idempotency_key, "       \
+  "runs.node_id, runs.created_at, runs.updated_at, runs.steps, runs.tokens, runs.max_steps, "      \
+  "runs.max_tokens, runs.deadline_us, runs.max_result_bytes, runs.checkpoint, runs.conclusion, "   \
   "runs.error, runs.labels"
-#define SREH_RUN_ARRAYS                                                                           \
-  "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], "  \
-  "$8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], "     \
+#define SREH_RUN_ARRAYS                                                                            \
+  "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], "    \
+  "$8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], "       \
   "$14::bigint[], $15::bigint[], $16::text[], $17::text[], $18::text[], $19::text[])"
 
-inline constexpr statement insert_runs{
-  "insert_runs", "INSERT INTO runs (" SREH_RUN_COLUMNS ") SELECT * FROM " SREH_RUN_ARRAYS};
+inline constexpr statement insert_runs{"insert_runs", "INSERT INTO runs (" SREH_RUN_COLUMNS
+                                                      ") SELECT * FROM " SREH_RUN_ARRAYS};
 /// Fenced: a row is only updated while its stored owner is the writer's `node_id` (a node whose
 /// runs were claimed by a survivor can no longer write them).
 inline constexpr statement update_runs{
@@ -67,16 +67,16 @@ inline constexpr statement update_runs{
   "AND runs.node_id = u.node_id RETURNING runs.id"};
 /// The events of a commit that are in the log already (a retry after a commit whose outcome was
 /// unknown).
-inline constexpr statement events_by_ids{
-  "events_by_ids", "SELECT id, seq FROM events WHERE id = ANY($1::text[])"};
-inline constexpr statement run_owners{
-  "run_owners", "SELECT id, node_id FROM runs WHERE id = ANY($1::text[])"};
+inline constexpr statement events_by_ids{"events_by_ids",
+                                         "SELECT id, seq FROM events WHERE id = ANY($1::text[])"};
+inline constexpr statement run_owners{"run_owners",
+                                      "SELECT id, node_id FROM runs WHERE id = ANY($1::text[])"};
 /// Wakes the relay (pg_relay_lock.cpp) when a commit wrote events.
 inline constexpr statement notify_commit{"notify_commit",
                                          "SELECT pg_notify('sreh_events', current_schema())"};
 
-#define SREH_STEP_COLUMNS                                                                         \
-  "run_id, n, kind, state, tool, args, idempotency_key, decision, result, error, "               \
+#define SREH_STEP_COLUMNS                                                                          \
+  "run_id, n, kind, state, tool, args, idempotency_key, decision, result, error, "                 \
   "result_truncated, started_at, finished_at, attempts"
 
 inline constexpr statement upsert_steps{
@@ -90,8 +90,8 @@ inline constexpr statement upsert_steps{
   "result_truncated = excluded.result_truncated, started_at = excluded.started_at, "
   "finished_at = excluded.finished_at, attempts = excluded.attempts"};
 
-#define SREH_APPROVAL_COLUMNS                                                                     \
-  "id, run_id, step_n, kind, state, tool, args, rule_id, reason, required, roles, requester, "   \
+#define SREH_APPROVAL_COLUMNS                                                                      \
+  "id, run_id, step_n, kind, state, tool, args, rule_id, reason, required, roles, requester, "     \
   "votes, created_at, expires_at, on_timeout, escalate_to, escalated, decided_at"
 
 inline constexpr statement upsert_approvals{
@@ -123,9 +123,9 @@ inline constexpr statement insert_events{
 inline constexpr statement get_run{"get_run",
                                    "SELECT " SREH_RUN_COLUMNS " FROM runs WHERE id = $1"};
 /// $1 limit, $2 before_id ('' = from the newest), $3 state.
-inline constexpr statement list_runs{
-  "list_runs", "SELECT " SREH_RUN_COLUMNS " FROM runs WHERE ($2 = '' OR id < $2) "
-               "ORDER BY id DESC LIMIT $1"};
+inline constexpr statement list_runs{"list_runs", "SELECT " SREH_RUN_COLUMNS
+                                                  " FROM runs WHERE ($2 = '' OR id < $2) "
+                                                  "ORDER BY id DESC LIMIT $1"};
 inline constexpr statement list_runs_state{
   "list_runs_state", "SELECT " SREH_RUN_COLUMNS " FROM runs WHERE state = $3 AND "
                      "($2 = '' OR id < $2) ORDER BY id DESC LIMIT $1"};
@@ -136,8 +136,8 @@ inline constexpr statement unfinished_runs{
 inline constexpr statement run_by_key{
   "run_by_key", "SELECT id FROM runs WHERE idempotency_key = $1 AND idempotency_key <> ''"};
 
-inline constexpr statement get_steps{
-  "get_steps", "SELECT " SREH_STEP_COLUMNS " FROM steps WHERE run_id = $1 ORDER BY n"};
+inline constexpr statement get_steps{"get_steps", "SELECT " SREH_STEP_COLUMNS
+                                                  " FROM steps WHERE run_id = $1 ORDER BY n"};
 /// Two parts, each on its partial index (steps_tool_finished, steps_tool_open); an intent whose
 /// run waits (for an approval) is not running.
 inline constexpr statement rate_counted_tool_steps{
@@ -149,17 +149,16 @@ inline constexpr statement rate_counted_tool_steps{
   "state = 'intent', CASE WHEN state = 'intent' THEN started_at ELSE finished_at END, run_id, n"};
 
 inline constexpr statement read_events{
-  "read_events",
-  "SELECT " SREH_EVENT_COLUMNS " FROM events WHERE seq > $1 ORDER BY seq LIMIT $2"};
+  "read_events", "SELECT " SREH_EVENT_COLUMNS " FROM events WHERE seq > $1 ORDER BY seq LIMIT $2"};
 inline constexpr statement read_run_events{
   "read_run_events", "SELECT " SREH_EVENT_COLUMNS " FROM events WHERE run_id = $3 AND seq > $1 "
                      "ORDER BY seq LIMIT $2"};
 
-inline constexpr statement get_approval{
-  "get_approval", "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE id = $1"};
+inline constexpr statement get_approval{"get_approval", "SELECT " SREH_APPROVAL_COLUMNS
+                                                        " FROM approvals WHERE id = $1"};
 /// $1 limit, $2 before_id, $3 state, $4 run_id ('' = any), $5 the rank of the deciding role
 /// (the role filter keeps approvals whose needed_rank it reaches).
-#define SREH_APPROVAL_LIST_TAIL                                                                   \
+#define SREH_APPROVAL_LIST_TAIL                                                                    \
   " AND ($2 = '' OR id < $2) AND needed_rank <= $5 ORDER BY id DESC LIMIT $1"
 inline constexpr statement list_approvals{
   "list_approvals", "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE "
@@ -177,7 +176,8 @@ inline constexpr statement approval_for_step{
   "approval_for_step", "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE run_id = $1 AND "
                        "step_n = $2 ORDER BY created_at DESC, id DESC LIMIT 1"};
 
-// -- cluster membership (pg_cluster.cpp) ------------------------------------------------------------
+// -- cluster membership (pg_cluster.cpp)
+// ------------------------------------------------------------
 
 /// Locks this node's row (waiting while a claimer holds it) and says whether its lease expired.
 inline constexpr statement node_lease_expired{

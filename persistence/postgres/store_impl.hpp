@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/logger.hpp"
 #include "persistence/audit/audit_hasher.hpp"
 #include "persistence/postgres/connection.hpp"
-#include "core/base/logger.hpp"
 #include "persistence/postgres/postgres_store.hpp"
 
 namespace sreh::persistence::pg {
@@ -82,12 +82,12 @@ class postgres_store final : public store, public cluster_store {
   // Membership (heartbeats, claims) has a connection of its own: a heartbeat never waits for a
   // free reader, so busy readers cannot make a live node's lease expire.
   std::mutex cluster_mtx_;
-  connection cluster_conn_;   // guarded by cluster_mtx_
+  connection cluster_conn_; // guarded by cluster_mtx_
   log_limiter commit_errors_{std::chrono::seconds{10}};
   // Guarded by write_mtx_. After a failed commit (whose outcome may be unknown: the connection
   // died during COMMIT) the next commits first look for batches that are in the log already.
   bool check_applied_ = false;
-  std::vector<char> applied_;   // per batch of the current commit: found in the log already
+  std::vector<char> applied_; // per batch of the current commit: found in the log already
   // Guarded by write_mtx_: the log head (seq, hash) as this writer's last commit left it; empty
   // until a commit read it under the lock, and after any failure.
   std::optional<log_position> head_;

@@ -2,9 +2,9 @@
 // see approval_codec.hpp), the role rule as an SQL function, and the read methods.
 #include <fmt/format.h>
 
-#include "persistence/store/approval_codec.hpp"
 #include "persistence/sqlite/rows.hpp"
 #include "persistence/sqlite/store_impl.hpp"
+#include "persistence/store/approval_codec.hpp"
 #include "persistence/store/paging.hpp"
 
 namespace sreh::persistence::sqlite {
@@ -98,16 +98,16 @@ expected<approval> read_approval(const stmt_use& q) {
 
 int register_approval_functions(sqlite3* db) {
   return sqlite3_create_function_v2(db, "sreh_may_decide", 2,
-                                    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
-                                    nullptr, may_decide, nullptr, nullptr, nullptr);
+                                    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
+                                    may_decide, nullptr, nullptr, nullptr);
 }
 
 // -- read methods --------------------------------------------------------------------------------
 
 expected<std::optional<approval>> sqlite_store::get_approval(std::string_view id) {
   auto c = readers_.borrow();
-  auto rows = collect<approval>(*c, sql_get_approval, "get approval",
-                                [&](stmt_use& q) { q.bind(1, id); }, read_approval);
+  auto rows = collect<approval>(
+    *c, sql_get_approval, "get approval", [&](stmt_use& q) { q.bind(1, id); }, read_approval);
   if (!rows)
     return rows.error();
   if (rows->empty())
@@ -148,16 +148,16 @@ expected<approval_page> sqlite_store::list_approvals(const approval_filter& f) {
 
 expected<std::vector<approval>> sqlite_store::pending_approvals() {
   auto c = readers_.borrow();
-  return collect<approval>(*c, sql_pending_approvals, "pending approvals", [](stmt_use&) {},
-                           read_approval);
+  return collect<approval>(
+    *c, sql_pending_approvals, "pending approvals", [](stmt_use&) {}, read_approval);
 }
 
 expected<std::optional<approval>> sqlite_store::approval_for_step(std::string_view run_id,
-                                                                 std::int64_t n) {
+                                                                  std::int64_t n) {
   auto c = readers_.borrow();
-  auto rows = collect<approval>(*c, sql_approval_for_step, "approval for step",
-                                [&](stmt_use& q) { q.bind(1, run_id).bind(2, n); },
-                                read_approval);
+  auto rows = collect<approval>(
+    *c, sql_approval_for_step, "approval for step",
+    [&](stmt_use& q) { q.bind(1, run_id).bind(2, n); }, read_approval);
   if (!rows)
     return rows.error();
   if (rows->empty())
@@ -167,8 +167,9 @@ expected<std::optional<approval>> sqlite_store::approval_for_step(std::string_vi
 
 expected<std::vector<step>> sqlite_store::rate_counted_tool_steps(timestamp_us since) {
   auto c = readers_.borrow();
-  return collect<step>(*c, sql_rate_counted_tool_steps, "rate counted tool steps",
-                       [&](stmt_use& q) { q.bind(1, since); }, read_step);
+  return collect<step>(
+    *c, sql_rate_counted_tool_steps, "rate counted tool steps",
+    [&](stmt_use& q) { q.bind(1, since); }, read_step);
 }
 
 } // namespace sreh::persistence::sqlite

@@ -4,10 +4,10 @@
 
 #include <vector>
 
+#include "persistence/audit/audit.hpp"
 #include "persistence/audit/audit_hasher.hpp"
 #include "persistence/sqlite/rows.hpp"
 #include "persistence/sqlite/statement.hpp"
-#include "persistence/audit/audit.hpp"
 
 namespace sreh::persistence::sqlite {
 
@@ -54,8 +54,8 @@ sreh::error hash_existing_events(sqlite3* db, std::string_view path) {
     for (const auto& e : page) {
       const auto h = hasher.next(prev, e.seq, e);
       if (h.empty())
-        return {errc::internal, fmt::format("sqlite: hash existing events: SHA-256 failed ({})",
-                                            path)};
+        return {errc::internal,
+                fmt::format("sqlite: hash existing events: SHA-256 failed ({})", path)};
       stmt_use q{update->get()};
       q.bind(1, e.seq).bind(2, prev).bind(3, h);
       if (q.step() != SQLITE_DONE)
@@ -68,8 +68,8 @@ sreh::error hash_existing_events(sqlite3* db, std::string_view path) {
 }
 
 expected<std::string> read_last_hash(sqlite3* db, std::string_view path) {
-  auto stmt = prepare(db, "SELECT hash FROM events ORDER BY seq DESC LIMIT 1", "read last hash",
-                      path);
+  auto stmt =
+    prepare(db, "SELECT hash FROM events ORDER BY seq DESC LIMIT 1", "read last hash", path);
   if (!stmt)
     return stmt.error();
   stmt_use q{stmt->get()};

@@ -1,9 +1,9 @@
 // The write path of the SQLite store: one transaction per call to `commit`.
 #include <fmt/format.h>
 
+#include "core/base/logger.hpp"
 #include "persistence/sqlite/rows.hpp"
 #include "persistence/sqlite/store_impl.hpp"
-#include "core/base/logger.hpp"
 
 namespace sreh::persistence::sqlite {
 
@@ -41,7 +41,7 @@ std::vector<commit_result> sqlite_store::commit(std::vector<write_batch>& batche
     err = exec_cached(c, sql_commit, "commit");
   if (err) {
     if (sqlite3_get_autocommit(c.db()) == 0)
-      (void) exec_cached(c, sql_rollback, "rollback");
+      (void)exec_cached(c, sql_rollback, "rollback");
     logger("store")->warn("commit of {} batches failed: {}", batches.size(), err.message);
     for (auto& r : results)
       r = commit_result{err, {}, {}};
@@ -105,8 +105,8 @@ sreh::error sqlite_store::apply_one(write_batch& b, commit_result& r, log_head& 
     if (q.step() != SQLITE_DONE)
       return c.last_error(fmt::format("update run {}", b.update->id));
     if (sqlite3_changes(c.db()) != 1)
-      return {errc::internal, fmt::format("sqlite: update run {}: no such run ({})",
-                                          b.update->id, c.path())};
+      return {errc::internal,
+              fmt::format("sqlite: update run {}: no such run ({})", b.update->id, c.path())};
   }
   if (!b.steps.empty()) {
     auto* stmt = c.cached(sql_upsert_step);

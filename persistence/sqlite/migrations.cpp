@@ -1,8 +1,7 @@
 #include "persistence/sqlite/migrations.hpp"
 
-#include <sqlite3.h>
-
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 #include <array>
 #include <chrono>
@@ -142,8 +141,7 @@ constexpr const char* create_version_table =
   "CREATE TABLE IF NOT EXISTS schema_version ("
   "  version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)";
 
-sreh::error exec(sqlite3* db, std::string_view path, const std::string& sql,
-                 std::string_view op) {
+sreh::error exec(sqlite3* db, std::string_view path, const std::string& sql, std::string_view op) {
   if (int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr); rc != SQLITE_OK)
     return sqlite::make_error(db, rc, op, path);
   return {};
@@ -179,8 +177,7 @@ std::span<const sqlite_migration> sqlite_migrations() {
 int sqlite_database_version(sqlite3* db) {
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v2(db, "SELECT coalesce(max(version), 0) FROM schema_version", -1, &stmt,
-                         nullptr)
-      != SQLITE_OK) {
+                         nullptr) != SQLITE_OK) {
     sqlite3_finalize(stmt);
     return -1;
   }

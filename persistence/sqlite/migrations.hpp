@@ -23,9 +23,10 @@ struct sqlite_migration {
 
 /// Brings `db` (the file `path`, named in errors) up to the last of `migrations`: creates the
 /// `schema_version` table if needed and applies each missing script in its own transaction,
-/// recording its version there (script, `then` and the record commit together). A database whose version is newer than the last migration is an
-/// error naming the file and both versions; a failed script leaves the database at the previous
-/// version. Called with the write connection before any other use.
+/// recording its version there (script, `then` and the record commit together). A database whose
+/// version is newer than the last migration is an error naming the file and both versions; a failed
+/// script leaves the database at the previous version. Called with the write connection before any
+/// other use.
 [[nodiscard]] sreh::error migrate_sqlite(sqlite3* db, std::string_view path,
                                          std::span<const sqlite_migration> migrations);
 

@@ -1,11 +1,11 @@
 #pragma once
 
-#include "persistence/sqlite/statement.hpp"
+#include "core/base/expected.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/event.hpp"
-#include "core/base/expected.hpp"
 #include "core/model/run.hpp"
 #include "core/model/step.hpp"
+#include "persistence/sqlite/statement.hpp"
 
 // The SQL of the store and the mapping between rows and the domain types. Column lists and
 // parameter numbers are kept together here so that a new field is added in one place.
@@ -13,9 +13,9 @@ namespace sreh::persistence::sqlite {
 
 // -- runs ----------------------------------------------------------------------------------------
 
-#define SREH_RUN_COLUMNS                                                                          \
-  "id, goal, state, waiting_for, submitter, idempotency_key, node_id, created_at, updated_at, "  \
-  "steps, tokens, max_steps, max_tokens, deadline_us, max_result_bytes, checkpoint, "            \
+#define SREH_RUN_COLUMNS                                                                           \
+  "id, goal, state, waiting_for, submitter, idempotency_key, node_id, created_at, updated_at, "    \
+  "steps, tokens, max_steps, max_tokens, deadline_us, max_result_bytes, checkpoint, "              \
   "conclusion, error, labels"
 
 inline constexpr const char* sql_insert_run =
@@ -51,8 +51,8 @@ void bind_run(stmt_use& q, const run& r);
 
 // -- steps ---------------------------------------------------------------------------------------
 
-#define SREH_STEP_COLUMNS                                                                         \
-  "run_id, n, kind, state, tool, args, idempotency_key, decision, result, error, "               \
+#define SREH_STEP_COLUMNS                                                                          \
+  "run_id, n, kind, state, tool, args, idempotency_key, decision, result, error, "                 \
   "result_truncated, started_at, finished_at, attempts"
 
 inline constexpr const char* sql_upsert_step =
@@ -99,8 +99,8 @@ void bind_event(stmt_use& q, const event& e, std::int64_t seq);
 
 // -- approvals -----------------------------------------------------------------------------------
 
-#define SREH_APPROVAL_COLUMNS                                                                     \
-  "id, run_id, step_n, kind, state, tool, args, rule_id, reason, required, roles, requester, "   \
+#define SREH_APPROVAL_COLUMNS                                                                      \
+  "id, run_id, step_n, kind, state, tool, args, rule_id, reason, required, roles, requester, "     \
   "votes, created_at, expires_at, on_timeout, escalate_to, escalated, decided_at"
 
 inline constexpr const char* sql_upsert_approval =
@@ -117,8 +117,8 @@ inline constexpr const char* sql_get_approval =
   "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE id = ?1";
 // Listing: ?1 limit, ?2 before_id, ?3 state, ?4 run_id, ?5 role; a NULL parameter filters
 // nothing. State and run get their own statements so that their indexes are used.
-#define SREH_APPROVAL_LIST_TAIL                                                                   \
-  " AND (?2 IS NULL OR id < ?2) AND (?5 IS NULL OR sreh_may_decide(roles, ?5)) "                 \
+#define SREH_APPROVAL_LIST_TAIL                                                                    \
+  " AND (?2 IS NULL OR id < ?2) AND (?5 IS NULL OR sreh_may_decide(roles, ?5)) "                   \
   "ORDER BY id DESC LIMIT ?1"
 inline constexpr const char* sql_list_approvals =
   "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE 1" SREH_APPROVAL_LIST_TAIL;

@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "core/base/logger.hpp"
 #include "persistence/sqlite/audit.hpp"
+#include "persistence/sqlite/migrations.hpp"
 #include "persistence/sqlite/rows.hpp"
 #include "persistence/sqlite/store_impl.hpp"
-#include "core/base/logger.hpp"
-#include "persistence/sqlite/migrations.hpp"
 #include "persistence/store/paging.hpp"
 
 namespace sreh::persistence {
@@ -72,8 +72,8 @@ void reader_pool::give_back(connection* c) {
 // -- store ---------------------------------------------------------------------------------------
 
 sqlite_store::sqlite_store(std::unique_ptr<connection> writer,
-                           std::vector<std::unique_ptr<connection>> readers,
-                           std::int64_t last_seq, std::string last_hash)
+                           std::vector<std::unique_ptr<connection>> readers, std::int64_t last_seq,
+                           std::string last_hash)
   : writer_(std::move(writer)), head_{last_seq, std::move(last_hash)} {
   for (auto& r : readers)
     readers_.add(std::move(r));
@@ -83,8 +83,8 @@ sqlite_store::~sqlite_store() = default;
 
 expected<std::optional<run>> sqlite_store::get_run(std::string_view id) {
   auto c = readers_.borrow();
-  auto rows = collect<run>(*c, sql_get_run, "get run", [&](stmt_use& q) { q.bind(1, id); },
-                           read_run);
+  auto rows = collect<run>(
+    *c, sql_get_run, "get run", [&](stmt_use& q) { q.bind(1, id); }, read_run);
   if (!rows)
     return rows.error();
   if (rows->empty())
@@ -94,9 +94,9 @@ expected<std::optional<run>> sqlite_store::get_run(std::string_view id) {
 
 expected<run_page> sqlite_store::list_runs(const run_filter& f) {
   const page_window window{f.limit};
-  const char* sql = f.state ? (f.before_id.empty() ? sql_list_runs_state
-                                                   : sql_list_runs_state_before)
-                            : (f.before_id.empty() ? sql_list_runs : sql_list_runs_before);
+  const char* sql = f.state
+                      ? (f.before_id.empty() ? sql_list_runs_state : sql_list_runs_state_before)
+                      : (f.before_id.empty() ? sql_list_runs : sql_list_runs_before);
   auto c = readers_.borrow();
   auto rows = collect<run>(
     *c, sql, "list runs",
@@ -118,8 +118,8 @@ expected<run_page> sqlite_store::list_runs(const run_filter& f) {
 
 expected<std::vector<step>> sqlite_store::get_steps(std::string_view run_id) {
   auto c = readers_.borrow();
-  return collect<step>(*c, sql_get_steps, "get steps", [&](stmt_use& q) { q.bind(1, run_id); },
-                       read_step);
+  return collect<step>(
+    *c, sql_get_steps, "get steps", [&](stmt_use& q) { q.bind(1, run_id); }, read_step);
 }
 
 expected<std::vector<event>> sqlite_store::read_events(const event_filter& f) {
@@ -137,18 +137,17 @@ expected<std::vector<event>> sqlite_store::read_events(const event_filter& f) {
 
 expected<std::vector<run>> sqlite_store::unfinished_runs(std::string_view node_id) {
   auto c = readers_.borrow();
-  return collect<run>(*c, sql_unfinished_runs, "unfinished runs",
-                      [&](stmt_use& q) { q.bind(1, node_id); }, read_run);
+  return collect<run>(
+    *c, sql_unfinished_runs, "unfinished runs", [&](stmt_use& q) { q.bind(1, node_id); }, read_run);
 }
 
-expected<std::optional<std::string>>
-sqlite_store::find_by_idempotency_key(std::string_view key) {
+expected<std::optional<std::string>> sqlite_store::find_by_idempotency_key(std::string_view key) {
   if (key.empty())
     return std::optional<std::string>{};
   auto c = readers_.borrow();
-  auto rows = collect<std::string>(*c, sql_run_by_key, "find by idempotency key",
-                                   [&](stmt_use& q) { q.bind(1, key); },
-                                   [](const stmt_use& q) { return q.text(0); });
+  auto rows = collect<std::string>(
+    *c, sql_run_by_key, "find by idempotency key", [&](stmt_use& q) { q.bind(1, key); },
+    [](const stmt_use& q) { return q.text(0); });
   if (!rows)
     return rows.error();
   if (rows->empty())
@@ -158,10 +157,11 @@ sqlite_store::find_by_idempotency_key(std::string_view key) {
 
 expected<store_stats> sqlite_store::stats() {
   auto c = readers_.borrow();
-  auto rows = collect<store_stats>(*c, sql_stats, "stats", [](stmt_use&) {},
-                                   [](const stmt_use& q) {
-                                     return store_stats{q.i64(0), q.i64(1), q.i64(2), q.i64(3)};
-                                   });
+  auto rows = collect<store_stats>(
+    *c, sql_stats, "stats", [](stmt_use&) {},
+    [](const stmt_use& q) {
+      return store_stats{q.i64(0), q.i64(1), q.i64(2), q.i64(3)};
+    });
   if (!rows)
     return rows.error();
   return rows->front();
@@ -169,8 +169,8 @@ expected<store_stats> sqlite_store::stats() {
 
 sreh::error sqlite_store::ping() {
   auto c = readers_.borrow();
-  auto rows = collect<std::int64_t>(*c, sql_ping, "ping", [](stmt_use&) {},
-                                    [](const stmt_use& q) { return q.i64(0); });
+  auto rows = collect<std::int64_t>(
+    *c, sql_ping, "ping", [](stmt_use&) {}, [](const stmt_use& q) { return q.i64(0); });
   return rows ? sreh::error{} : rows.error();
 }
 
@@ -218,9 +218,8 @@ expected<store_ptr> open_sqlite_store(const sqlite_options& opts) {
                         "synchronous={})",
                         opts.path, sqlite_schema_version(), *last_seq, opts.reader_connections,
                         opts.synchronous);
-  return store_ptr{
-    std::make_unique<sqlite::sqlite_store>(std::move(*writer), std::move(readers), *last_seq,
-                                           std::move(*last_hash))};
+  return store_ptr{std::make_unique<sqlite::sqlite_store>(std::move(*writer), std::move(readers),
+                                                          *last_seq, std::move(*last_hash))};
 }
 
 } // namespace sreh::persistence

@@ -7,7 +7,7 @@
 namespace sreh::persistence {
 
 struct sqlite_options {
-  std::string path;                 // database file; ":memory:" is not allowed (readers need it)
+  std::string path;                   // database file; ":memory:" is not allowed (readers need it)
   std::string synchronous = "normal"; // normal | full
   int busy_timeout_ms = 5000;
   int reader_connections = 4;

@@ -7,14 +7,14 @@ namespace sreh::persistence::sqlite {
 sreh::error make_error(sqlite3* db, int rc, std::string_view op, std::string_view path) {
   const char* msg = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   switch (rc & 0xff) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-    case SQLITE_IOERR:
-    case SQLITE_FULL:
-    case SQLITE_CANTOPEN:
-      return {errc::unavailable, fmt::format("sqlite: {}: {} ({})", op, msg, path)};
-    default:
-      return {errc::internal, fmt::format("sqlite: {}: {} ({})", op, msg, path)};
+  case SQLITE_BUSY:
+  case SQLITE_LOCKED:
+  case SQLITE_IOERR:
+  case SQLITE_FULL:
+  case SQLITE_CANTOPEN:
+    return {errc::unavailable, fmt::format("sqlite: {}: {} ({})", op, msg, path)};
+  default:
+    return {errc::internal, fmt::format("sqlite: {}: {} ({})", op, msg, path)};
   }
 }
 

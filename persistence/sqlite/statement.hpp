@@ -52,8 +52,9 @@ class stmt_use {
   [[nodiscard]] std::string text(int col) const {
     const auto* p = sqlite3_column_text(s_, col);
     const auto n = sqlite3_column_bytes(s_, col);
-    return p == nullptr ? std::string{} : std::string(reinterpret_cast<const char*>(p),
-                                                      static_cast<std::size_t>(n));
+    return p == nullptr
+             ? std::string{}
+             : std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
   }
   [[nodiscard]] bool is_null(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
 

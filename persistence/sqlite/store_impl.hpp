@@ -12,8 +12,8 @@
 
 #include "core/base/blocking.hpp"
 #include "persistence/audit/audit_hasher.hpp"
-#include "persistence/sqlite/statement.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
+#include "persistence/sqlite/statement.hpp"
 
 namespace sreh::persistence::sqlite {
 
@@ -79,9 +79,8 @@ class reader_pool {
 /// which may run concurrently with a commit (WAL: readers see the last committed state).
 class sqlite_store final : public store {
  public:
-  sqlite_store(std::unique_ptr<connection> writer,
-               std::vector<std::unique_ptr<connection>> readers, std::int64_t last_seq,
-               std::string last_hash);
+  sqlite_store(std::unique_ptr<connection> writer, std::vector<std::unique_ptr<connection>> readers,
+               std::int64_t last_seq, std::string last_hash);
   ~sqlite_store() override;
 
   std::vector<commit_result> commit(std::vector<write_batch>& batches) override;

@@ -79,9 +79,9 @@ bool read_votes(std::string_view text, std::vector<approval_vote>& out) {
     approval_vote v;
     auto approve = x.FindMember("approve");
     auto at = x.FindMember("at");
-    if (!read_string_member(x, "by", v.by) || !read_string_member(x, "role", v.role)
-        || !read_string_member(x, "comment", v.comment) || approve == x.MemberEnd()
-        || !approve->value.IsBool() || at == x.MemberEnd() || !at->value.IsInt64())
+    if (!read_string_member(x, "by", v.by) || !read_string_member(x, "role", v.role) ||
+        !read_string_member(x, "comment", v.comment) || approve == x.MemberEnd() ||
+        !approve->value.IsBool() || at == x.MemberEnd() || !at->value.IsInt64())
       return false;
     v.approve = approve->value.GetBool();
     v.at = at->value.GetInt64();

@@ -16,15 +16,15 @@ namespace sreh::persistence {
 
 struct approval_filter {
   std::optional<approval_state> state;
-  std::string run_id;            // empty = all runs
-  std::string role;              // only approvals this role may decide (rank rule); "" = all
-  std::string before_id;         // cursor (newest first)
-  int limit = 50;                // 1..500 (paging.hpp)
+  std::string run_id;    // empty = all runs
+  std::string role;      // only approvals this role may decide (rank rule); "" = all
+  std::string before_id; // cursor (newest first)
+  int limit = 50;        // 1..500 (paging.hpp)
 };
 
 struct approval_page {
   std::vector<approval> approvals;
-  std::string next_cursor;       // empty on the last page
+  std::string next_cursor; // empty on the last page
 };
 
 /// Reads of approvals. Thread-safe; reads may run concurrently with a commit and see the last
@@ -42,7 +42,7 @@ class approval_store {
   [[nodiscard]] virtual expected<std::vector<approval>> pending_approvals() = 0;
   /// The approval of step `n` of a run, if any (the newest by created_at, id when several).
   [[nodiscard]] virtual expected<std::optional<approval>> approval_for_step(std::string_view run_id,
-                                                                          std::int64_t n) = 0;
+                                                                            std::int64_t n) = 0;
 };
 
 } // namespace sreh::persistence

@@ -35,9 +35,9 @@ struct write_batch {
 
 /// What happened to one batch.
 struct commit_result {
-  sreh::error err;               // set when the transaction failed (nothing applied)
-  std::string existing_run_id;   // set when `create` met an existing idempotency key
-  std::vector<event> events;     // the batch's events with their assigned `seq`
+  sreh::error err;             // set when the transaction failed (nothing applied)
+  std::string existing_run_id; // set when `create` met an existing idempotency key
+  std::vector<event> events;   // the batch's events with their assigned `seq`
 };
 
 /// Applies write batches atomically. Thread-safe (calls are serialised inside); on a node the

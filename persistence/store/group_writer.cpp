@@ -3,9 +3,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <mutex>
 #include <thread>
 
 #include "core/base/logger.hpp"
@@ -15,8 +15,8 @@ namespace sreh::persistence {
 namespace {
 
 std::uint64_t rows_of(const write_batch& b) {
-  return (b.create ? 1u : 0u) + (b.update ? 1u : 0u) + b.steps.size() + b.approvals.size()
-         + b.events.size();
+  return (b.create ? 1u : 0u) + (b.update ? 1u : 0u) + b.steps.size() + b.approvals.size() +
+         b.events.size();
 }
 
 std::uint64_t bytes_of(const write_batch& b) {
@@ -46,18 +46,17 @@ struct group_writer::impl {
 
   std::mutex mtx;
   std::condition_variable cv;
-  std::vector<write_batch> pending;  // guarded by mtx
-  std::vector<callback> callbacks;   // guarded by mtx, parallel to `pending`
-  bool started = false;              // guarded by mtx
-  bool stopping = false;             // guarded by mtx
+  std::vector<write_batch> pending;                // guarded by mtx
+  std::vector<callback> callbacks;                 // guarded by mtx, parallel to `pending`
+  bool started = false;                            // guarded by mtx
+  bool stopping = false;                           // guarded by mtx
   std::shared_ptr<const events_listener> listener; // guarded by mtx
   std::thread thread;
 
   std::atomic<std::uint64_t> commits{0}, batches{0}, rows{0}, bytes{0}, failures{0};
 
   void loop();
-  void process(std::vector<write_batch>& bs, std::vector<callback>& cbs,
-               const events_listener* l);
+  void process(std::vector<write_batch>& bs, std::vector<callback>& cbs, const events_listener* l);
   std::vector<commit_result> commit_isolating(std::vector<write_batch>& bs);
 };
 
@@ -106,8 +105,8 @@ std::vector<commit_result> group_writer::impl::commit_isolating(std::vector<writ
   // not an outage, must not take its neighbours down with it: commit them one by one so only
   // that batch fails.
   const auto code = results.empty() ? errc::ok : results.front().err.code;
-  if (bs.size() < 2 || results.size() != bs.size()
-      || (code != errc::internal && code != errc::conflict))
+  if (bs.size() < 2 || results.size() != bs.size() ||
+      (code != errc::internal && code != errc::conflict))
     return results;
   for (std::size_t i = 0; i < bs.size(); ++i) {
     std::vector<write_batch> one;
@@ -135,8 +134,8 @@ void group_writer::impl::process(std::vector<write_batch>& bs, std::vector<callb
   try {
     results = commit_isolating(bs);
     if (results.size() != bs.size())
-      throw std::runtime_error("store returned " + std::to_string(results.size())
-                               + " results for " + std::to_string(bs.size()) + " batches");
+      throw std::runtime_error("store returned " + std::to_string(results.size()) +
+                               " results for " + std::to_string(bs.size()) + " batches");
   } catch (const std::exception& ex) {
     results.assign(bs.size(), commit_result{{errc::internal, ex.what()}, {}, {}});
   }

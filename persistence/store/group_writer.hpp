@@ -15,10 +15,10 @@ struct group_writer_options {
 };
 
 struct group_writer_stats {
-  std::uint64_t commits = 0;   // transactions
-  std::uint64_t batches = 0;   // write_batches applied
-  std::uint64_t rows = 0;      // run, step, approval and event rows written
-  std::uint64_t bytes = 0;     // approximate payload bytes written
+  std::uint64_t commits = 0; // transactions
+  std::uint64_t batches = 0; // write_batches applied
+  std::uint64_t rows = 0;    // run, step, approval and event rows written
+  std::uint64_t bytes = 0;   // approximate payload bytes written
   std::uint64_t failures = 0;
 };
 

@@ -80,11 +80,11 @@ struct memory_store::contents {
   mutable std::mutex mtx;
   // Everything below is guarded by mtx.
   sreh::error failure;
-  std::map<std::string, run, std::less<>> runs;        // by id: lists page by id
+  std::map<std::string, run, std::less<>> runs;         // by id: lists page by id
   std::map<std::string, std::string, std::less<>> keys; // idempotency key -> run id
   std::map<step_key, step> steps;
   std::map<std::string, approval, std::less<>> approvals;
-  std::vector<chained_event> events;                   // events[i].e.seq == i + 1
+  std::vector<chained_event> events; // events[i].e.seq == i + 1
   std::unordered_set<std::string> event_ids;
   std::map<std::string, std::int64_t, std::less<>> relay_offsets;
   audit_hasher hasher;
@@ -122,8 +122,8 @@ sreh::error memory_store::contents::update(const run& r, undo_log& undo) {
   const auto& key = r.idempotency_key;
   if (key != old_key) {
     if (auto held = keys.find(key); !key.empty() && held != keys.end())
-      return faulty(fmt::format("update run {}: idempotency key '{}' is held by run {}", r.id,
-                                key, held->second));
+      return faulty(fmt::format("update run {}: idempotency key '{}' is held by run {}", r.id, key,
+                                held->second));
     if (!old_key.empty())
       put(keys, undo.keys, old_key, std::optional<std::string>{});
     if (!key.empty())
@@ -149,7 +149,7 @@ sreh::error memory_store::contents::append(const event& e) {
 }
 
 sreh::error memory_store::contents::apply(const write_batch& b, commit_result& res,
-                                         undo_log& undo) {
+                                          undo_log& undo) {
   if (b.create) {
     if (auto err = create(*b.create, res, undo); err || !res.existing_run_id.empty())
       return err; // a held key skips the whole batch
@@ -277,8 +277,8 @@ expected<std::vector<event>> memory_store::read_events(const event_filter& f) {
   std::vector<event> out;
   const auto& log = c_->events;
   // events[i] has seq i + 1: the first after `after_seq` is at index after_seq.
-  const auto from = static_cast<std::size_t>(std::clamp<std::int64_t>(
-    f.after_seq, 0, static_cast<std::int64_t>(log.size())));
+  const auto from = static_cast<std::size_t>(
+    std::clamp<std::int64_t>(f.after_seq, 0, static_cast<std::int64_t>(log.size())));
   for (auto i = from; i < log.size() && out.size() < limit; ++i)
     if (f.run_id.empty() || log[i].e.run_id == f.run_id)
       out.push_back(log[i].e);
@@ -320,8 +320,8 @@ expected<std::vector<step>> memory_store::rate_counted_tool_steps(timestamp_us s
   for (const auto& [key, s] : c_->steps) {
     if (counted_success(s, since))
       succeeded.push_back(s);
-    else if (s.kind == step_kind::tool && s.state == step_state::intent && s.started_at >= since
-             && !waits(s.run_id))
+    else if (s.kind == step_kind::tool && s.state == step_state::intent && s.started_at >= since &&
+             !waits(s.run_id))
       running.push_back(s);
   }
   // The map is ordered by (run_id, n): a stable sort by time keeps that order within a time.
@@ -356,8 +356,8 @@ expected<std::optional<approval>> memory_store::get_approval(std::string_view id
 expected<approval_page> memory_store::list_approvals(const approval_filter& f) {
   const page_window window{f.limit};
   auto keeps = [&f, rank = role_rank(f.role)](const approval& a) {
-    return (!f.state || a.state == *f.state) && (f.run_id.empty() || a.run_id == f.run_id)
-           && (f.role.empty() || rank >= needed_rank(a.roles));
+    return (!f.state || a.state == *f.state) && (f.run_id.empty() || a.run_id == f.run_id) &&
+           (f.role.empty() || rank >= needed_rank(a.roles));
   };
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
@@ -388,15 +388,15 @@ expected<std::vector<approval>> memory_store::pending_approvals() {
 }
 
 expected<std::optional<approval>> memory_store::approval_for_step(std::string_view run_id,
-                                                                 std::int64_t n) {
+                                                                  std::int64_t n) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
   const approval* newest = nullptr;
   for (const auto& [id, a] : c_->approvals)
-    if (a.run_id == run_id && a.step_n == n
-        && (newest == nullptr
-            || std::tie(a.created_at, a.id) > std::tie(newest->created_at, newest->id)))
+    if (a.run_id == run_id && a.step_n == n &&
+        (newest == nullptr ||
+         std::tie(a.created_at, a.id) > std::tie(newest->created_at, newest->id)))
       newest = &a;
   return newest == nullptr ? std::optional<approval>{} : std::optional<approval>{*newest};
 }

@@ -19,19 +19,19 @@ namespace sreh::persistence {
 
 struct run_filter {
   std::optional<run_state> state;
-  std::string before_id;         // cursor: runs with id < before_id (newest first)
-  int limit = 50;                // 1..500 (paging.hpp)
+  std::string before_id; // cursor: runs with id < before_id (newest first)
+  int limit = 50;        // 1..500 (paging.hpp)
 };
 
 struct run_page {
   std::vector<run> runs;
-  std::string next_cursor;       // empty on the last page
+  std::string next_cursor; // empty on the last page
 };
 
 struct event_filter {
-  std::int64_t after_seq = 0;    // events with seq > after_seq, ascending
-  std::string run_id;            // empty = all runs
-  int limit = 1000;              // 1..10,000 (paging.hpp)
+  std::int64_t after_seq = 0; // events with seq > after_seq, ascending
+  std::string run_id;         // empty = all runs
+  int limit = 1000;           // 1..10,000 (paging.hpp)
 };
 
 struct store_stats {
@@ -59,8 +59,8 @@ class run_store {
   /// Runs in pending, running or waiting owned by `node_id`, oldest first (by created_at, id).
   [[nodiscard]] virtual expected<std::vector<run>> unfinished_runs(std::string_view node_id) = 0;
   /// The run created with this idempotency key, if any (none for "").
-  [[nodiscard]] virtual expected<std::optional<std::string>> find_by_idempotency_key(
-    std::string_view key) = 0;
+  [[nodiscard]] virtual expected<std::optional<std::string>>
+  find_by_idempotency_key(std::string_view key) = 0;
   /// The tool steps rate limits count: those that succeeded at or after `since` (by
   /// `finished_at`), then the running ones: intents (no outcome yet) started at or after `since`
   /// whose run is not waiting (for an approval); each part in time order (then run id, n).

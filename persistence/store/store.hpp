@@ -26,10 +26,7 @@ namespace sreh::persistence {
 /// Every aggregate of one database. Implementations: SQLite (embedded default), PostgreSQL
 /// (cluster), and memory_store.hpp (in memory, for unit tests); all pass
 /// tests/integration/store_conformance*. Thread-safe, as each aggregate states.
-class store : public committer,
-              public run_store,
-              public approval_store,
-              public relay_store {
+class store : public committer, public run_store, public approval_store, public relay_store {
  public:
   ~store() override = default;
 

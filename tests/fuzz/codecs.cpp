@@ -26,9 +26,17 @@ void fuzz_one(std::string_view input) {
   // The first byte picks the type, so one corpus exercises all four decoders.
   auto body = input.substr(1);
   switch (static_cast<unsigned char>(input[0]) % 4) {
-    case 0: round_trip(body, sreh::json::run_from_json); break;
-    case 1: round_trip(body, sreh::json::step_from_json); break;
-    case 2: round_trip(body, sreh::json::event_from_json); break;
-    default: round_trip(body, sreh::json::approval_from_json); break;
+  case 0:
+    round_trip(body, sreh::json::run_from_json);
+    break;
+  case 1:
+    round_trip(body, sreh::json::step_from_json);
+    break;
+  case 2:
+    round_trip(body, sreh::json::event_from_json);
+    break;
+  default:
+    round_trip(body, sreh::json::approval_from_json);
+    break;
   }
 }

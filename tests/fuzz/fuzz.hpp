@@ -9,12 +9,12 @@
 #include <cstdlib>
 #include <string_view>
 
-#define SREH_FUZZ_CHECK(cond)                                                                     \
-  do {                                                                                            \
-    if (!(cond)) {                                                                                \
-      std::fprintf(stderr, "fuzz property failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__);      \
-      std::abort();                                                                               \
-    }                                                                                             \
+#define SREH_FUZZ_CHECK(cond)                                                                      \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      std::fprintf(stderr, "fuzz property failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__);       \
+      std::abort();                                                                                \
+    }                                                                                              \
   } while (false)
 
 void fuzz_one(std::string_view input);

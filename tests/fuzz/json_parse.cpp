@@ -13,7 +13,8 @@ namespace {
 bool close(double a, double b) {
   if (a == b)
     return true;
-  return std::fabs(a - b) <= 4 * std::numeric_limits<double>::epsilon() * std::fmax(std::fabs(a), std::fabs(b));
+  return std::fabs(a - b) <=
+         4 * std::numeric_limits<double>::epsilon() * std::fmax(std::fabs(a), std::fabs(b));
 }
 
 bool same(const rapidjson::Value& a, const rapidjson::Value& b) {

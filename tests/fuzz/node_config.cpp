@@ -1,7 +1,8 @@
 // YAML node configs: loaded, or refused with `NAME:LINE:COL: ...` (or `NAME: ...`).
+#include "config/node/node_config.hpp"
+
 #include <string>
 
-#include "config/node/node_config.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
 void fuzz_one(std::string_view input) {

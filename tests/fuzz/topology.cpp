@@ -1,8 +1,9 @@
 // Cluster topologies: loaded, or refused naming the file; a loaded one has unique node ids.
+#include "config/topology/topology.hpp"
+
 #include <set>
 #include <string>
 
-#include "config/topology/topology.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
 void fuzz_one(std::string_view input) {

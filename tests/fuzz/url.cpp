@@ -1,8 +1,9 @@
 // Request targets and percent-encoding: any target parses or is refused; encoding then decoding
 // gives back the text.
+#include "net/http/url.hpp"
+
 #include <string>
 
-#include "net/http/url.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
 void fuzz_one(std::string_view input) {

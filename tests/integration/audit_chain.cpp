@@ -1,13 +1,12 @@
 // The audit hash chain of the SQLite store: events written through the store verify; entries
 // edited, removed or moved behind its back with raw SQL are found and named.
 #define CAF_SUITE audit_chain
-#include "tests/support/caf_test.hpp"
-
 #include <sqlite3.h>
 
 #include "persistence/audit/audit.hpp"
 #include "persistence/sqlite/migrations.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
+#include "tests/support/caf_test.hpp"
 #include "tests/support/store_conformance_fixture.hpp"
 
 using namespace sreh;
@@ -52,7 +51,8 @@ struct fixture {
         const auto run_id = "run_" + pad(i);
         wb.create = make_run(run_id);
         for (int e = 0; e < 1 + b && i < first + n; ++e, ++i) {
-          auto ev = make_event("evt_" + pad(i), run_id, e + 1, e == 0 ? "run.created" : "node.config");
+          auto ev =
+            make_event("evt_" + pad(i), run_id, e + 1, e == 0 ? "run.created" : "node.config");
           ev.data = fmt::format("{{\"i\":{},\"text\":\"a\\nb \\\"c\\\" ✓\"}}\n", i);
           wb.events.push_back(std::move(ev));
         }
@@ -68,8 +68,8 @@ struct fixture {
     auto r = verify_audit_chain(path, {});
     if (!r)
       CAF_FAIL("verify failed: " << r.error().message);
-    CAF_MESSAGE(to_string(r->fault) << " at " << r->bad_seq << " (" << r->bad_id
-                                    << "): " << r->message);
+    CAF_MESSAGE(to_string(r->fault)
+                << " at " << r->bad_seq << " (" << r->bad_id << "): " << r->message);
     return *r;
   }
 
@@ -90,11 +90,10 @@ struct fixture {
   std::string query(const std::string& sql) {
     sqlite3* db = nullptr;
     std::string out;
-    CAF_REQUIRE_EQUAL(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr),
-                      SQLITE_OK);
+    CAF_REQUIRE_EQUAL(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK
-        && sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr)
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr)
       out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
     sqlite3_finalize(stmt);
     sqlite3_close(db);
@@ -144,9 +143,8 @@ CAF_TEST(an intact chain verifies and its hashes follow the documented formula) 
   CAF_CHECK_EQUAL(query("SELECT prev_hash FROM events WHERE seq = 1"),
                   std::string{audit_genesis_hash});
   std::vector<std::pair<std::int64_t, std::int64_t>> calls;
-  auto r = verify_audit_chain(path, [&calls](std::int64_t done, std::int64_t total) {
-    calls.emplace_back(done, total);
-  });
+  auto r = verify_audit_chain(
+    path, [&calls](std::int64_t done, std::int64_t total) { calls.emplace_back(done, total); });
   CAF_REQUIRE(r.has_value());
   CAF_CHECK(r->ok());
   CAF_CHECK_EQUAL(r->entries, entries);
@@ -201,7 +199,8 @@ CAF_TEST(two swapped entries name the first of them) {
   // The whole rows change places (content and hashes, seq kept): the first is out of place.
   tamper("UPDATE events SET id = 'tmp', seq = -10 WHERE seq = 10;"
          "UPDATE events SET seq = 10 WHERE seq = 20;"
-         "UPDATE events SET id = '" + id10 + "', seq = 20 WHERE seq = -10;");
+         "UPDATE events SET id = '" +
+         id10 + "', seq = 20 WHERE seq = -10;");
   auto moved = verify();
   CAF_CHECK_EQUAL(to_string(moved.fault), std::string{"reordered"});
   CAF_CHECK_EQUAL(moved.bad_seq, 10);

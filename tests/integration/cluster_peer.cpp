@@ -1,6 +1,4 @@
 #define CAF_SUITE cluster_peer
-#include "tests/support/caf_test.hpp"
-
 #include <caf/io/all.hpp>
 
 #include <chrono>
@@ -8,6 +6,7 @@
 #include <string>
 
 #include "actors/cluster/peer.hpp"
+#include "tests/support/caf_test.hpp"
 
 // Two actor systems in one process, linked through the middleman on loopback like two members:
 // every message of the peer interface crosses the wire and arrives whole.
@@ -57,8 +56,8 @@ peer_actor::behavior_type echo_peer(caf::actor sink) {
     [](decide_atom, const std::string& approval_id, const approval_vote& v) {
       kernel_reply r;
       r.code = static_cast<int>(errc::conflict); // errors travel as values
-      r.message = approval_id + "|" + v.by + "|" + v.role + "|" + (v.approve ? "yes" : "no") + "|"
-                  + v.comment + "|" + std::to_string(v.at);
+      r.message = approval_id + "|" + v.by + "|" + v.role + "|" + (v.approve ? "yes" : "no") + "|" +
+                  v.comment + "|" + std::to_string(v.at);
       return r;
     },
     [=](load_atom, const peer_load& load) { caf::anon_send(sink, load_atom::value, load); },

@@ -3,10 +3,9 @@
 // other takes over from the stored offset; JetStream holds every event exactly once, in order.
 // Needs SREH_PG_URL and SREH_NATS_URL (scripts/test.sh sets both).
 #define CAF_SUITE cluster_relay_pg
-#include "tests/support/caf_test.hpp"
-
 #include <cstdlib>
 
+#include "tests/support/caf_test.hpp"
 #include "tests/support/relay_fixture.hpp"
 
 using namespace sreh;

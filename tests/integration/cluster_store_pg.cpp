@@ -1,7 +1,7 @@
 // Cluster membership, run leases, fencing and the relay lock of the PostgreSQL store
 // (cluster_store.hpp, postgres_store.hpp), on the server of SREH_PG_URL.
 #define CAF_SUITE cluster_store_pg
-#include "tests/support/caf_test.hpp"
+#include <pqxx/pqxx>
 
 #include <algorithm>
 #include <atomic>
@@ -10,9 +10,8 @@
 #include <set>
 #include <thread>
 
-#include <pqxx/pqxx>
-
 #include "persistence/audit/audit.hpp"
+#include "tests/support/caf_test.hpp"
 #include "tests/support/store_conformance_fixture.hpp"
 
 using namespace sreh;
@@ -128,7 +127,8 @@ struct fixture {
       e.data = row[6].as<std::string>();
       if (e.seq != expect)
         ++gaps;
-      if (row[7].as<std::string>() != prev || row[8].as<std::string>() != audit_hash(prev, e.seq, e))
+      if (row[7].as<std::string>() != prev ||
+          row[8].as<std::string>() != audit_hash(prev, e.seq, e))
         ++broken;
       prev = row[8].as<std::string>();
       expect = e.seq + 1;

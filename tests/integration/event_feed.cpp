@@ -4,11 +4,11 @@
 // without a relay (the store is followed after the relay's silence), and across a restart of
 // the NATS server mid-stream.
 #define CAF_SUITE event_feed
-#include "tests/support/caf_test.hpp"
-
-#include "tests/support/relay_fixture.hpp"
-#include "core/base/json.hpp"
 #include "net/nats/event_feed.hpp"
+
+#include "core/base/json.hpp"
+#include "tests/support/caf_test.hpp"
+#include "tests/support/relay_fixture.hpp"
 
 using namespace sreh;
 using namespace std::chrono_literals;
@@ -33,8 +33,7 @@ class collector {
   /// Waits until an event of seq >= `seq` was delivered; false after `timeout`.
   bool wait_for(std::int64_t seq, std::chrono::seconds timeout) {
     std::unique_lock lk{mtx_};
-    return cv_.wait_for(lk, timeout,
-                        [&] { return !events_.empty() && events_.back().seq >= seq; });
+    return cv_.wait_for(lk, timeout, [&] { return !events_.empty() && events_.back().seq >= seq; });
   }
 
   std::vector<event> events() {
@@ -57,8 +56,8 @@ class collector {
 /// Waits until the feed has delivered `seq` and counted it; false after `timeout`.
 bool delivered(collector& got, const net::event_feed& feed, std::int64_t seq,
                std::chrono::seconds timeout) {
-  return got.wait_for(seq, timeout)
-         && eventually([&] { return feed.stats().last_seq >= seq; }, timeout);
+  return got.wait_for(seq, timeout) &&
+         eventually([&] { return feed.stats().last_seq >= seq; }, timeout);
 }
 
 /// The store's events with from < seq <= to.
@@ -108,10 +107,9 @@ void check_delivered(collector& got, persistence::store& st, std::int64_t from, 
 /// Every message from NATS was either delivered or dropped as a duplicate (valid once the feed
 /// is stopped and nothing above its position exists).
 void check_accounting(const net::event_feed_stats& s) {
-  CAF_MESSAGE("feed: received " << s.received << ", delivered " << s.delivered
-                                << ", duplicates " << s.duplicates << ", from the store "
-                                << s.filled_from_store << ", resets " << s.resets
-                                << ", last seq " << s.last_seq);
+  CAF_MESSAGE("feed: received " << s.received << ", delivered " << s.delivered << ", duplicates "
+                                << s.duplicates << ", from the store " << s.filled_from_store
+                                << ", resets " << s.resets << ", last seq " << s.last_seq);
   CAF_CHECK_EQUAL(s.received - s.duplicates, s.delivered - s.filled_from_store);
 }
 
@@ -287,7 +285,7 @@ using restart_fixture = sreh::test::own_server_fixture<feed_fixture>;
 
 CAF_TEST_FIXTURE_SCOPE(event_feed_restart_tests, restart_fixture)
 
-CAF_TEST(a restart of the nats server mid-stream loses nothing and repeats nothing) {
+CAF_TEST(a restart of the nats server mid - stream loses nothing and repeats nothing) {
   auto ro = f->options();
   ro.page_size = 200;
   net::relay r{*f->st, &f->hub, ro};

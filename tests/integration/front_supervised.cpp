@@ -2,8 +2,6 @@
 // supervisor replaces the server, and the API answers again on the same port; /v1/actors shows
 // the restart.
 #define CAF_SUITE front_supervised
-#include "tests/support/caf_test.hpp"
-
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,6 +15,7 @@
 #include "actors/node/service_supervisor.hpp"
 #include "core/base/fault.hpp"
 #include "net/http/http_front.hpp"
+#include "tests/support/caf_test.hpp"
 #include "tests/support/store_factory.hpp"
 
 using namespace sreh;
@@ -225,8 +224,7 @@ CAF_TEST(readiness names a child given up on) {
   CAF_REQUIRE(unready.has_value());
   CAF_CHECK_EQUAL(unready->first, 503);
   CAF_CHECK(unready->second.find("relay failed and is not restarted any more (0 restarts; last "
-                                 "error: the relay thread died: boom)")
-            != std::string::npos);
+                                 "error: the relay thread died: boom)") != std::string::npos);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

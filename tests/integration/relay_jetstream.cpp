@@ -1,10 +1,9 @@
 // The JetStream relay against a real NATS server (SREH_NATS_URL) and the store of
 // SREH_TEST_STORE: exactly once, in seq order, across a takeover, and never past a missing seq.
 #define CAF_SUITE relay_jetstream
-#include "tests/support/caf_test.hpp"
-
 #include <algorithm>
 
+#include "tests/support/caf_test.hpp"
 #include "tests/support/relay_fixture.hpp"
 
 using namespace sreh;

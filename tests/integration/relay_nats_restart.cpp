@@ -3,7 +3,6 @@
 // nothing and JetStream's MsgId dedupe leaves no duplicate.
 #define CAF_SUITE relay_nats_restart
 #include "tests/support/caf_test.hpp"
-
 #include "tests/support/relay_fixture.hpp"
 
 using namespace sreh;

@@ -2,10 +2,9 @@
 // after a page was published, before its offset was stored), the service supervisor restarts it,
 // and it resumes from the stored offset: every event reaches JetStream once, in seq order.
 #define CAF_SUITE relay_supervised
-#include "tests/support/caf_test.hpp"
-
 #include "actors/node/service_supervisor.hpp"
 #include "core/base/fault.hpp"
+#include "tests/support/caf_test.hpp"
 #include "tests/support/relay_fixture.hpp"
 
 using namespace sreh;
@@ -40,7 +39,7 @@ struct supervised_relay_fixture : test::relay_fixture {
 
 CAF_TEST_FIXTURE_SCOPE(relay_supervised_tests, supervised_relay_fixture)
 
-CAF_TEST(a relay thread killed mid-stream is restarted and loses or doubles nothing) {
+CAF_TEST(a relay thread killed mid - stream is restarted and loses or doubles nothing) {
   auto o = options();
   o.page_size = 100;
   auto r = std::make_shared<net::relay>(*st, &hub, o);

@@ -1,12 +1,11 @@
 // The store contract (persistence/store/store.hpp), run against the backend
 // named by SREH_TEST_STORE (see store_factory.hpp). Every test gets a fresh store.
 #define CAF_SUITE store_conformance
-#include "tests/support/caf_test.hpp"
-
 #include <atomic>
 #include <thread>
 
 #include "persistence/store/group_writer.hpp"
+#include "tests/support/caf_test.hpp"
 #include "tests/support/store_conformance_fixture.hpp"
 
 using namespace sreh;
@@ -441,9 +440,8 @@ CAF_TEST(group writer stop drains and refuses later submits) {
   w.start();
   std::vector<int> order; // callbacks run on the writer thread, in submission order
   for (int i = 0; i < 1'000; ++i)
-    w.submit(create_batch("run_" + pad(i)), [&order, i](commit_result r) {
-      order.push_back(r.err ? -1 : i);
-    });
+    w.submit(create_batch("run_" + pad(i)),
+             [&order, i](commit_result r) { order.push_back(r.err ? -1 : i); });
   w.stop();
   CAF_REQUIRE_EQUAL(order.size(), 1'000u);
   for (int i = 0; i < 1'000; ++i)
@@ -483,6 +481,5 @@ CAF_TEST(group writer isolates a faulty batch) {
   CAF_CHECK_EQUAL(stats().last_event_seq, 3);
   CAF_CHECK_GREATER_OR_EQUAL(w.stats().failures, 1u);
 }
-
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,10 +1,9 @@
 // The store contract for approvals and executed tool steps (store.hpp), run against the backend
 // named by SREH_TEST_STORE (see store_factory.hpp). Every test gets a fresh store.
 #define CAF_SUITE store_conformance_approvals
-#include "tests/support/caf_test.hpp"
-
 #include <algorithm>
 
+#include "tests/support/caf_test.hpp"
 #include "tests/support/store_conformance_fixture.hpp"
 
 using namespace sreh;
@@ -213,7 +212,7 @@ CAF_TEST(the role filter keeps the approvals a role may decide) {
                                             "apr_5_none", "apr_6_unknown"}));
   CAF_CHECK_EQUAL(visible("admin").size(), cases.size());
   CAF_CHECK_EQUAL(visible("admin", 2).size(), cases.size()); // the filter holds across pages
-  CAF_CHECK_EQUAL(visible("").size(), cases.size());        // no role: no filter
+  CAF_CHECK_EQUAL(visible("").size(), cases.size());         // no role: no filter
   CAF_CHECK(visible("on-call").empty());                     // unknown roles decide nothing
   approval_filter both;
   both.role = "operator";
@@ -277,7 +276,7 @@ CAF_TEST(rate counted tool steps are the successful ones then the running intent
     x.finished_at = finished;
     steps.push_back(x);
   };
-  add("run_a", 1, step_kind::tool, step_state::succeeded, 100);  // before `since`
+  add("run_a", 1, step_kind::tool, step_state::succeeded, 100); // before `since`
   add("run_a", 2, step_kind::tool, step_state::succeeded, 300);
   add("run_a", 3, step_kind::tool, step_state::failed, 310);      // failed
   add("run_a", 4, step_kind::reason, step_state::succeeded, 320); // not a tool
@@ -285,10 +284,10 @@ CAF_TEST(rate counted tool steps are the successful ones then the running intent
   add("run_b", 1, step_kind::tool, step_state::succeeded, 200);   // exactly `since`
   add("run_b", 2, step_kind::tool, step_state::succeeded, 250);
   add("run_b", 3, step_kind::tool, step_state::in_doubt, 260);
-  add("run_b", 4, step_kind::tool, step_state::intent, 0);        // running, started at 400
-  add("run_b", 5, step_kind::reason, step_state::intent, 0);      // not a tool
-  add("run_a", 6, step_kind::tool, step_state::intent, 0);        // running, started at 350
-  add("run_c", 1, step_kind::tool, step_state::intent, 0);        // its run waits: not running
+  add("run_b", 4, step_kind::tool, step_state::intent, 0);   // running, started at 400
+  add("run_b", 5, step_kind::reason, step_state::intent, 0); // not a tool
+  add("run_a", 6, step_kind::tool, step_state::intent, 0);   // running, started at 350
+  add("run_c", 1, step_kind::tool, step_state::intent, 0);   // its run waits: not running
   steps[4].started_at = 100;
   steps[8].started_at = 400;
   steps[9].started_at = 410;

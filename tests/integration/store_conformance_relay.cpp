@@ -1,11 +1,10 @@
 // Relay offsets (store.hpp: relay_offset / set_relay_offset) on the backend named by
 // SREH_TEST_STORE. Every test gets a fresh store.
 #define CAF_SUITE store_conformance_relay
-#include "tests/support/caf_test.hpp"
-
 #include <atomic>
 #include <thread>
 
+#include "tests/support/caf_test.hpp"
 #include "tests/support/store_conformance_fixture.hpp"
 
 using namespace sreh;

@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "actors/gateway/scripted_provider.hpp"
 #include "actors/kernel/kernel.hpp"
 #include "actors/node/runtime.hpp"
-#include "actors/gateway/scripted_provider.hpp"
 #include "core/base/blocking.hpp"
 #include "core/base/logger.hpp"
-#include "persistence/store/commit_queue.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
+#include "persistence/store/commit_queue.hpp"
 
 namespace sreh::actors {
 
@@ -28,8 +28,8 @@ struct probe_log {
   persistence::store* store = nullptr;
   int reads = 0;
   int intent_seen_before_effect = 0;
-  int violations = 0;              // a side effect ran without its intent durable
-  bool cannot_tell = false;        // reconcile answers "unknown"
+  int violations = 0;       // a side effect ran without its intent durable
+  bool cannot_tell = false; // reconcile answers "unknown"
   std::map<std::string, int> writes;
   bool effect_holds = true;        // what probe.verified's post-condition check finds
   std::int64_t check_after_ms = 0; // probe.verified's post-condition delay
@@ -64,8 +64,8 @@ class probe_tool final : public tool {
     : name_(std::move(name)), kind_(k), log_(std::move(log)) {
     schema_ = k == write || k == verified
                 ? R"({"type":"object","properties":{"action":{"type":"string"}},)"
-                           R"("additionalProperties":false})"
-                         : R"({"type":"object"})";
+                  R"("additionalProperties":false})"
+                : R"({"type":"object"})";
   }
   const std::string& name() const override { return name_; }
   const std::string& description() const override { return name_; }
@@ -93,20 +93,20 @@ class probe_tool final : public tool {
   tool_result execute(const tool_call& call) override {
     log_->check_intent(call);
     switch (kind_) {
-      case read:
-        ++log_->reads;
-        return tool_result::success(R"({"ok":true})");
-      case write:
-      case verified:
-        ++log_->writes[call.idempotency_key];
-        return tool_result::success(R"({"written":true})");
-      case fail:
-        return tool_result::failure("probe.fail: broken on purpose");
-      case broken_write: // a mutating call that fails
-        ++log_->broken_writes;
-        return tool_result::failure("probe.broken_write: broken on purpose");
-      case big:
-        return tool_result::success(R"({"blob":")" + std::string(100000, 'x') + R"("})");
+    case read:
+      ++log_->reads;
+      return tool_result::success(R"({"ok":true})");
+    case write:
+    case verified:
+      ++log_->writes[call.idempotency_key];
+      return tool_result::success(R"({"written":true})");
+    case fail:
+      return tool_result::failure("probe.fail: broken on purpose");
+    case broken_write: // a mutating call that fails
+      ++log_->broken_writes;
+      return tool_result::failure("probe.broken_write: broken on purpose");
+    case big:
+      return tool_result::success(R"({"blob":")" + std::string(100000, 'x') + R"("})");
     }
     return {};
   }
@@ -152,9 +152,9 @@ class flaky_queue final : public persistence::commit_queue {
     for (auto& [b, cb] : batches)
       inner_.submit(std::move(b), std::move(cb));
   }
-  bool hold = false;   // keep batches until release()
+  bool hold = false; // keep batches until release()
   std::vector<std::pair<persistence::write_batch, callback>> held;
-  int pass_first = 0;  // commits that go through before the failures start
+  int pass_first = 0; // commits that go through before the failures start
   int fail_next = 0;
   int failed = 0;
 
@@ -182,7 +182,8 @@ class virtual_clock final : public sreh::clock {
   explicit virtual_clock(caf::scheduler::test_coordinator& sched) : sched_(sched) {}
   timestamp_us now_us() const override {
     auto since = sched_.clock().now().time_since_epoch();
-    return 1'700'000'000'000'000 + std::chrono::duration_cast<std::chrono::microseconds>(since).count();
+    return 1'700'000'000'000'000 +
+           std::chrono::duration_cast<std::chrono::microseconds>(since).count();
   }
 
  private:
@@ -227,7 +228,7 @@ struct kernel_fixture : test_coordinator_fixture<> {
   kernel_fixture()
     : dir(make_dir()), db(open(dir)), queue_ptr(std::make_unique<flaky_queue>(*db)),
       queue(*queue_ptr) {
-    (void) setup_logging("off", "text");
+    (void)setup_logging("off", "text");
     probes->store = db.get();
     tools.add(std::make_shared<probe_tool>("probe.read", probe_tool::read, probes));
     tools.add(std::make_shared<probe_tool>("probe.write", probe_tool::write, probes));
@@ -236,8 +237,20 @@ struct kernel_fixture : test_coordinator_fixture<> {
     tools.add(std::make_shared<probe_tool>("probe.verified", probe_tool::verified, probes));
     tools.add(std::make_shared<probe_tool>("probe.broken_write", probe_tool::broken_write, probes));
     provider->inner = std::make_shared<scripted_provider>(std::vector<config::scripted_step>{});
-    rt = std::shared_ptr<runtime>(new runtime{cfg, *db, queue, tools, provider, clk, ids, pool,
-                                              store_pool, policy_, logger("kernel"), {}, {}, {}});
+    rt = std::shared_ptr<runtime>(new runtime{cfg,
+                                              *db,
+                                              queue,
+                                              tools,
+                                              provider,
+                                              clk,
+                                              ids,
+                                              pool,
+                                              store_pool,
+                                              policy_,
+                                              logger("kernel"),
+                                              {},
+                                              {},
+                                              {}});
   }
 
   ~kernel_fixture() override {
@@ -284,8 +297,9 @@ struct kernel_fixture : test_coordinator_fixture<> {
   kernel_reply submit(std::string goal, std::int64_t max_result = 0, std::int64_t max_steps = 0,
                       std::string key = {}) {
     start_node();
-    return request<kernel_reply>(sup, submit_atom::value,
-                                 make_request(std::move(goal), max_result, max_steps, std::move(key)));
+    return request<kernel_reply>(
+      sup, submit_atom::value,
+      make_request(std::move(goal), max_result, max_steps, std::move(key)));
   }
 
   /// Lets every actor handle its messages without firing timers (deadlines stay in the future).

@@ -4,6 +4,7 @@
 // the NATS server of SREH_NATS_URL, and checks of what reached the stream.
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -23,8 +24,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "actors/hub/event_hub.hpp"
 #include "core/base/json.hpp"
@@ -51,8 +50,8 @@ inline int free_port() {
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof(a);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0
-      || ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
     CAF_FAIL("cannot find a free port");
   ::close(fd);
   return ntohs(a.sin_port);
@@ -183,9 +182,9 @@ struct relay_fixture {
     writer->set_events_listener([this](const std::vector<event>& evs) { hub.publish(evs); });
     writer->start();
     static int counter = 0;
-    const auto tag = fmt::format("{}_{}_{:x}", ::getpid(), ++counter,
-                                 std::chrono::steady_clock::now().time_since_epoch().count()
-                                   & 0xffffff);
+    const auto tag =
+      fmt::format("{}_{}_{:x}", ::getpid(), ++counter,
+                  std::chrono::steady_clock::now().time_since_epoch().count() & 0xffffff);
     stream = "sreh-test-" + tag;
     prefix = "sreh_test_" + tag + ".events";
   }
@@ -245,9 +244,8 @@ struct relay_fixture {
             wb.events.push_back(std::move(e));
           }
           std::promise<bool> done;
-          writer->submit(std::move(wb), [&done](persistence::commit_result cr) {
-            done.set_value(!cr.err);
-          });
+          writer->submit(std::move(wb),
+                         [&done](persistence::commit_result cr) { done.set_value(!cr.err); });
           (done.get_future().get() ? ok : failed).fetch_add(1);
           if (pause.count() > 0)
             std::this_thread::sleep_for(pause);
@@ -350,8 +348,8 @@ class gap_store final : public persistence::store {
     return evs;
   }
 
-  std::vector<persistence::commit_result> commit(
-    std::vector<persistence::write_batch>& b) override {
+  std::vector<persistence::commit_result>
+  commit(std::vector<persistence::write_batch>& b) override {
     return s_.commit(b);
   }
   expected<std::optional<run>> get_run(std::string_view id) override { return s_.get_run(id); }
@@ -368,8 +366,8 @@ class gap_store final : public persistence::store {
   expected<std::optional<approval>> get_approval(std::string_view id) override {
     return s_.get_approval(id);
   }
-  expected<persistence::approval_page> list_approvals(
-    const persistence::approval_filter& f) override {
+  expected<persistence::approval_page>
+  list_approvals(const persistence::approval_filter& f) override {
     return s_.list_approvals(f);
   }
   expected<std::vector<approval>> pending_approvals() override { return s_.pending_approvals(); }

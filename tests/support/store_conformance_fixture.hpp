@@ -2,11 +2,11 @@
 // The fixture and helpers of the store conformance suite: a fresh store per test, builders of
 // runs, steps and events, and field-by-field comparisons.
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "tests/support/store_factory.hpp"
 
@@ -30,7 +30,7 @@ inline run make_run(std::string id, std::string key = {}) {
 }
 
 inline event make_event(std::string id, std::string run_id, std::int64_t run_seq,
-                 std::string kind = "run.created") {
+                        std::string kind = "run.created") {
   event e;
   e.id = std::move(id);
   e.run_id = std::move(run_id);
@@ -231,4 +231,3 @@ inline void check_same_event(const event& a, const event& b) {
 }
 
 } // namespace sreh::test
-

@@ -2,6 +2,7 @@
 // The store under test, chosen by SREH_TEST_STORE: "sqlite" (the default), "postgres" or
 // "memory". Another backend plugs in here, in one place: add a branch to `open_test_store`.
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,8 +14,6 @@
 #include <mutex>
 #include <string>
 #include <system_error>
-
-#include <fmt/format.h>
 
 #include "persistence/postgres/postgres_store.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
@@ -96,8 +95,8 @@ inline expected<persistence::store_ptr> open_test_store(const std::string& dir) 
   }
   if (kind == "memory")
     return open_memory_test_store(dir);
-  return sreh::error{errc::invalid_argument, "SREH_TEST_STORE: unknown store '" + kind
-                                               + "' (known: sqlite, postgres, memory)"};
+  return sreh::error{errc::invalid_argument, "SREH_TEST_STORE: unknown store '" + kind +
+                                               "' (known: sqlite, postgres, memory)"};
 }
 
 /// A directory made with mkdtemp under /tmp, removed with everything in it on destruction.

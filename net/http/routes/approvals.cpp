@@ -3,10 +3,10 @@
 // actor thread, so the reply hops onto the connection's strand (responder::post).
 #include <charconv>
 
-#include "net/http/problem.hpp"
-#include "net/http/routes/routes.hpp"
 #include "core/base/id.hpp"
 #include "core/base/json.hpp"
+#include "net/http/problem.hpp"
+#include "net/http/routes/routes.hpp"
 
 namespace sreh::net {
 
@@ -15,7 +15,8 @@ namespace {
 constexpr std::size_t max_comment_bytes = 4096;
 
 std::optional<reply> check_approval_id(const request& req, const std::string& id) {
-  if (is_valid_id(id, "apr")) return std::nullopt;
+  if (is_valid_id(id, "apr"))
+    return std::nullopt;
   return problem(400, "invalid-argument",
                  "approval id '" + id + "' is malformed (expected apr_ followed by 26 characters)",
                  req);
@@ -24,8 +25,10 @@ std::optional<reply> check_approval_id(const request& req, const std::string& id
 std::variant<approval, reply> load_approval(server_context& ctx, const request& req,
                                             const std::string& id) {
   auto a = ctx.store.get_approval(id);
-  if (!a) return problem(a.error(), req);
-  if (!*a) return problem(404, "not-found", "approval " + id + " not found", req);
+  if (!a)
+    return problem(a.error(), req);
+  if (!*a)
+    return problem(404, "not-found", "approval " + id + " not found", req);
   return std::move(**a);
 }
 
@@ -37,14 +40,17 @@ std::optional<reply> parse_filter(const request& req, persistence::approval_filt
   };
   if (const auto* s = req.param("state"); s && !s->empty()) {
     f.state = parse_approval_state(*s);
-    if (!f.state) return bad("state: '" + *s + "' is not one of pending, approved, denied, expired");
+    if (!f.state)
+      return bad("state: '" + *s + "' is not one of pending, approved, denied, expired");
   }
   if (const auto* run = req.param("run"); run && !run->empty()) {
-    if (!is_valid_id(*run, "run")) return bad("run: '" + *run + "' is not a run id");
+    if (!is_valid_id(*run, "run"))
+      return bad("run: '" + *run + "' is not a run id");
     f.run_id = *run;
   }
   if (const auto* role = req.param("role"); role && !role->empty()) {
-    if (!parse_role(*role)) return bad("role: '" + *role + "' is not one of viewer, operator, approver, admin");
+    if (!parse_role(*role))
+      return bad("role: '" + *role + "' is not one of viewer, operator, approver, admin");
     f.role = *role;
   }
   if (const auto* l = req.param("limit")) {
@@ -55,7 +61,8 @@ std::optional<reply> parse_filter(const request& req, persistence::approval_filt
     f.limit = n;
   }
   if (const auto* cur = req.param("cursor"); cur && !cur->empty()) {
-    if (!is_valid_id(*cur, "apr")) return bad("cursor: '" + *cur + "' is not an approval id");
+    if (!is_valid_id(*cur, "apr"))
+      return bad("cursor: '" + *cur + "' is not an approval id");
     f.before_id = *cur;
   }
   return std::nullopt;
@@ -63,15 +70,18 @@ std::optional<reply> parse_filter(const request& req, persistence::approval_filt
 
 reply list_approvals(server_context& ctx, const request& req) {
   persistence::approval_filter f;
-  if (auto bad = parse_filter(req, f)) return std::move(*bad);
+  if (auto bad = parse_filter(req, f))
+    return std::move(*bad);
   auto page = ctx.store.list_approvals(f);
-  if (!page) return problem(page.error(), req);
+  if (!page)
+    return problem(page.error(), req);
   rapidjson::StringBuffer buf;
   json::writer w(buf);
   w.StartObject();
   w.Key("approvals");
   w.StartArray();
-  for (const auto& a : page->approvals) json::write(w, a);
+  for (const auto& a : page->approvals)
+    json::write(w, a);
   w.EndArray();
   w.Key("next_cursor");
   if (page->next_cursor.empty())
@@ -86,9 +96,11 @@ reply list_approvals(server_context& ctx, const request& req) {
 
 reply get_approval(server_context& ctx, const request& req) {
   const auto& id = req.params.at("id");
-  if (auto bad = check_approval_id(req, id)) return std::move(*bad);
+  if (auto bad = check_approval_id(req, id))
+    return std::move(*bad);
   auto loaded = load_approval(ctx, req, id);
-  if (auto* p = std::get_if<reply>(&loaded)) return std::move(*p);
+  if (auto* p = std::get_if<reply>(&loaded))
+    return std::move(*p);
   return json_reply(200, envelope("approval", std::get<approval>(loaded)));
 }
 
@@ -100,10 +112,15 @@ struct decision_body {
 };
 
 std::variant<decision_body, reply> parse_decision(server_context& ctx, const request& req) {
-  auto bad = [&req](const std::string& detail) { return problem(400, "invalid-argument", detail, req); };
-  if (req.body.empty()) return bad("a JSON body {\"decision\": \"approve\"|\"deny\", \"comment\": \"...\"} is required");
+  auto bad = [&req](const std::string& detail) {
+    return problem(400, "invalid-argument", detail, req);
+  };
+  if (req.body.empty())
+    return bad(
+      "a JSON body {\"decision\": \"approve\"|\"deny\", \"comment\": \"...\"} is required");
   auto doc = json::parse_object(req.body, static_cast<int>(ctx.cfg.limits.max_json_depth));
-  if (!doc) return problem(doc.error(), req);
+  if (!doc)
+    return problem(doc.error(), req);
   decision_body out;
   bool has_decision = false;
   for (const auto& m : doc->GetObject()) {
@@ -124,35 +141,42 @@ std::variant<decision_body, reply> parse_decision(server_context& ctx, const req
       return bad("unknown field '" + std::string(key) + "' (expected decision, comment)");
     }
   }
-  if (!has_decision) return bad("decision: required (approve or deny)");
+  if (!has_decision)
+    return bad("decision: required (approve or deny)");
   return out;
 }
 
 /// approve → true, deny → false; for in_doubt approvals also happened / not_happened.
 std::optional<bool> vote_of(const std::string& decision, approval_kind kind) {
-  if (decision == "approve") return true;
-  if (decision == "deny") return false;
+  if (decision == "approve")
+    return true;
+  if (decision == "deny")
+    return false;
   if (kind == approval_kind::in_doubt) {
-    if (decision == "happened") return true;
-    if (decision == "not_happened") return false;
+    if (decision == "happened")
+      return true;
+    if (decision == "not_happened")
+      return false;
   }
   return std::nullopt;
 }
 
 void decide(server_context& ctx, const request& req, responder res) {
   const auto& id = req.params.at("id");
-  if (auto bad = check_approval_id(req, id)) return res.send(std::move(*bad));
+  if (auto bad = check_approval_id(req, id))
+    return res.send(std::move(*bad));
   auto body = parse_decision(ctx, req);
-  if (auto* p = std::get_if<reply>(&body)) return res.send(std::move(*p));
+  if (auto* p = std::get_if<reply>(&body))
+    return res.send(std::move(*p));
   auto& d = std::get<decision_body>(body);
   auto loaded = load_approval(ctx, req, id);
-  if (auto* p = std::get_if<reply>(&loaded)) return res.send(std::move(*p));
+  if (auto* p = std::get_if<reply>(&loaded))
+    return res.send(std::move(*p));
   const auto& a = std::get<approval>(loaded);
   auto approve = vote_of(d.decision, a.kind);
   if (!approve) {
-    auto allowed = a.kind == approval_kind::in_doubt
-                     ? "approve, deny, happened, not_happened"
-                     : "approve, deny";
+    auto allowed =
+      a.kind == approval_kind::in_doubt ? "approve, deny, happened, not_happened" : "approve, deny";
     return res.send(problem(400, "invalid-argument",
                             "decision: '" + d.decision + "' is not one of " + allowed, req));
   }
@@ -164,7 +188,8 @@ void decide(server_context& ctx, const request& req, responder res) {
   vote.at = ctx.clock.now_us();
   ctx.kernel.decide(id, std::move(vote), [req, res](expected<approval> r) {
     // Serialising does not block: answer from here, the responder hops onto the strand.
-    if (!r) return res.send(problem(r.error(), req));
+    if (!r)
+      return res.send(problem(r.error(), req));
     res.send(json_reply(200, envelope("approval", *r)));
   });
 }

@@ -1,10 +1,10 @@
 // The SSE routes: validation before the stream starts (the streaming itself is sse_session).
 #include <charconv>
 
-#include "net/http/problem.hpp"
-#include "net/http/routes/routes.hpp"
 #include "core/base/id.hpp"
 #include "core/model/run.hpp"
+#include "net/http/problem.hpp"
+#include "net/http/routes/routes.hpp"
 
 namespace sreh::net {
 

@@ -1,8 +1,4 @@
 // Liveness, readiness and the stats snapshot.
-#include "net/http/problem.hpp"
-#include "net/http/routes/routes.hpp"
-#include "core/base/json.hpp"
-
 #include <fmt/format.h>
 
 #include <chrono>
@@ -11,13 +7,18 @@
 #include <mutex>
 #include <string_view>
 
+#include "core/base/json.hpp"
+#include "net/http/problem.hpp"
+#include "net/http/routes/routes.hpp"
+
 namespace sreh::net {
 
 namespace {
 
 /// The store's answer to readiness probes: one ping at a time, at most one a second; the probes
-/// in between get the last answer, or "no answer" once the ping in flight has taken over 2 s. A database that hangs then holds one HTTP thread, not every thread a probe
-/// (Kubernetes, a load balancer) lands on.
+/// in between get the last answer, or "no answer" once the ping in flight has taken over 2 s. A
+/// database that hangs then holds one HTTP thread, not every thread a probe (Kubernetes, a load
+/// balancer) lands on.
 class store_probe {
  public:
   sreh::error check(persistence::store& st) {
@@ -29,7 +30,8 @@ class store_probe {
         const auto waited = duration_cast<milliseconds>(now - at_).count();
         if (waited < 2'000)
           return last_;
-        return {errc::unavailable, fmt::format("the store has not answered a ping for {} ms", waited)};
+        return {errc::unavailable,
+                fmt::format("the store has not answered a ping for {} ms", waited)};
       }
       if (checked_ && now - at_ < seconds{1})
         return last_;
@@ -204,8 +206,9 @@ reply cluster_nodes(server_context& ctx) {
 
 void add_health_routes(router& r, server_context& ctx, std::function<std::int64_t()> connections) {
   auto* c = &ctx;
-  r.add_nonblocking("GET", "/healthz", access::open,
-                    [](const request&, responder s) { s.send(json_reply(200, R"({"status":"ok"})")); });
+  r.add_nonblocking("GET", "/healthz", access::open, [](const request&, responder s) {
+    s.send(json_reply(200, R"({"status":"ok"})"));
+  });
   r.add("GET", "/readyz", access::open,
         [c, probe = std::make_shared<store_probe>()](const request& q, responder s) {
           s.send(readyz(*c, *probe, q));

@@ -5,10 +5,10 @@
 #include <optional>
 #include <string>
 
-#include "net/http/http_message.hpp"
-#include "net/http/router.hpp"
 #include "core/base/json.hpp"
+#include "net/http/http_message.hpp"
 #include "net/http/http_server.hpp"
+#include "net/http/router.hpp"
 #include "net/sse/sse_format.hpp"
 
 namespace sreh::net {
@@ -24,7 +24,6 @@ std::string envelope(const char* key, const T& x) {
   w.EndObject();
   return {buf.GetString(), buf.GetSize()};
 }
-
 
 /// POST /v1/goals, GET /v1/runs, GET /v1/runs/{id}, GET /v1/runs/{id}/steps,
 /// POST /v1/runs/{id}/cancel.

@@ -3,11 +3,11 @@
 // (responder::post) before touching the store, which may block.
 #include <charconv>
 
-#include "net/http/problem.hpp"
-#include "net/http/routes/routes.hpp"
-#include "core/model/goal.hpp"
 #include "core/base/id.hpp"
 #include "core/base/json.hpp"
+#include "core/model/goal.hpp"
+#include "net/http/problem.hpp"
+#include "net/http/routes/routes.hpp"
 
 namespace sreh::net {
 
@@ -69,8 +69,8 @@ void submit_goal(server_context& ctx, const request& req, responder res) {
       const auto& run = std::get<sreh::run>(loaded);
       if (!r->created && run.goal != text)
         return res.send(problem(
-            422, "idempotency-key-reuse",
-            "Idempotency-Key reused with a different goal (it names run " + run.id + ")", req));
+          422, "idempotency-key-reuse",
+          "Idempotency-Key reused with a different goal (it names run " + run.id + ")", req));
       auto out = json_reply(r->created ? 201 : 200, envelope("run", run));
       if (r->created)
         out.headers.emplace_back("Location", "/v1/runs/" + run.id);
@@ -88,7 +88,7 @@ reply list_runs(server_context& ctx, const request& req) {
     if (!f.state)
       return problem(400, "invalid-argument",
                      "state: '" + *s +
-                         "' is not one of pending, running, waiting, succeeded, failed, cancelled",
+                       "' is not one of pending, running, waiting, succeeded, failed, cancelled",
                      req);
   }
   if (const auto* l = req.param("limit")) {

@@ -23,8 +23,8 @@ void write_sorted(const value& v, json::writer& w) {
     for (auto& m : v.GetObject())
       ms.push_back(&m);
     std::sort(ms.begin(), ms.end(), [](auto* a, auto* b) {
-      return std::string_view{a->name.GetString(), a->name.GetStringLength()}
-             < std::string_view{b->name.GetString(), b->name.GetStringLength()};
+      return std::string_view{a->name.GetString(), a->name.GetStringLength()} <
+             std::string_view{b->name.GetString(), b->name.GetStringLength()};
     });
     w.StartObject();
     for (auto* m : ms) {
@@ -37,14 +37,13 @@ void write_sorted(const value& v, json::writer& w) {
     for (auto& e : v.GetArray())
       write_sorted(e, w);
     w.EndArray();
-  } else if (v.IsNumber() && v.IsDouble() && v.GetDouble() == static_cast<double>(
-                                                   static_cast<std::int64_t>(v.GetDouble()))) {
-    w.Int64(static_cast<std::int64_t>(v.GetDouble()));  // 2.0 and 2 are the same argument
+  } else if (v.IsNumber() && v.IsDouble() &&
+             v.GetDouble() == static_cast<double>(static_cast<std::int64_t>(v.GetDouble()))) {
+    w.Int64(static_cast<std::int64_t>(v.GetDouble())); // 2.0 and 2 are the same argument
   } else {
     v.Accept(w);
   }
 }
-
 
 } // namespace
 
@@ -61,7 +60,6 @@ std::string canonical_json(const std::string& json_text) {
 std::string call_key(const std::string& tool, const std::string& args_json) {
   return tool + " " + canonical_json(args_json);
 }
-
 
 // -- time ----------------------------------------------------------------------------------------
 
@@ -92,8 +90,8 @@ std::optional<std::int64_t> parse_rfc3339(const std::string& s) {
     if (std::sscanf(s.c_str() + i + 1, "%2d:%2d", &oh, &om) == 2)
       offset = (s[i] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
   }
-  return days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400
-         + h * 3600 + mi * 60 + sec - offset;
+  return days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 +
+         h * 3600 + mi * 60 + sec - offset;
 }
 
 std::optional<std::int64_t> parse_window(const std::string& s) {
@@ -106,11 +104,16 @@ std::optional<std::int64_t> parse_window(const std::string& s) {
     n = n * 10 + (s[i] - '0');
   }
   switch (s.back()) {
-    case 's': return n;
-    case 'm': return n * 60;
-    case 'h': return n * 3600;
-    case 'd': return n * 86400;
-    default: return std::nullopt;
+  case 's':
+    return n;
+  case 'm':
+    return n * 60;
+  case 'h':
+    return n * 3600;
+  case 'd':
+    return n * 86400;
+  default:
+    return std::nullopt;
   }
 }
 
@@ -160,11 +163,16 @@ std::optional<double> rhs_value(const comparison& c, const entity& e, step_range
 }
 
 bool compare(double a, const std::string& op, double b) {
-  if (op == ">") return a > b;
-  if (op == ">=") return a >= b;
-  if (op == "<") return a < b;
-  if (op == "<=") return a <= b;
-  if (op == "==") return a == b;
+  if (op == ">")
+    return a > b;
+  if (op == ">=")
+    return a >= b;
+  if (op == "<")
+    return a < b;
+  if (op == "<=")
+    return a <= b;
+  if (op == "==")
+    return a == b;
   return a != b;
 }
 

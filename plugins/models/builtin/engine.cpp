@@ -43,7 +43,7 @@ void append_unique(std::vector<T>& dst, const std::vector<T>& src) {
 /// One pass of triage → diagnosis → remedy → verification. A later round starts when the
 /// verification shows the alerted entities still anomalous: another fault hides behind the first.
 struct round_data {
-  std::int64_t start = 0;                      // the round looks at steps after this one
+  std::int64_t start = 0; // the round looks at steps after this one
   triage_result t;
   std::vector<hypothesis_group> groups;
   std::vector<const hypothesis*> diagnoses;
@@ -111,16 +111,19 @@ void add_round_notes(findings& f, const std::deque<round_data>& rounds) {
   std::vector<fact> obs;
   for (std::size_t i = 0; i + 1 < rounds.size(); ++i)
     obs.insert(obs.end(), rounds[i].t.observations.begin(), rounds[i].t.observations.end());
-  obs.push_back({0, fmt::format("round {}: the alerted entities stayed anomalous after the "
-                                "remedies; triage again", rounds.size()), 0});
+  obs.push_back({0,
+                 fmt::format("round {}: the alerted entities stayed anomalous after the "
+                             "remedies; triage again",
+                             rounds.size()),
+                 0});
   obs.insert(obs.end(), f.t.observations.begin(), f.t.observations.end());
   f.t.observations = std::move(obs);
   auto& last = rounds.back();
   if (last.rem.last_action > 0 && last.rem.still_anomalous.empty()) {
     for (auto& [what, ok] : f.rem.mitigated)
       ok = true;
-    f.rem.notes.push_back(fmt::format("after {} rounds of remedies the alerted entities recovered",
-                                      rounds.size()));
+    f.rem.notes.push_back(
+      fmt::format("after {} rounds of remedies the alerted entities recovered", rounds.size()));
   }
 }
 
@@ -179,8 +182,8 @@ class planner {
   round_end investigate(round_data& rd, walk_options wo, step_range investigation);
   std::optional<actors::decision> sweep(const round_data& rd, walk_options wo,
                                         step_range investigation, std::int64_t tool_steps);
-  round_end follow_up(round_data& rd, walk_options wo, step_range investigation,
-                      std::int64_t first, int round);
+  round_end follow_up(round_data& rd, walk_options wo, step_range investigation, std::int64_t first,
+                      int round);
   void remember(const round_data& rd);
   actors::decision remedy_call(const round_data& rd) const;
   actors::decision conclude() const;
@@ -194,10 +197,10 @@ class planner {
   const evidence_journal& journal_;
   const evidence& ev_;
   situation sit_;
-  std::int64_t left_;                         // steps left in the budget
+  std::int64_t left_; // steps left in the budget
   std::deque<round_data> rounds_;
-  std::set<std::string> known_;               // kind:target diagnosed by earlier rounds
-  std::set<std::string> healthy_before_;      // seen healthy by earlier rounds
+  std::set<std::string> known_;          // kind:target diagnosed by earlier rounds
+  std::set<std::string> healthy_before_; // seen healthy by earlier rounds
 };
 
 actors::decision planner::decide() {
@@ -210,8 +213,8 @@ actors::decision planner::decide() {
     walk_options wo;
     wo.global = {0, first ? first - 1 : 0};
     wo.known_healthy = healthy_before_;
-    auto end = first == 0 ? investigate(rd, wo, investigation)
-                          : follow_up(rd, wo, investigation, first, k);
+    auto end =
+      first == 0 ? investigate(rd, wo, investigation) : follow_up(rd, wo, investigation, first, k);
     if (end.call)
       return *end.call;
     if (!end.next_start)
@@ -229,8 +232,8 @@ planner::round_end planner::investigate(round_data& rd, walk_options wo, step_ra
   rd.t = triage(sit_, investigation, wo);
   if (!may_call && left_ > 2 && rd.t.leaves.size() > 1) {
     // Independent faults each need their own checks: the budget grows with the leaves.
-    auto extra = kb_.limits.investigate_steps_per_extra_leaf
-                 * static_cast<std::int64_t>(rd.t.leaves.size() - 1);
+    auto extra = kb_.limits.investigate_steps_per_extra_leaf *
+                 static_cast<std::int64_t>(rd.t.leaves.size() - 1);
     may_call = tool_steps < kb_.limits.investigate_steps + extra;
   }
   if (rd.t.next)
@@ -256,10 +259,9 @@ planner::round_end planner::investigate(round_data& rd, walk_options wo, step_ra
 /// Every group is decided: look at the deferred siblings for independent faults while there is
 /// room left for remedies and their verification.
 std::optional<actors::decision> planner::sweep(const round_data& rd, walk_options wo,
-                                               step_range investigation,
-                                               std::int64_t tool_steps) {
-  if (rd.t.deferred.empty()
-      || tool_steps + kb_.limits.remedy_reserve_steps >= kb_.limits.investigate_steps)
+                                               step_range investigation, std::int64_t tool_steps) {
+  if (rd.t.deferred.empty() ||
+      tool_steps + kb_.limits.remedy_reserve_steps >= kb_.limits.investigate_steps)
     return std::nullopt;
   wo.allow_calls = wo.sweep = true;
   auto swept = triage(sit_, investigation, wo);
@@ -276,7 +278,7 @@ planner::round_end planner::follow_up(round_data& rd, walk_options wo, step_rang
   wo.allow_calls = false;
   rd.t = triage(sit_, investigation, wo);
   rd.groups = build_groups(sit_, rd.t, investigation, wo.global);
-  (void) next_check(kb_, rd.groups, false);
+  (void)next_check(kb_, rd.groups, false);
   pick_diagnoses(rd, known_);
   // A remedy call none of this round's diagnoses makes began the next round: this round's
   // remedies and verification are judged on the steps before it.
@@ -295,8 +297,8 @@ planner::round_end planner::follow_up(round_data& rd, walk_options wo, step_rang
     return {{}, std::min(last, next_first - 1)};
   // Verified, or out of rounds or budget: conclude. Otherwise the alerted entities are still
   // anomalous: go back to triage over what the remedies left.
-  if (rd.rem.still_anomalous.empty() || round + 1 >= kb_.limits.max_rounds
-      || left_ <= kb_.limits.remedy_reserve_steps || rd.diagnoses.empty())
+  if (rd.rem.still_anomalous.empty() || round + 1 >= kb_.limits.max_rounds ||
+      left_ <= kb_.limits.remedy_reserve_steps || rd.diagnoses.empty())
     return {};
   return {{}, last};
 }

@@ -24,25 +24,25 @@ struct fact {
 
 /// The walk from the alerted entities down the call graph.
 struct triage_result {
-  std::optional<planned_call> next;            // a call the walk still needs
-  std::vector<std::string> focus;              // the alerted entities
-  std::string focus_source;                    // labels | goal | alerts | roots
-  std::vector<std::string> leaves;             // anomalous, unexplained by dependencies
-  std::map<std::string, std::string> parent;   // how the walk reached an entity
-  std::map<std::string, std::map<std::string, std::string>> classes;  // anomalies per entity
-  std::vector<std::string> off_path;           // anomalous, but explain nothing on the path
+  std::optional<planned_call> next;          // a call the walk still needs
+  std::vector<std::string> focus;            // the alerted entities
+  std::string focus_source;                  // labels | goal | alerts | roots
+  std::vector<std::string> leaves;           // anomalous, unexplained by dependencies
+  std::map<std::string, std::string> parent; // how the walk reached an entity
+  std::map<std::string, std::map<std::string, std::string>> classes; // anomalies per entity
+  std::vector<std::string> off_path; // anomalous, but explain nothing on the path
   std::vector<std::string> healthy;
-  std::vector<std::string> unobservable;       // describe failed
-  std::vector<std::string> deferred;           // siblings of an explaining dependency, unseen
+  std::vector<std::string> unobservable; // describe failed
+  std::vector<std::string> deferred;     // siblings of an explaining dependency, unseen
   std::vector<fact> observations;
-  std::vector<goal_cue> cues;                  // failure modes the goal text points at
+  std::vector<goal_cue> cues; // failure modes the goal text points at
 };
 
 /// How a walk may proceed.
 struct walk_options {
   bool allow_calls = true;
-  bool sweep = false;                          // observe the deferred siblings too
-  step_range global;                           // where deploys and flags count (all rounds)
+  bool sweep = false; // observe the deferred siblings too
+  step_range global;  // where deploys and flags count (all rounds)
   /// Entities an earlier round saw healthy: a later round does not describe them again.
   std::set<std::string> known_healthy;
 };
@@ -69,16 +69,16 @@ enum class seen_state { seen, absent, unknown, not_applicable };
 struct symptom_eval {
   const symptom* s = nullptr;
   seen_state state = seen_state::unknown;
-  std::optional<planned_call> check;           // resolves an unknown symptom
+  std::optional<planned_call> check; // resolves an unknown symptom
 };
 
 struct hypothesis {
   const failure_mode* mode = nullptr;
   std::string subject;
-  std::string target;                          // empty while its binding is unknown
+  std::string target; // empty while its binding is unknown
   std::map<std::string, std::string> bindings;
   double score = 0;
-  double max_score = 0;                        // sum of positive weights
+  double max_score = 0; // sum of positive weights
   std::vector<fact> evidence;
   std::vector<symptom_eval> symptoms;
   [[nodiscard]] double confidence() const;
@@ -88,15 +88,14 @@ struct hypothesis {
 /// Competing explanations of one anomalous leaf.
 struct hypothesis_group {
   std::string leaf;
-  std::vector<hypothesis> hyps;                // best first
+  std::vector<hypothesis> hyps; // best first
   enum state_t { open, diagnosed, unknown } state = open;
-  bool ambiguous = false;                      // diagnosed without the required margin
+  bool ambiguous = false; // diagnosed without the required margin
 };
 
 /// Builds and scores the groups of the triage's leaves.
-[[nodiscard]] std::vector<hypothesis_group> build_groups(const situation& sit,
-                                                         const triage_result& t, step_range range,
-                                                         step_range global);
+[[nodiscard]] std::vector<hypothesis_group>
+build_groups(const situation& sit, const triage_result& t, step_range range, step_range global);
 
 /// Whether an anomalous entity explains itself, looked at before its dependencies are described:
 /// when the goal cues a failure mode with a global check (a recent deploy, a flag change), that
@@ -112,9 +111,8 @@ struct self_probe {
 
 /// Decides open groups (diagnosed / unknown) when `may_check` is false or nothing separates them;
 /// otherwise returns the check with the highest expected information gain.
-[[nodiscard]] std::optional<planned_call> next_check(const knowledge_base& kb,
-                                                     std::vector<hypothesis_group>& groups,
-                                                     bool may_check);
+[[nodiscard]] std::optional<planned_call>
+next_check(const knowledge_base& kb, std::vector<hypothesis_group>& groups, bool may_check);
 
 // -- remediation ---------------------------------------------------------------------------------
 
@@ -123,17 +121,17 @@ struct remediation_record {
   std::int64_t step = 0;
   bool ok = false;
   bool verified = false;
-  std::string for_what;                        // kind:target
+  std::string for_what; // kind:target
   std::string note;
 };
 
 struct remediation_state {
   std::optional<planned_call> next;
   std::vector<remediation_record> records;
-  std::vector<std::string> notes;              // "checkout error_rate back to 0.002 (step 9)"
-  std::map<std::string, bool> mitigated;       // by kind:target
-  std::int64_t last_action = 0;                // step of the last remedy call (0 = none)
-  std::vector<std::string> still_anomalous;    // alerted entities anomalous after the remedies
+  std::vector<std::string> notes;           // "checkout error_rate back to 0.002 (step 9)"
+  std::map<std::string, bool> mitigated;    // by kind:target
+  std::int64_t last_action = 0;             // step of the last remedy call (0 = none)
+  std::vector<std::string> still_anomalous; // alerted entities anomalous after the remedies
 };
 
 /// Walks the remedies of each diagnosis against the steps after the investigation (`sit.ev` may be

@@ -86,21 +86,21 @@ class folder {
 
   void link(const obs::edge& e) {
     switch (e.rel) {
-      case obs::relation::calls:
-        merge_name(at(e.from).calls, e.to);
-        merge_name(at(e.to).called_by, e.from);
-        break;
-      case obs::relation::runs_on:
-        merge_name(at(e.from).hosts, e.to);
-        merge_name(at(e.to, "host").services, e.from);
-        break;
-      case obs::relation::job_on: {
-        auto& job = at(e.from, "job");
-        merge_name(job.calls, e.to);  // a job depends on its hosts
-        merge_name(job.hosts, e.to);
-        merge_name(at(e.to, "host").jobs, e.from);
-        break;
-      }
+    case obs::relation::calls:
+      merge_name(at(e.from).calls, e.to);
+      merge_name(at(e.to).called_by, e.from);
+      break;
+    case obs::relation::runs_on:
+      merge_name(at(e.from).hosts, e.to);
+      merge_name(at(e.to, "host").services, e.from);
+      break;
+    case obs::relation::job_on: {
+      auto& job = at(e.from, "job");
+      merge_name(job.calls, e.to); // a job depends on its hosts
+      merge_name(job.hosts, e.to);
+      merge_name(at(e.to, "host").jobs, e.from);
+      break;
+    }
     }
   }
 
@@ -144,8 +144,8 @@ bool performs_remedy(const actors::tool_registry& tools, const std::string& name
 } // namespace
 
 bool entity::is_service_kind() const {
-  return kind.empty() || kind == "service" || kind == "database" || kind == "cache"
-         || kind == "queue";
+  return kind.empty() || kind == "service" || kind == "database" || kind == "cache" ||
+         kind == "queue";
 }
 
 const entity* evidence::find(const std::string& name) const {
@@ -174,16 +174,16 @@ void evidence::add(const step& s, const obs::observations& seen, bool remedy) {
 }
 
 bool is_evidence(const step& s) {
-  return s.kind == step_kind::tool && s.state != step_state::intent
-         && s.state != step_state::cancelled;
+  return s.kind == step_kind::tool && s.state != step_state::intent &&
+         s.state != step_state::cancelled;
 }
 
 // -- the journal ---------------------------------------------------------------------------------
 
 bool evidence_journal::seen_step::same(const step& s) const {
-  return head.n == s.n && head.kind == s.kind && head.state == s.state
-         && head.attempts == s.attempts && head.tool == s.tool && head.args == s.args
-         && head.error == s.error && result_size == s.result.size();
+  return head.n == s.n && head.kind == s.kind && head.state == s.state &&
+         head.attempts == s.attempts && head.tool == s.tool && head.args == s.args &&
+         head.error == s.error && result_size == s.result.size();
 }
 
 evidence_journal::seen_step evidence_journal::read(const step& s,
@@ -207,11 +207,11 @@ void evidence_journal::catch_up(const std::vector<step>& steps,
   for (std::size_t i = 0; valid && i < seen_.size(); ++i)
     valid = seen_[i].same(steps[i]);
   if (!valid)
-    *this = {};  // a step seen before changed (re-run after a recovery): start over
+    *this = {}; // a step seen before changed (re-run after a recovery): start over
   std::size_t i = seen_.size();
   for (; i < steps.size(); ++i) {
     if (steps[i].kind == step_kind::tool && steps[i].state == step_state::intent)
-      break;  // read once it has its outcome
+      break; // read once it has its outcome
     seen_.push_back(read(steps[i], tools));
     if (seen_.back().counts)
       ev_.add(seen_.back().head, seen_.back().observed, seen_.back().remedy);

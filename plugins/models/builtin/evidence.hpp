@@ -22,21 +22,21 @@ struct snapshot {
   std::int64_t step = 0;
   std::map<std::string, double> current;
   std::map<std::string, double> baseline;
-  std::map<std::string, double> fields;  // numeric state: replicas, max_connections
+  std::map<std::string, double> fields; // numeric state: replicas, max_connections
   std::string version;
 };
 
 /// A service, database, host or job as the observations describe it.
 struct entity {
   std::string name;
-  std::string kind;                     // service | database | cache | queue | host | job
-  std::string subkind;                  // jobs: training | inference; hosts: vm | gpu
-  std::vector<std::string> calls;       // services: dependencies; jobs: hosts
+  std::string kind;               // service | database | cache | queue | host | job
+  std::string subkind;            // jobs: training | inference; hosts: vm | gpu
+  std::vector<std::string> calls; // services: dependencies; jobs: hosts
   std::vector<std::string> called_by;
   std::vector<std::string> hosts;
-  std::vector<std::string> services;    // hosts: services on it
-  std::vector<std::string> jobs;        // hosts: jobs on it
-  std::vector<snapshot> snapshots;      // in step order
+  std::vector<std::string> services; // hosts: services on it
+  std::vector<std::string> jobs;     // hosts: jobs on it
+  std::vector<snapshot> snapshots;   // in step order
   [[nodiscard]] bool is_service_kind() const;
 };
 
@@ -45,12 +45,12 @@ using flag_record = obs::flag_state;
 
 struct log_result {
   std::int64_t step = 0;
-  std::vector<log_line> lines;          // newest first
+  std::vector<log_line> lines; // newest first
 };
 
 struct deploy_result {
   std::int64_t step = 0;
-  std::string service;                  // "" = every service
+  std::string service; // "" = every service
   std::string window;
   std::vector<obs::deploy> deploys;
 };
@@ -59,10 +59,10 @@ struct deploy_result {
 struct call_record {
   std::int64_t step = 0;
   std::string tool;
-  std::string args;                     // canonical JSON
-  std::string key;                      // tool + " " + canonical args
+  std::string args; // canonical JSON
+  std::string key;  // tool + " " + canonical args
   bool ok = false;
-  bool mutation = false;                // a remedy tool that was attempted (not failed outright)
+  bool mutation = false; // a remedy tool that was attempted (not failed outright)
   std::string error;
 };
 
@@ -71,17 +71,17 @@ struct call_record {
 struct evidence {
   bool topology_known = false;
   std::map<std::string, entity> entities;
-  std::vector<std::string> order;       // entity names in the order first seen
-  std::map<std::string, std::vector<log_result>> logs;  // by entity
+  std::vector<std::string> order;                      // entity names in the order first seen
+  std::map<std::string, std::vector<log_result>> logs; // by entity
   std::vector<deploy_result> deploys;
   std::optional<std::vector<flag_record>> flags;
   std::int64_t flags_step = 0;
   std::vector<std::map<std::string, std::string>> alert_labels;
   bool alerts_known = false;
   std::vector<call_record> calls;
-  std::int64_t first_mutation = 0;      // step of the first remedy call (0 = none yet)
+  std::int64_t first_mutation = 0; // step of the first remedy call (0 = none yet)
   std::int64_t last_step = 0;
-  std::optional<std::int64_t> now;      // simulated time (seconds), when a result tells it
+  std::optional<std::int64_t> now; // simulated time (seconds), when a result tells it
 
   [[nodiscard]] const entity* find(const std::string& name) const;
   /// The latest call with this key made after step `after`, or null.
@@ -112,19 +112,19 @@ class evidence_journal {
  private:
   /// A step looked at: the step without its result, and what it observed.
   struct seen_step {
-    step head;                          // result and decision left out
+    step head; // result and decision left out
     std::size_t result_size = 0;
-    bool counts = false;                // is_evidence
+    bool counts = false; // is_evidence
     bool remedy = false;
     obs::observations observed;
     [[nodiscard]] bool same(const step& s) const;
   };
   [[nodiscard]] static seen_step read(const step& s, const actors::tool_registry& tools);
 
-  std::vector<seen_step> seen_;         // a prefix of the run's steps, all with outcomes
-  evidence ev_;                         // of seen_
-  std::vector<seen_step> tail_seen_;    // steps with outcomes behind one without
-  std::optional<evidence> tail_;        // ev_ and tail_seen_
+  std::vector<seen_step> seen_;      // a prefix of the run's steps, all with outcomes
+  evidence ev_;                      // of seen_
+  std::vector<seen_step> tail_seen_; // steps with outcomes behind one without
+  std::optional<evidence> tail_;     // ev_ and tail_seen_
 };
 
 /// Canonical JSON (object keys sorted) of `json_text`, or the text itself if it does not parse.

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <regex>
 
-#include "plugins/models/builtin/engine.hpp"
 #include "core/base/json.hpp"
+#include "plugins/models/builtin/engine.hpp"
 
 namespace sreh::plugins::reasoner {
 
@@ -40,10 +40,14 @@ std::vector<std::string> scope_of(const symptom& s, const entity* x, const std::
   if (!x)
     return {};
   switch (s.on) {
-    case scope::callers: return x->called_by;
-    case scope::hosted: return x->services;
-    case scope::jobs: return x->jobs;
-    default: return {};
+  case scope::callers:
+    return x->called_by;
+  case scope::hosted:
+    return x->services;
+  case scope::jobs:
+    return x->jobs;
+  default:
+    return {};
   }
 }
 
@@ -72,7 +76,7 @@ std::string kind_of(const evidence& ev, const std::string& name) {
 class symptom_judge {
  public:
   symptom_judge(const situation& sit, step_range r, step_range global, hypothesis& h)
-      : ev_(sit.ev), tools_(sit.tools), r_(r), g_(global), h_(h) {}
+    : ev_(sit.ev), tools_(sit.tools), r_(r), g_(global), h_(h) {}
 
   symptom_eval judge(const symptom& s) {
     symptom_eval out;
@@ -84,15 +88,23 @@ class symptom_judge {
       return out;
     }
     switch (s.type) {
-      case symptom_type::metric: metric(s, in_scope, out); break;
-      case symptom_type::log: log(s, in_scope, out); break;
-      case symptom_type::deploy: deploy(s, x, out); break;
-      case symptom_type::flag: flag(s, out); break;
+    case symptom_type::metric:
+      metric(s, in_scope, out);
+      break;
+    case symptom_type::log:
+      log(s, in_scope, out);
+      break;
+    case symptom_type::deploy:
+      deploy(s, x, out);
+      break;
+    case symptom_type::flag:
+      flag(s, out);
+      break;
     }
     auto within = s.type == symptom_type::deploy || s.type == symptom_type::flag ? g_ : r_;
     if (out.check && attempted(ev_, *out.check, within)) {
       out.check.reset();
-      out.state = seen_state::not_applicable;  // the check failed: do not ask again
+      out.state = seen_state::not_applicable; // the check failed: do not ask again
     }
     if (out.state == seen_state::seen) {
       h_.score += s.weight;
@@ -134,8 +146,9 @@ class symptom_judge {
         return;
       }
       if (!negative)
-        negative = fact{at, fmt::format("{}: not {} — {}", n, s.when.text,
-                                        describe_values(s.when, *e, r_)), s.absent_weight};
+        negative =
+          fact{at, fmt::format("{}: not {} — {}", n, s.when.text, describe_values(s.when, *e, r_)),
+               s.absent_weight};
     }
     if (negative) {
       out.state = seen_state::absent;
@@ -195,14 +208,16 @@ class symptom_judge {
       if (!g_.contains(it->step) || (!it->service.empty() && it->service != h_.subject))
         continue;
       if (parse_window(it->window).value_or(86400) > want)
-        continue;  // a wider window does not tell whether the deploy is recent
+        continue; // a wider window does not tell whether the deploy is recent
       for (auto& d : it->deploys) {
         if (d.service != h_.subject)
           continue;
         out.state = seen_state::seen;
-        add(it->step, fmt::format("{} deployed {}{} at {} by {} (within {})", d.service, d.version,
-                                  d.previous.empty() ? "" : " (from " + d.previous + ")", d.at,
-                                  d.by, s.window), s.weight);
+        add(it->step,
+            fmt::format("{} deployed {}{} at {} by {} (within {})", d.service, d.version,
+                        d.previous.empty() ? "" : " (from " + d.previous + ")", d.at, d.by,
+                        s.window),
+            s.weight);
         h_.bindings.try_emplace("version", d.version);
         h_.bindings.try_emplace("previous_version", d.previous);
         bind(s, d.version);
@@ -248,7 +263,7 @@ class symptom_judge {
   const evidence& ev_;
   const toolbox& tools_;
   step_range r_;
-  step_range g_;  // deploys and flags: what was seen of them stays true after a remedy
+  step_range g_; // deploys and flags: what was seen of them stays true after a remedy
   hypothesis& h_;
 };
 
@@ -300,8 +315,8 @@ hypothesis score(const situation& sit, step_range r, step_range g, const failure
     if (c.mode == &m && kb.limits.goal_cue_weight != 0) {
       h.score += kb.limits.goal_cue_weight;
       h.max_score += std::max(0.0, kb.limits.goal_cue_weight);
-      h.evidence.push_back({0, fmt::format("the goal mentions '{}'", c.phrase),
-                            kb.limits.goal_cue_weight});
+      h.evidence.push_back(
+        {0, fmt::format("the goal mentions '{}'", c.phrase), kb.limits.goal_cue_weight});
     }
   complete_bindings(sit.ev, r, h);
   return h;
@@ -417,12 +432,12 @@ std::optional<planned_call> next_check(const knowledge_base& kb,
     auto* lead = leader_of(g);
     // A clear leader is confirmed before it is acted on: its own open checks come first (they
     // also bind what its remedy needs, such as a flag's default).
-    bool lead_complete = lead && std::none_of(lead->symptoms.begin(), lead->symptoms.end(),
-                                              [](const symptom_eval& e) {
-                                                return e.state == seen_state::unknown && e.check;
-                                              });
-    if (lead && lead_complete && lead->score >= kb.limits.conclude_score
-        && lead->score - runner_up(g, lead) >= kb.limits.conclude_margin) {
+    bool lead_complete =
+      lead && std::none_of(lead->symptoms.begin(), lead->symptoms.end(), [](const symptom_eval& e) {
+        return e.state == seen_state::unknown && e.check;
+      });
+    if (lead && lead_complete && lead->score >= kb.limits.conclude_score &&
+        lead->score - runner_up(g, lead) >= kb.limits.conclude_margin) {
       g.state = hypothesis_group::diagnosed;
       continue;
     }
@@ -464,7 +479,7 @@ std::optional<planned_call> next_check(const knowledge_base& kb,
   if (!may_check || cands.empty())
     return std::nullopt;
   auto best = std::max_element(cands.begin(), cands.end(), [](auto& a, auto& b) {
-    return a.gain < b.gain;  // max_element keeps the first of equals: deterministic
+    return a.gain < b.gain; // max_element keeps the first of equals: deterministic
   });
   auto c = best->call;
   c.gain = std::round(best->gain * 100) / 100;
@@ -497,8 +512,8 @@ self_probe probe_self(const situation& sit, const std::string& name, step_range 
       if (h.mode != c.mode)
         continue;
       for (auto& se : h.symptoms) {
-        if (se.s->on != scope::self
-            || (se.s->type != symptom_type::deploy && se.s->type != symptom_type::flag))
+        if (se.s->on != scope::self ||
+            (se.s->type != symptom_type::deploy && se.s->type != symptom_type::flag))
           continue;
         if (se.state == seen_state::seen)
           global_seen = true;
@@ -510,14 +525,15 @@ self_probe probe_self(const situation& sit, const std::string& name, step_range 
       }
     }
   if (!global_seen)
-    return out;  // a cued check is still open (out.next), or nothing the goal cues applies here
+    return out; // a cued check is still open (out.next), or nothing the goal cues applies here
   out.next.reset();
   // A cued change is seen: the suspect's own logs tell whether it explains itself.
   if (!latest_logs(ev, name, r)) {
     auto call = sit.tools.logs(name, kind);
     if (call && !attempted(ev, *call, r)) {
       call->why = fmt::format("a recent change may explain {} by itself: read its logs before "
-                             "describing each of its dependencies", name);
+                              "describing each of its dependencies",
+                              name);
       out.next = call;
       return out;
     }
@@ -532,16 +548,15 @@ self_probe probe_self(const situation& sit, const std::string& name, step_range 
     }
   if (!lead)
     return out;
-  bool complete = std::none_of(lead->symptoms.begin(), lead->symptoms.end(),
-                               [](const symptom_eval& e) {
-                                 return e.state == seen_state::unknown && e.check;
-                               });
+  bool complete =
+    std::none_of(lead->symptoms.begin(), lead->symptoms.end(),
+                 [](const symptom_eval& e) { return e.state == seen_state::unknown && e.check; });
   double second = 0;
   for (auto& h : hyps)
     if (&h != lead)
       second = std::max(second, h.score);
-  out.self_explained = complete && lead->score >= kb.limits.conclude_score
-                       && lead->score - second >= kb.limits.conclude_margin;
+  out.self_explained = complete && lead->score >= kb.limits.conclude_score &&
+                       lead->score - second >= kb.limits.conclude_margin;
   if (out.self_explained)
     out.why = fmt::format("{}({}) scores {:g}", lead->mode->kind, name, lead->score);
   return out;

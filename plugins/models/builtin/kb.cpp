@@ -92,8 +92,10 @@ void check_pattern(reader& r, const entry& e, const std::string& pattern) {
 }
 
 symptom read_symptom(reader& r, const entry& e) {
-  kb_map m{r, e, {"id", "when", "log", "deploy_within", "flag_changed", "on", "weight",
-                  "absent_weight", "bind", "bind_from"}};
+  kb_map m{r,
+           e,
+           {"id", "when", "log", "deploy_within", "flag_changed", "on", "weight", "absent_weight",
+            "bind", "bind_from"}};
   symptom s;
   s.line = e.mark.line + 1;
   s.id = m.string("id");
@@ -120,9 +122,10 @@ symptom read_symptom(reader& r, const entry& e) {
   if (kinds != 1)
     r.fail(e, "a symptom needs exactly one of when, log, deploy_within, flag_changed");
   if (const auto* f = m.find("on")) {
-    static const std::map<std::string, scope> scopes{
-      {"self", scope::self}, {"callers", scope::callers}, {"hosted", scope::hosted},
-      {"jobs", scope::jobs}};
+    static const std::map<std::string, scope> scopes{{"self", scope::self},
+                                                     {"callers", scope::callers},
+                                                     {"hosted", scope::hosted},
+                                                     {"jobs", scope::jobs}};
     auto it = scopes.find(r.string(*f));
     if (it == scopes.end())
       r.fail(*f, "expected one of self, callers, hosted, jobs");
@@ -166,8 +169,9 @@ remedy read_remedy(reader& r, const entry& e, const std::set<std::string>& ids,
   kb_map m{r, e, {"name", "when", "requires", "actions", "risk"}};
   remedy out;
   out.name = m.string("name");
-  for (auto [key, dst] : {std::pair{"when", &out.when}, std::pair{"requires", &out.requires_binding},
-                          std::pair{"risk", &out.risk}})
+  for (auto [key, dst] :
+       {std::pair{"when", &out.when}, std::pair{"requires", &out.requires_binding},
+        std::pair{"risk", &out.risk}})
     if (const auto* f = m.find(key))
       *dst = r.string(*f);
   const auto& actions = m.need("actions", "a list of actions");
@@ -191,15 +195,15 @@ std::vector<entry> optional_list(reader& r, const kb_map& m, const std::string& 
 
 /// A failure mode; its kind must not be one of `kb` already.
 failure_mode read_mode(reader& r, const entry& e, const knowledge_base& kb) {
-  kb_map m{r, e, {"kind", "description", "applies_to", "target", "symptoms", "remedies", "risks",
-                  "cues"}};
+  kb_map m{
+    r, e, {"kind", "description", "applies_to", "target", "symptoms", "remedies", "risks", "cues"}};
   failure_mode fm;
   fm.line = e.mark.line + 1;
   fm.kind = m.string("kind");
   if (const auto* f = m.find("description"))
     fm.description = r.string(*f);
-  static const std::set<std::string, std::less<>> kinds{"service", "database", "cache", "queue",
-                                                        "host", "job"};
+  static const std::set<std::string, std::less<>> kinds{"service", "database", "cache",
+                                                        "queue",   "host",     "job"};
   for (const auto& k : m.list("applies_to", "a list of kinds")) {
     fm.applies_to.push_back(r.string(k));
     if (!kinds.contains(fm.applies_to.back()))
@@ -243,9 +247,11 @@ int whole_number(reader& r, const entry& e, int min, int max) {
 }
 
 void read_thresholds(reader& r, const entry& e, thresholds& t) {
-  kb_map m{r, e, {"conclude_score", "conclude_margin", "investigate_steps",
-                  "investigate_steps_per_extra_leaf", "remedy_reserve_steps", "sticky_classes",
-                  "goal_cue_weight", "max_rounds"}};
+  kb_map m{r,
+           e,
+           {"conclude_score", "conclude_margin", "investigate_steps",
+            "investigate_steps_per_extra_leaf", "remedy_reserve_steps", "sticky_classes",
+            "goal_cue_weight", "max_rounds"}};
   for (auto [key, dst] : {std::pair{"conclude_score", &t.conclude_score},
                           std::pair{"conclude_margin", &t.conclude_margin},
                           std::pair{"goal_cue_weight", &t.goal_cue_weight}})

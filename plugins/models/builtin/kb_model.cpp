@@ -45,12 +45,11 @@ std::vector<std::string> split_words(std::string_view text) {
 }
 
 bool is_identifier(std::string_view s) {
-  return !s.empty() && (std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')
-         && std::all_of(s.begin(), s.end(), [](char c) {
-              return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-            });
+  return !s.empty() && (std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_') &&
+         std::all_of(s.begin(), s.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+         });
 }
-
 
 } // namespace
 
@@ -132,8 +131,8 @@ std::vector<std::string> goal_words(std::string_view text) {
     auto c = static_cast<unsigned char>(text[i]);
     if (std::isalnum(c)) {
       w += static_cast<char>(std::tolower(c));
-    } else if ((c == '-' || c == '_') && !w.empty() && i + 1 < text.size()
-               && std::isalnum(static_cast<unsigned char>(text[i + 1]))) {
+    } else if ((c == '-' || c == '_') && !w.empty() && i + 1 < text.size() &&
+               std::isalnum(static_cast<unsigned char>(text[i + 1]))) {
       name = true;
     } else {
       flush();
@@ -171,6 +170,5 @@ std::vector<goal_cue> knowledge_base::cues_in(std::string_view goal) const {
                    [](const goal_cue& a, const goal_cue& b) { return a.words > b.words; });
   return out;
 }
-
 
 } // namespace sreh::plugins::reasoner

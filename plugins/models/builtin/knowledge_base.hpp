@@ -16,10 +16,10 @@ namespace sreh::plugins::reasoner {
 /// "baseline" (the same metric's baseline) or a metric/field name of the entity.
 struct comparison {
   std::string metric;
-  std::string op;            // > >= < <= == !=
+  std::string op; // > >= < <= == !=
   double constant = 0;
   double factor = 1;
-  std::string ref;           // empty: compare with `constant`
+  std::string ref; // empty: compare with `constant`
 };
 
 /// Comparisons joined by `and`, with the source text for explanations.
@@ -42,28 +42,28 @@ enum class symptom_type { metric, log, deploy, flag };
 struct symptom {
   std::string id;
   symptom_type type = symptom_type::metric;
-  condition when;              // metric
-  std::string pattern;         // log: regex, `{subject}` replaced by the escaped subject name
-  std::string window;          // deploy / flag: "2h"
+  condition when;      // metric
+  std::string pattern; // log: regex, `{subject}` replaced by the escaped subject name
+  std::string window;  // deploy / flag: "2h"
   scope on = scope::self;
-  double weight = 1;           // added when seen
-  double absent_weight = 0;    // added when looked for and not seen (contradicting evidence)
-  std::string bind;            // binding name this symptom provides (e.g. "flag", "cause")
-  std::string bind_from;       // capture | entity | flag
-  int line = 0;                // in the KB file, for messages
+  double weight = 1;        // added when seen
+  double absent_weight = 0; // added when looked for and not seen (contradicting evidence)
+  std::string bind;         // binding name this symptom provides (e.g. "flag", "cause")
+  std::string bind_from;    // capture | entity | flag
+  int line = 0;             // in the KB file, for messages
 };
 
 /// One mutating call of a remedy; `args` is a JSON object with `$name` placeholders.
 struct action_template {
   std::string tool;
   std::string args = "{}";
-  std::string for_each;        // "job": one call per job on the target host
+  std::string for_each; // "job": one call per job on the target host
 };
 
 struct remedy {
   std::string name;
-  std::string when;            // symptom id that must have been seen ("" = always)
-  std::string requires_binding;  // binding that must be known ("" = none)
+  std::string when;             // symptom id that must have been seen ("" = always)
+  std::string requires_binding; // binding that must be known ("" = none)
   std::vector<action_template> actions;
   std::string risk;
 };
@@ -71,8 +71,8 @@ struct remedy {
 struct failure_mode {
   std::string kind;
   std::string description;
-  std::vector<std::string> applies_to;  // entity kinds of the subject
-  std::string target = "$subject";      // the fault's named target: $subject or a binding
+  std::vector<std::string> applies_to; // entity kinds of the subject
+  std::string target = "$subject";     // the fault's named target: $subject or a binding
   std::vector<symptom> symptoms;
   std::vector<remedy> remedies;
   std::vector<std::string> risks;
@@ -86,7 +86,7 @@ struct failure_mode {
 struct goal_cue {
   const failure_mode* mode = nullptr;
   std::string phrase;
-  int words = 0;                          // words in the phrase: longer phrases are more specific
+  int words = 0; // words in the phrase: longer phrases are more specific
 };
 
 struct anomaly_rule {
@@ -98,10 +98,10 @@ struct thresholds {
   double conclude_score = 5;
   double conclude_margin = 2.5;
   int investigate_steps = 13;
-  int investigate_steps_per_extra_leaf = 5;  // more budget for each further anomalous leaf
-  int remedy_reserve_steps = 4;              // the sweep for independent faults leaves these
-  double goal_cue_weight = 1;                // prior added to hypotheses the goal text cues
-  int max_rounds = 3;                        // triage → remedy → verify rounds for combined faults
+  int investigate_steps_per_extra_leaf = 5; // more budget for each further anomalous leaf
+  int remedy_reserve_steps = 4;             // the sweep for independent faults leaves these
+  double goal_cue_weight = 1;               // prior added to hypotheses the goal text cues
+  int max_rounds = 3; // triage → remedy → verify rounds for combined faults
   std::vector<std::string> sticky_classes;
 };
 
@@ -109,9 +109,9 @@ struct thresholds {
 struct knowledge_base {
   thresholds limits;
   std::vector<anomaly_rule> anomalies;
-  std::map<std::string, std::vector<std::string>> propagation;  // dependency class → caller classes
+  std::map<std::string, std::vector<std::string>> propagation; // dependency class → caller classes
   std::vector<failure_mode> modes;
-  std::string source;                                          // file name or "<embedded>"
+  std::string source; // file name or "<embedded>"
 
   [[nodiscard]] const failure_mode* find(std::string_view kind) const;
   /// True when `tool` is the tool of some remedy action (a mutating call).

@@ -1,5 +1,6 @@
-#include "plugins/models/builtin/reasoner.hpp"
 #include "plugins/register.hpp"
+
+#include "plugins/models/builtin/reasoner.hpp"
 
 namespace sreh::plugins {
 

@@ -4,8 +4,8 @@
 #include <charconv>
 #include <cmath>
 
-#include "plugins/models/builtin/engine.hpp"
 #include "core/base/json.hpp"
+#include "plugins/models/builtin/engine.hpp"
 
 namespace sreh::plugins::reasoner {
 
@@ -117,8 +117,8 @@ std::vector<std::string> verify_set(const knowledge_base& kb, const triage_resul
   std::vector<std::string> out;
   auto consider = [&](const std::string& n) {
     auto it = t.classes.find(n);
-    if (it != t.classes.end() && !minus_sticky(kb, it->second).empty()
-        && std::find(out.begin(), out.end(), n) == out.end())
+    if (it != t.classes.end() && !minus_sticky(kb, it->second).empty() &&
+        std::find(out.begin(), out.end(), n) == out.end())
       out.push_back(n);
   };
   // A lone diagnosis explains everything anomalous: what was alerted on is the proof.
@@ -130,7 +130,8 @@ std::vector<std::string> verify_set(const knowledge_base& kb, const triage_resul
   consider(leaf);
   consider(h.subject);
   // A hardware fault stays after a good remedy: verify on the entities that suffered from it.
-  for (auto p = t.parent.find(leaf); out.empty() && p != t.parent.end(); p = t.parent.find(p->second))
+  for (auto p = t.parent.find(leaf); out.empty() && p != t.parent.end();
+       p = t.parent.find(p->second))
     consider(p->second);
   return out;
 }
@@ -192,8 +193,8 @@ class remedy_walk {
     st_.mitigated[what] = false;
     bool any = false;
     for (auto& r : h.mode->remedies) {
-      if ((!r.when.empty() && !h.seen(r.when))
-          || (!r.requires_binding.empty() && !h.bindings.contains(r.requires_binding)))
+      if ((!r.when.empty() && !h.seen(r.when)) ||
+          (!r.requires_binding.empty() && !h.bindings.contains(r.requires_binding)))
         continue;
       auto actions = expand(r, h, sit_);
       if (!actions)
@@ -206,8 +207,8 @@ class remedy_walk {
         break;
     }
     if (!any)
-      st_.notes.push_back(fmt::format("{}({}): no remedy of the knowledge base applies",
-                                      h.mode->kind, h.target));
+      st_.notes.push_back(
+        fmt::format("{}({}): no remedy of the knowledge base applies", h.mode->kind, h.target));
     return true;
   }
 
@@ -219,8 +220,8 @@ class remedy_walk {
       auto* rec = ev_.find_call(call_key(a.tool, a.args));
       if (!rec) {
         st_.next = a;
-        st_.next->why = fmt::format("remedy '{}' for {}({}): {}", r.name, h.mode->kind, h.target,
-                                    r.risk);
+        st_.next->why =
+          fmt::format("remedy '{}' for {}({}): {}", r.name, h.mode->kind, h.target, r.risk);
         return outcome::call;
       }
       st_.records.push_back({a.tool, a.args, rec->step, rec->ok, false, what, rec->error});
@@ -236,8 +237,7 @@ class remedy_walk {
   }
 
   /// Whether the anomalies the remedy should clear are gone in the steps after `last`.
-  outcome verify(const remedy& r, const hypothesis& h, const std::string& what,
-                 std::int64_t last) {
+  outcome verify(const remedy& r, const hypothesis& h, const std::string& what, std::int64_t last) {
     auto leaf_it = leaf_of_.find(what);
     auto vset = verify_set(kb_, t_, h, leaf_it == leaf_of_.end() ? h.subject : leaf_it->second,
                            diagnoses_.size() == 1);
@@ -250,7 +250,7 @@ class remedy_walk {
       if (!observed(*e, after)) {
         auto call = sit_.tools.describe(e->name, e->kind);
         if (!call || ev_.find_call(call_key(call->tool, call->args), last))
-          continue;  // no tool, or the check failed: cannot verify this entity
+          continue; // no tool, or the check failed: cannot verify this entity
         call->why = fmt::format("verify that remedy '{}' cleared {}'s anomaly", r.name, v);
         st_.next = call;
         return outcome::call;
@@ -258,8 +258,8 @@ class remedy_walk {
       checked = true;
       auto before = minus_sticky(kb_, t_.classes.at(v));
       auto now = anomalies(kb_, *e, after);
-      bool cleared = std::none_of(before.begin(), before.end(),
-                                  [&](auto& c) { return now.contains(c.first); });
+      bool cleared =
+        std::none_of(before.begin(), before.end(), [&](auto& c) { return now.contains(c.first); });
       st_.notes.push_back(fmt::format("after {}: {} {} ({})", r.name, v,
                                       cleared ? "recovered" : "still anomalous",
                                       current_text(kb_, *e, before, after)));

@@ -98,7 +98,8 @@ void write_ruled_out(json::writer& w, const std::vector<hypothesis_group>& group
     w.Key("target");
     w.String(n.c_str());
     w.Key("reason");
-    w.String("anomalous, but its anomaly does not explain its callers' symptoms (off the failing path)");
+    w.String(
+      "anomalous, but its anomaly does not explain its callers' symptoms (off the failing path)");
     w.EndObject();
   }
   for (auto& d : ev.deploys)
@@ -112,7 +113,8 @@ void write_ruled_out(json::writer& w, const std::vector<hypothesis_group>& group
       w.String(x.service.c_str());
       w.Key("reason");
       w.String(fmt::format("step {}: {} {} deployed at {}, but {} is healthy", d.step, x.service,
-                           x.version, x.at, x.service).c_str());
+                           x.version, x.at, x.service)
+                 .c_str());
       w.EndObject();
     }
   w.EndArray();
@@ -235,9 +237,9 @@ std::string detail_json(const std::string& phase, const std::vector<hypothesis_g
   for (auto& g : groups)
     for (std::size_t i = 0; i < g.hyps.size() && i < 6; ++i) {
       auto& h = g.hyps[i];
-      const char* status = h.score < 0 ? "ruled_out"
+      const char* status = h.score < 0                                        ? "ruled_out"
                            : i == 0 && g.state == hypothesis_group::diagnosed ? "leading"
-                                                                                : "candidate";
+                                                                              : "candidate";
       write_hypothesis(w, h, status);
     }
   w.EndArray();
@@ -260,7 +262,8 @@ std::string summarize(const verdict& v, const std::vector<hypothesis_group>& gro
     std::string seen;
     for (auto& n : t.healthy)
       seen += (seen.empty() ? "" : ", ") + n;
-    return fmt::format("no fault found: {} within baseline", seen.empty() ? "nothing observed" : seen);
+    return fmt::format("no fault found: {} within baseline",
+                       seen.empty() ? "nothing observed" : seen);
   }
   std::vector<std::string> parts;
   for (std::size_t i = 0; i < v.diagnoses.size(); ++i) {
@@ -272,7 +275,9 @@ std::string summarize(const verdict& v, const std::vector<hypothesis_group>& gro
       for (auto& r : v.remediation->records)
         if (r.for_what == what)
           s += fmt::format("; {} {} at step {}{}", r.tool, r.args, r.step,
-                           !r.ok ? " failed" : r.verified ? ", verified" : "");
+                           !r.ok        ? " failed"
+                           : r.verified ? ", verified"
+                                        : "");
       auto m = v.remediation->mitigated.find(what);
       if (m != v.remediation->mitigated.end() && !m->second)
         s += "; not mitigated";
@@ -289,7 +294,8 @@ std::string summarize(const verdict& v, const std::vector<hypothesis_group>& gro
                                         : fmt::format("{}({}) scored {:g}", g.hyps[0].mode->kind,
                                                       g.hyps[0].subject, g.hyps[0].score);
       parts.push_back(fmt::format("unknown cause: {} is anomalous ({}); no failure mode of the "
-                                  "knowledge base fits (best: {})", g.leaf, cls, best));
+                                  "knowledge base fits (best: {})",
+                                  g.leaf, cls, best));
     }
   std::string out;
   for (auto& p : parts)

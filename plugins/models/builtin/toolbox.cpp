@@ -118,8 +118,8 @@ std::optional<planned_call> toolbox::logs(const std::string& name, const std::st
 
 std::optional<planned_call> toolbox::remedy(const std::string& action,
                                             const std::string& args) const {
-  auto* e = first(capability_kind::remedy,
-                  [&](const obs::capability& c) { return c.action == action; });
+  auto* e =
+    first(capability_kind::remedy, [&](const obs::capability& c) { return c.action == action; });
   if (!e)
     return std::nullopt;
   planned_call out{e->first, args, {}, 0, true};

@@ -19,7 +19,7 @@ struct planned_call {
   std::string args = "{}";
   std::string why;
   double gain = 0;
-  bool remedy = false;                         // performs a remedy action (it mutates)
+  bool remedy = false; // performs a remedy action (it mutates)
 };
 
 /// The calls the reasoner can make on this node, chosen by the capabilities the tools declare
@@ -50,11 +50,11 @@ class toolbox {
                                                    const std::string& args) const;
 
  private:
-  using entry = std::pair<std::string, obs::capability>;  // tool name, what it provides
+  using entry = std::pair<std::string, obs::capability>; // tool name, what it provides
   template <class Pred>
   [[nodiscard]] const entry* first(obs::capability_kind k, Pred pred) const;
 
-  std::vector<entry> caps_;                    // in tool name order
+  std::vector<entry> caps_; // in tool name order
 };
 
 } // namespace sreh::plugins::reasoner

@@ -5,8 +5,8 @@
 #include <deque>
 #include <set>
 
-#include "plugins/models/builtin/engine.hpp"
 #include "core/base/json.hpp"
+#include "plugins/models/builtin/engine.hpp"
 
 namespace sreh::plugins::reasoner {
 
@@ -68,8 +68,8 @@ std::size_t paraphrase_at(const std::string& text, const std::string& name) {
 std::vector<std::string> names_in(const std::string& text, const evidence& ev) {
   std::vector<std::pair<std::size_t, std::string>> hits;
   for (auto& name : ev.order) {
-    if (auto at = paraphrase_at(text, name); at != std::string::npos
-        && text.find(name) == std::string::npos) {
+    if (auto at = paraphrase_at(text, name);
+        at != std::string::npos && text.find(name) == std::string::npos) {
       hits.emplace_back(at, name);
       continue;
     }
@@ -77,8 +77,8 @@ std::vector<std::string> names_in(const std::string& text, const evidence& ev) {
       bool left = pos == 0 || !is_name_char(text[pos - 1]);
       auto end = pos + name.size();
       // A trailing '.' ends a sentence; it does not continue the name.
-      bool right = end == text.size() || !is_name_char(text[end])
-                   || (text[end] == '.' && (end + 1 == text.size() || !is_name_char(text[end + 1])));
+      bool right = end == text.size() || !is_name_char(text[end]) ||
+                   (text[end] == '.' && (end + 1 == text.size() || !is_name_char(text[end + 1])));
       if (left && right) {
         hits.emplace_back(pos, name);
         break;
@@ -91,7 +91,7 @@ std::vector<std::string> names_in(const std::string& text, const evidence& ev) {
   std::vector<std::string> out;
   for (auto& [pos, name] : hits)
     if (std::none_of(out.begin(), out.end(), [&](auto& o) {
-          return o.find(name) != std::string::npos && o != name;  // "orders" inside "orders-db"
+          return o.find(name) != std::string::npos && o != name; // "orders" inside "orders-db"
         }))
       out.push_back(name);
   return out;
@@ -128,7 +128,8 @@ std::string classes_text(const std::map<std::string, std::string>& cls) {
 std::string find_focus(const evidence& ev, const run& r,
                        std::vector<std::pair<std::string, std::string>>& out) {
   auto add = [&](const std::string& name, const std::string& kind) {
-    if (!name.empty() && std::none_of(out.begin(), out.end(), [&](auto& f) { return f.first == name; }))
+    if (!name.empty() &&
+        std::none_of(out.begin(), out.end(), [&](auto& f) { return f.first == name; }))
       out.emplace_back(name, kind);
   };
   auto kind_of = [&](const std::string& name, const std::string& key) {
@@ -154,7 +155,8 @@ std::string find_focus(const evidence& ev, const run& r,
     return "";
   for (auto& labels : ev.alert_labels)
     for (const char* key : {"service", "database", "host", "job"})
-      if (auto it = labels.find(key); it != labels.end() && (ev.find(it->second) || !ev.topology_known))
+      if (auto it = labels.find(key);
+          it != labels.end() && (ev.find(it->second) || !ev.topology_known))
         add(it->second, kind_of(it->second, key));
   if (!out.empty())
     return "alerts";
@@ -235,8 +237,8 @@ class walker {
         return stop(*alerts, "neither the labels nor the goal name an entity");
       t_.focus_source = "none";
     }
-    if (!goal_mentions_jobs(sit_.r.goal, ev_)
-        || std::any_of(focus_.begin(), focus_.end(), [](auto& f) { return f.second == "job"; }))
+    if (!goal_mentions_jobs(sit_.r.goal, ev_) ||
+        std::any_of(focus_.begin(), focus_.end(), [](auto& f) { return f.second == "job"; }))
       return true;
     auto jobs = sit_.tools.listing("job");
     if (jobs && !attempted(ev_, *jobs, range_))
@@ -301,7 +303,7 @@ class walker {
               const std::string& d, std::vector<std::string>& explaining) {
     auto* de = ev_.find(d);
     if ((self || !explaining.empty()) && !opts_.sweep && !known(d)) {
-      t_.deferred.push_back(d);  // one explanation is enough to go deeper
+      t_.deferred.push_back(d); // one explanation is enough to go deeper
       return true;
     }
     auto s = observe(d, de && !de->kind.empty() ? de->kind : "service",
@@ -330,7 +332,7 @@ class walker {
     auto* e = ev_.find(name);
     auto call = sit_.tools.describe(name, e ? e->kind : kind_hint);
     if (!call)
-      return sight::unseen;  // no tool describes it
+      return sight::unseen; // no tool describes it
     if (attempted(ev_, *call, range_)) {
       if (std::find(t_.unobservable.begin(), t_.unobservable.end(), name) == t_.unobservable.end())
         t_.unobservable.push_back(name);
@@ -350,8 +352,11 @@ class walker {
     });
     for (auto& n : t_.off_path)
       t_.observations.push_back(
-        {0, fmt::format("{} is anomalous ({}) but that does not explain its callers' symptoms: off "
-                        "the failing path", n, classes_text(t_.classes[n])), 0});
+        {0,
+         fmt::format("{} is anomalous ({}) but that does not explain its callers' symptoms: off "
+                     "the failing path",
+                     n, classes_text(t_.classes[n])),
+         0});
     t_.healthy.assign(healthy_.begin(), healthy_.end());
   }
 

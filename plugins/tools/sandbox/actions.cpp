@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "plugins/tools/sandbox/state.hpp"
 #include "core/base/json.hpp"
+#include "plugins/tools/sandbox/state.hpp"
 
 namespace sreh::plugins::sandbox {
 
@@ -13,8 +13,8 @@ namespace {
 /// Fails unless `name` is an entity of kind `want` ("service" accepts every service kind).
 sreh::error need(const world_model& w, const std::string& name, std::string_view want) {
   auto k = w.kind_of(name);
-  bool ok = k && (want == "service" ? *k <= entity_kind::queue
-                                    : std::string_view{to_string(*k)} == want);
+  bool ok =
+    k && (want == "service" ? *k <= entity_kind::queue : std::string_view{to_string(*k)} == want);
   if (ok)
     return {};
   if (!k)
@@ -26,41 +26,44 @@ sreh::error need(const world_model& w, const std::string& name, std::string_view
 /// Checks `a` against the world and fills in what it leaves implicit (the rollback version).
 sreh::error resolve(const world_model& w, const live_state& L, action& a) {
   switch (a.kind) {
-    case action_kind::rollback: {
-      if (auto e = need(w, a.target, "service"))
-        return e;
-      const auto& current = L.services.at(a.target).version;
-      if (a.version.empty()) {
-        a.version = guess_previous(current);
-        for (const auto& d : L.deploys)
-          if (d.service == a.target && d.version == current)
-            a.version = d.previous;
-      }
-      if (a.version == current)
-        return {errc::conflict, fmt::format("service '{}' already runs {}", a.target, current)};
-      return {};
+  case action_kind::rollback: {
+    if (auto e = need(w, a.target, "service"))
+      return e;
+    const auto& current = L.services.at(a.target).version;
+    if (a.version.empty()) {
+      a.version = guess_previous(current);
+      for (const auto& d : L.deploys)
+        if (d.service == a.target && d.version == current)
+          a.version = d.previous;
     }
-    case action_kind::set_pool_limit:
-      if (auto e = need(w, a.target, "database"))
-        return e;
-      if (a.number < 1 || a.number > 100'000)
-        return {errc::invalid_argument, fmt::format("limit {} out of range 1..100000", a.number)};
-      return {};
-    case action_kind::scale:
-      if (a.number < 1 || a.number > 100)
-        return {errc::invalid_argument, fmt::format("replicas {} out of range 1..100", a.number)};
-      return need(w, a.target, "service");
-    case action_kind::restart:
-    case action_kind::rotate_cert: return need(w, a.target, "service");
-    case action_kind::set_flag: return need(w, a.target, "flag");
-    case action_kind::restart_job:
-      if (auto e = need(w, a.target, "job"))
-        return e;
-      for (const auto& h : a.exclude_hosts)
-        if (auto e = need(w, h, "host"))
-          return {e.code, "exclude_hosts: " + e.message};
-      return {};
-    default: return need(w, a.target, "host");
+    if (a.version == current)
+      return {errc::conflict, fmt::format("service '{}' already runs {}", a.target, current)};
+    return {};
+  }
+  case action_kind::set_pool_limit:
+    if (auto e = need(w, a.target, "database"))
+      return e;
+    if (a.number < 1 || a.number > 100'000)
+      return {errc::invalid_argument, fmt::format("limit {} out of range 1..100000", a.number)};
+    return {};
+  case action_kind::scale:
+    if (a.number < 1 || a.number > 100)
+      return {errc::invalid_argument, fmt::format("replicas {} out of range 1..100", a.number)};
+    return need(w, a.target, "service");
+  case action_kind::restart:
+  case action_kind::rotate_cert:
+    return need(w, a.target, "service");
+  case action_kind::set_flag:
+    return need(w, a.target, "flag");
+  case action_kind::restart_job:
+    if (auto e = need(w, a.target, "job"))
+      return e;
+    for (const auto& h : a.exclude_hosts)
+      if (auto e = need(w, h, "host"))
+        return {e.code, "exclude_hosts: " + e.message};
+    return {};
+  default:
+    return need(w, a.target, "host");
   }
 }
 
@@ -75,60 +78,60 @@ void write_names(json::writer& out, const std::vector<std::string>& xs) {
 void write_state(json::writer& out, const action& a, const live_state& L, const frame& fr) {
   out.StartObject();
   switch (a.kind) {
-    case action_kind::rollback:
-      out.Key("version");
-      out.String(L.services.at(a.target).version.c_str());
-      break;
-    case action_kind::restart:
-      out.Key("restarts");
-      out.Int(L.services.at(a.target).restarts);
-      out.Key("memory");
-      out.Double(fr.metrics.at(a.target).at("memory"));
-      break;
-    case action_kind::scale:
-      out.Key("replicas");
-      out.Int(L.services.at(a.target).replicas);
-      break;
-    case action_kind::set_pool_limit:
-      out.Key("max_connections");
-      out.Int(L.services.at(a.target).max_connections);
-      break;
-    case action_kind::cleanup_disk:
-      out.Key("disk_used");
-      out.Double(fr.metrics.at(a.target).at("disk_used"));
-      break;
-    case action_kind::rotate_cert: {
-      auto at = L.services.at(a.target).cert_rotated_at;
-      out.Key("certificate_rotated_at");
-      at == never ? out.Null() : out.String(rfc3339(at).c_str());
-      break;
-    }
-    case action_kind::set_flag:
-      out.Key("value");
-      out.Bool(L.flags.at(a.target).value);
-      break;
-    case action_kind::cordon:
-    case action_kind::uncordon:
-    case action_kind::drain: {
-      const auto& h = L.hosts.at(a.target);
-      out.Key("cordoned");
-      out.Bool(h.cordoned);
-      out.Key("drained");
-      out.Bool(h.drained);
-      std::vector<std::string> jobs;
-      for (const auto& [name, j] : L.jobs)
-        if (std::find(j.hosts.begin(), j.hosts.end(), a.target) != j.hosts.end())
-          jobs.push_back(name);
-      out.Key("jobs");
-      write_names(out, jobs);
-      break;
-    }
-    case action_kind::restart_job:
-      out.Key("hosts");
-      write_names(out, L.jobs.at(a.target).hosts);
-      out.Key("stalled");
-      out.Bool(fr.metrics.at(a.target).at("stalled") > 0);
-      break;
+  case action_kind::rollback:
+    out.Key("version");
+    out.String(L.services.at(a.target).version.c_str());
+    break;
+  case action_kind::restart:
+    out.Key("restarts");
+    out.Int(L.services.at(a.target).restarts);
+    out.Key("memory");
+    out.Double(fr.metrics.at(a.target).at("memory"));
+    break;
+  case action_kind::scale:
+    out.Key("replicas");
+    out.Int(L.services.at(a.target).replicas);
+    break;
+  case action_kind::set_pool_limit:
+    out.Key("max_connections");
+    out.Int(L.services.at(a.target).max_connections);
+    break;
+  case action_kind::cleanup_disk:
+    out.Key("disk_used");
+    out.Double(fr.metrics.at(a.target).at("disk_used"));
+    break;
+  case action_kind::rotate_cert: {
+    auto at = L.services.at(a.target).cert_rotated_at;
+    out.Key("certificate_rotated_at");
+    at == never ? out.Null() : out.String(rfc3339(at).c_str());
+    break;
+  }
+  case action_kind::set_flag:
+    out.Key("value");
+    out.Bool(L.flags.at(a.target).value);
+    break;
+  case action_kind::cordon:
+  case action_kind::uncordon:
+  case action_kind::drain: {
+    const auto& h = L.hosts.at(a.target);
+    out.Key("cordoned");
+    out.Bool(h.cordoned);
+    out.Key("drained");
+    out.Bool(h.drained);
+    std::vector<std::string> jobs;
+    for (const auto& [name, j] : L.jobs)
+      if (std::find(j.hosts.begin(), j.hosts.end(), a.target) != j.hosts.end())
+        jobs.push_back(name);
+    out.Key("jobs");
+    write_names(out, jobs);
+    break;
+  }
+  case action_kind::restart_job:
+    out.Key("hosts");
+    write_names(out, L.jobs.at(a.target).hosts);
+    out.Key("stalled");
+    out.Bool(fr.metrics.at(a.target).at("stalled") > 0);
+    break;
   }
   out.EndObject();
 }
@@ -137,19 +140,28 @@ void write_state(json::writer& out, const action& a, const live_state& L, const 
 std::optional<action> compensation_of(const action& a, const live_state& before) {
   action c = a;
   switch (a.kind) {
-    case action_kind::rollback: c.version = before.services.at(a.target).version; return c;
-    case action_kind::scale: c.number = before.services.at(a.target).replicas; return c;
-    case action_kind::set_pool_limit:
-      c.number = before.services.at(a.target).max_connections;
-      return c;
-    case action_kind::set_flag: c.value = before.flags.at(a.target).value; return c;
-    case action_kind::cordon:
-      if (before.hosts.at(a.target).cordoned)
-        return std::nullopt; // it was cordoned already: nothing to give back
-      c.kind = action_kind::uncordon;
-      return c;
-    case action_kind::uncordon: c.kind = action_kind::cordon; return c;
-    default: return std::nullopt;
+  case action_kind::rollback:
+    c.version = before.services.at(a.target).version;
+    return c;
+  case action_kind::scale:
+    c.number = before.services.at(a.target).replicas;
+    return c;
+  case action_kind::set_pool_limit:
+    c.number = before.services.at(a.target).max_connections;
+    return c;
+  case action_kind::set_flag:
+    c.value = before.flags.at(a.target).value;
+    return c;
+  case action_kind::cordon:
+    if (before.hosts.at(a.target).cordoned)
+      return std::nullopt; // it was cordoned already: nothing to give back
+    c.kind = action_kind::uncordon;
+    return c;
+  case action_kind::uncordon:
+    c.kind = action_kind::cordon;
+    return c;
+  default:
+    return std::nullopt;
   }
 }
 

@@ -230,7 +230,7 @@ obs::observations read_metric(const value&, const value& r) {
   if (auto* pts = array(r, "points"))
     for (auto& p : pts->GetArray())
       if (p.IsArray() && !p.Empty() && p[0].IsString())
-        s.at = p[0].GetString();  // oldest first: the last point is the sample's time
+        s.at = p[0].GetString(); // oldest first: the last point is the sample's time
   return {std::move(s)};
 }
 
@@ -257,8 +257,8 @@ obs::observations read_deploys(const value& args, const value& r) {
   if (auto* a = array(r, "deploys"))
     for (auto& x : a->GetArray())
       if (x.IsObject())
-        out.deploys.push_back({str(x, "service"), str(x, "version"), str(x, "previous"),
-                               str(x, "at"), str(x, "by")});
+        out.deploys.push_back(
+          {str(x, "service"), str(x, "version"), str(x, "previous"), str(x, "at"), str(x, "by")});
   return {std::move(out)};
 }
 
@@ -303,9 +303,9 @@ const std::string by_limit{obs::role::limit};
 const std::string by_metric{obs::role::metric};
 
 /// The mutating tools: each performs the remedy action of its own name, with its arguments.
-constexpr const char* remedies[] = {"deploy.rollback", "service.restart", "service.scale",
-                                    "db.set_pool_limit", "host.cleanup_disk", "cert.rotate",
-                                    "flag.set", "host.cordon", "host.drain", "job.restart"};
+constexpr const char* remedies[] = {
+  "deploy.rollback", "service.restart", "service.scale", "db.set_pool_limit", "host.cleanup_disk",
+  "cert.rotate",     "flag.set",        "host.cordon",   "host.drain",        "job.restart"};
 
 } // namespace
 

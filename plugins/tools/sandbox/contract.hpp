@@ -19,7 +19,7 @@ using observer =
 
 struct tool_contract {
   std::vector<obs::capability> provides;
-  observer read;                 // null: the result holds nothing to observe (mutating tools)
+  observer read; // null: the result holds nothing to observe (mutating tools)
 };
 
 /// The contract of the sandbox tool `name`; an empty one for a name the sandbox does not have.

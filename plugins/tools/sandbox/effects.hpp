@@ -11,11 +11,11 @@
 namespace sreh::plugins::sandbox {
 
 struct service_effect {
-  double error = 0;          // added to error_rate; propagates to callers
-  double latency_mult = 1;   // on the baseline p99; the excess propagates to callers
-  double latency_add = 0;    // ms; propagates to callers
-  double local_latency = 1;  // multiplier that does not propagate (herring: slow off-path)
-  double cpu_mult = 1;       // cpu and rps do not propagate
+  double error = 0;         // added to error_rate; propagates to callers
+  double latency_mult = 1;  // on the baseline p99; the excess propagates to callers
+  double latency_add = 0;   // ms; propagates to callers
+  double local_latency = 1; // multiplier that does not propagate (herring: slow off-path)
+  double cpu_mult = 1;      // cpu and rps do not propagate
   double rps_mult = 1;
   std::optional<double> memory;
   std::optional<double> connections;

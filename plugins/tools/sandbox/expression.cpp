@@ -83,8 +83,8 @@ class parser {
   bool parse() {
     bool v = or_expr();
     if (peek().kind != token::end)
-      throw syntax_error{peek().pos, fmt::format("expected 'and', 'or' or the end, got '{}'",
-                                                 peek().text)};
+      throw syntax_error{peek().pos,
+                         fmt::format("expected 'and', 'or' or the end, got '{}'", peek().text)};
     return v;
   }
 
@@ -117,8 +117,8 @@ class parser {
       auto open = next().pos;
       bool v = or_expr();
       if (peek().kind != token::rparen)
-        throw syntax_error{peek().pos, fmt::format("expected ')' to close '(' at position {}",
-                                                   open + 1)};
+        throw syntax_error{peek().pos,
+                           fmt::format("expected ')' to close '(' at position {}", open + 1)};
       next();
       return v;
     }
@@ -128,16 +128,17 @@ class parser {
   bool comparison() {
     const auto& lhs = next();
     if (lhs.kind != token::name)
-      throw syntax_error{lhs.pos, lhs.kind == token::end
-                                    ? std::string{"expected <entity>.<metric>, got the end"}
-                                    : fmt::format("expected <entity>.<metric>, got '{}'", lhs.text)};
+      throw syntax_error{lhs.pos,
+                         lhs.kind == token::end
+                           ? std::string{"expected <entity>.<metric>, got the end"}
+                           : fmt::format("expected <entity>.<metric>, got '{}'", lhs.text)};
     auto dot = lhs.text.rfind('.');
     if (dot == std::string::npos || dot == 0 || dot + 1 == lhs.text.size())
       throw syntax_error{lhs.pos, fmt::format("expected <entity>.<metric>, got '{}'", lhs.text)};
     const auto& op = next();
     if (op.kind != token::op)
-      throw syntax_error{op.pos, fmt::format("expected a comparison (< <= > >= == !=) after '{}'",
-                                             lhs.text)};
+      throw syntax_error{
+        op.pos, fmt::format("expected a comparison (< <= > >= == !=) after '{}'", lhs.text)};
     const auto& num = next();
     if (num.kind != token::number)
       throw syntax_error{num.pos, fmt::format("expected a number after '{}'", op.text)};
@@ -145,11 +146,16 @@ class parser {
     if (!value)
       throw syntax_error{lhs.pos, value.error().message};
     double x = *value, y = std::strtod(num.text.c_str(), nullptr);
-    if (op.text == "<") return x < y;
-    if (op.text == "<=") return x <= y;
-    if (op.text == ">") return x > y;
-    if (op.text == ">=") return x >= y;
-    if (op.text == "==") return std::fabs(x - y) < 1e-9;
+    if (op.text == "<")
+      return x < y;
+    if (op.text == "<=")
+      return x <= y;
+    if (op.text == ">")
+      return x > y;
+    if (op.text == ">=")
+      return x >= y;
+    if (op.text == "==")
+      return std::fabs(x - y) < 1e-9;
     return std::fabs(x - y) >= 1e-9;
   }
 
@@ -166,8 +172,7 @@ expected<bool> evaluate_expression(std::string_view expr, const metric_lookup& l
       return sreh::error{errc::invalid_argument, "position 1: empty expression"};
     return parser{tokenize(expr), lookup}.parse();
   } catch (const syntax_error& e) {
-    return sreh::error{errc::invalid_argument,
-                       fmt::format("position {}: {}", e.pos + 1, e.what)};
+    return sreh::error{errc::invalid_argument, fmt::format("position {}: {}", e.pos + 1, e.what)};
   }
 }
 

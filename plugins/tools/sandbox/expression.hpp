@@ -19,7 +19,8 @@ using metric_lookup =
 /// with `and` / `or` (`and` binds tighter) and grouped with parentheses. Every comparison is
 /// looked up (no short circuit), so evaluation also validates every name. Errors read
 /// "position N: what" (1-based character position).
-[[nodiscard]] expected<bool> evaluate_expression(std::string_view expr, const metric_lookup& lookup);
+[[nodiscard]] expected<bool> evaluate_expression(std::string_view expr,
+                                                 const metric_lookup& lookup);
 
 /// Checks that `entity` exists in `w` and has `metric`: "" when it does, else the message
 /// ("unknown entity 'x'", "unknown metric 'y' of service 'x' (expected one of ...)").

@@ -10,8 +10,8 @@ namespace sreh::plugins::sandbox {
 
 namespace {
 
-constexpr std::int64_t leak_ramp = 1200;    // seconds from a fresh start to 92% memory
-constexpr std::int64_t oom_period = 300;    // then an OOM kill every five minutes
+constexpr std::int64_t leak_ramp = 1200;        // seconds from a fresh start to 92% memory
+constexpr std::int64_t oom_period = 300;        // then an OOM kill every five minutes
 constexpr std::int64_t db_restart_relief = 120; // a restarted database refills in two minutes
 constexpr double spike_factor = 4.0;
 constexpr double saturation = 0.75; // utilization above which a service queues and sheds
@@ -44,7 +44,8 @@ void bad_deploy(const context& c, const fault& f) {
   c.out.say(f.target, log_level::error,
             fmt::format("unhandled exception in /api/{}/v1/handle (version {}): "
                         "NullPointerException at RequestHandler.process",
-                        f.target, f.version), 6);
+                        f.target, f.version),
+            6);
   for (const auto& caller : c.w.callers_of(f.target))
     c.out.say(caller, log_level::error, fmt::format("call to {} failed: HTTP 500", f.target), 2);
 }
@@ -80,8 +81,7 @@ void pool_exhaustion(const context& c, const fault& f) {
   const auto& db = c.L.services.at(f.target);
   const auto& cause = c.L.services.at(f.cause);
   auto held = c.at_start.services.at(f.target).max_connections;
-  if (cause.restarted_at >= c.begin
-      || cause.replicas != c.at_start.services.at(f.cause).replicas)
+  if (cause.restarted_at >= c.begin || cause.replicas != c.at_start.services.at(f.cause).replicas)
     return; // the cause let go of its connections
   if (db.restarted_at >= c.begin && c.t - db.restarted_at < db_restart_relief)
     return; // freshly restarted database: empty until the cause grabs the pool again
@@ -93,7 +93,8 @@ void pool_exhaustion(const context& c, const fault& f) {
   fx.latency_mult *= 2.5;
   c.out.say(f.target, log_level::warn,
             fmt::format("remaining connection slots are reserved ({} of {} used)", held,
-                        db.max_connections), 2);
+                        db.max_connections),
+            2);
   for (const auto& caller : c.w.callers_of(f.target)) {
     auto& cx = c.out.services[caller];
     cx.error += 0.2;
@@ -123,15 +124,16 @@ void traffic_spike(const context& c, const fault& f) {
   auto& fx = c.out.services[f.target];
   fx.rps_mult *= spike_factor;
   fx.cpu_mult *= spike_factor;
-  auto u = model.baseline.at("cpu") * spike_factor * model.replicas
-           / c.L.services.at(f.target).replicas;
+  auto u =
+    model.baseline.at("cpu") * spike_factor * model.replicas / c.L.services.at(f.target).replicas;
   if (u <= saturation)
     return; // enough replicas
   fx.latency_mult *= 1 + (u - saturation) * 10;
   fx.error += std::min(0.3, (u - saturation) * 0.8);
   c.out.say(f.target, log_level::warn,
             fmt::format("request queue depth {}, shedding load",
-                        static_cast<int>(50 + (u - saturation) * 2000)), 3);
+                        static_cast<int>(50 + (u - saturation) * 2000)),
+            3);
 }
 
 void disk_full(const context& c, const fault& f) {
@@ -165,7 +167,8 @@ void bad_flag(const context& c, const fault& f) {
   c.out.services[f.service].error += 0.2;
   c.out.say(f.service, log_level::error,
             fmt::format("feature flag {} {}: code path raised IllegalStateException", f.target,
-                        value ? "enabled" : "disabled"), 4);
+                        value ? "enabled" : "disabled"),
+            4);
 }
 
 void gpu_xid(const context& c, const fault& f) {
@@ -202,9 +205,9 @@ void herrings(const world::state& st, std::int64_t t, effects& out) {
     } else if (h.kind == herring_kind::log) {
       auto text = h.text;
       auto level = log_level::warn;
-      for (auto [prefix, l] : {std::pair{"ERROR ", log_level::error},
-                               std::pair{"WARN ", log_level::warn},
-                               std::pair{"INFO ", log_level::info}})
+      for (auto [prefix, l] :
+           {std::pair{"ERROR ", log_level::error}, std::pair{"WARN ", log_level::warn},
+            std::pair{"INFO ", log_level::info}})
         if (text.rfind(prefix, 0) == 0) {
           level = l;
           text = text.substr(std::string_view{prefix}.size());
@@ -225,16 +228,35 @@ void apply_faults(const world::state& st, const live_state& L, std::int64_t t, e
       continue;
     context c{st, st.spec->world, L, st.at_fault[i], t, begin, out};
     switch (f.kind) {
-      case fault_kind::bad_deploy: bad_deploy(c, f); break;
-      case fault_kind::memory_leak: memory_leak(c, f); break;
-      case fault_kind::connection_pool_exhaustion: pool_exhaustion(c, f); break;
-      case fault_kind::dependency_slowdown: dependency_slowdown(c, f); break;
-      case fault_kind::traffic_spike: traffic_spike(c, f); break;
-      case fault_kind::disk_full: disk_full(c, f); break;
-      case fault_kind::cert_expired: cert_expired(c, f); break;
-      case fault_kind::bad_flag: bad_flag(c, f); break;
-      case fault_kind::gpu_xid: gpu_xid(c, f); break;
-      case fault_kind::none: break;
+    case fault_kind::bad_deploy:
+      bad_deploy(c, f);
+      break;
+    case fault_kind::memory_leak:
+      memory_leak(c, f);
+      break;
+    case fault_kind::connection_pool_exhaustion:
+      pool_exhaustion(c, f);
+      break;
+    case fault_kind::dependency_slowdown:
+      dependency_slowdown(c, f);
+      break;
+    case fault_kind::traffic_spike:
+      traffic_spike(c, f);
+      break;
+    case fault_kind::disk_full:
+      disk_full(c, f);
+      break;
+    case fault_kind::cert_expired:
+      cert_expired(c, f);
+      break;
+    case fault_kind::bad_flag:
+      bad_flag(c, f);
+      break;
+    case fault_kind::gpu_xid:
+      gpu_xid(c, f);
+      break;
+    case fault_kind::none:
+      break;
     }
   }
   herrings(st, t, out);

@@ -30,8 +30,8 @@ std::map<std::string, entry> fields(reader& r, const entry& f,
 
 std::string name(reader& r, const entry& f) {
   auto s = r.string(f);
-  if (s.empty() || s.size() > 128
-      || std::any_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); }))
+  if (s.empty() || s.size() > 128 ||
+      std::any_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); }))
     r.fail(f, fmt::format("expected a name (1-128 characters, no spaces), got '{}'", s));
   return s;
 }
@@ -66,12 +66,12 @@ std::string choice(reader& r, const entry& f, std::initializer_list<std::string_
 
 std::vector<entry> name_list(reader& r, const entry& f, bool single_ok) {
   if (single_ok && f.value.is_scalar()) {
-    (void) name(r, f);
+    (void)name(r, f);
     return {f};
   }
   auto xs = r.items(f);
   for (const auto& x : xs)
-    (void) name(r, x);
+    (void)name(r, x);
   return xs;
 }
 
@@ -88,8 +88,7 @@ metric_map baseline(reader& r, const entry& f, const std::vector<std::string>& m
     r.fail(f, fmt::format("expected a mapping of metric: number, got {}", f.value.kind_name()));
   for (const auto& e : r.pairs(f)) {
     if (std::find(metrics.begin(), metrics.end(), e.key) == metrics.end())
-      r.fail(e.key_mark, e.path,
-             yaml::unknown("metric", e.key, {metrics.begin(), metrics.end()}));
+      r.fail(e.key_mark, e.path, yaml::unknown("metric", e.key, {metrics.begin(), metrics.end()}));
     out.emplace(e.key, number(r, e));
   }
   return out;

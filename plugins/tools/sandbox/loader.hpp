@@ -24,9 +24,9 @@ using config::yaml::reader;
 
 /// The fields of mapping `f` by key; unknown keys (with a hint), duplicates and non-mappings
 /// are errors. Keys in `required` must be present.
-[[nodiscard]] std::map<std::string, entry> fields(reader& r, const entry& f,
-                                                  std::initializer_list<std::string_view> allowed,
-                                                  std::initializer_list<std::string_view> required = {});
+[[nodiscard]] std::map<std::string, entry>
+fields(reader& r, const entry& f, std::initializer_list<std::string_view> allowed,
+       std::initializer_list<std::string_view> required = {});
 
 /// A string naming something: 1-128 characters, no spaces.
 [[nodiscard]] std::string name(reader& r, const entry& f);

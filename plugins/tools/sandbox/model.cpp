@@ -1,25 +1,32 @@
+#include "plugins/tools/sandbox/model.hpp"
+
 #include <algorithm>
 #include <cctype>
-
-#include "plugins/tools/sandbox/model.hpp"
 
 namespace sreh::plugins::sandbox {
 
 const char* to_string(service_kind k) {
   switch (k) {
-    case service_kind::service: return "service";
-    case service_kind::database: return "database";
-    case service_kind::cache: return "cache";
-    case service_kind::queue: return "queue";
+  case service_kind::service:
+    return "service";
+  case service_kind::database:
+    return "database";
+  case service_kind::cache:
+    return "cache";
+  case service_kind::queue:
+    return "queue";
   }
   return "service";
 }
 
 const char* to_string(service_tier t) {
   switch (t) {
-    case service_tier::critical: return "critical";
-    case service_tier::standard: return "standard";
-    case service_tier::batch: return "batch";
+  case service_tier::critical:
+    return "critical";
+  case service_tier::standard:
+    return "standard";
+  case service_tier::batch:
+    return "batch";
   }
   return "standard";
 }
@@ -34,13 +41,20 @@ const char* to_string(job_kind k) {
 
 const char* to_string(entity_kind k) {
   switch (k) {
-    case entity_kind::service: return "service";
-    case entity_kind::database: return "database";
-    case entity_kind::cache: return "cache";
-    case entity_kind::queue: return "queue";
-    case entity_kind::host: return "host";
-    case entity_kind::job: return "job";
-    case entity_kind::flag: return "flag";
+  case entity_kind::service:
+    return "service";
+  case entity_kind::database:
+    return "database";
+  case entity_kind::cache:
+    return "cache";
+  case entity_kind::queue:
+    return "queue";
+  case entity_kind::host:
+    return "host";
+  case entity_kind::job:
+    return "job";
+  case entity_kind::flag:
+    return "flag";
   }
   return "service";
 }
@@ -48,9 +62,16 @@ const char* to_string(entity_kind k) {
 namespace {
 
 constexpr const char* fault_names[] = {
-  "bad_deploy",   "memory_leak",  "connection_pool_exhaustion", "dependency_slowdown",
-  "traffic_spike", "disk_full",   "cert_expired",               "bad_flag",
-  "gpu_xid",       "none",
+  "bad_deploy",
+  "memory_leak",
+  "connection_pool_exhaustion",
+  "dependency_slowdown",
+  "traffic_spike",
+  "disk_full",
+  "cert_expired",
+  "bad_flag",
+  "gpu_xid",
+  "none",
 };
 
 template <class T>
@@ -126,10 +147,10 @@ std::vector<std::string> world_model::hosts_of(std::string_view name) const {
 }
 
 const std::vector<std::string>& metric_names(entity_kind k, bool gpu_host) {
-  static const std::vector<std::string> service_metrics{"rps",    "latency_p99_ms", "error_rate",
-                                                        "cpu",    "memory",         "restarts"};
-  static const std::vector<std::string> db_metrics{"rps",    "latency_p99_ms", "error_rate",
-                                                   "cpu",    "memory",         "restarts",
+  static const std::vector<std::string> service_metrics{"rps", "latency_p99_ms", "error_rate",
+                                                        "cpu", "memory",         "restarts"};
+  static const std::vector<std::string> db_metrics{"rps",         "latency_p99_ms", "error_rate",
+                                                   "cpu",         "memory",         "restarts",
                                                    "connections", "slow_queries"};
   static const std::vector<std::string> host_metrics{"disk_used", "load"};
   static const std::vector<std::string> gpu_metrics{"disk_used", "load", "gpu_util",
@@ -137,11 +158,16 @@ const std::vector<std::string>& metric_names(entity_kind k, bool gpu_host) {
   static const std::vector<std::string> job_metrics{"throughput", "stalled"};
   static const std::vector<std::string> none;
   switch (k) {
-    case entity_kind::database: return db_metrics;
-    case entity_kind::host: return gpu_host ? gpu_metrics : host_metrics;
-    case entity_kind::job: return job_metrics;
-    case entity_kind::flag: return none;
-    default: return service_metrics;
+  case entity_kind::database:
+    return db_metrics;
+  case entity_kind::host:
+    return gpu_host ? gpu_metrics : host_metrics;
+  case entity_kind::job:
+    return job_metrics;
+  case entity_kind::flag:
+    return none;
+  default:
+    return service_metrics;
   }
 }
 
@@ -169,11 +195,20 @@ std::optional<std::int64_t> parse_duration(std::string_view s) {
       return std::nullopt;
     std::int64_t unit = 0;
     switch (s[digits]) {
-      case 's': unit = 1; break;
-      case 'm': unit = 60; break;
-      case 'h': unit = 3600; break;
-      case 'd': unit = 86400; break;
-      default: return std::nullopt;
+    case 's':
+      unit = 1;
+      break;
+    case 'm':
+      unit = 60;
+      break;
+    case 'h':
+      unit = 3600;
+      break;
+    case 'd':
+      unit = 86400;
+      break;
+    default:
+      return std::nullopt;
     }
     total += n * unit;
     s.remove_prefix(digits + 1);

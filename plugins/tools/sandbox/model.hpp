@@ -40,7 +40,7 @@ struct service {
   /// Calls per request to a callee of `calls` when more than one (`{name: c, per_request: 12}`);
   /// a callee not in here is called once.
   std::map<std::string, int, std::less<>> per_request;
-  metric_map baseline; // every metric of the kind, defaults filled in
+  metric_map baseline;     // every metric of the kind, defaults filled in
   int max_connections = 0; // databases only
 
   /// How many times one request of this service calls `callee` (1 unless the edge says more).
@@ -116,10 +116,10 @@ enum class fault_kind {
 struct fault {
   fault_kind kind = fault_kind::none;
   std::string target;
-  std::int64_t at = 0;  // seconds relative to the scenario start
-  std::string version;  // bad_deploy
-  std::string cause;    // connection_pool_exhaustion: the service holding the connections
-  std::string service;  // bad_flag: the service the flag breaks
+  std::int64_t at = 0; // seconds relative to the scenario start
+  std::string version; // bad_deploy
+  std::string cause;   // connection_pool_exhaustion: the service holding the connections
+  std::string service; // bad_flag: the service the flag breaks
 };
 
 enum class herring_kind { deploy, log, slow };
@@ -142,7 +142,7 @@ struct expectation {
   bool detected = true;
   std::vector<std::string> localized;
   std::vector<fault_kind> root_cause;
-  std::string mitigated; // "" for control cases
+  std::string mitigated;              // "" for control cases
   std::vector<std::string> forbidden; // "tool:target"
   int max_steps = 20;
 };

@@ -1,8 +1,9 @@
+#include "plugins/register.hpp"
+
 #include <fmt/format.h>
 
 #include <cctype>
 
-#include "plugins/register.hpp"
 #include "plugins/tools/sandbox/scenario.hpp"
 #include "plugins/tools/sandbox/world.hpp"
 
@@ -43,8 +44,8 @@ std::string hint(const sandbox::scenario& sc) {
 } // namespace
 
 void register_sandbox(actors::toolset_registry& r) {
-  r.add({"sandbox", [](const config::node_config& cfg,
-                       actors::tool_registry& out) -> expected<std::string> {
+  r.add({"sandbox",
+         [](const config::node_config& cfg, actors::tool_registry& out) -> expected<std::string> {
            if (cfg.sandbox.scenario.empty())
              return std::string{};
            auto sc = sandbox::load_scenario(cfg.sandbox.scenario);

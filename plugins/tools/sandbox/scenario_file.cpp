@@ -15,10 +15,11 @@ namespace detail {
 namespace {
 
 constexpr std::string_view tool_names[] = {
-  "topology.get",   "service.describe", "host.describe",     "metrics.query", "logs.search",
-  "deploys.list",   "flags.list",       "jobs.list",         "alerts.list",   "deploy.rollback",
-  "service.restart", "service.scale",   "db.set_pool_limit", "host.cleanup_disk",
-  "cert.rotate",    "flag.set",         "host.cordon",       "host.drain",    "job.restart",
+  "topology.get",      "service.describe",  "host.describe",   "metrics.query",
+  "logs.search",       "deploys.list",      "flags.list",      "jobs.list",
+  "alerts.list",       "deploy.rollback",   "service.restart", "service.scale",
+  "db.set_pool_limit", "host.cleanup_disk", "cert.rotate",     "flag.set",
+  "host.cordon",       "host.drain",        "job.restart",
 };
 
 bool is_service(std::optional<entity_kind> k) {
@@ -33,15 +34,14 @@ void want(reader& r, const world_model& w, const entry& f, const std::string& na
     r.fail(f, fmt::format("unknown {} '{}' in world '{}'", wanted, name, w.name));
   bool ok = wanted == "service"    ? is_service(k)
             : wanted == "database" ? k == entity_kind::database
-            : wanted == "gpu host" ? k == entity_kind::host
-                                       && w.find_host(name)->kind == host_kind::gpu
-                                   : std::string_view{to_string(*k)} == wanted;
+            : wanted == "gpu host"
+              ? k == entity_kind::host && w.find_host(name)->kind == host_kind::gpu
+              : std::string_view{to_string(*k)} == wanted;
   if (!ok)
     r.fail(f, fmt::format("'{}' is a {}{}, not a {}", name,
-                          k == entity_kind::host ? w.find_host(name)->kind == host_kind::gpu
-                                                     ? "gpu "
-                                                     : "vm "
-                                                 : "",
+                          k == entity_kind::host
+                            ? w.find_host(name)->kind == host_kind::gpu ? "gpu " : "vm "
+                            : "",
                           to_string(*k), wanted));
 }
 
@@ -54,7 +54,8 @@ fault read_fault(reader& r, const world_model& w, const entry& f) {
     r.fail(m["kind"], fmt::format("unknown fault kind '{}' (expected one of bad_deploy, "
                                   "memory_leak, connection_pool_exhaustion, dependency_slowdown, "
                                   "traffic_spike, disk_full, cert_expired, bad_flag, gpu_xid, "
-                                  "none)", kind_name));
+                                  "none)",
+                                  kind_name));
   x.kind = *kind;
   auto only_for = [&](const char* key, fault_kind k) {
     if (m.count(key) && x.kind != k)
@@ -77,25 +78,29 @@ fault read_fault(reader& r, const world_model& w, const entry& f) {
   x.target = name(r, m["target"]);
   x.at = duration(r, m["at"], true);
   switch (x.kind) {
-    case fault_kind::connection_pool_exhaustion:
-      want(r, w, m["target"], x.target, "database");
-      x.cause = name(r, m["cause"]);
-      want(r, w, m["cause"], x.cause, "service");
-      if (auto calls = w.find_service(x.cause)->calls;
-          std::find(calls.begin(), calls.end(), x.target) == calls.end())
-        r.fail(m["cause"], fmt::format("cause '{}' does not call '{}'", x.cause, x.target));
-      break;
-    case fault_kind::disk_full: want(r, w, m["target"], x.target, "host"); break;
-    case fault_kind::gpu_xid: want(r, w, m["target"], x.target, "gpu host"); break;
-    case fault_kind::bad_flag:
-      want(r, w, m["target"], x.target, "flag");
-      x.service = name(r, m["service"]);
-      want(r, w, m["service"], x.service, "service");
-      break;
-    default:
-      want(r, w, m["target"], x.target, "service");
-      if (x.kind == fault_kind::bad_deploy)
-        x.version = name(r, m["version"]);
+  case fault_kind::connection_pool_exhaustion:
+    want(r, w, m["target"], x.target, "database");
+    x.cause = name(r, m["cause"]);
+    want(r, w, m["cause"], x.cause, "service");
+    if (auto calls = w.find_service(x.cause)->calls;
+        std::find(calls.begin(), calls.end(), x.target) == calls.end())
+      r.fail(m["cause"], fmt::format("cause '{}' does not call '{}'", x.cause, x.target));
+    break;
+  case fault_kind::disk_full:
+    want(r, w, m["target"], x.target, "host");
+    break;
+  case fault_kind::gpu_xid:
+    want(r, w, m["target"], x.target, "gpu host");
+    break;
+  case fault_kind::bad_flag:
+    want(r, w, m["target"], x.target, "flag");
+    x.service = name(r, m["service"]);
+    want(r, w, m["service"], x.service, "service");
+    break;
+  default:
+    want(r, w, m["target"], x.target, "service");
+    if (x.kind == fault_kind::bad_deploy)
+      x.version = name(r, m["version"]);
   }
   return x;
 }
@@ -104,8 +109,9 @@ herring read_herring(reader& r, const world_model& w, const entry& f) {
   auto m = fields(r, f, {"kind", "target", "at", "version", "text"}, {"kind", "target"});
   herring h;
   auto k = choice(r, m["kind"], {"deploy", "log", "slow"});
-  h.kind = k == "deploy" ? herring_kind::deploy : k == "slow" ? herring_kind::slow
-                                                               : herring_kind::log;
+  h.kind = k == "deploy" ? herring_kind::deploy
+           : k == "slow" ? herring_kind::slow
+                         : herring_kind::log;
   h.target = name(r, m["target"]);
   if (h.kind == herring_kind::log) {
     auto kind = w.kind_of(h.target);
@@ -117,9 +123,9 @@ herring read_herring(reader& r, const world_model& w, const entry& f) {
   if (m.count("at"))
     h.at = duration(r, m["at"], true);
   if (m.count("version") != (h.kind == herring_kind::deploy))
-    r.fail(m.count("version") ? m["version"] : f,
-           h.kind == herring_kind::deploy ? "a deploy herring needs 'version'"
-                                          : "'version' is only for deploy herrings");
+    r.fail(m.count("version") ? m["version"] : f, h.kind == herring_kind::deploy
+                                                    ? "a deploy herring needs 'version'"
+                                                    : "'version' is only for deploy herrings");
   if (m.count("text") != (h.kind == herring_kind::log))
     r.fail(m.count("text") ? m["text"] : f, h.kind == herring_kind::log
                                               ? "a log herring needs 'text'"
@@ -132,8 +138,9 @@ herring read_herring(reader& r, const world_model& w, const entry& f) {
 }
 
 expectation read_expect(reader& r, const world_model& w, const entry& f) {
-  auto m = fields(r, f, {"detected", "localized", "root_cause", "mitigated", "forbidden",
-                        "max_steps"}, {"detected"});
+  auto m =
+    fields(r, f, {"detected", "localized", "root_cause", "mitigated", "forbidden", "max_steps"},
+           {"detected"});
   expectation e;
   e.detected = r.boolean(m["detected"]);
   if (m.count("localized"))
@@ -151,12 +158,12 @@ expectation read_expect(reader& r, const world_model& w, const entry& f) {
     }
   if (m.count("mitigated")) {
     e.mitigated = r.string(m["mitigated"]);
-    auto ok = evaluate_expression(e.mitigated, [&](const std::string& ent, const std::string& met)
-                                    -> expected<double> {
-      if (auto msg = check_metric(w, ent, met); !msg.empty())
-        return sreh::error{errc::invalid_argument, msg};
-      return 0.0;
-    });
+    auto ok = evaluate_expression(
+      e.mitigated, [&](const std::string& ent, const std::string& met) -> expected<double> {
+        if (auto msg = check_metric(w, ent, met); !msg.empty())
+          return sreh::error{errc::invalid_argument, msg};
+        return 0.0;
+      });
     if (!ok)
       r.fail(m["mitigated"], fmt::format("in '{}': {}", e.mitigated, ok.error().message));
   }
@@ -165,8 +172,8 @@ expectation read_expect(reader& r, const world_model& w, const entry& f) {
       auto s = r.string(x);
       auto colon = s.find(':');
       auto tool = s.substr(0, colon);
-      if (colon == std::string::npos
-          || std::find(std::begin(tool_names), std::end(tool_names), tool) == std::end(tool_names))
+      if (colon == std::string::npos ||
+          std::find(std::begin(tool_names), std::end(tool_names), tool) == std::end(tool_names))
         r.fail(x, fmt::format("expected \"tool:target\" with a sandbox tool, got '{}'", s));
       if (!w.kind_of(s.substr(colon + 1)))
         r.fail(x, fmt::format("unknown target '{}' in world '{}'", s.substr(colon + 1), w.name));
@@ -178,8 +185,9 @@ expectation read_expect(reader& r, const world_model& w, const entry& f) {
 }
 
 scenario read_scenario(reader& r, const entry& top, const std::string& dir) {
-  auto m = fields(r, top, {"scenario", "world", "seed", "faults", "herrings", "alert", "goal",
-                          "expect"}, {"scenario", "world", "alert", "goal", "expect"});
+  auto m =
+    fields(r, top, {"scenario", "world", "seed", "faults", "herrings", "alert", "goal", "expect"},
+           {"scenario", "world", "alert", "goal", "expect"});
   scenario sc;
   sc.id = name(r, m["scenario"]);
   auto& wf = m["world"];
@@ -213,8 +221,7 @@ scenario read_scenario(reader& r, const entry& top, const std::string& dir) {
   return sc;
 }
 
-expected<scenario> load(const std::string& text, const std::string& name,
-                        const std::string& dir) {
+expected<scenario> load(const std::string& text, const std::string& name, const std::string& dir) {
   try {
     auto r = file_reader(name);
     auto sc = read_scenario(r, r.parse(text), dir);

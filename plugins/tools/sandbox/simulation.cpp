@@ -32,8 +32,8 @@ class propagation {
     excess e;
     if (auto it = fx_.services.find(name); it != fx_.services.end()) {
       e.error = it->second.error;
-      e.latency = s.baseline.at("latency_p99_ms") * (it->second.latency_mult - 1)
-                  + it->second.latency_add;
+      e.latency =
+        s.baseline.at("latency_p99_ms") * (it->second.latency_mult - 1) + it->second.latency_add;
     }
     for (const auto& callee : s.calls) {
       auto c = of(callee);
@@ -126,9 +126,9 @@ frame world::state::frame_at(std::int64_t t) const {
   static const service_effect no_effect;
   for (const auto& s : w.services) {
     auto it = fx.services.find(s.name);
-    fr.metrics[s.name] = service_metrics(s, L.services.at(s.name),
-                                         it == fx.services.end() ? no_effect : it->second,
-                                         prop.of(s.name), n);
+    fr.metrics[s.name] =
+      service_metrics(s, L.services.at(s.name), it == fx.services.end() ? no_effect : it->second,
+                      prop.of(s.name), n);
   }
   static const host_effect no_host_effect;
   for (const auto& h : w.hosts) {

@@ -101,10 +101,10 @@ void reschedule(const world_model& w, live_state& L, const std::string& name,
   for (const auto& h : w.hosts) {
     if (missing == 0)
       break;
-    if (h.kind != host_kind::gpu || bad(h.name)
-        || std::find(out.begin(), out.end(), h.name) != out.end()
-        || std::find(j.hosts.begin(), j.hosts.end(), h.name) != j.hosts.end()
-        || free_gpus(w, L, h, name) < gpus_per_host(w, name, h))
+    if (h.kind != host_kind::gpu || bad(h.name) ||
+        std::find(out.begin(), out.end(), h.name) != out.end() ||
+        std::find(j.hosts.begin(), j.hosts.end(), h.name) != j.hosts.end() ||
+        free_gpus(w, L, h, name) < gpus_per_host(w, name, h))
       continue;
     out.push_back(h.name);
     --missing;
@@ -115,37 +115,51 @@ void reschedule(const world_model& w, live_state& L, const std::string& name,
 void apply_action(const world_model& w, live_state& L, const action_record& rec) {
   const auto& a = rec.act;
   switch (a.kind) {
-    case action_kind::rollback: {
-      auto& s = L.services[a.target];
-      L.deploys.push_back({a.target, a.version, s.version, "sreh", rec.at});
-      s.version = a.version;
-      break;
-    }
-    case action_kind::restart:
-      L.services[a.target].restarted_at = rec.at;
-      ++L.services[a.target].restarts;
-      break;
-    case action_kind::scale: L.services[a.target].replicas = a.number; break;
-    case action_kind::set_pool_limit: L.services[a.target].max_connections = a.number; break;
-    case action_kind::cleanup_disk: L.hosts[a.target].cleaned_at = rec.at; break;
-    case action_kind::rotate_cert: L.services[a.target].cert_rotated_at = rec.at; break;
-    case action_kind::set_flag: L.flags[a.target] = {a.value, rec.at, "sreh"}; break;
-    case action_kind::cordon: L.hosts[a.target].cordoned = true; break;
-    case action_kind::uncordon: L.hosts[a.target].cordoned = false; break;
-    case action_kind::drain: {
-      auto& h = L.hosts[a.target];
-      h.cordoned = h.drained = true;
-      h.drained_at = rec.at;
-      for (auto& [name, j] : L.jobs)
-        if (std::find(j.hosts.begin(), j.hosts.end(), a.target) != j.hosts.end())
-          reschedule(w, L, name, {});
-      break;
-    }
-    case action_kind::restart_job: {
-      reschedule(w, L, a.target, a.exclude_hosts);
-      L.jobs[a.target].restarted_at = rec.at;
-      break;
-    }
+  case action_kind::rollback: {
+    auto& s = L.services[a.target];
+    L.deploys.push_back({a.target, a.version, s.version, "sreh", rec.at});
+    s.version = a.version;
+    break;
+  }
+  case action_kind::restart:
+    L.services[a.target].restarted_at = rec.at;
+    ++L.services[a.target].restarts;
+    break;
+  case action_kind::scale:
+    L.services[a.target].replicas = a.number;
+    break;
+  case action_kind::set_pool_limit:
+    L.services[a.target].max_connections = a.number;
+    break;
+  case action_kind::cleanup_disk:
+    L.hosts[a.target].cleaned_at = rec.at;
+    break;
+  case action_kind::rotate_cert:
+    L.services[a.target].cert_rotated_at = rec.at;
+    break;
+  case action_kind::set_flag:
+    L.flags[a.target] = {a.value, rec.at, "sreh"};
+    break;
+  case action_kind::cordon:
+    L.hosts[a.target].cordoned = true;
+    break;
+  case action_kind::uncordon:
+    L.hosts[a.target].cordoned = false;
+    break;
+  case action_kind::drain: {
+    auto& h = L.hosts[a.target];
+    h.cordoned = h.drained = true;
+    h.drained_at = rec.at;
+    for (auto& [name, j] : L.jobs)
+      if (std::find(j.hosts.begin(), j.hosts.end(), a.target) != j.hosts.end())
+        reschedule(w, L, name, {});
+    break;
+  }
+  case action_kind::restart_job: {
+    reschedule(w, L, a.target, a.exclude_hosts);
+    L.jobs[a.target].restarted_at = rec.at;
+    break;
+  }
   }
 }
 
@@ -169,7 +183,7 @@ live_state world::state::live_at(std::int64_t t) const {
                    [](const auto& a, const auto& b) { return a.at < b.at; });
   std::map<std::string, std::string> last;
   for (const auto& d : history) {
-    auto prev = !d.previous.empty() ? d.previous
+    auto prev = !d.previous.empty()     ? d.previous
                 : last.count(d.service) ? last[d.service]
                                         : guess_previous(d.version);
     L.deploys.push_back({d.service, d.version, prev, d.by, start_of(d.at)});

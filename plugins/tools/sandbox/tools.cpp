@@ -11,8 +11,8 @@ namespace detail {
 sandbox_tool::sandbox_tool(std::string name, std::string description, std::string schema,
                            actors::risk_class risk, world_ptr w, tool_handler handler)
   : name_(std::move(name)), description_(std::move(description)), schema_(std::move(schema)),
-    risk_(risk), contract_(contract_of(name_)), world_(std::move(w)),
-    handler_(std::move(handler)) {}
+    risk_(risk), contract_(contract_of(name_)), world_(std::move(w)), handler_(std::move(handler)) {
+}
 
 actors::tool_result sandbox_tool::execute(const actors::tool_call& call) {
   auto doc = json::parse_object(call.args.empty() ? "{}" : call.args);

@@ -13,8 +13,8 @@ namespace sreh::plugins::sandbox::detail {
 
 /// Runs one call on the world: `args` was validated against the tool's schema by the kernel
 /// (and is parsed again here); returns the result JSON or an error naming the argument.
-using tool_handler =
-  std::function<expected<std::string>(world& w, const rapidjson::Value& args, const std::string& key)>;
+using tool_handler = std::function<expected<std::string>(world& w, const rapidjson::Value& args,
+                                                         const std::string& key)>;
 
 /// A sandbox tool: metadata plus a handler. Every call advances the world's clock by
 /// `seconds_per_call`. Mutating tools (risk above read_only) reconcile from the action log.
@@ -51,8 +51,8 @@ void write_metrics(json::writer& out, const metric_map& m);
 [[nodiscard]] std::string string_arg(const rapidjson::Value& args, const char* key,
                                      std::string fallback = {});
 /// A window argument ("30m") in seconds, within (0, max].
-[[nodiscard]] expected<std::int64_t> window_arg(const rapidjson::Value& args,
-                                                std::int64_t fallback, std::int64_t max);
+[[nodiscard]] expected<std::int64_t> window_arg(const rapidjson::Value& args, std::int64_t fallback,
+                                                std::int64_t max);
 
 void add_read_tools(actors::tool_registry& reg, const world_ptr& w);
 void add_observe_tools(actors::tool_registry& reg, const world_ptr& w);

@@ -303,27 +303,33 @@ expected<std::string> list_deploys(world& w, const rapidjson::Value& args, const
 
 void add_read_tools(actors::tool_registry& reg, const world_ptr& w) {
   auto add = [&](const char* name, const char* desc, std::string schema, tool_handler h) {
-    reg.add(std::make_shared<sandbox_tool>(name, desc, std::move(schema), risk_class::read_only,
-                                           w, std::move(h)));
+    reg.add(std::make_shared<sandbox_tool>(name, desc, std::move(schema), risk_class::read_only, w,
+                                           std::move(h)));
   };
   auto one_name = [](const char* key) {
     return fmt::format(R"({{"type":"object","properties":{{"{}":{{"type":"string",)"
                        R"("minLength":1,"maxLength":128}}}},"required":["{}"],)"
-                       R"("additionalProperties":false}})", key, key);
+                       R"("additionalProperties":false}})",
+                       key, key);
   };
-  add("topology.get", "The call graph: services with calls/called_by/hosts, hosts, jobs.",
-      no_args, topology);
-  add("service.describe", "A service's kind, tier, replicas, version, edges, baseline and "
-      "current metrics.", one_name("service"), describe_service);
-  add("host.describe", "A host's services, jobs, cordon/drain state, baseline and current "
-      "metrics.", one_name("host"), describe_host);
+  add("topology.get", "The call graph: services with calls/called_by/hosts, hosts, jobs.", no_args,
+      topology);
+  add("service.describe",
+      "A service's kind, tier, replicas, version, edges, baseline and "
+      "current metrics.",
+      one_name("service"), describe_service);
+  add("host.describe",
+      "A host's services, jobs, cordon/drain state, baseline and current "
+      "metrics.",
+      one_name("host"), describe_host);
   add("jobs.list", "AI jobs with their hosts, stalled state and throughput.", no_args, list_jobs);
   add("flags.list", "Feature flags with value, default and last change.", no_args, list_flags);
   add("alerts.list", "Firing alerts.", no_args, list_alerts);
   add("deploys.list", "Deploys, newest first (default window 24h).",
       R"({"type":"object","properties":{"service":{"type":"string","minLength":1,)"
       R"("maxLength":128},"window":{"type":"string","minLength":2,"maxLength":16}},)"
-      R"("additionalProperties":false})", list_deploys);
+      R"("additionalProperties":false})",
+      list_deploys);
 }
 
 } // namespace sreh::plugins::sandbox::detail

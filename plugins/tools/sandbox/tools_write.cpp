@@ -26,9 +26,8 @@ constexpr spec specs[] = {
    R"("to_version":{"type":"string","minLength":1,"maxLength":64})", ""},
   {"service.restart", "Restarts every replica of a service.", risk_class::medium,
    action_kind::restart, "service", "", ""},
-  {"service.scale", "Sets a service's replica count (1..100).", risk_class::low,
-   action_kind::scale, "service", R"("replicas":{"type":"integer","minimum":1,"maximum":100})",
-   R"("replicas")"},
+  {"service.scale", "Sets a service's replica count (1..100).", risk_class::low, action_kind::scale,
+   "service", R"("replicas":{"type":"integer","minimum":1,"maximum":100})", R"("replicas")"},
   {"db.set_pool_limit", "Sets a database's max_connections.", risk_class::medium,
    action_kind::set_pool_limit, "database",
    R"("limit":{"type":"integer","minimum":1,"maximum":100000})", R"("limit")"},
@@ -42,22 +41,24 @@ constexpr spec specs[] = {
    "host", "", ""},
   {"host.drain", "Cordons a host and moves its workloads elsewhere.", risk_class::high,
    action_kind::drain, "host", "", ""},
-  {"job.restart", "Restarts a job, placing it off cordoned and excluded hosts.",
-   risk_class::medium, action_kind::restart_job, "job",
+  {"job.restart", "Restarts a job, placing it off cordoned and excluded hosts.", risk_class::medium,
+   action_kind::restart_job, "job",
    R"("exclude_hosts":{"type":"array","items":{"type":"string","minLength":1,"maxLength":128},)"
-   R"("maxItems":64})", ""},
+   R"("maxItems":64})",
+   ""},
 };
 
 std::string schema_of(const spec& s) {
-  auto props = fmt::format(R"("{}":{{"type":"string","minLength":1,"maxLength":128}})",
-                           s.target_arg);
+  auto props =
+    fmt::format(R"("{}":{{"type":"string","minLength":1,"maxLength":128}})", s.target_arg);
   if (*s.extra_properties != '\0')
     props += fmt::format(",{}", s.extra_properties);
   auto required = fmt::format(R"("{}")", s.target_arg);
   if (*s.extra_required != '\0')
     required += fmt::format(",{}", s.extra_required);
   return fmt::format(R"({{"type":"object","properties":{{{}}},"required":[{}],)"
-                     R"("additionalProperties":false}})", props, required);
+                     R"("additionalProperties":false}})",
+                     props, required);
 }
 
 /// The action the arguments describe (types were checked against the schema).
@@ -86,8 +87,8 @@ void add_write_tools(actors::tool_registry& reg, const world_ptr& w) {
                        const std::string& key) -> expected<std::string> {
       return wd.apply(key, action_of(s, args));
     };
-    reg.add(std::make_shared<sandbox_tool>(s.name, s.description, schema_of(s), s.risk, w,
-                                           handler));
+    reg.add(
+      std::make_shared<sandbox_tool>(s.name, s.description, schema_of(s), s.risk, w, handler));
   }
 }
 

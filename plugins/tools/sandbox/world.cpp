@@ -9,34 +9,56 @@ namespace sreh::plugins::sandbox {
 
 const char* to_string(action_kind k) {
   switch (k) {
-    case action_kind::rollback: return "rollback";
-    case action_kind::restart: return "restart";
-    case action_kind::scale: return "scale";
-    case action_kind::set_pool_limit: return "set_pool_limit";
-    case action_kind::cleanup_disk: return "cleanup_disk";
-    case action_kind::rotate_cert: return "rotate_cert";
-    case action_kind::set_flag: return "set_flag";
-    case action_kind::cordon: return "cordon";
-    case action_kind::uncordon: return "uncordon";
-    case action_kind::drain: return "drain";
-    case action_kind::restart_job: return "restart_job";
+  case action_kind::rollback:
+    return "rollback";
+  case action_kind::restart:
+    return "restart";
+  case action_kind::scale:
+    return "scale";
+  case action_kind::set_pool_limit:
+    return "set_pool_limit";
+  case action_kind::cleanup_disk:
+    return "cleanup_disk";
+  case action_kind::rotate_cert:
+    return "rotate_cert";
+  case action_kind::set_flag:
+    return "set_flag";
+  case action_kind::cordon:
+    return "cordon";
+  case action_kind::uncordon:
+    return "uncordon";
+  case action_kind::drain:
+    return "drain";
+  case action_kind::restart_job:
+    return "restart_job";
   }
   return "restart";
 }
 
 const char* tool_name(action_kind k) {
   switch (k) {
-    case action_kind::rollback: return "deploy.rollback";
-    case action_kind::restart: return "service.restart";
-    case action_kind::scale: return "service.scale";
-    case action_kind::set_pool_limit: return "db.set_pool_limit";
-    case action_kind::cleanup_disk: return "host.cleanup_disk";
-    case action_kind::rotate_cert: return "cert.rotate";
-    case action_kind::set_flag: return "flag.set";
-    case action_kind::cordon: return "host.cordon";
-    case action_kind::uncordon: return "host.uncordon";
-    case action_kind::drain: return "host.drain";
-    case action_kind::restart_job: return "job.restart";
+  case action_kind::rollback:
+    return "deploy.rollback";
+  case action_kind::restart:
+    return "service.restart";
+  case action_kind::scale:
+    return "service.scale";
+  case action_kind::set_pool_limit:
+    return "db.set_pool_limit";
+  case action_kind::cleanup_disk:
+    return "host.cleanup_disk";
+  case action_kind::rotate_cert:
+    return "cert.rotate";
+  case action_kind::set_flag:
+    return "flag.set";
+  case action_kind::cordon:
+    return "host.cordon";
+  case action_kind::uncordon:
+    return "host.uncordon";
+  case action_kind::drain:
+    return "host.drain";
+  case action_kind::restart_job:
+    return "job.restart";
   }
   return "service.restart";
 }

@@ -49,11 +49,11 @@ struct action {
 
 /// An applied action, as the action log keeps it.
 struct action_record {
-  std::string key;       // the call's idempotency key
+  std::string key; // the call's idempotency key
   action act;
-  std::int64_t at = 0;   // simulated Unix seconds
-  std::string result;    // the tool result JSON
-  std::string undone_by; // key of the compensating action, if any
+  std::int64_t at = 0;                // simulated Unix seconds
+  std::string result;                 // the tool result JSON
+  std::string undone_by;              // key of the compensating action, if any
   std::optional<action> compensation; // what undo() applies; none when it cannot be undone
 };
 
@@ -68,10 +68,10 @@ struct log_line {
 };
 
 struct log_query {
-  std::string entity;                  // service, host or job
-  std::optional<log_level> min_level;  // lines at this level or above
-  std::string text;                    // case-insensitive substring
-  std::int64_t window = 1800;          // seconds before now
+  std::string entity;                 // service, host or job
+  std::optional<log_level> min_level; // lines at this level or above
+  std::string text;                   // case-insensitive substring
+  std::int64_t window = 1800;         // seconds before now
 };
 
 namespace detail {

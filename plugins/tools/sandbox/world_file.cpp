@@ -22,8 +22,8 @@ struct reference {
 };
 
 void fill_service_defaults(service& s) {
-  metric_map d{{"rps", 100},   {"latency_p99_ms", 50}, {"error_rate", 0.001},
-               {"cpu", 0.3},   {"memory", 0.4},        {"restarts", 0}};
+  metric_map d{{"rps", 100}, {"latency_p99_ms", 50}, {"error_rate", 0.001},
+               {"cpu", 0.3}, {"memory", 0.4},        {"restarts", 0}};
   if (s.kind == service_kind::database) {
     d["connections"] = 0.3 * s.max_connections;
     d["slow_queries"] = 0;
@@ -57,8 +57,9 @@ void read_call(reader& r, const entry& c, service& s, std::vector<reference>& re
 }
 
 service read_service(reader& r, const entry& f, std::vector<reference>& refs) {
-  auto m = fields(r, f, {"name", "kind", "tier", "replicas", "version", "calls", "baseline",
-                        "max_connections"}, {"name"});
+  auto m = fields(
+    r, f, {"name", "kind", "tier", "replicas", "version", "calls", "baseline", "max_connections"},
+    {"name"});
   service s;
   s.name = name(r, m["name"]);
   if (m.count("kind")) {
@@ -122,7 +123,8 @@ host read_host(reader& r, const entry& f, std::vector<reference>& refs) {
     }
   }
   if (m.count("baseline"))
-    h.baseline = baseline(r, m["baseline"], metric_names(entity_kind::host, h.kind == host_kind::gpu));
+    h.baseline =
+      baseline(r, m["baseline"], metric_names(entity_kind::host, h.kind == host_kind::gpu));
   metric_map d{{"disk_used", 0.45}, {"load", 0.3}};
   if (h.kind == host_kind::gpu) {
     d["gpu_util"] = h.jobs.empty() && h.services.empty() ? 0.05 : 0.9;
@@ -156,8 +158,8 @@ job read_job(reader& r, const entry& f, std::vector<reference>& refs) {
 }
 
 deploy_record read_deploy(reader& r, const entry& f, std::vector<reference>& refs) {
-  auto m = fields(r, f, {"service", "version", "previous", "at", "by"},
-                    {"service", "version", "at"});
+  auto m =
+    fields(r, f, {"service", "version", "previous", "at", "by"}, {"service", "version", "at"});
   deploy_record d;
   d.service = name(r, m["service"]);
   refs.push_back({m["service"], d.service, reference::service});
@@ -175,21 +177,21 @@ void check_references(reader& r, const world_model& w, const std::vector<referen
     auto kind = w.kind_of(ref.name);
     bool is_service = kind && *kind <= entity_kind::queue;
     switch (ref.want) {
-      case reference::service:
-        if (!is_service)
-          r.fail(ref.field, fmt::format("unknown service '{}'", ref.name));
-        break;
-      case reference::job:
-        if (kind != entity_kind::job)
-          r.fail(ref.field, fmt::format("unknown job '{}'", ref.name));
-        break;
-      case reference::host:
-      case reference::gpu_host:
-        if (kind != entity_kind::host)
-          r.fail(ref.field, fmt::format("unknown host '{}'", ref.name));
-        if (ref.want == reference::gpu_host && w.find_host(ref.name)->kind != host_kind::gpu)
-          r.fail(ref.field, fmt::format("host '{}' is not a GPU host", ref.name));
-        break;
+    case reference::service:
+      if (!is_service)
+        r.fail(ref.field, fmt::format("unknown service '{}'", ref.name));
+      break;
+    case reference::job:
+      if (kind != entity_kind::job)
+        r.fail(ref.field, fmt::format("unknown job '{}'", ref.name));
+      break;
+    case reference::host:
+    case reference::gpu_host:
+      if (kind != entity_kind::host)
+        r.fail(ref.field, fmt::format("unknown host '{}'", ref.name));
+      if (ref.want == reference::gpu_host && w.find_host(ref.name)->kind != host_kind::gpu)
+        r.fail(ref.field, fmt::format("host '{}' is not a GPU host", ref.name));
+      break;
     }
   }
 }
@@ -198,7 +200,7 @@ void check_references(reader& r, const world_model& w, const std::vector<referen
 
 world_model read_world(reader& r, const entry& top) {
   auto m = fields(r, top, {"world", "services", "hosts", "jobs", "flags", "deploys"},
-                    {"world", "services"});
+                  {"world", "services"});
   world_model w;
   w.name = name(r, m["world"]);
   std::vector<reference> refs;

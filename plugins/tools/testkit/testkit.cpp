@@ -72,11 +72,11 @@ class record_tool final : public simple_tool {
     std::lock_guard<std::mutex> lock{mtx_};
     int fd = ::open(file_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0)
-      return tool_result::failure(fmt::format("test.record: cannot open {}: {}", file_,
-                                              std::strerror(errno)));
+      return tool_result::failure(
+        fmt::format("test.record: cannot open {}: {}", file_, std::strerror(errno)));
     auto line = call.idempotency_key + "\n";
-    bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size())
-              && ::fsync(fd) == 0;
+    bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
+              ::fsync(fd) == 0;
     ::close(fd);
     if (!ok)
       return tool_result::failure(fmt::format("test.record: write to {} failed", file_));

@@ -34,8 +34,11 @@ CAF_TEST(auth defaults to tokens with none configured) {
 
 CAF_TEST(tokens load with name role and a normalised hash) {
   auto r = load_string("auth:\n  mode: tokens\n  tokens:\n"
-                       "    - {name: alice, role: approver, sha256: " + hash_a + "}\n"
-                       "    - name: bob\n      role: viewer\n      sha256: " + hash_b + "\n",
+                       "    - {name: alice, role: approver, sha256: " +
+                         hash_a +
+                         "}\n"
+                         "    - name: bob\n      role: viewer\n      sha256: " +
+                         hash_b + "\n",
                        "cfg.yaml");
   CAF_REQUIRE(r.has_value());
   CAF_REQUIRE_EQUAL(r->auth.tokens.size(), 2u);
@@ -49,24 +52,26 @@ CAF_TEST(tokens load with name role and a normalised hash) {
 
 CAF_TEST(bad tokens are errors with file line and column) {
   auto two = "auth:\n  tokens:\n    - {name: alice, role: approver, sha256: " + hash_a + "}\n";
-  CAF_CHECK_EQUAL(err(two + "    - {name: bob, role: viewer, sha256: abc}\n"),
-                  std::string{"cfg.yaml:4:41: auth.tokens[1].sha256: expected exactly 64 hex digits "
-                              "(the SHA-256 of the token; `sreh token hash TOKEN` prints it), got 3 "
-                              "characters"});
+  CAF_CHECK_EQUAL(
+    err(two + "    - {name: bob, role: viewer, sha256: abc}\n"),
+    std::string{"cfg.yaml:4:41: auth.tokens[1].sha256: expected exactly 64 hex digits "
+                "(the SHA-256 of the token; `sreh token hash TOKEN` prints it), got 3 "
+                "characters"});
   CAF_CHECK_EQUAL(err(two + "    - {name: alice, role: viewer, sha256: " + hash_b + "}\n"),
                   std::string{"cfg.yaml:4:14: auth.tokens[1].name: duplicate token name 'alice'"});
-  CAF_CHECK_EQUAL(err(two + "    - {name: bob, role: root, sha256: " + hash_b + "}\n"),
-                  std::string{"cfg.yaml:4:25: auth.tokens[1].role: expected one of viewer, operator, "
-                              "approver, admin, got 'root'"});
+  CAF_CHECK_EQUAL(
+    err(two + "    - {name: bob, role: root, sha256: " + hash_b + "}\n"),
+    std::string{"cfg.yaml:4:25: auth.tokens[1].role: expected one of viewer, operator, "
+                "approver, admin, got 'root'"});
   CAF_CHECK_EQUAL(err(two + "    - {name: bob, sha256: " + hash_b + "}\n"),
                   std::string{"cfg.yaml:4:7: auth.tokens[1]: missing key 'role'"});
   CAF_CHECK_EQUAL(err(two + "    - {name: bob, role: viewer, sha256: " + hash_b + ", token: x}\n"),
                   std::string{"cfg.yaml:4:107: auth.tokens[1].token: unknown key 'token' (expected "
                               "one of name, role, sha256)"});
   auto sixty_four_non_hex = std::string(63, 'a') + "z";
-  CAF_CHECK(err("auth:\n  tokens:\n    - {name: a, role: admin, sha256: " + sixty_four_non_hex +
-                "}\n")
-              .find("auth.tokens[0].sha256: expected exactly 64 hex digits") != std::string::npos);
+  CAF_CHECK(
+    err("auth:\n  tokens:\n    - {name: a, role: admin, sha256: " + sixty_four_non_hex + "}\n")
+      .find("auth.tokens[0].sha256: expected exactly 64 hex digits") != std::string::npos);
   CAF_CHECK_EQUAL(err("auth:\n  tokens: {name: a}\n"),
                   std::string{"cfg.yaml:2:11: auth.tokens: expected a sequence of {name, role, "
                               "sha256}"});
@@ -78,7 +83,8 @@ CAF_TEST(auth none only on a loopback listen address) {
   for (const char* listen : {"127.0.0.1:7070", "127.1.2.3:0", "localhost:7070", "[::1]:7070"}) {
     auto text = std::string("listen: \"") + listen + "\"\nauth: {mode: none}\n";
     CAF_CHECK_EQUAL(err(text), std::string{"(ok)"});
-    CAF_CHECK_EQUAL(err(std::string("listen: \"") + listen + "\"\nauth: none\n"), std::string{"(ok)"});
+    CAF_CHECK_EQUAL(err(std::string("listen: \"") + listen + "\"\nauth: none\n"),
+                    std::string{"(ok)"});
   }
   CAF_CHECK_EQUAL(err("listen: 0.0.0.0:7070\nauth:\n  mode: none\n"),
                   std::string{"cfg.yaml:3:9: auth.mode: none is allowed only when listen is a "

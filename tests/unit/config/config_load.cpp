@@ -1,12 +1,11 @@
 #define CAF_SUITE config_load
 #include <caf/test/unit_test.hpp>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
-
-#include <unistd.h>
 
 #include "config/node/node_config.hpp"
 
@@ -143,10 +142,10 @@ CAF_TEST(enums) {
   CAF_CHECK_EQUAL(err("policy_mode: yolo\n"),
                   std::string{"cfg.yaml:1:14: policy_mode: expected one of read_only, review, "
                               "autonomous, got 'yolo'"});
-  CAF_CHECK(err("logging: {level: loud}\n").find("cfg.yaml:1:18: logging.level: expected one of")
-            == 0);
-  CAF_CHECK(err("logging: {format: xml}\n").find("cfg.yaml:1:19: logging.format: expected one of")
-            == 0);
+  CAF_CHECK(err("logging: {level: loud}\n").find("cfg.yaml:1:18: logging.level: expected one of") ==
+            0);
+  CAF_CHECK(
+    err("logging: {format: xml}\n").find("cfg.yaml:1:19: logging.format: expected one of") == 0);
   CAF_CHECK_EQUAL(err("limits: {scheduler_policy: fifo}\n"),
                   std::string{"cfg.yaml:1:28: limits.scheduler_policy: expected one of sharing, "
                               "stealing, got 'fifo'"});

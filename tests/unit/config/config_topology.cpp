@@ -62,8 +62,8 @@ std::string terr(const std::string& yaml) {
 
 /// A scratch directory with a topology file in it, removed at the end of the test.
 struct scratch {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              ("sreh_config_topology_" + std::to_string(::getpid()));
+  std::filesystem::path dir =
+    std::filesystem::temp_directory_path() / ("sreh_config_topology_" + std::to_string(::getpid()));
   std::string topo = (dir / "topology.yaml").string();
 
   explicit scratch(const std::string& topology_text = two_nodes) {
@@ -227,10 +227,9 @@ CAF_TEST(an address is used once across all nodes) {
   auto text = two_nodes;
   text.replace(text.find("127.0.0.1:7072"), 14, "127.0.0.1:7071");
   CAF_CHECK_EQUAL(
-      terr(text),
-      std::string{"topo.yaml:11:11: nodes[1].http: address 127.0.0.1:7071 is already "
-                  "used by nodes[0].http (node 'node-a', at topo.yaml:7:11); every node "
-                  "needs its own http and cluster addresses"});
+    terr(text), std::string{"topo.yaml:11:11: nodes[1].http: address 127.0.0.1:7071 is already "
+                            "used by nodes[0].http (node 'node-a', at topo.yaml:7:11); every node "
+                            "needs its own http and cluster addresses"});
   text = two_nodes;
   text.replace(text.find("127.0.0.1:7172"), 14, "127.0.0.1:7071");
   CAF_CHECK_EQUAL(terr(text),
@@ -299,7 +298,7 @@ CAF_TEST(environment variables are expanded) {
   ::setenv("SREH_TEST_TOPO_HOST", "10.0.0.7", 1);
   ::unsetenv("SREH_TEST_TOPO_UNSET");
   auto r = load_topology_string(
-      one_node("{id: a, http: \"${SREH_TEST_TOPO_HOST}:7071\", cluster: h:2}\n"), "t");
+    one_node("{id: a, http: \"${SREH_TEST_TOPO_HOST}:7071\", cluster: h:2}\n"), "t");
   CAF_REQUIRE(r.has_value());
   CAF_CHECK_EQUAL(r->nodes[0].http, std::string{"10.0.0.7:7071"});
   CAF_CHECK_EQUAL(terr(one_node("{id: a, http: \"${SREH_TEST_TOPO_UNSET}:1\", cluster: h:2}\n")),
@@ -311,8 +310,8 @@ CAF_TEST(topology files) {
   auto missing = load_topology("/nonexistent/topology.yaml");
   CAF_REQUIRE(!missing.has_value());
   CAF_CHECK_EQUAL(
-      missing.error().message,
-      std::string{"/nonexistent/topology.yaml: cannot read: No such file or directory"});
+    missing.error().message,
+    std::string{"/nonexistent/topology.yaml: cannot read: No such file or directory"});
   scratch s{"nodes:\n  - {id: a, http: h:1, cluster: h:1}\n"};
   auto bad = load_topology(s.topo);
   CAF_REQUIRE(!bad.has_value());
@@ -358,11 +357,11 @@ CAF_TEST(the node must be a member) {
   auto text = s.node();
   text.replace(0, 15, "node_id: node-z");
   CAF_CHECK_EQUAL(s.err(text), "cfg.yaml:1:10: node_id: 'node-z' is not in topology " + s.topo +
-                                   " (nodes: node-a, node-b)");
+                                 " (nodes: node-a, node-b)");
   // Named on the command line: no line of the file is to blame.
   CAF_CHECK_EQUAL(s.err(s.node(), set_node("node-q")),
                   "cfg.yaml: node_id: 'node-q' is not in topology " + s.topo +
-                      " (nodes: node-a, node-b)");
+                    " (nodes: node-a, node-b)");
   CAF_CHECK_EQUAL(s.err(s.node(), set_node("node-a")), std::string{"(ok)"});
 }
 
@@ -387,22 +386,22 @@ CAF_TEST(an explicit listen must be the topology address) {
   CAF_CHECK_EQUAL(s.err(s.node("listen: 127.0.0.1:7070\n")),
                   "cfg.yaml:6:9: listen: 127.0.0.1:7070 differs from 127.0.0.1:7072, the http "
                   "address of node 'node-b' in topology " +
-                      s.topo +
-                      ": leave listen out (a cluster node listens on its topology address) or "
-                      "make them equal");
+                    s.topo +
+                    ": leave listen out (a cluster node listens on its topology address) or "
+                    "make them equal");
   CAF_CHECK_EQUAL(s.err(s.node(), set_listen("0.0.0.0:7072")),
                   "cfg.yaml: listen: 0.0.0.0:7072 differs from 127.0.0.1:7072, the http address "
                   "of node 'node-b' in topology " +
-                      s.topo +
-                      ": leave listen out (a cluster node listens on its topology address) or "
-                      "make them equal");
+                    s.topo +
+                    ": leave listen out (a cluster node listens on its topology address) or "
+                    "make them equal");
 }
 
 CAF_TEST(topology errors name the config field and the topology line) {
   scratch s{"nodes:\n  - {id: node-b, http: h:1, cluster: h:2, roles: [relay]}\n"};
   CAF_CHECK_EQUAL(s.err(s.node()),
                   "cfg.yaml:5:13: cluster.topology: " + s.topo +
-                      ":2:3: nodes: no node has the worker role: no run would ever execute");
+                    ":2:3: nodes: no node has the worker role: no run would ever execute");
   CAF_CHECK_EQUAL(s.err("cluster:\n  topology: /nonexistent/t.yaml\n"),
                   std::string{"cfg.yaml:2:13: cluster.topology: cannot read "
                               "'/nonexistent/t.yaml': No such file or directory"});

@@ -1,6 +1,4 @@
 #define CAF_SUITE config_yaml
-#include "tests/support/caf_test.hpp"
-
 #include <cstdlib>
 #include <regex>
 #include <string>
@@ -12,6 +10,7 @@
 #include "config/yaml/reader.hpp"
 #include "plugins/models/builtin/knowledge_base.hpp"
 #include "plugins/tools/sandbox/scenario.hpp"
+#include "tests/support/caf_test.hpp"
 
 using namespace sreh;
 namespace yaml = sreh::config::yaml;
@@ -57,7 +56,7 @@ CAF_TEST(the tree keeps order marks duplicates and quoting) {
 CAF_TEST(every failure names file line column and path) {
   auto entries = [](yaml::reader& r, const yaml::entry& e) {
     for (const auto& f : r.entries(e, {"listen", "store"}))
-      (void) r.entries(f, {"kind"});
+      (void)r.entries(f, {"kind"});
   };
   CAF_CHECK_EQUAL(error_of("store: {kind: x}\nlissten: 1\n", entries),
                   "f.yaml:2:1: lissten: unknown key 'lissten' (did you mean 'listen'?)");
@@ -78,28 +77,29 @@ CAF_TEST(scalars are typed and quoted scalars are strings) {
   auto first = [](auto read) {
     return [read](yaml::reader& r, const yaml::entry& e) { read(r, r.pairs(e).at(0)); };
   };
-  auto integer = first([](yaml::reader& r, const yaml::entry& e) { (void) r.integer(e, 1, 9); });
-  auto number = first([](yaml::reader& r, const yaml::entry& e) { (void) r.number(e); });
-  auto boolean = first([](yaml::reader& r, const yaml::entry& e) { (void) r.boolean(e); });
-  auto items = first([](yaml::reader& r, const yaml::entry& e) { (void) r.non_empty_items(e); });
+  auto integer = first([](yaml::reader& r, const yaml::entry& e) { (void)r.integer(e, 1, 9); });
+  auto number = first([](yaml::reader& r, const yaml::entry& e) { (void)r.number(e); });
+  auto boolean = first([](yaml::reader& r, const yaml::entry& e) { (void)r.boolean(e); });
+  auto items = first([](yaml::reader& r, const yaml::entry& e) { (void)r.non_empty_items(e); });
   CAF_CHECK_EQUAL(error_of("n: 3\n", integer), "(ok)");
   CAF_CHECK_EQUAL(error_of("n: \"3\"\n", integer), "f.yaml:1:4: n: expected an integer, got '3'");
   CAF_CHECK_EQUAL(error_of("n: 10\n", integer),
                   "f.yaml:1:4: n: expected an integer between 1 and 9, got 10");
-  CAF_CHECK_EQUAL(error_of("n: [1]\n", integer), "f.yaml:1:4: n: expected an integer, got a sequence");
+  CAF_CHECK_EQUAL(error_of("n: [1]\n", integer),
+                  "f.yaml:1:4: n: expected an integer, got a sequence");
   CAF_CHECK_EQUAL(error_of("n: -2.5\n", number), "(ok)");
   CAF_CHECK_EQUAL(error_of("n: inf\n", number), "f.yaml:1:4: n: expected a number, got 'inf'");
   CAF_CHECK_EQUAL(error_of("b: True\n", boolean), "(ok)");
-  CAF_CHECK_EQUAL(error_of("b: yes\n", boolean), "f.yaml:1:4: b: expected true or false, got 'yes'");
+  CAF_CHECK_EQUAL(error_of("b: yes\n", boolean),
+                  "f.yaml:1:4: b: expected true or false, got 'yes'");
   CAF_CHECK_EQUAL(error_of("b:\n", boolean), "f.yaml:1:1: b: expected true or false, got nothing");
   CAF_CHECK_EQUAL(error_of("l: []\n", items), "f.yaml:1:4: l: must not be empty");
   CAF_CHECK_EQUAL(error_of("l: x\n", items), "f.yaml:1:4: l: expected a sequence (e.g. [a, b])");
   std::string json;
-  CAF_CHECK_EQUAL(error_of("a: {n: 3, x: 2.5, s: '4', t: true, z: ~, l: [a]}\n",
-                           first([&](yaml::reader& r, const yaml::entry& e) {
-                             json = r.json_object(e);
-                           })),
-                  "(ok)");
+  CAF_CHECK_EQUAL(
+    error_of("a: {n: 3, x: 2.5, s: '4', t: true, z: ~, l: [a]}\n",
+             first([&](yaml::reader& r, const yaml::entry& e) { json = r.json_object(e); })),
+    "(ok)");
   CAF_CHECK_EQUAL(json, std::string{R"({"n":3,"x":2.5,"s":"4","t":true,"z":null,"l":["a"]})"});
 }
 
@@ -107,19 +107,19 @@ CAF_TEST(environment variables are replaced only when the options say so) {
   ::setenv("SREH_TEST_YAML_VAR", "v", 1);
   std::string got;
   auto read = [&](yaml::reader& r, const yaml::entry& e) { got = r.string(r.pairs(e).at(0)); };
-  CAF_CHECK_EQUAL(error_of("s: a-${SREH_TEST_YAML_VAR}\n", read, {.substitute_env = true}),
-                  "(ok)");
+  CAF_CHECK_EQUAL(error_of("s: a-${SREH_TEST_YAML_VAR}\n", read, {.substitute_env = true}), "(ok)");
   CAF_CHECK_EQUAL(got, std::string{"a-v"});
   CAF_CHECK_EQUAL(error_of("s: a-${SREH_TEST_YAML_VAR}\n", read), "(ok)");
   CAF_CHECK_EQUAL(got, std::string{"a-${SREH_TEST_YAML_VAR}"});
 }
 
 CAF_TEST(free form pairs reject empty and duplicate keys) {
-  auto read = [](yaml::reader& r, const yaml::entry& e) { (void) r.pairs(r.pairs(e).at(0)); };
+  auto read = [](yaml::reader& r, const yaml::entry& e) { (void)r.pairs(r.pairs(e).at(0)); };
   CAF_CHECK_EQUAL(error_of("l: {a: 1, b: 2}\n", read), "(ok)");
   CAF_CHECK_EQUAL(error_of("l:\n", read), "(ok)");
   CAF_CHECK_EQUAL(error_of("l: {a: 1, a: 2}\n", read), "f.yaml:1:11: l.a: duplicate key");
-  CAF_CHECK_EQUAL(error_of("l: {\"\": 1}\n", read), "f.yaml:1:5: l: expected a non-empty string key");
+  CAF_CHECK_EQUAL(error_of("l: {\"\": 1}\n", read),
+                  "f.yaml:1:5: l: expected a non-empty string key");
 }
 
 CAF_TEST(one edit distance gives every hint) {
@@ -173,16 +173,21 @@ CAF_TEST(every file kind names file line and column for every kind of bad input)
     const char* says;
   };
   const bad inputs[] = {
-    {"syntax error", {"store: [\n", "mode: [\n", "nodes: [\n", "scenario: [\n",
-                      "failure_modes: [\n"}, "not found"},
-    {"wrong type", {"node_id: [a]\n", "mode: [a]\n", "heartbeat_ms: fast\n",
-                    "scenario: [a]\nworld: w\nalert: {name: A}\ngoal: g\nexpect: {detected: true}\n",
-                    "anomalies: {a: 1}\n"}, "expected"},
-    {"unknown key", {"lissten: x\n", "mdoe: review\n", "hearbeat_ms: 100\n", "scenarios: s\n",
-                     "anomalys: []\n"}, "unknown key"},
-    {"duplicate key", {"node_id: a\nnode_id: b\n", "mode: review\nmode: review\n",
-                       "cluster: a\ncluster: b\n", "scenario: a\nscenario: b\n",
-                       "version: 1\nversion: 1\n"}, "duplicate key"},
+    {"syntax error",
+     {"store: [\n", "mode: [\n", "nodes: [\n", "scenario: [\n", "failure_modes: [\n"},
+     "not found"},
+    {"wrong type",
+     {"node_id: [a]\n", "mode: [a]\n", "heartbeat_ms: fast\n",
+      "scenario: [a]\nworld: w\nalert: {name: A}\ngoal: g\nexpect: {detected: true}\n",
+      "anomalies: {a: 1}\n"},
+     "expected"},
+    {"unknown key",
+     {"lissten: x\n", "mdoe: review\n", "hearbeat_ms: 100\n", "scenarios: s\n", "anomalys: []\n"},
+     "unknown key"},
+    {"duplicate key",
+     {"node_id: a\nnode_id: b\n", "mode: review\nmode: review\n", "cluster: a\ncluster: b\n",
+      "scenario: a\nscenario: b\n", "version: 1\nversion: 1\n"},
+     "duplicate key"},
   };
   const std::regex located{"^f\\.yaml:[0-9]+:[0-9]+: .+"};
   for (const auto& in : inputs)

@@ -34,12 +34,12 @@ CAF_TEST(parse inverts format) {
 }
 
 CAF_TEST(parse accepts offsets and short fractions) {
-  CAF_CHECK(parse_rfc3339("2023-11-14T22:13:20Z")
-            == std::optional<timestamp_us>{1'700'000'000'000'000});
-  CAF_CHECK(parse_rfc3339("2023-11-14T23:13:20.5+01:00")
-            == std::optional<timestamp_us>{1'700'000'000'500'000});
-  CAF_CHECK(parse_rfc3339("2023-11-14T22:13:20.1234567Z")
-            == std::optional<timestamp_us>{1'700'000'000'123'456});
+  CAF_CHECK(parse_rfc3339("2023-11-14T22:13:20Z") ==
+            std::optional<timestamp_us>{1'700'000'000'000'000});
+  CAF_CHECK(parse_rfc3339("2023-11-14T23:13:20.5+01:00") ==
+            std::optional<timestamp_us>{1'700'000'000'500'000});
+  CAF_CHECK(parse_rfc3339("2023-11-14T22:13:20.1234567Z") ==
+            std::optional<timestamp_us>{1'700'000'000'123'456});
 }
 
 CAF_TEST(parse rejects malformed) {

@@ -89,11 +89,11 @@ CAF_TEST(label errors) {
   CAF_CHECK_EQUAL(err(R"({"goal":"g","labels":{"bad key":"x"}})"),
                   std::string{"field 'labels.bad key': invalid label key (1..63 characters of "
                               "[a-zA-Z0-9_.-/])"});
-  CAF_CHECK(err(R"({"goal":"g","labels":{"":"x"}})").find("invalid label key")
-            != std::string::npos);
+  CAF_CHECK(err(R"({"goal":"g","labels":{"":"x"}})").find("invalid label key") !=
+            std::string::npos);
   std::string long_key(64, 'k');
-  CAF_CHECK(err(R"({"goal":"g","labels":{")" + long_key + R"(":"x"}})").find("invalid label key")
-            != std::string::npos);
+  CAF_CHECK(err(R"({"goal":"g","labels":{")" + long_key + R"(":"x"}})").find("invalid label key") !=
+            std::string::npos);
   std::string long_value(257, 'v');
   CAF_CHECK_EQUAL(err(R"({"goal":"g","labels":{"a":")" + long_value + "\"}}"),
                   std::string{"field 'labels.a': expected at most 256 bytes, got 257"});

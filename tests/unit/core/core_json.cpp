@@ -65,14 +65,14 @@ CAF_TEST(run wire shape uses null for empty fields) {
   r.created_at = 1'700'000'000'000'000;
   r.updated_at = r.created_at;
   auto text = json::to_json(r);
-  CAF_CHECK_EQUAL(
-    text, std::string{R"({"id":"run_x","goal":"","state":"pending","waiting_for":null,)"
-                      R"("submitter":"","idempotency_key":null,"node_id":"",)"
-                      R"("created_at":"2023-11-14T22:13:20.000000Z",)"
-                      R"("updated_at":"2023-11-14T22:13:20.000000Z","steps":0,"tokens":0,)"
-                      R"("budget":{"max_steps":50,"max_tokens":200000,"deadline":null,)"
-                      R"("max_result_bytes":65536},"checkpoint":{},"conclusion":null,)"
-                      R"("error":null,"labels":{}})"});
+  CAF_CHECK_EQUAL(text,
+                  std::string{R"({"id":"run_x","goal":"","state":"pending","waiting_for":null,)"
+                              R"("submitter":"","idempotency_key":null,"node_id":"",)"
+                              R"("created_at":"2023-11-14T22:13:20.000000Z",)"
+                              R"("updated_at":"2023-11-14T22:13:20.000000Z","steps":0,"tokens":0,)"
+                              R"("budget":{"max_steps":50,"max_tokens":200000,"deadline":null,)"
+                              R"("max_result_bytes":65536},"checkpoint":{},"conclusion":null,)"
+                              R"("error":null,"labels":{}})"});
   auto back = json::run_from_json(text);
   CAF_CHECK(back.has_value());
   if (back) {
@@ -148,8 +148,14 @@ CAF_TEST(event round trip) {
 CAF_TEST(event decoder reads every field of what the relay publishes) {
   // What other nodes' event feeds decode: to_json of a stored event, also without a run or a
   // time, and with nested, escaped and non-ASCII data.
-  event e{9'000'000'001, "evt_01J", "", 0, "node.config", 0,
-          R"({"a":[1,{"b":"x\"y\\z"}],"n":null,"t":"caf)" "\xc3\xa9 \xe2\x9c\x93"
+  event e{9'000'000'001,
+          "evt_01J",
+          "",
+          0,
+          "node.config",
+          0,
+          R"({"a":[1,{"b":"x\"y\\z"}],"n":null,"t":"caf)"
+          "\xc3\xa9 \xe2\x9c\x93"
           R"(","f":1.5})"};
   auto text = json::to_json(e);
   CAF_CHECK(text.find(R"("run_id":"")") != std::string::npos);
@@ -220,8 +226,7 @@ CAF_TEST(syntax errors name the byte offset) {
   CAF_CHECK_EQUAL(parse_error(R"({"a":1} x)"),
                   std::string{"invalid JSON at byte 8: The document root must not be followed by "
                               "other values."});
-  CAF_CHECK_EQUAL(parse_error(R"({"a":})"),
-                  std::string{"invalid JSON at byte 5: Invalid value."});
+  CAF_CHECK_EQUAL(parse_error(R"({"a":})"), std::string{"invalid JSON at byte 5: Invalid value."});
   CAF_CHECK_EQUAL(parse_error(""), std::string{"invalid JSON at byte 0: The document is empty."});
   CAF_CHECK(parse_error(R"({"a":1)").find("invalid JSON at byte 6: ") == 0);
   // A NUL byte would otherwise end the input early and hide trailing garbage.
@@ -248,8 +253,8 @@ CAF_TEST(surrogate escapes must come in pairs) {
                   std::string{"invalid JSON at byte 14: a low surrogate escape without its high "
                               "surrogate"});
   CAF_CHECK(!json::parse(R"("\udfff")").has_value());
-  CAF_CHECK(!json::parse(R"("\ud83d")").has_value());          // a lone high one (RapidJSON)
-  auto pair = json::parse(R"("\ud83d\ude00 \\ude00")");       // 😀 and an escaped backslash
+  CAF_CHECK(!json::parse(R"("\ud83d")").has_value());   // a lone high one (RapidJSON)
+  auto pair = json::parse(R"("\ud83d\ude00 \\ude00")"); // 😀 and an escaped backslash
   CAF_REQUIRE(pair.has_value());
   CAF_CHECK_EQUAL(std::string{pair->GetString()}, std::string{"\xf0\x9f\x98\x80 \\ude00"});
 }

@@ -1,6 +1,5 @@
 #define CAF_SUITE core_logger
 #include <caf/test/unit_test.hpp>
-
 #include <spdlog/sinks/ostream_sink.h>
 
 #include <chrono>
@@ -18,8 +17,7 @@ CAF_TEST(bad level and format name the value) {
                                          "info, warn, error, critical, off)"});
   auto f = setup_logging("info", "xml");
   CAF_CHECK(f.code == errc::invalid_argument);
-  CAF_CHECK_EQUAL(f.message,
-                  std::string{"unknown log format 'xml' (expected one of text, json)"});
+  CAF_CHECK_EQUAL(f.message, std::string{"unknown log format 'xml' (expected one of text, json)"});
 }
 
 CAF_TEST(named loggers are shared and follow the level) {
@@ -32,7 +30,7 @@ CAF_TEST(named loggers are shared and follow the level) {
   CAF_CHECK(logger("other_module")->level() == spdlog::level::err);
   a->error("json line with \"quotes\" and\nnewline"); // visible in the test output
   CAF_CHECK(!setup_logging("info", "text"));
-  a->info("text line");                                  // visible in the test output
+  a->info("text line"); // visible in the test output
   a->debug("not shown");
   CAF_CHECK(!setup_logging("off", "text"));
   CAF_CHECK(a->level() == spdlog::level::off);

@@ -27,7 +27,8 @@ bool refused(F f) {
 
 CAF_TEST(counters and gauges are exposed with help and type and escaped labels) {
   registry r;
-  auto& reqs = r.counter("sreh_http_requests_total", "HTTP requests.\nBy route.", {"route", "code"});
+  auto& reqs =
+    r.counter("sreh_http_requests_total", "HTTP requests.\nBy route.", {"route", "code"});
   reqs.with({"/v1/runs", "200"}).inc(3);
   reqs.with({"/v1/\"x\"\\", "404"}).inc();
   r.gauge("sreh_sse_clients", "Open SSE streams.").with({}).set(2.5);
@@ -62,7 +63,9 @@ CAF_TEST(collectors report at scrape time and families are sorted by name) {
   int scrapes = 0;
   auto id = r.add_collector([&scrapes] {
     ++scrapes;
-    return std::vector<collected>{{"sreh_runs", "Runs by state.", kind::gauge,
+    return std::vector<collected>{{"sreh_runs",
+                                   "Runs by state.",
+                                   kind::gauge,
                                    {{{{"state", "running"}}, 4}, {{{"state", "waiting"}}, 1}}}};
   });
   auto text = r.expose();

@@ -10,21 +10,20 @@ using namespace sreh;
 
 namespace {
 
-constexpr run_state all_states[] = {run_state::pending,   run_state::running,
-                                    run_state::waiting,   run_state::succeeded,
-                                    run_state::failed,    run_state::cancelled};
-constexpr run_input all_inputs[] = {run_input::start, run_input::wait,   run_input::resume,
+constexpr run_state all_states[] = {run_state::pending,   run_state::running, run_state::waiting,
+                                    run_state::succeeded, run_state::failed,  run_state::cancelled};
+constexpr run_input all_inputs[] = {run_input::start,   run_input::wait, run_input::resume,
                                     run_input::succeed, run_input::fail, run_input::cancel,
                                     run_input::recover};
 
 /// Expected next state per [state][input]; "" = conflict. Written out by hand from DESIGN.md.
 const char* const expected_table[6][7] = {
   //            start      wait       resume     succeed      fail      cancel       recover
-  /*pending*/ {"running", "",        "",        "",          "failed", "cancelled", "pending"},
-  /*running*/ {"",        "waiting", "",        "succeeded", "failed", "cancelled", "running"},
-  /*waiting*/ {"",        "",        "running", "",          "failed", "cancelled", "waiting"},
+  /*pending*/ {"running", "", "", "", "failed", "cancelled", "pending"},
+  /*running*/ {"", "waiting", "", "succeeded", "failed", "cancelled", "running"},
+  /*waiting*/ {"", "", "running", "", "failed", "cancelled", "waiting"},
   /*succeeded*/ {"", "", "", "", "", "", ""},
-  /*failed*/    {"", "", "", "", "", "", ""},
+  /*failed*/ {"", "", "", "", "", "", ""},
   /*cancelled*/ {"", "", "", "", "", "", ""},
 };
 
@@ -43,8 +42,8 @@ CAF_TEST(every state and input matches the table) {
         CAF_CHECK(!got.has_value());
         if (!got) {
           CAF_CHECK(got.error().code == errc::conflict);
-          CAF_CHECK_EQUAL(got.error().message, std::string("run is ") + to_string(from)
-                                                   + "; cannot " + to_string(in));
+          CAF_CHECK_EQUAL(got.error().message,
+                          std::string("run is ") + to_string(from) + "; cannot " + to_string(in));
         }
       } else {
         CAF_CHECK(got.has_value());
@@ -78,8 +77,8 @@ CAF_TEST(conflict message names state and input) {
 CAF_TEST(enum names round trip) {
   for (auto s : all_states)
     CAF_CHECK(parse_run_state(to_string(s)) == std::optional{s});
-  for (auto w : {wait_reason::none, wait_reason::approval, wait_reason::timer,
-                 wait_reason::model, wait_reason::tool})
+  for (auto w : {wait_reason::none, wait_reason::approval, wait_reason::timer, wait_reason::model,
+                 wait_reason::tool})
     CAF_CHECK(parse_wait_reason(to_string(w)) == std::optional{w});
   CAF_CHECK_EQUAL(std::string(to_string(run_state::cancelled)), std::string("cancelled"));
   CAF_CHECK_EQUAL(std::string(to_string(wait_reason::approval)), std::string("approval"));

@@ -1,11 +1,10 @@
 #define CAF_SUITE eval_scoring
-#include "tests/support/caf_test.hpp"
-
 #include <string>
 
 #include "core/base/json.hpp"
 #include "eval/report.hpp"
 #include "eval/score.hpp"
+#include "tests/support/caf_test.hpp"
 
 using namespace sreh;
 namespace ev = sreh::eval;

@@ -1,8 +1,8 @@
 #define CAF_SUITE approval_votes
 #include <string>
 
-#include "tests/support/caf_test.hpp"
 #include "core/model/approval.hpp"
+#include "tests/support/caf_test.hpp"
 
 using namespace sreh;
 

@@ -4,15 +4,13 @@
 // and on the deterministic scheduler the test thread plays a worker while an actor runs.
 
 #define CAF_SUITE blocking_guard
-#include "tests/support/caf_test.hpp"
-
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
-#include <csignal>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -20,6 +18,7 @@
 #include "actors/node/blocking_pool.hpp"
 #include "actors/node/thread_marks.hpp"
 #include "core/base/blocking.hpp"
+#include "tests/support/caf_test.hpp"
 #include "tests/support/kernel_fixture.hpp"
 
 using namespace sreh;
@@ -66,14 +65,14 @@ CAF_TEST(a store call from a scheduled actor is reported and names the call) {
   real.spawn(
     [&scheduled_kind](caf::event_based_actor* self, persistence::store* s) {
       scheduled_kind = static_cast<int>(this_thread_kind());
-      (void) s->get_run("run_planted_on_a_worker"); // the planted call
+      (void)s->get_run("run_planted_on_a_worker"); // the planted call
       self->quit();
     },
     store);
   real.spawn<caf::detached>(
     [&detached_kind](caf::event_based_actor* self, persistence::store* s) {
       detached_kind = static_cast<int>(this_thread_kind());
-      (void) s->get_steps("run_x"); // a detached actor has a thread of its own
+      (void)s->get_steps("run_x"); // a detached actor has a thread of its own
       self->quit();
     },
     store);
@@ -110,7 +109,7 @@ CAF_TEST(on the deterministic scheduler an actor store call is reported too) {
   auto* store = db.get();
   sys.spawn(
     [](caf::event_based_actor* self, persistence::store* s) {
-      (void) s->list_approvals({});
+      (void)s->list_approvals({});
       self->quit();
     },
     store);
@@ -146,8 +145,8 @@ CAF_TEST(the kernel reads the store only on the store pool) {
   advance_time(std::chrono::seconds(61)); // its approval expires
   run();
   auto third = ask_kernel(caf::make_message(submit_atom::value, make_request("c", 0, 0, {})));
-  auto cancelled = ask_kernel(caf::make_message(cancel_atom::value, third.run_id,
-                                                std::string{"tester"}));
+  auto cancelled =
+    ask_kernel(caf::make_message(cancel_atom::value, third.run_id, std::string{"tester"}));
   CAF_CHECK_EQUAL(to_string(cancelled.state), std::string{"cancelled"});
   CAF_CHECK_EQUAL(to_string(load(second.run_id).state), std::string{"succeeded"});
   CAF_CHECK_EQUAL(reported().size(), 0u);

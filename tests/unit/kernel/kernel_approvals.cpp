@@ -3,12 +3,11 @@
 // settled approval wakes it; nothing mutating runs without the right decision.
 
 #define CAF_SUITE kernel_approvals
-#include "tests/support/caf_test.hpp"
-
 #include <tuple>
 
-#include "tests/support/kernel_fixture.hpp"
 #include "core/base/json.hpp"
+#include "tests/support/caf_test.hpp"
+#include "tests/support/kernel_fixture.hpp"
 
 using namespace sreh;
 using namespace sreh::actors;
@@ -25,8 +24,8 @@ struct approvals_fixture : kernel_fixture {
 
   /// Submits without firing timers; returns the run id.
   std::string start(std::string goal) {
-    auto rep = ask_kernel(caf::make_message(submit_atom::value,
-                                            make_request(std::move(goal), 0, 0, {})));
+    auto rep =
+      ask_kernel(caf::make_message(submit_atom::value, make_request(std::move(goal), 0, 0, {})));
     CAF_REQUIRE_EQUAL(rep.err.code, errc::ok);
     return rep.run_id;
   }
@@ -55,8 +54,8 @@ CAF_TEST(in review mode a mutating step parks the run until an approver approves
   script({{"probe.read", "{}"}, {"probe.write", R"({"action":"restart"})"}});
   auto id = start("needs approval");
   CAF_CHECK_EQUAL(state_of(id), "waiting");
-  CAF_CHECK_EQUAL(probes->reads, 1);             // read-only steps need no approval
-  CAF_CHECK_EQUAL(probes->writes.size(), 0u);    // nothing mutating ran
+  CAF_CHECK_EQUAL(probes->reads, 1);              // read-only steps need no approval
+  CAF_CHECK_EQUAL(probes->writes.size(), 0u);     // nothing mutating ran
   CAF_CHECK_EQUAL(rt->counters.active.load(), 0); // passivated: no actor
   auto a = waiting_approval(id);
   CAF_CHECK_EQUAL(to_string(a.state), std::string{"pending"});
@@ -69,8 +68,8 @@ CAF_TEST(in review mode a mutating step parks the run until an approver approves
   CAF_CHECK_EQUAL(state_of(id), "succeeded");
   CAF_CHECK_EQUAL(probes->writes[id + ":2"], 1);
   auto kinds = event_kinds(id);
-  for (auto k : {"approval.requested", "run.waiting", "approval.voted", "approval.decided",
-                 "run.resumed"})
+  for (auto k :
+       {"approval.requested", "run.waiting", "approval.voted", "approval.decided", "run.resumed"})
     CAF_CHECK(std::find(kinds.begin(), kinds.end(), k) != kinds.end());
   auto evs = events_of(id);
   for (std::size_t i = 0; i < evs.size(); ++i)
@@ -261,8 +260,8 @@ CAF_TEST(actions another node runs count against a rate limit) {
     s.args = "{}";
     s.idempotency_key = std::string{id} + ":1";
     s.started_at = clk.now_us();
-    s.decision = fmt::format(R"({{"effect":"{}","rule":"","reason":"","policy_version":"t"}})",
-                             effect);
+    s.decision =
+      fmt::format(R"({{"effect":"{}","rule":"","reason":"","policy_version":"t"}})", effect);
     std::vector<persistence::write_batch> b(1);
     b[0].create = other;
     b[0].steps.push_back(s);
@@ -310,7 +309,7 @@ CAF_TEST(an approval timeout fires across a restart) {
   CAF_CHECK_EQUAL(probes->writes.size(), 0u);
 }
 
-CAF_TEST(an in-doubt step confirmed as done is not executed again) {
+CAF_TEST(an in - doubt step confirmed as done is not executed again) {
   auto id = seed_interrupted_run("probe.write", R"({"action":"x"})");
   probes->cannot_tell = true;
   start_node();
@@ -324,7 +323,7 @@ CAF_TEST(an in-doubt step confirmed as done is not executed again) {
   CAF_CHECK_EQUAL(probes->writes.size(), 0u);
 }
 
-CAF_TEST(an in-doubt step confirmed as not done runs exactly once) {
+CAF_TEST(an in - doubt step confirmed as not done runs exactly once) {
   auto id = seed_interrupted_run("probe.write", R"({"action":"x"})");
   probes->cannot_tell = true;
   start_node();

@@ -4,7 +4,6 @@
 
 #define CAF_SUITE kernel_postconditions
 #include "tests/support/caf_test.hpp"
-
 #include "tests/support/kernel_fixture.hpp"
 
 using namespace sreh;
@@ -14,8 +13,8 @@ namespace {
 
 struct postcondition_fixture : kernel_fixture {
   std::string start(std::string goal) {
-    auto rep = ask_kernel(caf::make_message(submit_atom::value,
-                                            make_request(std::move(goal), 0, 0, {})));
+    auto rep =
+      ask_kernel(caf::make_message(submit_atom::value, make_request(std::move(goal), 0, 0, {})));
     CAF_REQUIRE_EQUAL(rep.err.code, errc::ok);
     return rep.run_id;
   }

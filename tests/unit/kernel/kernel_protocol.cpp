@@ -4,11 +4,10 @@
 // inline (inline_commit_queue) so every message is under the test scheduler's control.
 
 #define CAF_SUITE kernel_protocol
-#include "tests/support/caf_test.hpp"
-
 #include <map>
 
 #include "actors/kernel/kernel.hpp"
+#include "tests/support/caf_test.hpp"
 #include "tests/support/kernel_fixture.hpp"
 
 using namespace sreh;
@@ -17,7 +16,8 @@ using namespace sreh::actors;
 CAF_TEST_FIXTURE_SCOPE(kernel_protocol_tests, kernel_fixture)
 
 CAF_TEST(a run journals each intent before its side effect and finishes) {
-  script({{"probe.read", R"({"x":1})"}, {"probe.write", R"({"action":"a"})"},
+  script({{"probe.read", R"({"x":1})"},
+          {"probe.write", R"({"action":"a"})"},
           {"probe.read", R"({"x":2})"}});
   auto rep = submit("three steps");
   CAF_REQUIRE_EQUAL(rep.err.code, errc::ok);
@@ -40,11 +40,11 @@ CAF_TEST(a run journals each intent before its side effect and finishes) {
   CAF_CHECK_EQUAL(probes->writes[rep.run_id + ":2"], 1);
 }
 
-CAF_TEST(events form a gap-free per-run sequence in protocol order) {
+CAF_TEST(events form a gap - free per - run sequence in protocol order) {
   script({{"probe.read", "{}"}, {"probe.read", "{}"}});
   auto rep = submit("events");
   auto kinds = event_kinds(rep.run_id);
-  std::vector<std::string> want{"run.created", "run.started", "step.intent", "step.outcome",
+  std::vector<std::string> want{"run.created", "run.started",  "step.intent",  "step.outcome",
                                 "step.intent", "step.outcome", "step.outcome", "run.succeeded"};
   CAF_CHECK_EQUAL(kinds, want);
   auto evs = events_of(rep.run_id);
@@ -197,7 +197,7 @@ CAF_TEST(cancelling a parked run commits the cancellation without an actor) {
   CAF_CHECK_EQUAL(evs.back().run_seq, evs[evs.size() - 2].run_seq + 1);
 }
 
-CAF_TEST(recovery re-runs an idempotent step whose outcome was lost) {
+CAF_TEST(recovery re - runs an idempotent step whose outcome was lost) {
   auto id = seed_interrupted_run("probe.read", "{}");
   start_node();
   auto steps = load_steps(id);

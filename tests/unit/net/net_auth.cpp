@@ -1,10 +1,9 @@
 #define CAF_SUITE net_auth
-#include "tests/support/caf_test.hpp"
-
 #include <string>
 
-#include "net/http/router.hpp"
 #include "net/http/auth.hpp"
+#include "net/http/router.hpp"
+#include "tests/support/caf_test.hpp"
 
 using namespace sreh;
 using namespace sreh::net;
@@ -42,7 +41,8 @@ CAF_TEST(digests parse from 64 hex digits of either case only) {
   CAF_REQUIRE(d.has_value());
   CAF_CHECK(*d == sha256("abc"));
   std::string upper = hex;
-  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (auto& c : upper)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   CAF_CHECK(parse_digest(upper) == d);
   CAF_CHECK(!parse_digest(hex.substr(1)));
   CAF_CHECK(!parse_digest(hex + "0"));
@@ -71,7 +71,7 @@ CAF_TEST(the table finds a token by its hash and nothing else) {
   CAF_CHECK(!t.find("alice-token2"));
   CAF_CHECK(!t.find(""));
   CAF_CHECK(!t.find(sha256_hex(alice_token))); // the hash itself is not a token
-  CAF_CHECK(!token_table{}.find(alice_token));  // an empty table accepts nothing
+  CAF_CHECK(!token_table{}.find(alice_token)); // an empty table accepts nothing
 }
 
 CAF_TEST(roles parse and order) {

@@ -2,7 +2,7 @@
 // reports a failure, a child given up on, a first start that fails, the order of the stop. On a
 // real actor system (the children are detached actors); waits poll with a deadline.
 #define CAF_SUITE supervision
-#include "tests/support/caf_test.hpp"
+#include "actors/node/supervision.hpp"
 
 #include <chrono>
 #include <mutex>
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "actors/node/service_supervisor.hpp"
-#include "actors/node/supervision.hpp"
 #include "core/base/logger.hpp"
+#include "tests/support/caf_test.hpp"
 
 using namespace sreh;
 using namespace sreh::actors;
@@ -271,8 +271,8 @@ CAF_TEST(the stop stops every service once the newest first and waits for them) 
   CAF_REQUIRE_EQUAL(supervise(sup, front).message, "");
   stop_services(sys, sup);
   sup = nullptr;
-  CAF_CHECK_EQUAL(j.get(), (std::vector<std::string>{"relay start", "front start", "front stop",
-                                                      "relay stop"}));
+  CAF_CHECK_EQUAL(
+    j.get(), (std::vector<std::string>{"relay start", "front start", "front stop", "relay stop"}));
   for (auto& c : table.children())
     CAF_CHECK_EQUAL(to_string(c.state), std::string{"stopped"});
 }

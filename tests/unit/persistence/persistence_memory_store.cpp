@@ -2,8 +2,6 @@
 // integration.memory.*): the audit chain of the SQLite store, contents shared by the stores made
 // on them, and injected failures for the callers' error paths.
 #define CAF_SUITE persistence_memory_store
-#include "tests/support/caf_test.hpp"
-
 #include <sqlite3.h>
 
 #include <string>
@@ -12,6 +10,7 @@
 #include "persistence/audit/audit.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
 #include "persistence/store/memory_store.hpp"
+#include "tests/support/caf_test.hpp"
 #include "tests/support/store_conformance_fixture.hpp"
 
 using namespace sreh;
@@ -50,9 +49,8 @@ std::string sqlite_last_hash(const std::string& path) {
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v2(db, "SELECT hash FROM events ORDER BY seq DESC LIMIT 1", -1, &stmt,
-                           nullptr)
-          == SQLITE_OK
-        && sqlite3_step(stmt) == SQLITE_ROW)
+                           nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW)
       out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
     sqlite3_finalize(stmt);
   }

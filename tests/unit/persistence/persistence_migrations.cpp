@@ -1,6 +1,4 @@
 #define CAF_SUITE persistence_migrations
-#include "tests/support/caf_test.hpp"
-
 #include <sqlite3.h>
 
 #include <array>
@@ -13,6 +11,7 @@
 #include "persistence/sqlite/migrations.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
 #include "persistence/store/schema_versions.hpp"
+#include "tests/support/caf_test.hpp"
 
 using namespace sreh;
 using namespace sreh::persistence;
@@ -42,8 +41,8 @@ struct fixture {
     std::string out;
     if (sqlite3_open(path.c_str(), &db) == SQLITE_OK) {
       sqlite3_stmt* stmt = nullptr;
-      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK
-          && sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr)
+      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+          sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr)
         out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
       else
         out = std::string{"error: "} + sqlite3_errmsg(db);
@@ -63,8 +62,8 @@ struct fixture {
   std::string exec(const std::string& sql) {
     sqlite3* db = nullptr;
     std::string out;
-    if (sqlite3_open(path.c_str(), &db) == SQLITE_OK
-        && sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
+    if (sqlite3_open(path.c_str(), &db) == SQLITE_OK &&
+        sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
       out = sqlite3_errmsg(db);
     sqlite3_close(db);
     return out;
@@ -92,8 +91,8 @@ struct fixture {
       exec("INSERT INTO runs VALUES ('run_old', 'an old goal', 'running', 'none', 'alice', "
            "'key-old', 'n1', 1, 1, 0, 0, 50, 200000, 0, 65536, '{}', '', '', '{}');"
            "INSERT INTO events (seq, id, run_id, run_seq, kind, at, data, prev_hash, hash) "
-           "VALUES (1, 'evt_old', 'run_old', 1, 'run.created', 1700000000000000, '{}', '"
-           + std::string{audit_genesis_hash} + "', '" + hash + "');"),
+           "VALUES (1, 'evt_old', 'run_old', 1, 'run.created', 1700000000000000, '{}', '" +
+           std::string{audit_genesis_hash} + "', '" + hash + "');"),
       "");
   }
 
@@ -141,9 +140,12 @@ struct fixture {
 /// index of running tool intents (PostgreSQL's 5, and now everyone's).
 std::array<sqlite_migration, 4> previous_numbering() {
   const auto now = sqlite_migrations();
-  return {{now[0], now[1], now[2],
-           {4, "CREATE INDEX steps_tool_open ON steps(started_at) "
-               "WHERE kind = 'tool' AND state = 'intent';",
+  return {{now[0],
+           now[1],
+           now[2],
+           {4,
+            "CREATE INDEX steps_tool_open ON steps(started_at) "
+            "WHERE kind = 'tool' AND state = 'intent';",
             nullptr}}};
 }
 
@@ -188,8 +190,8 @@ CAF_TEST(a newer schema is refused naming the file and both versions) {
     CAF_REQUIRE(st.has_value());
   }
   const int newer = sqlite_schema_version() + 7;
-  CAF_CHECK_EQUAL(query("INSERT INTO schema_version (version, applied_at) VALUES ("
-                        + std::to_string(newer) + ", 0) RETURNING version"),
+  CAF_CHECK_EQUAL(query("INSERT INTO schema_version (version, applied_at) VALUES (" +
+                        std::to_string(newer) + ", 0) RETURNING version"),
                   std::to_string(newer));
   auto st = open();
   CAF_REQUIRE(!st.has_value());
@@ -203,8 +205,8 @@ CAF_TEST(a newer schema is refused naming the file and both versions) {
 CAF_TEST(a failing migration leaves the previous version) {
   sqlite3* db = nullptr;
   CAF_REQUIRE_EQUAL(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  const std::array<sqlite_migration, 2> good{{{1, "CREATE TABLE a (x INTEGER)"},
-                                              {2, "CREATE TABLE b (y INTEGER)"}}};
+  const std::array<sqlite_migration, 2> good{
+    {{1, "CREATE TABLE a (x INTEGER)"}, {2, "CREATE TABLE b (y INTEGER)"}}};
   const std::array<sqlite_migration, 3> bad{{good[0],
                                              good[1],
                                              {3, "CREATE TABLE c (z INTEGER); "

@@ -1,8 +1,8 @@
 #define CAF_SUITE policy_engine
 #include <string>
 
-#include "tests/support/caf_test.hpp"
 #include "core/policy/policy.hpp"
+#include "tests/support/caf_test.hpp"
 
 using namespace sreh;
 using namespace sreh::policy;

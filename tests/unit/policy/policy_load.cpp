@@ -2,8 +2,8 @@
 #include <filesystem>
 #include <string>
 
-#include "tests/support/caf_test.hpp"
 #include "config/policy/policy_config.hpp"
+#include "tests/support/caf_test.hpp"
 
 using namespace sreh;
 using namespace sreh::config;
@@ -12,8 +12,7 @@ using namespace sreh::policy;
 namespace {
 
 std::filesystem::path examples_dir() {
-  return std::filesystem::path{SREH_SOURCE_DIR} / "examples" /
-         "policies";
+  return std::filesystem::path{SREH_SOURCE_DIR} / "examples" / "policies";
 }
 
 /// The error of loading `yaml` as "p.yaml", or "(ok)".

@@ -1,6 +1,4 @@
 #define CAF_SUITE reasoner_engine
-#include "tests/support/caf_test.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 #include "core/base/json.hpp"
 #include "plugins/models/builtin/reasoner.hpp"
 #include "plugins/tools/sandbox/contract.hpp"
+#include "tests/support/caf_test.hpp"
 
 using namespace sreh;
 
@@ -55,7 +54,7 @@ struct fake_deploy {
 struct fake_flag {
   std::string name;
   bool value = false, def = false;
-  int minutes_ago = -1;  // -1: never changed
+  int minutes_ago = -1; // -1: never changed
 };
 
 std::string at(int minutes_ago) {
@@ -88,10 +87,10 @@ class fake_world {
   std::vector<fake_job> jobs;
   std::vector<fake_deploy> deploys;
   std::vector<fake_flag> flags;
-  std::map<std::string, std::vector<std::pair<std::string, std::string>>> logs;  // level, text
-  std::map<std::string, std::function<void(fake_world&)>> fixes;  // "tool {canonical args}"
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> logs; // level, text
+  std::map<std::string, std::function<void(fake_world&)>> fixes; // "tool {canonical args}"
   std::vector<std::string> mutations;
-  std::set<std::string> failing;  // tools that always fail
+  std::set<std::string> failing; // tools that always fail
 
   fake_world() {
     add_service("portal", {"tally", "kiln"}, {"pier-1"});
@@ -102,12 +101,20 @@ class fake_world {
     db.max_connections = 200;
     db.base["connections"] = db.cur["connections"] = 40;
     db.base["slow_queries"] = db.cur["slow_queries"] = 1;
-    hosts.push_back({"pier-1", "vm", {"portal", "tally"}, {}, {{"disk_used", 0.5}, {"load", 1}},
+    hosts.push_back({"pier-1",
+                     "vm",
+                     {"portal", "tally"},
+                     {},
+                     {{"disk_used", 0.5}, {"load", 1}},
                      {{"disk_used", 0.5}, {"load", 1}}});
-    hosts.push_back({"pier-2", "vm", {"kiln", "tallydb"}, {}, {{"disk_used", 0.4}, {"load", 1}},
+    hosts.push_back({"pier-2",
+                     "vm",
+                     {"kiln", "tallydb"},
+                     {},
+                     {{"disk_used", 0.4}, {"load", 1}},
                      {{"disk_used", 0.4}, {"load", 1}}});
-    metrics gpu{{"disk_used", 0.3}, {"load", 2}, {"gpu_util", 0.9}, {"gpu_ecc_errors", 0},
-                {"xid_errors", 0}};
+    metrics gpu{
+      {"disk_used", 0.3}, {"load", 2}, {"gpu_util", 0.9}, {"gpu_ecc_errors", 0}, {"xid_errors", 0}};
     hosts.push_back({"gpu-q1", "gpu", {}, {"fitter"}, gpu, gpu});
     hosts.push_back({"gpu-q2", "gpu", {}, {"fitter"}, gpu, gpu});
     jobs.push_back({"fitter", {"gpu-q1", "gpu-q2"}});
@@ -119,8 +126,8 @@ class fake_world {
 
   fake_service& add_service(const std::string& name, std::vector<std::string> calls,
                             std::vector<std::string> on) {
-    metrics m{{"rps", 100}, {"latency_p99_ms", 50}, {"error_rate", 0.002}, {"cpu", 0.3},
-              {"memory", 0.4}, {"restarts", 0}};
+    metrics m{{"rps", 100}, {"latency_p99_ms", 50}, {"error_rate", 0.002},
+              {"cpu", 0.3}, {"memory", 0.4},        {"restarts", 0}};
     services.push_back({name, "service", "v1.0.0", std::move(calls), std::move(on), 3, 0, m, m});
     return services.back();
   }
@@ -168,8 +175,8 @@ class fake_world {
     if (s.max_connections > 0)
       out += fmt::format(R"(,"max_connections":{})", s.max_connections);
     if (with_metrics)
-      out += fmt::format(R"(,"baseline":{},"current":{})", metrics_json(s.base),
-                         metrics_json(s.cur));
+      out +=
+        fmt::format(R"(,"baseline":{},"current":{})", metrics_json(s.base), metrics_json(s.cur));
     return out + "}";
   }
 
@@ -248,10 +255,11 @@ class fake_world {
     if (tool == "flags.list") {
       std::string f = "[";
       for (auto& x : flags)
-        f += fmt::format(R"({}{{"name":{},"value":{},"default":{},"changed_at":{},"changed_by":{}}})",
-                         f.size() > 1 ? "," : "", quote(x.name), x.value, x.def,
-                         x.minutes_ago < 0 ? "null" : quote(at(x.minutes_ago)),
-                         x.minutes_ago < 0 ? "null" : "\"alice\"");
+        f +=
+          fmt::format(R"({}{{"name":{},"value":{},"default":{},"changed_at":{},"changed_by":{}}})",
+                      f.size() > 1 ? "," : "", quote(x.name), x.value, x.def,
+                      x.minutes_ago < 0 ? "null" : quote(at(x.minutes_ago)),
+                      x.minutes_ago < 0 ? "null" : "\"alice\"");
       return actors::tool_result::success(fmt::format(R"({{"flags":{}]}})", f));
     }
     if (tool == "alerts.list")
@@ -304,11 +312,10 @@ class fake_tool final : public actors::tool {
 
 /// The sandbox's tool names that the fake world answers.
 void add_fake_tools(actors::tool_registry& reg, fake_world& w) {
-  for (auto* name :
-       {"topology.get", "service.describe", "host.describe", "jobs.list", "logs.search",
-        "deploys.list", "flags.list", "alerts.list", "deploy.rollback", "service.restart",
-        "service.scale", "db.set_pool_limit", "host.cleanup_disk", "cert.rotate", "flag.set",
-        "host.cordon", "host.drain", "job.restart"})
+  for (auto* name : {"topology.get", "service.describe", "host.describe", "jobs.list",
+                     "logs.search", "deploys.list", "flags.list", "alerts.list", "deploy.rollback",
+                     "service.restart", "service.scale", "db.set_pool_limit", "host.cleanup_disk",
+                     "cert.rotate", "flag.set", "host.cordon", "host.drain", "job.restart"})
     reg.add(std::make_shared<fake_tool>(name, w));
 }
 
@@ -403,13 +410,14 @@ CAF_TEST(a bad deploy is found rolled back and verified and herrings are ruled o
   w.deploys.push_back({"tally", "v2.2.0", "v2.1.9", 12});
   w.log("tally", "ERROR", "unhandled exception in submit_handler (version v2.2.0)");
   w.log("portal", "ERROR", "upstream returned 502");
-  w.log("portal", "WARN", "gc pause 120 ms");  // noisy, harmless
-  w.deploys.push_back({"kiln", "v3.0.1", "v3.0.0", 25});  // herring: kiln stays healthy
+  w.log("portal", "WARN", "gc pause 120 ms");            // noisy, harmless
+  w.deploys.push_back({"kiln", "v3.0.1", "v3.0.0", 25}); // herring: kiln stays healthy
   w.fixes[R"(deploy.rollback {"service":"tally"})"] = [](fake_world& x) {
     x.heal("tally");
     x.heal("portal");
   };
-  auto o = run_reasoner(w, "portal is returning errors; find the cause and mitigate", frontend_alert);
+  auto o =
+    run_reasoner(w, "portal is returning errors; find the cause and mitigate", frontend_alert);
   CAF_CHECK_EQUAL(o.last.kind, actors::decision::conclude);
   CAF_CHECK_EQUAL(o.list("root_cause"), std::vector<std::string>{"bad_deploy"});
   CAF_CHECK_EQUAL(o.list("localized"), std::vector<std::string>{"tally"});
@@ -417,7 +425,7 @@ CAF_TEST(a bad deploy is found rolled back and verified and herrings are ruled o
   CAF_CHECK_EQUAL(w.mutations, std::vector<std::string>{R"(deploy.rollback {"service":"tally"})"});
   CAF_REQUIRE_EQUAL(o.result()["remediation"].Size(), 1u);
   CAF_CHECK(o.result()["remediation"][0]["verified"].GetBool());
-  CAF_CHECK(o.ruled_out().find("kiln: step") != std::string::npos);  // the herring deploy
+  CAF_CHECK(o.ruled_out().find("kiln: step") != std::string::npos); // the herring deploy
   CAF_CHECK(o.last.conclusion.find("tally: bad_deploy") == 0);
   CAF_CHECK(o.steps.size() <= 15);
 }
@@ -442,7 +450,7 @@ CAF_TEST(services named in the goal are the focus when the labels name none) {
   w.log("kiln", "WARN", "heap usage at 96%");
   w.fixes[R"(service.restart {"service":"kiln"})"] = [](fake_world& x) {
     x.heal("kiln");
-    x.svc("kiln").cur["restarts"] = 5;  // the counter stays
+    x.svc("kiln").cur["restarts"] = 5; // the counter stays
     x.heal("portal");
   };
   auto o = run_reasoner(w, "errors on portal since 10 minutes", "{}");
@@ -496,7 +504,8 @@ CAF_TEST(a flag flip is toggled back) {
   errors_up(w, "portal", 0.1);
   w.flags.push_back({"ripple-pricing", true, false, 15});
   w.log("tally", "ERROR", "feature flag ripple-pricing enabled: division by zero in quote");
-  w.deploys.push_back({"portal", "v9.1.0", "v9.0.0", 30});  // herring: portal's errors come from tally
+  w.deploys.push_back(
+    {"portal", "v9.1.0", "v9.0.0", 30}); // herring: portal's errors come from tally
   w.fixes[R"(flag.set {"flag":"ripple-pricing","value":false})"] = [](fake_world& x) {
     x.heal("tally");
     x.heal("portal");
@@ -512,7 +521,7 @@ CAF_TEST(a flag flip is toggled back) {
 CAF_TEST(an expired certificate is found through its callers logs) {
   fake_world w;
   errors_up(w, "portal", 0.4);
-  w.svc("kiln").cur["rps"] = 100;  // kiln itself looks fine: its callers cannot reach it
+  w.svc("kiln").cur["rps"] = 100; // kiln itself looks fine: its callers cannot reach it
   w.log("portal", "ERROR", "TLS handshake with kiln failed: certificate has expired");
   w.fixes[R"(cert.rotate {"service":"kiln"})"] = [](fake_world& x) { x.heal("portal"); };
   auto o = run_reasoner(w, "portal errors", frontend_alert);
@@ -528,7 +537,7 @@ CAF_TEST(a slow service off the failing path is ruled out) {
   errors_up(w, "portal", 0.12);
   w.deploys.push_back({"tally", "v2.2.0", "v2.1.9", 8});
   w.log("tally", "ERROR", "unhandled exception in submit_handler (version v2.2.0)");
-  w.svc("kiln").cur["latency_p99_ms"] = 400;  // slow, but portal's symptom is errors
+  w.svc("kiln").cur["latency_p99_ms"] = 400; // slow, but portal's symptom is errors
   w.fixes[R"(deploy.rollback {"service":"tally"})"] = [](fake_world& x) {
     x.heal("tally");
     x.heal("portal");
@@ -577,7 +586,8 @@ CAF_TEST(a gpu xid stalls a job so the host is cordoned and the job restarted el
     x.jobs[0].stalled = false;
     x.jobs[0].cur = 1;
   };
-  auto o = run_reasoner(w, "training job fitter is stalled", R"({"alert":"JobStalled","job":"fitter"})");
+  auto o =
+    run_reasoner(w, "training job fitter is stalled", R"({"alert":"JobStalled","job":"fitter"})");
   CAF_CHECK_EQUAL(o.list("root_cause"), std::vector<std::string>{"gpu_xid"});
   CAF_CHECK_EQUAL(o.list("localized"), std::vector<std::string>{"gpu-q2"});
   CAF_CHECK(o.called("host.cordon", R"({"host":"gpu-q2"})"));
@@ -664,7 +674,8 @@ CAF_TEST(a failed verification sends the engine back to triage where it finds a 
   CAF_CHECK(kiln_seen > first_fix);
   // The deploys seen in the first round are reused: no second deploys.list.
   CAF_CHECK_EQUAL(std::count_if(o.steps.begin(), o.steps.end(),
-                                [](const step& s) { return s.tool == "deploys.list"; }), 1);
+                                [](const step& s) { return s.tool == "deploys.list"; }),
+                  1);
   CAF_REQUIRE_EQUAL(o.result()["remediation"].Size(), 2u);
   CAF_CHECK(o.last.conclusion.find("not mitigated") == std::string::npos);
   CAF_CHECK(o.steps.size() <= 20);
@@ -687,11 +698,13 @@ CAF_TEST(a goal cue moves the matching global check before the healthy dependenc
     return w;
   };
   auto plain_world = world();
-  auto plain = run_reasoner(plain_world, "portal errors; find the cause and mitigate",
-                            frontend_alert);
+  auto plain =
+    run_reasoner(plain_world, "portal errors; find the cause and mitigate", frontend_alert);
   auto cued_world = world();
-  auto cued = run_reasoner(cued_world, "portal errors after a config change; find the cause and "
-                           "mitigate", frontend_alert);
+  auto cued = run_reasoner(cued_world,
+                           "portal errors after a config change; find the cause and "
+                           "mitigate",
+                           frontend_alert);
   for (auto* o : {&plain, &cued}) {
     CAF_CHECK_EQUAL(o->list("root_cause"), std::vector<std::string>{"bad_flag"});
     CAF_CHECK_EQUAL(o->list("localized"), std::vector<std::string>{"ripple-pricing"});

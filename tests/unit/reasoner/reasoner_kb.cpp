@@ -1,6 +1,4 @@
 #define CAF_SUITE reasoner_kb
-#include "tests/support/caf_test.hpp"
-
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -8,6 +6,7 @@
 
 #include "plugins/models/builtin/knowledge_base.hpp"
 #include "plugins/models/builtin/reasoner.hpp"
+#include "tests/support/caf_test.hpp"
 
 using namespace sreh;
 using namespace sreh::plugins::reasoner;
@@ -46,10 +45,10 @@ CAF_TEST(the embedded knowledge base loads and covers every fault kind) {
     for (auto& r : m.remedies)
       CAF_CHECK(!r.actions.empty());
   }
-  CAF_CHECK_EQUAL(kinds, (std::set<std::string>{"bad_deploy", "memory_leak",
-                                                "connection_pool_exhaustion",
-                                                "dependency_slowdown", "traffic_spike", "disk_full",
-                                                "cert_expired", "bad_flag", "gpu_xid"}));
+  CAF_CHECK_EQUAL(kinds,
+                  (std::set<std::string>{"bad_deploy", "memory_leak", "connection_pool_exhaustion",
+                                         "dependency_slowdown", "traffic_spike", "disk_full",
+                                         "cert_expired", "bad_flag", "gpu_xid"}));
   CAF_CHECK(kb->is_remedy_tool("deploy.rollback"));
   CAF_CHECK(!kb->is_remedy_tool("service.describe"));
   CAF_CHECK_EQUAL(kb->find("bad_flag")->target, std::string{"$flag"});
@@ -58,9 +57,9 @@ CAF_TEST(the embedded knowledge base loads and covers every fault kind) {
 }
 
 CAF_TEST(the remedies only use the mutating sandbox tools) {
-  std::set<std::string> mutating{"deploy.rollback", "service.restart", "service.scale",
-                                 "db.set_pool_limit", "host.cleanup_disk", "cert.rotate",
-                                 "flag.set", "host.cordon", "host.drain", "job.restart"};
+  std::set<std::string> mutating{
+    "deploy.rollback", "service.restart", "service.scale", "db.set_pool_limit", "host.cleanup_disk",
+    "cert.rotate",     "flag.set",        "host.cordon",   "host.drain",        "job.restart"};
   auto kb = embedded_knowledge_base();
   CAF_REQUIRE(kb.has_value());
   for (auto& m : kb->modes)
@@ -111,7 +110,8 @@ failure_modes:
     applies_to: [service]
     symptoms:
       - {id: s1, log: "unbalanced (", weight: 2}
-)")).substr(0, 48),
+)"))
+                    .substr(0, 48),
                   std::string{"kb.yaml:8:23: failure_modes[0].symptoms[0].log: "});
   CAF_CHECK_EQUAL(kb_error(with_anomalies(R"(
 failure_modes:
@@ -121,14 +121,15 @@ failure_modes:
       - {id: s1, when: "cpu > 1", weight: 2, wieght: 3}
 )")),
                   std::string{"kb.yaml:8:46: failure_modes[0].symptoms[0]: unknown key 'wieght'"});
-  CAF_CHECK_EQUAL(kb_error(with_anomalies(R"(
+  CAF_CHECK_EQUAL(
+    kb_error(with_anomalies(R"(
 failure_modes:
   - kind: k1
     applies_to: [service]
     symptoms:
       - {id: s1, when: "cpu > 1"}
 )")),
-                  std::string{"kb.yaml:8:9: failure_modes[0].symptoms[0].weight: missing (expected a number)"});
+    std::string{"kb.yaml:8:9: failure_modes[0].symptoms[0].weight: missing (expected a number)"});
   CAF_CHECK_EQUAL(kb_error(with_anomalies(R"(
 failure_modes:
   - kind: k1
@@ -169,7 +170,8 @@ failure_modes:
     remedies:
       - {name: r, when: s9, actions: [{tool: service.restart}]}
 )"));
-  CAF_CHECK_EQUAL(e, std::string{"kb.yaml:10:25: failure_modes[0].remedies[0].when: no symptom 's9'"});
+  CAF_CHECK_EQUAL(e,
+                  std::string{"kb.yaml:10:25: failure_modes[0].remedies[0].when: no symptom 's9'"});
 }
 
 CAF_TEST(a file overrides the embedded knowledge base) {
@@ -223,5 +225,6 @@ failure_modes:
     cues: [""]
     symptoms:
       - {id: s1, when: "error_rate > 2x baseline", weight: 2}
-)")).find("an empty cue") != std::string::npos);
+)"))
+              .find("an empty cue") != std::string::npos);
 }

@@ -1,6 +1,4 @@
 #define CAF_SUITE reasoner_observations
-#include "tests/support/caf_test.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +11,7 @@
 #include "actors/tools/tool.hpp"
 #include "core/base/json.hpp"
 #include "plugins/models/builtin/reasoner.hpp"
+#include "tests/support/caf_test.hpp"
 
 using namespace sreh;
 
@@ -25,8 +24,8 @@ namespace {
 using metrics = std::map<std::string, double>;
 
 struct acme_node {
-  std::string id, type;                  // svc | db | box
-  std::vector<std::string> deps, on;     // services: what they call, the boxes they run on
+  std::string id, type;              // svc | db | box
+  std::vector<std::string> deps, on; // services: what they call, the boxes they run on
   metrics usual, now;
   std::string version = "v1";
 };
@@ -34,8 +33,8 @@ struct acme_node {
 struct acme_world {
   std::vector<acme_node> nodes;
   std::map<std::string, std::vector<std::string>> entries;  // "<at> <LEVEL> <text>", newest first
-  std::vector<std::map<std::string, std::string>> rollouts;  // app, to, from, when, who
-  std::map<std::string, std::function<void(acme_world&)>> fixes;  // "tool {args}"
+  std::vector<std::map<std::string, std::string>> rollouts; // app, to, from, when, who
+  std::map<std::string, std::function<void(acme_world&)>> fixes; // "tool {args}"
   std::vector<std::string> mutations;
 
   acme_world() {
@@ -45,14 +44,17 @@ struct acme_world {
     metrics box{{"disk_used", 0.4}, {"load", 1}};
     nodes.push_back({"box-1", "box", {}, {}, box, box});
     nodes.push_back({"box-2", "box", {}, {}, box, box});
-    rollouts.push_back({{"app", "web"}, {"to", "v4"}, {"from", "v3"},
-                        {"when", "2031-03-03T09:00:00Z"}, {"who", "ci"}});
+    rollouts.push_back({{"app", "web"},
+                        {"to", "v4"},
+                        {"from", "v3"},
+                        {"when", "2031-03-03T09:00:00Z"},
+                        {"who", "ci"}});
   }
 
   void add(const std::string& id, const std::string& type, std::vector<std::string> deps,
            std::vector<std::string> on) {
-    metrics m{{"rps", 100}, {"latency_p99_ms", 40}, {"error_rate", 0.001}, {"cpu", 0.3},
-              {"memory", 0.4}, {"restarts", 0}};
+    metrics m{{"rps", 100}, {"latency_p99_ms", 40}, {"error_rate", 0.001},
+              {"cpu", 0.3}, {"memory", 0.4},        {"restarts", 0}};
     nodes.push_back({id, type, std::move(deps), std::move(on), m, m});
   }
 
@@ -100,8 +102,8 @@ struct acme_world {
       ns += fmt::format(R"({}{{"id":{},"type":{}}})", ns.size() > 1 ? "," : "", json::quote(n.id),
                         json::quote(n.type));
       for (auto& d : n.deps)
-        links += fmt::format(R"({}[{},"calls",{}])", links.size() > 1 ? "," : "",
-                             json::quote(n.id), json::quote(d));
+        links += fmt::format(R"({}[{},"calls",{}])", links.size() > 1 ? "," : "", json::quote(n.id),
+                             json::quote(d));
       for (auto& b : n.on)
         links += fmt::format(R"({}[{},"on",{}])", links.size() > 1 ? "," : "", json::quote(n.id),
                              json::quote(b));
@@ -112,8 +114,8 @@ struct acme_world {
 
 // -- the acme tools: each owns its result's shape ----------------------------------------------
 
-using reader = std::function<obs::observations(const rapidjson::Value& args,
-                                               const rapidjson::Value& result)>;
+using reader =
+  std::function<obs::observations(const rapidjson::Value& args, const rapidjson::Value& result)>;
 using runner = std::function<std::string(acme_world& w, const rapidjson::Value& args)>;
 
 std::string str(const rapidjson::Value& o, const char* key) {
@@ -189,8 +191,8 @@ obs::observations read_graph(const rapidjson::Value&, const rapidjson::Value& r)
   for (auto& n : r["nodes"].GetArray())
     t.entities.push_back({str(n, "id"), kind_of(str(n, "type")), {}});
   for (auto& l : r["links"].GetArray()) {
-    auto rel = std::string{l[1].GetString()} == "calls" ? obs::relation::calls
-                                                        : obs::relation::runs_on;
+    auto rel =
+      std::string{l[1].GetString()} == "calls" ? obs::relation::calls : obs::relation::runs_on;
     t.edges.push_back({l[0].GetString(), rel, l[2].GetString()});
   }
   return {t};
@@ -229,8 +231,8 @@ obs::observations read_changes(const rapidjson::Value& args, const rapidjson::Va
   obs::deploy_list out;
   out.window = str(args, "since").empty() ? "24h" : str(args, "since");
   for (auto& x : r["rollouts"].GetArray())
-    out.deploys.push_back({str(x, "app"), str(x, "to"), str(x, "from"), str(x, "when"),
-                           str(x, "who")});
+    out.deploys.push_back(
+      {str(x, "app"), str(x, "to"), str(x, "from"), str(x, "when"), str(x, "who")});
   return {out};
 }
 
@@ -251,10 +253,10 @@ std::string list_changes(acme_world& w, const rapidjson::Value& args) {
   std::string out = "[";
   for (auto& r : w.rollouts)
     if (r.at("when") >= cutoff)
-      out += fmt::format(R"({}{{"app":{},"to":{},"from":{},"when":{},"who":{}}})",
-                         out.size() > 1 ? "," : "", json::quote(r.at("app")),
-                         json::quote(r.at("to")), json::quote(r.at("from")),
-                         json::quote(r.at("when")), json::quote(r.at("who")));
+      out +=
+        fmt::format(R"({}{{"app":{},"to":{},"from":{},"when":{},"who":{}}})",
+                    out.size() > 1 ? "," : "", json::quote(r.at("app")), json::quote(r.at("to")),
+                    json::quote(r.at("from")), json::quote(r.at("when")), json::quote(r.at("who")));
   return fmt::format(R"({{"rollouts":{}]}})", out);
 }
 
@@ -273,22 +275,21 @@ runner acting(std::string name) {
 /// The acme toolset; `with_logs` false leaves out its log reader.
 void add_acme_tools(actors::tool_registry& reg, acme_world& w, bool with_logs = true) {
   using k = obs::capability_kind;
-  const std::string entity{obs::role::entity}, limit{obs::role::limit},
-    window{obs::role::window};
+  const std::string entity{obs::role::entity}, limit{obs::role::limit}, window{obs::role::window};
   auto add = [&](const char* name, obs::capability c, runner run, reader read) {
     reg.add(std::make_shared<acme_tool>(name, w, std::vector<obs::capability>{std::move(c)},
                                         std::move(run), std::move(read)));
   };
-  add("acme.graph", cap(k::topology, {}), [](acme_world& x, auto&) { return x.graph(); },
-      read_graph);
+  add(
+    "acme.graph", cap(k::topology, {}), [](acme_world& x, auto&) { return x.graph(); }, read_graph);
   add("acme.describe", cap(k::describe, {{entity, "name"}}), describe_node, read_describe);
   if (with_logs)
     add("acme.tail", cap(k::logs, {{entity, "name"}, {limit, "max"}}), tail_node, read_tail);
   add("acme.changes", cap(k::deploys, {{window, "since"}}), list_changes, read_changes);
-  add("acme.revert", cap(k::remedy, {{"service", "app"}}, "deploy.rollback"),
-      acting("acme.revert"), nullptr);
-  add("acme.bounce", cap(k::remedy, {{"service", "app"}}, "service.restart"),
-      acting("acme.bounce"), nullptr);
+  add("acme.revert", cap(k::remedy, {{"service", "app"}}, "deploy.rollback"), acting("acme.revert"),
+      nullptr);
+  add("acme.bounce", cap(k::remedy, {{"service", "app"}}, "service.restart"), acting("acme.bounce"),
+      nullptr);
   add("acme.sweep", cap(k::remedy, {{"host", "box"}}, "host.cleanup_disk"), acting("acme.sweep"),
       nullptr);
 }
@@ -352,8 +353,11 @@ void bad_deploy_of_api(acme_world& w) {
   w.node("api").now["error_rate"] = 0.3;
   w.node("web").now["error_rate"] = 0.15;
   w.node("api").version = "v7";
-  w.rollouts.push_back({{"app", "api"}, {"to", "v7"}, {"from", "v6"},
-                        {"when", "2031-03-04T11:50:00Z"}, {"who", "ci"}});
+  w.rollouts.push_back({{"app", "api"},
+                        {"to", "v7"},
+                        {"from", "v6"},
+                        {"when", "2031-03-04T11:50:00Z"},
+                        {"who", "ci"}});
   w.log("api", "ERROR unhandled exception in pay_handler (version v7)");
   w.log("web", "ERROR upstream api returned 500");
   w.fixes[R"(acme.revert {"app":"api"})"] = [](acme_world& x) {
@@ -451,8 +455,8 @@ CAF_TEST(a step seen before that changed makes the kept evidence start over) {
   // The last step ran again after a recovery and saw api healthy this time.
   w.heal("api");
   steps.back().attempts = 2;
-  steps.back().result = reg.find("acme.describe")->execute({r.id, R"({"name":"api"})", "k", {}})
-                          .result;
+  steps.back().result =
+    reg.find("acme.describe")->execute({r.id, R"({"name":"api"})", "k", {}}).result;
   auto kept = (*provider)->decide({r, steps, reg, &memory});
   auto rebuilt = (*provider)->decide({r, steps, reg});
   CAF_CHECK_NOT_EQUAL(with_errors.detail, rebuilt.detail);

@@ -1,6 +1,4 @@
 #define CAF_SUITE reasoner_sandbox
-#include "tests/support/caf_test.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,6 +14,7 @@
 #include "plugins/models/builtin/reasoner.hpp"
 #include "plugins/tools/sandbox/scenario.hpp"
 #include "plugins/tools/sandbox/world.hpp"
+#include "tests/support/caf_test.hpp"
 
 using namespace sreh;
 namespace fs = std::filesystem;
@@ -145,13 +144,14 @@ score run_scenario(const fs::path& file) {
   for (auto k : expect.root_cause)
     if (k != sb::fault_kind::none)
       want_causes.insert(sb::to_string(k));
-  out.localized = strings(res["localized"])
-                  == std::set<std::string>(expect.localized.begin(), expect.localized.end());
+  out.localized = strings(res["localized"]) ==
+                  std::set<std::string>(expect.localized.begin(), expect.localized.end());
   out.root_cause = strings(res["root_cause"]) == want_causes;
   if (expect.mitigated.empty()) {
     out.mitigated = std::none_of(steps.begin(), steps.end(), [](auto& s) {
-      return s.tool.find("describe") == std::string::npos && s.tool.find(".list") == std::string::npos
-             && s.tool != "topology.get" && s.tool != "logs.search" && s.tool != "metrics.query";
+      return s.tool.find("describe") == std::string::npos &&
+             s.tool.find(".list") == std::string::npos && s.tool != "topology.get" &&
+             s.tool != "logs.search" && s.tool != "metrics.query";
     });
   } else {
     auto m = w->evaluate(expect.mitigated);

@@ -1,6 +1,5 @@
 #define CAF_SUITE sandbox_capacity
 #include "tests/support/caf_test.hpp"
-
 #include "tests/support/sandbox_fixture.hpp"
 
 using namespace sandbox_fixture;
@@ -30,8 +29,8 @@ const char* world_yaml = R"(world:
 )";
 
 std::shared_ptr<sb::world> world_with(const std::string& faults) {
-  auto text = std::string{"scenario: c\n"} + world_yaml + "seed: 5\nfaults:\n" + faults
-              + "alert: {name: A}\ngoal: g\nexpect: {detected: true}\n";
+  auto text = std::string{"scenario: c\n"} + world_yaml + "seed: 5\nfaults:\n" + faults +
+              "alert: {name: A}\ngoal: g\nexpect: {detected: true}\n";
   auto sc = sb::load_scenario_string(text, "capacity.yaml");
   if (!sc) {
     std::fprintf(stderr, "scenario failed to load: %s\n", sc.error().message.c_str());
@@ -84,7 +83,7 @@ CAF_TEST(jobs moved off one host compete for the same spare GPUs) {
                       "  - {kind: gpu_xid, target: s1, at: -10m}\n");
   CAF_REQUIRE(w != nullptr);
   CAF_CHECK(act(*w, make(action_kind::drain, "s1"))); // small → the 4 free GPUs of half
-  CAF_CHECK_EQUAL(m(*w, "small", "stalled"), 1);       // half has an Xid too
+  CAF_CHECK_EQUAL(m(*w, "small", "stalled"), 1);      // half has an Xid too
   // Draining half moves other (first by name) onto spare4; small then finds no room at all.
   auto res = w->apply("drain-half", make(action_kind::drain, "half"));
   CAF_REQUIRE(res.has_value());

@@ -1,6 +1,5 @@
 #define CAF_SUITE sandbox_expression
 #include "tests/support/caf_test.hpp"
-
 #include "tests/support/sandbox_fixture.hpp"
 
 using namespace sandbox_fixture;
@@ -56,7 +55,7 @@ CAF_TEST(same seed and actions give identical metrics and logs) {
     sb::action a;
     a.kind = sb::action_kind::restart;
     a.target = "api";
-    (void) w->apply("k1", a);
+    (void)w->apply("k1", a);
     for (int i = 0; i < 5; ++i) {
       w->advance(90);
       for (auto e : {"web", "api", "db", "vm1", "g1", "train"}) {

@@ -1,6 +1,5 @@
 #define CAF_SUITE sandbox_faults
 #include "tests/support/caf_test.hpp"
-
 #include "tests/support/sandbox_fixture.hpp"
 
 using namespace sandbox_fixture;
@@ -66,8 +65,9 @@ CAF_TEST(memory leak climbs and OOMs - restart helps for a while and rollback fo
   CAF_CHECK_LESS(m(*w, "api", "memory"), 0.5);
 }
 
-CAF_TEST(pool exhaustion: callers time out; restarting the database is no fix) {
-  auto w = make_world("  - {kind: connection_pool_exhaustion, target: db, cause: worker, at: -10m}\n");
+CAF_TEST(pool exhaustion : callers time out; restarting the database is no fix) {
+  auto w =
+    make_world("  - {kind: connection_pool_exhaustion, target: db, cause: worker, at: -10m}\n");
   CAF_REQUIRE(w != nullptr);
   CAF_CHECK_EQUAL(m(*w, "db", "connections"), 100);
   CAF_CHECK_GREATER(m(*w, "api", "error_rate"), 0.1);
@@ -86,7 +86,7 @@ CAF_TEST(pool exhaustion: callers time out; restarting the database is no fix) {
   CAF_CHECK_LESS(m(*w, "db", "connections"), 100);
 }
 
-CAF_TEST(pool exhaustion: scaling the cause or raising the limit also works) {
+CAF_TEST(pool exhaustion : scaling the cause or raising the limit also works) {
   auto faults = "  - {kind: connection_pool_exhaustion, target: db, cause: worker, at: -10m}\n";
   auto w = make_world(faults);
   CAF_REQUIRE(w != nullptr);
@@ -99,7 +99,7 @@ CAF_TEST(pool exhaustion: scaling the cause or raising the limit also works) {
   CAF_CHECK_LESS(m(*w, "api", "error_rate"), 0.01);
 }
 
-CAF_TEST(dependency slowdown: callers slow with normal cpu; scaling the target fixes it) {
+CAF_TEST(dependency slowdown : callers slow with normal cpu; scaling the target fixes it) {
   auto w = make_world("  - {kind: dependency_slowdown, target: api, at: -10m}\n");
   CAF_REQUIRE(w != nullptr);
   CAF_CHECK_GREATER(m(*w, "api", "latency_p99_ms"), 500);

@@ -1,11 +1,10 @@
 #define CAF_SUITE sandbox_loader
-#include "tests/support/caf_test.hpp"
-
 #include <unistd.h>
 
 #include <fstream>
 #include <set>
 
+#include "tests/support/caf_test.hpp"
 #include "tests/support/sandbox_fixture.hpp"
 
 using namespace sandbox_fixture;
@@ -29,8 +28,8 @@ struct tmp_dir {
   /// The error of loading a scenario whose 4th line is `fault_line` (and 7th `expect_line`).
   std::string scenario_error(const std::string& fault_line,
                              const std::string& expect_line = "expect: {detected: true}") {
-    auto path = write("s.yaml", "scenario: s\nworld: w.yaml\nfaults:\n" + fault_line
-                                  + "\nalert: {name: A}\ngoal: g\n" + expect_line + "\n");
+    auto path = write("s.yaml", "scenario: s\nworld: w.yaml\nfaults:\n" + fault_line +
+                                  "\nalert: {name: A}\ngoal: g\n" + expect_line + "\n");
     auto sc = sb::load_scenario(path);
     return sc ? "(loaded)" : sc.error().message;
   }
@@ -68,10 +67,10 @@ CAF_TEST(world file errors name file line column and field) {
 }
 
 CAF_TEST(call edges take a name or a name with calls per request) {
-  auto w = sb::load_world(
-    write("calls.yaml", "world: x\nservices:\n"
-                        "  - {name: a, calls: [b, {name: c, per_request: 12}, {name: d}]}\n"
-                        "  - {name: b}\n  - {name: c, kind: cache}\n  - {name: d}\n"));
+  auto w = sb::load_world(write("calls.yaml",
+                                "world: x\nservices:\n"
+                                "  - {name: a, calls: [b, {name: c, per_request: 12}, {name: d}]}\n"
+                                "  - {name: b}\n  - {name: c, kind: cache}\n  - {name: d}\n"));
   CAF_REQUIRE(w.has_value());
   const auto& a = *w->find_service("a");
   CAF_CHECK_EQUAL(a.calls, (std::vector<std::string>{"b", "c", "d"}));
@@ -80,8 +79,8 @@ CAF_TEST(call edges take a name or a name with calls per request) {
   CAF_CHECK_EQUAL(a.calls_per_request("d"), 1);
   CAF_CHECK_EQUAL(w->callers_of("c"), (std::vector<std::string>{"a"}));
   auto edge = [&](const std::string& item) {
-    return world_error("world: x\nservices:\n  - name: a\n    calls: [" + item
-                       + "]\n  - {name: b}\n");
+    return world_error("world: x\nservices:\n  - name: a\n    calls: [" + item +
+                       "]\n  - {name: b}\n");
   };
   auto e = at("bad.yaml");
   CAF_CHECK_EQUAL(edge("{name: b, per_request: 0}"),
@@ -136,13 +135,15 @@ CAF_TEST(fault errors name file line column and field) {
 CAF_TEST(scenario errors cover expressions syntax and broken worlds) {
   auto s = at("s.yaml");
   CAF_CHECK_EQUAL(
-    scenario_error("  - {kind: none}", R"(expect: {detected: true, mitigated: "a.rps < 1 and zz.rps > 2"})"),
+    scenario_error("  - {kind: none}",
+                   R"(expect: {detected: true, mitigated: "a.rps < 1 and zz.rps > 2"})"),
     s + "7:37: expect.mitigated: in 'a.rps < 1 and zz.rps > 2': position 15: unknown entity 'zz'");
   CAF_CHECK_EQUAL(scenario_error("  - {kind: none}", "expect: {detected: maybe}"),
                   s + "7:20: expect.detected: expected true or false, got 'maybe'");
-  CAF_CHECK_EQUAL(scenario_error("  - {kind: none}", R"(expect: {detected: true, forbidden: ["rm:a"]})"),
-                  s + "7:38: expect.forbidden[0]: expected \"tool:target\" with a sandbox tool, "
-                      "got 'rm:a'");
+  CAF_CHECK_EQUAL(
+    scenario_error("  - {kind: none}", R"(expect: {detected: true, forbidden: ["rm:a"]})"),
+    s + "7:38: expect.forbidden[0]: expected \"tool:target\" with a sandbox tool, "
+        "got 'rm:a'");
   auto syntax = scenario_error("  - {kind: none");
   CAF_CHECK(syntax.rfind(s, 0) == 0);
   CAF_CHECK(syntax.find("(syntax)") != std::string::npos);
@@ -152,8 +153,8 @@ CAF_TEST(scenario errors cover expressions syntax and broken worlds) {
   auto sc = sb::load_scenario(path);
   CAF_REQUIRE(!sc);
   CAF_CHECK_EQUAL(sc.error().message,
-                  at("s2.yaml") + "2:8: world: cannot load world: " + at("broken.yaml")
-                    + "4:5: services[0].replicaz: unknown key 'replicaz' (did you mean 'replicas'?)");
+                  at("s2.yaml") + "2:8: world: cannot load world: " + at("broken.yaml") +
+                    "4:5: services[0].replicaz: unknown key 'replicaz' (did you mean 'replicas'?)");
   auto top = write("s3.yaml", "scenario: s\nworld: w.yaml\nherring: []\n");
   auto unknown_key = sb::load_scenario(top);
   CAF_REQUIRE(!unknown_key);
@@ -169,9 +170,9 @@ CAF_TEST(every example and test scenario loads and starts unmitigated) {
   // tests/scenarios has suites in subfolders (their worlds in tests/scenarios/worlds).
   for (auto dir : {source_dir() / "examples" / "scenarios", source_dir() / "tests" / "scenarios"})
     for (const auto& e : fs::recursive_directory_iterator{dir}) {
-      if (!e.is_regular_file() || e.path().extension() != ".yaml"
-          || e.path().filename().string().find("-world") != std::string::npos
-          || e.path().parent_path().filename() == "worlds")
+      if (!e.is_regular_file() || e.path().extension() != ".yaml" ||
+          e.path().filename().string().find("-world") != std::string::npos ||
+          e.path().parent_path().filename() == "worlds")
         continue;
       auto sc = sb::load_scenario(e.path().string());
       CAF_CHECK(sc.has_value());

@@ -1,6 +1,4 @@
 #define CAF_SUITE sandbox_observations
-#include "tests/support/caf_test.hpp"
-
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -8,6 +6,7 @@
 
 #include "core/base/json_schema.hpp"
 #include "plugins/tools/sandbox/contract.hpp"
+#include "tests/support/caf_test.hpp"
 #include "tests/support/sandbox_fixture.hpp"
 
 using namespace sandbox_fixture;
@@ -74,7 +73,7 @@ CAF_TEST(every tool declares what it provides) {
   CAF_CHECK(describe.covers("database") && !describe.covers("host"));
   CAF_CHECK_EQUAL(describe.argument(obs::role::entity).value_or(""), "service");
   CAF_CHECK_EQUAL(kind_of("host.describe").argument(obs::role::entity).value_or(""), "host");
-  CAF_CHECK(!kind_of("jobs.list").argument(obs::role::entity));  // a listing
+  CAF_CHECK(!kind_of("jobs.list").argument(obs::role::entity)); // a listing
   CAF_CHECK_EQUAL(kind_of("logs.search").argument(obs::role::limit).value_or(""), "limit");
   CAF_CHECK_EQUAL(kind_of("metrics.query").argument(obs::role::entity).value_or(""), "target");
   CAF_CHECK_EQUAL(kind_of("deploys.list").argument(obs::role::window).value_or(""), "window");
@@ -97,7 +96,7 @@ CAF_TEST(the topology lists entities in the order the result names them and ever
   CAF_CHECK(t->complete);
   CAF_REQUIRE_GREATER_OR_EQUAL(t->entities.size(), 3u);
   CAF_CHECK_EQUAL(t->entities[0].name, "web");
-  CAF_CHECK_EQUAL(t->entities[1].name, "api");  // web's dependency, named before the next service
+  CAF_CHECK_EQUAL(t->entities[1].name, "api"); // web's dependency, named before the next service
   CAF_CHECK_EQUAL(entity(*t, "db")->kind, "database");
   CAF_CHECK_EQUAL(entity(*t, "g1")->kind, "host");
   CAF_CHECK_EQUAL(entity(*t, "g1")->subkind, "gpu");
@@ -147,7 +146,7 @@ CAF_TEST(queries logs and changes observe what they found) {
   auto d = first<obs::deploy_list>(seen("deploys.list", R"({"service":"api"})"));
   CAF_REQUIRE(d);
   CAF_CHECK_EQUAL(d->service, "api");
-  CAF_CHECK_EQUAL(d->window, "24h");  // the listing's default
+  CAF_CHECK_EQUAL(d->window, "24h"); // the listing's default
   CAF_REQUIRE(!d->deploys.empty());
   CAF_CHECK_EQUAL(d->deploys[0].version, "v1.3.0");
   CAF_CHECK_EQUAL(d->deploys[0].previous, "v1.2.3");

@@ -1,8 +1,7 @@
 #define CAF_SUITE sandbox_per_request
-#include "tests/support/caf_test.hpp"
-
 #include <cmath>
 
+#include "tests/support/caf_test.hpp"
 #include "tests/support/sandbox_fixture.hpp"
 
 using namespace sandbox_fixture;
@@ -32,8 +31,8 @@ const char* world_yaml = R"(world:
 )";
 
 std::shared_ptr<sb::world> world_with(const std::string& faults) {
-  auto text = std::string{"scenario: p\n"} + world_yaml + "seed: 3\nfaults:\n" + faults
-              + "alert: {name: A}\ngoal: g\nexpect: {detected: true}\n";
+  auto text = std::string{"scenario: p\n"} + world_yaml + "seed: 3\nfaults:\n" + faults +
+              "alert: {name: A}\ngoal: g\nexpect: {detected: true}\n";
   auto sc = sb::load_scenario_string(text, "per_request.yaml");
   if (!sc) {
     std::fprintf(stderr, "scenario failed to load: %s\n", sc.error().message.c_str());
@@ -64,7 +63,7 @@ CAF_TEST(the plain form and per_request 1 are one call each) {
   CAF_CHECK_LESS(std::abs(m(*w, "many", "latency_p99_ms") - 100), 5);
 }
 
-CAF_TEST(a slow cache behind a 12-per-request edge moves its caller 12 times as much) {
+CAF_TEST(a slow cache behind a 12 - per - request edge moves its caller 12 times as much) {
   auto slow = world_with("  - {kind: dependency_slowdown, target: kv, at: -10m}\n");
   auto fine = world_with("  - {kind: none}\n");
   CAF_REQUIRE(slow != nullptr && fine != nullptr);

@@ -1,10 +1,9 @@
 #define CAF_SUITE sandbox_scenarios
-#include "tests/support/caf_test.hpp"
-
 #include <algorithm>
 #include <map>
 #include <vector>
 
+#include "tests/support/caf_test.hpp"
 #include "tests/support/sandbox_fixture.hpp"
 
 using namespace sandbox_fixture;
@@ -60,7 +59,8 @@ CAF_TEST(each scenario is mitigated by its remedy and not by restarting the aler
     sb::world wrong{*sc};
     const auto& loc = sc->expect.localized;
     if (auto it = sc->alert.labels.find("service");
-        it != sc->alert.labels.end() && std::find(loc.begin(), loc.end(), it->second) == loc.end()) {
+        it != sc->alert.labels.end() &&
+        std::find(loc.begin(), loc.end(), it->second) == loc.end()) {
       sb::action a;
       a.kind = action_kind::restart;
       a.target = it->second;

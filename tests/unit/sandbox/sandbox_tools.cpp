@@ -1,11 +1,10 @@
 #define CAF_SUITE sandbox_tools
-#include "tests/support/caf_test.hpp"
-
 #include <string>
 
-#include "tests/support/sandbox_fixture.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_schema.hpp"
+#include "tests/support/caf_test.hpp"
+#include "tests/support/sandbox_fixture.hpp"
 
 using namespace sandbox_fixture;
 using sreh::actors::reconcile_result;
@@ -15,7 +14,8 @@ using sreh::actors::tool_call;
 namespace {
 
 struct fixture {
-  std::shared_ptr<sb::world> w = make_world("  - {kind: bad_deploy, target: api, version: v1.3.0, at: -10m}\n");
+  std::shared_ptr<sb::world> w =
+    make_world("  - {kind: bad_deploy, target: api, version: v1.3.0, at: -10m}\n");
   sreh::actors::tool_registry reg;
   fixture() { sb::add_sandbox_tools(reg, w); }
 
@@ -123,8 +123,8 @@ CAF_TEST(logs are capped and filtered by level and text) {
 
 CAF_TEST(every call advances simulated time) {
   auto t0 = w->now();
-  (void) call("topology.get", "{}");
-  (void) call("service.restart", R"({"service":"web"})", "a");
+  (void)call("topology.get", "{}");
+  (void)call("service.restart", R"({"service":"web"})", "a");
   CAF_CHECK_EQUAL(w->now() - t0, 2 * sb::seconds_per_call);
 }
 
@@ -146,26 +146,26 @@ CAF_TEST(reconcile answers from the action log) {
   CAF_CHECK_EQUAL(r.result, res);
   CAF_CHECK_EQUAL(reg.find("topology.get")->reconcile("run:1").state, reconcile_result::unknown);
   // A failed call never happened.
-  (void) call("service.restart", R"({"service":"nope"})", "run:2");
+  (void)call("service.restart", R"({"service":"nope"})", "run:2");
   CAF_CHECK_EQUAL(restart->reconcile("run:2").state, reconcile_result::not_happened);
 }
 
 CAF_TEST(undo compensates what can be compensated) {
-  (void) call("deploy.rollback", R"({"service":"api"})", "rb");
+  (void)call("deploy.rollback", R"({"service":"api"})", "rb");
   CAF_CHECK_LESS(m(*w, "api", "error_rate"), 0.01);
   CAF_CHECK(w->undo("rb").has_value());
   CAF_CHECK_GREATER(m(*w, "api", "error_rate"), 0.2); // the bad version is back
   CAF_CHECK(!w->undo("rb").has_value());              // only once
-  (void) call("service.scale", R"({"service":"web","replicas":6})", "sc");
+  (void)call("service.scale", R"({"service":"web","replicas":6})", "sc");
   CAF_CHECK(w->undo("sc").has_value());
   CAF_CHECK(contains(call("service.describe", R"({"service":"web"})"), R"("replicas":2)"));
-  (void) call("flag.set", R"({"flag":"beta","value":true})", "fl");
+  (void)call("flag.set", R"({"flag":"beta","value":true})", "fl");
   CAF_CHECK(w->undo("fl").has_value());
   CAF_CHECK(contains(call("flags.list", "{}"), R"("value":false)"));
-  (void) call("host.cordon", R"({"host":"g1"})", "co");
+  (void)call("host.cordon", R"({"host":"g1"})", "co");
   CAF_CHECK(w->undo("co").has_value());
   CAF_CHECK(contains(call("host.describe", R"({"host":"g1"})"), R"("cordoned":false)"));
-  (void) call("service.restart", R"({"service":"web"})", "rs");
+  (void)call("service.restart", R"({"service":"web"})", "rs");
   auto no = w->undo("rs");
   CAF_REQUIRE(!no);
   CAF_CHECK_EQUAL(no.error().message, "service.restart on 'web' cannot be undone");

@@ -1,10 +1,9 @@
 #define CAF_SUITE sandbox_worlds
-#include "tests/support/caf_test.hpp"
-
 #include <algorithm>
 #include <map>
 #include <vector>
 
+#include "tests/support/caf_test.hpp"
 #include "tests/support/sandbox_fixture.hpp"
 
 // The suites over the travel and ml-platform worlds (tests/scenarios/{travel,ml-platform}) are
@@ -86,7 +85,7 @@ const std::map<std::string, std::vector<step>> not_remedies{
   {"ml-xid-serving-host", {{action_kind::cordon, "gpu-s1"}}}, // its replicas keep running there
   {"ml-xid-embed-refresh-spare", {{action_kind::restart_job, "embed-refresh"}}}, // back on gpu-t6
   {"travel-inventory-db-pool", {{action_kind::restart, "inventory-db"}}}, // refills in minutes
-  {"travel-data1-disk-full", {{action_kind::cleanup_disk, "data-2"}}},   // the wrong host
+  {"travel-data1-disk-full", {{action_kind::cleanup_disk, "data-2"}}},    // the wrong host
 };
 
 /// Applies `steps` one tool call apart, then lets five minutes pass; false (with a failure) when
@@ -100,8 +99,7 @@ bool run_steps(sb::world& w, const std::string& id, const std::vector<step>& ste
     a.number = s.number;
     auto r = w.apply("step-" + std::to_string(++n), a);
     if (!r) {
-      CAF_FAIL(id << ": " << sb::tool_name(s.kind) << " " << s.target << ": "
-                  << r.error().message);
+      CAF_FAIL(id << ": " << sb::tool_name(s.kind) << " " << s.target << ": " << r.error().message);
       return false;
     }
     w.advance(sb::seconds_per_call);
@@ -112,8 +110,8 @@ bool run_steps(sb::world& w, const std::string& id, const std::vector<step>& ste
 
 /// What must hold after the remedies besides `mitigated`: capacity that is or is not there.
 const std::map<std::string, std::string> after_remedy{
-  {"ml-xid-embed-refresh-spare", "embed-refresh.throughput > 0.9"},  // spare gpu-t7 fits
-  {"ml-xid-pretrain-no-spare", "pretrain-70b.throughput < 0.8"},     // 3 of 4 hosts: partial
+  {"ml-xid-embed-refresh-spare", "embed-refresh.throughput > 0.9"}, // spare gpu-t7 fits
+  {"ml-xid-pretrain-no-spare", "pretrain-70b.throughput < 0.8"},    // 3 of 4 hosts: partial
   {"ml-xid-and-edge-spike", "pretrain-70b.throughput < 0.8"},
 };
 
@@ -137,25 +135,29 @@ bool shows(const sb::world& w, const sb::fault& f) {
   const auto& sc = w.spec();
   const auto& t = f.target;
   switch (f.kind) {
-    case sb::fault_kind::bad_deploy: return m(w, t.c_str(), "error_rate") > 0.1;
-    case sb::fault_kind::memory_leak:
-      return m(w, t.c_str(), "memory") > 0.85 && m(w, t.c_str(), "restarts") > 0;
-    case sb::fault_kind::connection_pool_exhaustion:
-      return m(w, t.c_str(), "connections") >= sc.world.find_service(t)->max_connections;
-    case sb::fault_kind::dependency_slowdown:
-      return m(w, t.c_str(), "latency_p99_ms") > 4 * baseline(sc, t, "latency_p99_ms");
-    case sb::fault_kind::traffic_spike:
-      return m(w, t.c_str(), "rps") > 2 * baseline(sc, t, "rps");
-    case sb::fault_kind::disk_full: return m(w, t.c_str(), "disk_used") >= 0.98;
-    case sb::fault_kind::cert_expired: {
-      auto callers = sc.world.callers_of(t);
-      return std::any_of(callers.begin(), callers.end(), [&](const std::string& c) {
-        return m(w, c.c_str(), "error_rate") > 0.1;
-      });
-    }
-    case sb::fault_kind::bad_flag: return m(w, f.service.c_str(), "error_rate") > 0.1;
-    case sb::fault_kind::gpu_xid: return m(w, t.c_str(), "xid_errors") > 0;
-    case sb::fault_kind::none: return true;
+  case sb::fault_kind::bad_deploy:
+    return m(w, t.c_str(), "error_rate") > 0.1;
+  case sb::fault_kind::memory_leak:
+    return m(w, t.c_str(), "memory") > 0.85 && m(w, t.c_str(), "restarts") > 0;
+  case sb::fault_kind::connection_pool_exhaustion:
+    return m(w, t.c_str(), "connections") >= sc.world.find_service(t)->max_connections;
+  case sb::fault_kind::dependency_slowdown:
+    return m(w, t.c_str(), "latency_p99_ms") > 4 * baseline(sc, t, "latency_p99_ms");
+  case sb::fault_kind::traffic_spike:
+    return m(w, t.c_str(), "rps") > 2 * baseline(sc, t, "rps");
+  case sb::fault_kind::disk_full:
+    return m(w, t.c_str(), "disk_used") >= 0.98;
+  case sb::fault_kind::cert_expired: {
+    auto callers = sc.world.callers_of(t);
+    return std::any_of(callers.begin(), callers.end(),
+                       [&](const std::string& c) { return m(w, c.c_str(), "error_rate") > 0.1; });
+  }
+  case sb::fault_kind::bad_flag:
+    return m(w, f.service.c_str(), "error_rate") > 0.1;
+  case sb::fault_kind::gpu_xid:
+    return m(w, t.c_str(), "xid_errors") > 0;
+  case sb::fault_kind::none:
+    return true;
   }
   return false;
 }
@@ -170,8 +172,8 @@ bool alert_shows(const sb::world& w) {
   if (it == labels.end())
     return false;
   const auto& s = it->second;
-  return m(w, s.c_str(), "error_rate") > 3 * baseline(sc, s, "error_rate") + 0.005
-         || m(w, s.c_str(), "latency_p99_ms") > 1.15 * baseline(sc, s, "latency_p99_ms");
+  return m(w, s.c_str(), "error_rate") > 3 * baseline(sc, s, "error_rate") + 0.005 ||
+         m(w, s.c_str(), "latency_p99_ms") > 1.15 * baseline(sc, s, "latency_p99_ms");
 }
 
 bool is_slow_herring(const sb::scenario& sc, const std::string& name) {
@@ -233,8 +235,8 @@ CAF_TEST(each scenario is mitigated by its remedy and not by restarting the aler
     sb::world wrong{*sc};
     const auto& loc = sc->expect.localized;
     auto alerted = sc->alert.labels.find("service");
-    if (alerted != sc->alert.labels.end()
-        && std::find(loc.begin(), loc.end(), alerted->second) == loc.end()) {
+    if (alerted != sc->alert.labels.end() &&
+        std::find(loc.begin(), loc.end(), alerted->second) == loc.end()) {
       sb::action a;
       a.kind = action_kind::restart;
       a.target = alerted->second;
@@ -259,7 +261,7 @@ CAF_TEST(each scenario is mitigated by its remedy and not by restarting the aler
   }
 }
 
-CAF_TEST(the other remedies of a fault work too and the false ones do not) {
+CAF_TEST(the other remedies of a fault work too and the false ones do not ) {
   for (const auto& f : suite_files()) {
     auto sc = sb::load_scenario(f.string());
     CAF_REQUIRE(sc.has_value());

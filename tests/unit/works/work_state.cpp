@@ -28,13 +28,14 @@ constexpr timestamp_us sec = 1'000'000;
 
 CAF_TEST(an incident goes open to resolved through monitoring) {
   using I = work_input;
-  CAF_CHECK_EQUAL(walk(work_state::open, {I::acknowledge, I::start_run, I::criteria_hold,
-                                          I::criteria_met}),
-                  "resolved");
+  CAF_CHECK_EQUAL(
+    walk(work_state::open, {I::acknowledge, I::start_run, I::criteria_hold, I::criteria_met}),
+    "resolved");
   // a run may start before anybody acknowledges; the acknowledgement then moves nothing
   CAF_CHECK_EQUAL(walk(work_state::open, {I::start_run, I::acknowledge}), "mitigating");
   // criteria that stop holding send it back to mitigating
-  CAF_CHECK_EQUAL(walk(work_state::mitigating, {I::criteria_hold, I::criteria_lapse}), "mitigating");
+  CAF_CHECK_EQUAL(walk(work_state::mitigating, {I::criteria_hold, I::criteria_lapse}),
+                  "mitigating");
   CAF_CHECK_EQUAL(walk(work_state::resolved, {I::reopen}), "open");
   CAF_CHECK_EQUAL(walk(work_state::cancelled, {I::reopen}), "open");
 }
@@ -64,11 +65,13 @@ CAF_TEST(every state and input has a name that parses back) {
 
 CAF_TEST(a trigger while a run is active does what the policy says) {
   auto active = work_state::mitigating;
-  CAF_CHECK_EQUAL(to_string(on_trigger(double_texting::enqueue, true, active)), std::string{"queue"});
+  CAF_CHECK_EQUAL(to_string(on_trigger(double_texting::enqueue, true, active)),
+                  std::string{"queue"});
   CAF_CHECK_EQUAL(to_string(on_trigger(double_texting::join, true, active)), std::string{"attach"});
   CAF_CHECK_EQUAL(to_string(on_trigger(double_texting::interrupt, true, active)),
                   std::string{"replace"});
-  CAF_CHECK_EQUAL(to_string(on_trigger(double_texting::reject, true, active)), std::string{"refuse"});
+  CAF_CHECK_EQUAL(to_string(on_trigger(double_texting::reject, true, active)),
+                  std::string{"refuse"});
   // no active run: every policy starts one; a closed work refuses whatever the policy
   for (auto p : {double_texting::enqueue, double_texting::join, double_texting::interrupt,
                  double_texting::reject}) {
