@@ -40,24 +40,22 @@ peer_actor::behavior_type echo_peer(caf::actor sink) {
   return {
     [](submit_atom, const goal_request& g) {
       kernel_reply r;
-      r.run_id = g.idempotency_key;
+      r.run_id = g.idempotency_key + "|" + g.goal + "|" + g.submitter + "|" + g.labels + "|" +
+                 std::to_string(g.budget.max_steps) + "/" + std::to_string(g.budget.deadline_us);
       r.created = true;
-      r.message = g.goal + "|" + g.submitter + "|" + g.labels;
-      r.payload = std::to_string(g.budget.max_steps) + "/" + std::to_string(g.budget.deadline_us);
+      r.state = run_state::running;
       return r;
     },
     [](cancel_atom, const std::string& run_id, const std::string& by) {
       kernel_reply r;
-      r.run_id = run_id;
-      r.message = by;
-      r.state = static_cast<int>(run_state::cancelled);
+      r.err = {errc::conflict, run_id + " not cancelled by " + by}; // errors travel as values
       return r;
     },
     [](decide_atom, const std::string& approval_id, const approval_vote& v) {
       kernel_reply r;
-      r.code = static_cast<int>(errc::conflict); // errors travel as values
-      r.message = approval_id + "|" + v.by + "|" + v.role + "|" + (v.approve ? "yes" : "no") + "|" +
-                  v.comment + "|" + std::to_string(v.at);
+      r.decided.id = approval_id;
+      r.decided.state = approval_state::approved;
+      r.decided.votes.push_back(v);
       return r;
     },
     [=](load_atom, const peer_load& load) { caf::anon_send(sink, load_atom::value, load); },
@@ -85,7 +83,9 @@ kernel_reply ask(member_system& from, const peer_actor& peer, Ts&&... xs) {
   kernel_reply out;
   self->request(peer, patience, std::forward<Ts>(xs)...)
     .receive([&](const kernel_reply& r) { out = r; },
-             [&](const caf::error& err) { out.message = "error: " + from.sys->render(err); });
+             [&](const caf::error& err) {
+               out.err = {errc::unavailable, "error: " + from.sys->render(err)};
+             });
   return out;
 }
 
@@ -108,20 +108,27 @@ CAF_TEST(every request and the load push cross the middleman whole) {
     g.budget.max_steps = 9;
     g.budget.deadline_us = 1234;
     auto sub = ask(b, *peer, submit_atom::value, g);
-    CAF_CHECK_EQUAL(sub.message, std::string{R"(checkout errors|alice|{"team":"pay"})"});
-    CAF_CHECK_EQUAL(sub.run_id, std::string{"placement-7"});
+    CAF_CHECK(!sub.err);
+    CAF_CHECK_EQUAL(sub.run_id,
+                    std::string{R"(placement-7|checkout errors|alice|{"team":"pay"}|9/1234)"});
     CAF_CHECK(sub.created);
-    CAF_CHECK_EQUAL(sub.payload, std::string{"9/1234"});
+    CAF_CHECK(sub.state == run_state::running);
 
     auto can = ask(b, *peer, cancel_atom::value, std::string{"run_1"}, std::string{"bob"});
-    CAF_CHECK_EQUAL(can.run_id, std::string{"run_1"});
-    CAF_CHECK_EQUAL(can.message, std::string{"bob"});
-    CAF_CHECK_EQUAL(can.state, static_cast<int>(run_state::cancelled));
+    CAF_CHECK(can.err.code == errc::conflict);
+    CAF_CHECK_EQUAL(can.err.message, std::string{"run_1 not cancelled by bob"});
 
     approval_vote v{"carol", "approver", true, "looks right", 42};
     auto dec = ask(b, *peer, decide_atom::value, std::string{"apr_1"}, v);
-    CAF_CHECK_EQUAL(dec.code, static_cast<int>(errc::conflict));
-    CAF_CHECK_EQUAL(dec.message, std::string{"apr_1|carol|approver|yes|looks right|42"});
+    CAF_CHECK(!dec.err);
+    CAF_CHECK_EQUAL(dec.decided.id, std::string{"apr_1"});
+    CAF_CHECK(dec.decided.state == approval_state::approved);
+    CAF_REQUIRE_EQUAL(dec.decided.votes.size(), 1u);
+    CAF_CHECK_EQUAL(dec.decided.votes[0].by, std::string{"carol"});
+    CAF_CHECK_EQUAL(dec.decided.votes[0].role, std::string{"approver"});
+    CAF_CHECK(dec.decided.votes[0].approve);
+    CAF_CHECK_EQUAL(dec.decided.votes[0].comment, std::string{"looks right"});
+    CAF_CHECK_EQUAL(dec.decided.votes[0].at, 42);
 
     caf::anon_send(*peer, load_atom::value, peer_load{"node-b", 3, 1});
     bool got = false;
