@@ -19,6 +19,7 @@ done
 runs_c1="${RUNS_C1:-1000}" runs_c64="${RUNS_C64:-5000}" warmup="${WARMUP:-100}"
 scenarios="${SCENARIOS:-examples/scenarios}"
 dir="$(mktemp -d /tmp/sreh-ab-XXXXXX)"
+chmod 755 "$dir" # the throwaway PostgreSQL runs as user postgres
 results="$dir/results.jsonl"
 pgdir="$dir/pg"
 use_pg="${SREH_AB_PG:-1}"
