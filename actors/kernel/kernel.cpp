@@ -109,6 +109,14 @@ void adopt(kernel_self self, const std::string& run_id) {
 
 caf::result<kernel_reply> submit(kernel_self self, goal_request& req) {
   auto& rt = *self->state.rt;
+  // Admission: a store slower than the load shows as commits queueing for the writer. New runs
+  // wait outside (503, Retry-After) rather than as memory; the runs under way go on.
+  if (auto waiting = rt.writer.backlog();
+      waiting > static_cast<std::size_t>(rt.cfg.limits.max_commit_backlog))
+    return reply_error(errc::unavailable,
+                       fmt::format("the node is overloaded: {} commits wait for the store "
+                                   "(limits.max_commit_backlog {}); retry shortly",
+                                   waiting, rt.cfg.limits.max_commit_backlog));
   auto now = rt.clock.now_us();
   run r;
   r.id = rt.ids.next("run");

@@ -3,7 +3,9 @@
 #include "app/serve/serve.hpp"
 
 #include <signal.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -91,6 +93,26 @@ int fail(const std::string& what) {
   return 1;
 }
 
+/// Raises the open-files limit to what the connection limits need (two per allowed connection,
+/// at most the hard limit), as servers do; warns when the hard limit is lower.
+void raise_file_limit(const config::node_config& cfg) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0)
+    return;
+  const auto want = static_cast<rlim_t>(2 * cfg.limits.max_connections + 1024);
+  if (lim.rlim_cur >= want)
+    return;
+  auto raised = lim;
+  raised.rlim_cur = lim.rlim_max == RLIM_INFINITY ? want : std::min(want, lim.rlim_max);
+  if (raised.rlim_cur > lim.rlim_cur)
+    setrlimit(RLIMIT_NOFILE, &raised);
+  getrlimit(RLIMIT_NOFILE, &lim);
+  if (lim.rlim_cur < want)
+    logger("node")->warn("open files limited to {} (ulimit -n); limits.max_connections {} wants "
+                         "{}: connections past the limit will fail to be accepted",
+                         lim.rlim_cur, cfg.limits.max_connections, want);
+}
+
 /// The tokens the node accepts; says where the admin token is, or that auth is off.
 expected<std::shared_ptr<const net::token_table>> load_tokens(const config::node_config& cfg) {
   auto log = logger("node");
@@ -140,6 +162,7 @@ int serve_command(int argc, char** argv) {
   if (auto err = setup_logging(cfg->logging.level, cfg->logging.format))
     return fail("logging: " + err.message);
   auto log = logger("node");
+  raise_file_limit(*cfg);
   // One node per data dir, claimed before anything in it is read or written.
   auto lock = persistence::data_dir_lock::acquire(cfg->data_dir, cfg->node_id);
   if (!lock)

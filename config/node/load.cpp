@@ -46,12 +46,17 @@ void read_limits(reader& r, const entry& section, limits_config& out) {
     std::string_view name;
     std::int64_t max;
     std::int64_t limits_config::*member;
+    std::int64_t min = 1;
   };
   static constexpr field fields[] = {
     {"max_body_bytes", unbounded, &limits_config::max_body_bytes},
     {"max_header_bytes", unbounded, &limits_config::max_header_bytes},
     {"max_json_depth", 512, &limits_config::max_json_depth},
     {"max_connections", unbounded, &limits_config::max_connections},
+    {"max_connections_per_client", unbounded, &limits_config::max_connections_per_client, 0},
+    {"header_timeout_ms", 3'600'000, &limits_config::header_timeout_ms},
+    {"idle_timeout_ms", 3'600'000, &limits_config::idle_timeout_ms},
+    {"max_commit_backlog", unbounded, &limits_config::max_commit_backlog},
     {"sse_queue_events", unbounded, &limits_config::sse_queue_events},
     {"sse_heartbeat_ms", unbounded, &limits_config::sse_heartbeat_ms},
     {"http_threads", 256, &limits_config::http_threads},
@@ -62,8 +67,10 @@ void read_limits(reader& r, const entry& section, limits_config& out) {
   };
   auto entries =
     r.entries(section, {"max_body_bytes", "max_header_bytes", "max_json_depth", "max_connections",
-                        "sse_queue_events", "sse_heartbeat_ms", "http_threads", "handler_threads",
-                        "scheduler_threads", "scheduler_policy", "tool_threads", "store_threads"});
+                        "max_connections_per_client", "header_timeout_ms", "idle_timeout_ms",
+                        "max_commit_backlog", "sse_queue_events", "sse_heartbeat_ms",
+                        "http_threads", "handler_threads", "scheduler_threads", "scheduler_policy",
+                        "tool_threads", "store_threads"});
   for (const auto& e : entries) {
     if (e.key == "scheduler_policy") {
       out.scheduler_policy = r.one_of(e, {"sharing", "stealing"});
@@ -71,7 +78,7 @@ void read_limits(reader& r, const entry& section, limits_config& out) {
     }
     for (const auto& f : fields)
       if (e.key == f.name)
-        out.*f.member = r.integer(e, 1, f.max);
+        out.*f.member = r.integer(e, f.min, f.max);
   }
 }
 

@@ -27,9 +27,22 @@ struct limits_config {
   std::int64_t max_body_bytes = 1 << 20;     // request bodies over this get 413
   std::int64_t max_header_bytes = 16 * 1024; // request headers over this get 431
   std::int64_t max_json_depth = 32;          // deeper JSON gets 400
-  std::int64_t max_connections = 1024;       // further connections are refused with 503
-  std::int64_t sse_queue_events = 10'000;    // a client further behind than this is cut
-  std::int64_t sse_heartbeat_ms = 15'000;    // comment line on idle SSE streams
+  /// Open connections. At the limit a new connection is still accepted and the oldest idle or
+  /// incomplete one (waiting for a request header) is closed for it; when none is, the newcomer
+  /// may ask only /healthz or /readyz and gets 503 with Retry-After for anything else.
+  std::int64_t max_connections = 1024;
+  /// Open connections from one client address (0: no per-client limit); further ones get 503.
+  std::int64_t max_connections_per_client = 256;
+  /// A request header must arrive whole within this, counted from its first byte (or from the
+  /// accept): a client that opens connections and sends a partial request line is cut.
+  std::int64_t header_timeout_ms = 5'000;
+  /// A keep-alive connection may wait this long between requests, and a body this long.
+  std::int64_t idle_timeout_ms = 30'000;
+  /// Commits waiting for the writer. Over this, new runs are refused with 503 and Retry-After
+  /// (runs under way go on), so a slow store slows the clients instead of growing memory.
+  std::int64_t max_commit_backlog = 20'000;
+  std::int64_t sse_queue_events = 10'000; // a client further behind than this is cut
+  std::int64_t sse_heartbeat_ms = 15'000; // comment line on idle SSE streams
   std::int64_t http_threads = 2;
   /// Threads that run the REST handlers (store reads, kernel calls) off the HTTP threads, so a
   /// slow or hung database holds these and never the sockets, /healthz or SSE.

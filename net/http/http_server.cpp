@@ -13,7 +13,10 @@ struct http_server::impl {
   explicit impl(server_context ctx) : core(std::make_shared<server_core>(ctx)) {
     auto* c = core.get();
     core->tokens = ctx.tokens ? ctx.tokens : fallback_tokens(ctx.cfg);
-    add_health_routes(core->routes, core->ctx, [c] { return c->connections.load(); });
+    add_health_routes(core->routes, core->ctx, [c] {
+      return front_counters{c->connections.load(), c->shed.load(), c->limited.load(),
+                            c->header_timeouts.load()};
+    });
     add_actor_routes(core->routes, core->ctx);
     if (!ctx.api)
       return; // a cluster member without the api role
@@ -41,35 +44,75 @@ struct http_server::impl {
   }
 
   void do_accept() {
-    acceptor->async_accept(asio::make_strand(core->ioc),
-                           [this](beast::error_code ec, tcp::socket socket) {
-                             if (ec == asio::error::operation_aborted || core->stopping)
-                               return;
-                             if (ec) {
-                               core->log->warn("accept failed: {}", ec.message());
-                             } else {
-                               on_accept(std::move(socket));
-                             }
-                             do_accept();
-                           });
+    acceptor->async_accept(
+      asio::make_strand(core->ioc), [this](beast::error_code ec, tcp::socket socket) {
+        if (ec == asio::error::operation_aborted || core->stopping)
+          return;
+        if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
+            ec == asio::error::no_memory) {
+          // Out of file descriptors: accepting again at once would spin.
+          core->log_overload();
+          core->log->warn("accept failed: {}; pausing accepts for 50 ms", ec.message());
+          return pause_accepts();
+        }
+        if (ec) {
+          core->log->warn("accept failed: {}", ec.message());
+        } else {
+          on_accept(std::move(socket));
+        }
+        do_accept();
+      });
   }
 
+  void pause_accepts() {
+    accept_pause.emplace(core->ioc, std::chrono::milliseconds(50));
+    accept_pause->async_wait([this](beast::error_code ec) {
+      if (!ec && !core->stopping)
+        do_accept();
+    });
+  }
+
+  // Accept, then shed: a newcomer over the limit is still taken (so /healthz answers), and the
+  // connection that has waited longest for a request header goes instead. When every
+  // connection is busy, or the newcomer's address holds its share already, it may ask only
+  // /healthz and /readyz. Past twice the limit a newcomer is closed at once.
   void on_accept(tcp::socket socket) {
     // Small writes go out at once: an SSE frame held back by Nagle waits for the client's
     // delayed ACK (up to 40 ms on Linux).
     beast::error_code ec;
     socket.set_option(tcp::no_delay(true), ec);
-    connection_slot slot(core);
-    bool busy = core->connections.load() > core->ctx.cfg.limits.max_connections;
+    auto ep = socket.remote_endpoint(ec);
+    auto client = ec ? std::string{"?"} : ep.address().to_string();
+    const auto& lim = core->ctx.cfg.limits;
+    if (core->connections.load() >= 2 * lim.max_connections) {
+      socket.close(ec);
+      core->log_overload();
+      return;
+    }
+    connection_slot slot(core, client);
+    const bool client_full = lim.max_connections_per_client > 0 &&
+                             slot.client_connections() > lim.max_connections_per_client;
     auto s = std::make_shared<http_session>(core, std::move(socket), std::move(slot));
-    if (busy)
-      s->reject_busy();
-    else
-      s->start();
+    if (client_full) {
+      s->limit_to_health("too many connections from " + client + " (limit " +
+                         std::to_string(lim.max_connections_per_client) + " per client)");
+    } else if (core->connections.load() > lim.max_connections) {
+      if (auto victim = core->claim_oldest_waiting()) {
+        victim->shutdown();
+        core->shed.fetch_add(1);
+      } else {
+        s->limit_to_health("too many connections (limit " + std::to_string(lim.max_connections) +
+                           "), all of them busy");
+      }
+    }
+    if (client_full || core->connections.load() > lim.max_connections)
+      core->log_overload();
+    s->start();
   }
 
   std::shared_ptr<server_core> core;
   std::optional<tcp::acceptor> acceptor;
+  std::optional<asio::steady_timer> accept_pause;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::vector<std::thread> threads;
   std::uint16_t port = 0;

@@ -12,7 +12,6 @@ namespace sreh::net {
 
 namespace {
 
-constexpr auto read_timeout = std::chrono::seconds(30);
 constexpr auto linger_timeout = std::chrono::seconds(2);
 constexpr std::size_t linger_max_bytes = 8u << 20;
 
@@ -33,6 +32,14 @@ bool is_json_media_type(const std::string* ct) {
   return v.size() == json.size() || v[json.size()] == ';' || v[json.size()] == ' ';
 }
 
+std::chrono::milliseconds ms(std::int64_t n) {
+  return std::chrono::milliseconds{n};
+}
+
+bool is_health_path(std::string_view path) {
+  return path == "/healthz" || path == "/readyz";
+}
+
 bool is_quiet_close(const beast::error_code& ec) {
   return ec == http::error::end_of_stream || ec == asio::error::eof ||
          ec == asio::error::connection_reset || ec == asio::error::operation_aborted ||
@@ -50,16 +57,9 @@ void http_session::start() {
   asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->do_read(); });
 }
 
-void http_session::reject_busy() {
-  slot_.bind(weak_from_this());
-  asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
-    self->started_ = std::chrono::steady_clock::now();
-    self->req_.request_id = self->core_->ctx.ids.next("req");
-    self->req_.method = "-";
-    self->fail_early(503, "unavailable",
-                     "too many connections (limit " +
-                       std::to_string(self->core_->ctx.cfg.limits.max_connections) + ")");
-  });
+void http_session::limit_to_health(std::string why) {
+  health_only_ = std::move(why);
+  core_->limited.fetch_add(1);
 }
 
 void http_session::shutdown() {
@@ -73,7 +73,26 @@ void http_session::do_read() {
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
   parser_->body_limit(static_cast<std::uint64_t>(limits.max_body_bytes));
-  stream_.expires_after(read_timeout);
+  waiting_since.store(steady_now_ns());
+  // A fresh connection, or a pipelined request already begun: its header is due now.
+  if (std::exchange(first_request_, false) || buffer_.size() > 0)
+    return read_header();
+  // Between requests on a keep-alive connection: the next request's first byte may take the
+  // idle timeout; the rest of its header is due within the header timeout from then.
+  stream_.expires_after(ms(limits.idle_timeout_ms));
+  stream_.async_read_some(buffer_.prepare(4096),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                            if (ec)
+                              return self->close();
+                            self->buffer_.commit(n);
+                            if (self->waiting_since.load() == -1)
+                              return self->close(); // shed meanwhile
+                            self->read_header();
+                          });
+}
+
+void http_session::read_header() {
+  stream_.expires_after(ms(core_->ctx.cfg.limits.header_timeout_ms));
   http::async_read_header(
     stream_, buffer_, *parser_,
     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
@@ -82,6 +101,13 @@ void http_session::do_read() {
 void http_session::on_header(beast::error_code ec) {
   started_ = std::chrono::steady_clock::now();
   req_ = request{};
+  if (waiting_since.exchange(0) == -1)
+    return close(); // chosen to be shed for a newcomer
+  if (ec == beast::error::timeout) {
+    core_->header_timeouts.fetch_add(1);
+    core_->log->debug("a request header did not arrive within {} ms: connection closed",
+                      core_->ctx.cfg.limits.header_timeout_ms);
+  }
   if (ec && is_quiet_close(ec))
     return close();
   if (fault("http.io"))
@@ -132,6 +158,7 @@ void http_session::on_header(beast::error_code ec) {
   if (parser_->is_done())
     return dispatch_request();
 
+  stream_.expires_after(ms(core_->ctx.cfg.limits.idle_timeout_ms));
   auto read_body = [self = shared_from_this()] {
     http::async_read(self->stream_, self->buffer_, *self->parser_,
                      [self](beast::error_code e, std::size_t) { self->on_body(e); });
@@ -168,6 +195,12 @@ void http_session::dispatch_request() {
   in_flight_ = true;
   // HEAD is GET without the body (load balancers and monitors probe /healthz with it).
   head_ = req_.method == "HEAD";
+  if (!health_only_.empty()) {
+    keep_alive_ = false; // one request, then the place goes back
+    if (!is_health_path(req_.path))
+      return write_reply(problem(503, "unavailable", health_only_ + "; retry shortly", req_),
+                         false);
+  }
   auto m =
     core_->routes.find(head_ ? std::string_view{"GET"} : std::string_view{req_.method}, req_.path);
   if (head_ && m.found && m.found->sse)
@@ -318,7 +351,7 @@ void http_session::write_reply(reply r, bool close_after) {
     res->content_length(length);
   }
   log_request(r.status);
-  stream_.expires_after(read_timeout);
+  stream_.expires_after(ms(core_->ctx.cfg.limits.idle_timeout_ms));
   http::async_write(
     stream_, *res,
     [self = shared_from_this(), res, close, close_after](beast::error_code ec, std::size_t) {

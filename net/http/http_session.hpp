@@ -23,12 +23,15 @@ class http_session : public connection, public std::enable_shared_from_this<http
 
   /// Starts the read loop.
   void start();
-  /// Answers 503 (too many connections) and closes.
-  void reject_busy();
+  /// Before start: the connection may ask only /healthz and /readyz (one request, then it
+  /// closes); anything else gets 503 with `why`.
+  void limit_to_health(std::string why);
   void shutdown() override;
 
  private:
   void do_read();
+  /// Reads a request header, the whole of which must arrive within limits.header_timeout_ms.
+  void read_header();
   void on_header(beast::error_code ec);
   void on_body(beast::error_code ec);
   void dispatch_request();
@@ -60,6 +63,8 @@ class http_session : public connection, public std::enable_shared_from_this<http
   bool head_ = false; // the request in hand is a HEAD: answer without the body
   std::chrono::steady_clock::time_point started_;
   std::size_t lingered_ = 0;
+  bool first_request_ = true;
+  std::string health_only_; // set: why only /healthz and /readyz are served
   std::array<char, 8192> scratch_{};
 };
 

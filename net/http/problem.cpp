@@ -131,6 +131,10 @@ reply make_problem(int status, std::string_view slug, std::string_view title,
   r.status = status;
   r.content_type = "application/problem+json";
   r.body.assign(buf.GetString(), buf.GetSize());
+  // Every 503 is temporary (store away, overload, shutting down): clients and Alertmanager
+  // back off and retry.
+  if (status == 503)
+    r.headers.emplace_back("Retry-After", "1");
   return r;
 }
 

@@ -16,6 +16,8 @@ class commit_queue {
   virtual ~commit_queue() = default;
   /// Thread-safe. `cb` runs exactly once, after the batch committed or failed.
   virtual void submit(write_batch b, callback cb) = 0;
+  /// Thread-safe: batches submitted and not yet taken into a transaction.
+  [[nodiscard]] virtual std::size_t backlog() const { return 0; }
 };
 
 /// Commits each batch at once on the caller's thread and calls back before returning. For

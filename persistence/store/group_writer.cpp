@@ -54,6 +54,7 @@ struct group_writer::impl {
   std::thread thread;
 
   std::atomic<std::uint64_t> commits{0}, batches{0}, rows{0}, bytes{0}, failures{0};
+  std::atomic<std::size_t> waiting{0}; // pending.size(), readable without the lock
 
   void loop();
   void process(std::vector<write_batch>& bs, std::vector<callback>& cbs, const events_listener* l);
@@ -82,6 +83,7 @@ void group_writer::impl::loop() {
         pending.erase(pending.begin(), pending.begin() + n);
         callbacks.erase(callbacks.begin(), callbacks.begin() + n);
       }
+      waiting.store(pending.size());
       l = listener;
     }
     try {
@@ -216,12 +218,17 @@ void group_writer::submit(write_batch b, callback cb) {
     if (!impl_->stopping) {
       impl_->pending.push_back(std::move(b));
       impl_->callbacks.push_back(std::move(cb));
+      impl_->waiting.store(impl_->pending.size());
       if (impl_->pending.size() == 1)
         impl_->cv.notify_one();
       return;
     }
   }
   cb(commit_result{{errc::unavailable, "writer stopped"}, {}, {}});
+}
+
+std::size_t group_writer::backlog() const {
+  return impl_->waiting.load();
 }
 
 group_writer_stats group_writer::stats() const {

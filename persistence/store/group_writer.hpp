@@ -49,6 +49,7 @@ class group_writer final : public commit_queue {
   void start();
   void stop();
   void submit(write_batch b, callback cb) override;
+  [[nodiscard]] std::size_t backlog() const override;
   [[nodiscard]] group_writer_stats stats() const;
 
  private:

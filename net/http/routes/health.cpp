@@ -98,7 +98,7 @@ void put_bool(json::writer& w, const char* key, bool v) {
   w.Bool(v);
 }
 
-reply stats(server_context& ctx, const request& req, std::int64_t connections) {
+reply stats(server_context& ctx, const request& req, const front_counters& front) {
   auto st = ctx.store.stats();
   if (!st)
     return problem(st.error(), req);
@@ -124,7 +124,10 @@ reply stats(server_context& ctx, const request& req, std::int64_t connections) {
   w.EndObject();
   w.Key("http");
   w.StartObject();
-  put(w, "connections", connections);
+  put(w, "connections", front.connections);
+  put(w, "shed", front.shed);
+  put(w, "limited", front.limited);
+  put(w, "header_timeouts", front.header_timeouts);
   put(w, "sse_subscribers", static_cast<std::uint64_t>(ctx.hub.subscribers()));
   put(w, "hub_last_seq", ctx.hub.last_seq());
   w.EndObject();
@@ -204,7 +207,7 @@ reply cluster_nodes(server_context& ctx) {
 
 } // namespace
 
-void add_health_routes(router& r, server_context& ctx, std::function<std::int64_t()> connections) {
+void add_health_routes(router& r, server_context& ctx, std::function<front_counters()> front) {
   auto* c = &ctx;
   r.add_nonblocking("GET", "/healthz", access::open, [](const request&, responder s) {
     s.send(json_reply(200, R"({"status":"ok"})"));
@@ -215,8 +218,8 @@ void add_health_routes(router& r, server_context& ctx, std::function<std::int64_
         });
   r.add("GET", "/v1/cluster/nodes", access::viewer,
         [c](const request&, responder s) { s.send(cluster_nodes(*c)); });
-  r.add("GET", "/v1/stats", access::viewer, [c, connections](const request& q, responder s) {
-    s.send(stats(*c, q, connections ? connections() : 0));
+  r.add("GET", "/v1/stats", access::viewer, [c, front](const request& q, responder s) {
+    s.send(stats(*c, q, front ? front() : front_counters{}));
   });
 }
 

@@ -29,8 +29,16 @@ std::string envelope(const char* key, const T& x) {
 /// POST /v1/runs/{id}/cancel.
 void add_run_routes(router& r, server_context& ctx);
 
-/// GET /healthz, GET /readyz, GET /v1/stats. `connections` reports open connections.
-void add_health_routes(router& r, server_context& ctx, std::function<std::int64_t()> connections);
+/// What the front's connection handling has done, for GET /v1/stats.
+struct front_counters {
+  std::int64_t connections = 0;      // open now
+  std::uint64_t shed = 0;            // idle or incomplete connections closed for newcomers
+  std::uint64_t limited = 0;         // connections let ask only /healthz and /readyz
+  std::uint64_t header_timeouts = 0; // request headers that did not arrive in time
+};
+
+/// GET /healthz, GET /readyz, GET /v1/stats. `front` reports the connection counters.
+void add_health_routes(router& r, server_context& ctx, std::function<front_counters()> front);
 
 /// GET /v1/actors: the children of the node's supervisors (server_context::tree).
 void add_actor_routes(router& r, server_context& ctx);

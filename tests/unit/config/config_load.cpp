@@ -132,6 +132,28 @@ CAF_TEST(wrong types and ranges) {
                   std::string{"cfg.yaml:1:1: (top level): expected a mapping of settings"});
 }
 
+CAF_TEST(overload limits) {
+  auto r = load_string("limits:\n  max_connections_per_client: 0\n  header_timeout_ms: 250\n"
+                       "  idle_timeout_ms: 9000\n  max_commit_backlog: 7\n",
+                       "cfg.yaml");
+  CAF_REQUIRE(r.has_value());
+  CAF_CHECK_EQUAL(r->limits.max_connections_per_client, 0);
+  CAF_CHECK_EQUAL(r->limits.header_timeout_ms, 250);
+  CAF_CHECK_EQUAL(r->limits.idle_timeout_ms, 9000);
+  CAF_CHECK_EQUAL(r->limits.max_commit_backlog, 7);
+  auto d = load_string("", "cfg.yaml");
+  CAF_REQUIRE(d.has_value());
+  CAF_CHECK_EQUAL(d->limits.max_connections_per_client, 256);
+  CAF_CHECK_EQUAL(d->limits.header_timeout_ms, 5000);
+  CAF_CHECK_EQUAL(d->limits.max_commit_backlog, 20000);
+  CAF_CHECK_EQUAL(err("limits:\n  header_timeout_ms: 0\n"),
+                  std::string{"cfg.yaml:2:22: limits.header_timeout_ms: expected an integer "
+                              "between 1 and 3600000, got 0"});
+  CAF_CHECK_EQUAL(err("limits:\n  max_connections_per_client: -1\n"),
+                  std::string{"cfg.yaml:2:31: limits.max_connections_per_client: expected an "
+                              "integer between 0 and 9223372036854775807, got -1"});
+}
+
 CAF_TEST(enums) {
   CAF_CHECK_EQUAL(err("store:\n  kind: mysql\n"),
                   std::string{"cfg.yaml:2:9: store.kind: expected one of sqlite, postgres, got "
