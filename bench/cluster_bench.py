@@ -51,17 +51,19 @@ ECHO_SCRIPT = """model:
   script:
 {steps}
 """
+# The SSE clients all come from 127.0.0.1: no per-client connection limit.
+LIMITS = "limits:\n  max_connections_per_client: 0\n"
 
 
 def echo_script(steps):
     return ECHO_SCRIPT.format(steps="\n".join(
-        "    - {tool: test.echo, args: {probe: bench}}" for _ in range(steps)))
+        "    - {tool: test.echo, args: {probe: bench}}" for _ in range(steps))) + LIMITS
 
 
 def sleep_script(steps, ms):
     return ECHO_SCRIPT.format(steps="\n".join(
         f"    - {{tool: test.sleep, args: {{ms: {ms}}}}}" for _ in range(steps))) + \
-        "limits:\n  tool_threads: 128\n"
+        LIMITS + "  tool_threads: 128\n"
 
 
 def log(msg):

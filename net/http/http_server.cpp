@@ -93,18 +93,18 @@ struct http_server::impl {
     const bool client_full = lim.max_connections_per_client > 0 &&
                              slot.client_connections() > lim.max_connections_per_client;
     auto s = std::make_shared<http_session>(core, std::move(socket), std::move(slot));
-    if (client_full) {
-      s->limit_to_health("too many connections from " + client + " (limit " +
-                         std::to_string(lim.max_connections_per_client) + " per client)");
-    } else if (core->connections.load() > lim.max_connections) {
+    if (core->connections.load() > lim.max_connections) {
       if (auto victim = core->claim_oldest_waiting()) {
         victim->shutdown();
         core->shed.fetch_add(1);
-      } else {
+      } else if (!client_full) {
         s->limit_to_health("too many connections (limit " + std::to_string(lim.max_connections) +
                            "), all of them busy");
       }
     }
+    if (client_full)
+      s->limit_to_health("too many connections from " + client + " (limit " +
+                         std::to_string(lim.max_connections_per_client) + " per client)");
     if (client_full || core->connections.load() > lim.max_connections)
       core->log_overload();
     s->start();

@@ -50,7 +50,9 @@ bool is_quiet_close(const beast::error_code& ec) {
 
 http_session::http_session(std::shared_ptr<server_core> core, tcp::socket&& socket,
                            connection_slot slot)
-  : core_(std::move(core)), stream_(std::move(socket)), slot_(std::move(slot)) {}
+  : core_(std::move(core)), stream_(std::move(socket)), slot_(std::move(slot)) {
+  waiting_since.store(steady_now_ns()); // from the accept: sheddable before its first read
+}
 
 void http_session::start() {
   slot_.bind(weak_from_this());
@@ -73,7 +75,11 @@ void http_session::do_read() {
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
   parser_->body_limit(static_cast<std::uint64_t>(limits.max_body_bytes));
-  waiting_since.store(steady_now_ns());
+  // Waiting for a header from now (a fresh connection: since its accept), unless chosen to be
+  // shed meanwhile.
+  std::int64_t busy = 0;
+  if (!waiting_since.compare_exchange_strong(busy, steady_now_ns()) && busy == -1)
+    return close();
   // A fresh connection, or a pipelined request already begun: its header is due now.
   if (std::exchange(first_request_, false) || buffer_.size() > 0)
     return read_header();

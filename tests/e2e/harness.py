@@ -289,7 +289,11 @@ def run_tests(tests):
             print(f"ok   {t.__name__} ({time.time() - started:.1f}s)", flush=True)
         except Exception as e:  # noqa: BLE001 - report every failure and go on
             failed += 1
-            print(f"FAIL {t.__name__}: {type(e).__name__}: {e}", flush=True)
+            where = [f"{os.path.basename(f.filename)}:{f.lineno}"
+                     for f in __import__("traceback").extract_tb(e.__traceback__)
+                     if f.filename.endswith(".py") and "/tests/e2e/" in f.filename]
+            print(f"FAIL {t.__name__}: {type(e).__name__}: {e} (at {' < '.join(reversed(where))})",
+                  flush=True)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

@@ -76,9 +76,19 @@ def close_all(socks):
 
 
 def stats(port, source):
-    status, _, body = call(port, "GET", "/v1/stats", source=source, timeout=5)
+    status, _, body = call(port, "GET", "/v1/stats", source=source, timeout=10)
     assert status == 200, body
     return json.loads(body)["http"]
+
+
+def front_reached(port, source, key, at_least):
+    """For wait_until: the front's counter `key` has reached `at_least` (False while the
+    server is still taking the flood in and a probe times out)."""
+    try:
+        return stats(port, source)[key] >= at_least
+    except TimeoutError:
+        print("a stats probe took over 10 s while the flood was taken in")
+        return False
 
 
 def timed(fn):
@@ -94,7 +104,7 @@ def test_a_flood_of_half_open_connections_locks_nobody_out():
         socks = flood(node.port, FLOOD)
         try:
             # Every flood connection accepted (the count includes the probe's own).
-            wait_until(lambda: stats(node.port, "127.0.0.2")["limited"] >= FLOOD - 256, 20,
+            wait_until(lambda: front_reached(node.port, "127.0.0.2", "limited", FLOOD - 256), 60,
                        "the flood to be accepted")
             for _ in range(5):
                 (status, _, _), took = timed(lambda: call(node.port, "GET", "/healthz",
@@ -126,7 +136,7 @@ def test_without_a_per_client_limit_the_oldest_incomplete_connections_are_shed()
         first = flood(node.port, 100)
         later = flood(node.port, 50)
         try:
-            wait_until(lambda: stats(node.port, "127.0.0.1")["shed"] >= 50, 20,
+            wait_until(lambda: front_reached(node.port, "127.0.0.1", "shed", 50), 60,
                        "the oldest connections to be shed")
             for _ in range(5):
                 (status, _, body), took = timed(lambda: call(node.port, "GET", "/v1/runs"))
