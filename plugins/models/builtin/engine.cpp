@@ -91,6 +91,9 @@ void add_remedies(findings& f, const round_data& rd) {
   f.rem.notes.insert(f.rem.notes.end(), rd.rem.notes.begin(), rd.rem.notes.end());
   for (auto& [what, ok] : rd.rem.mitigated)
     f.rem.mitigated[what] = ok;
+  for (auto& [what, how] : rd.rem.recovery)
+    f.rem.recovery[what] = how;
+  f.rem.partial.insert(rd.rem.partial.begin(), rd.rem.partial.end());
   f.rem.last_action = std::max(f.rem.last_action, rd.rem.last_action);
 }
 
@@ -180,6 +183,10 @@ class planner {
   };
 
   round_end investigate(round_data& rd, walk_options wo, step_range investigation);
+  std::optional<planned_call> settle(const triage_result& t, std::vector<hypothesis_group>& groups,
+                                     step_range investigation, step_range global, bool may_call);
+  std::optional<actors::decision> assess(round_data& rd, walk_options wo, step_range investigation,
+                                         bool may_call, bool may_backtrack);
   std::optional<actors::decision> sweep(const round_data& rd, walk_options wo,
                                         step_range investigation, std::int64_t tool_steps);
   round_end follow_up(round_data& rd, walk_options wo, step_range investigation, std::int64_t first,
@@ -223,8 +230,9 @@ actors::decision planner::decide() {
   }
 }
 
-/// Investigating: walk, then check what separates the hypotheses best; once every group is
-/// decided, sweep for independent faults, then act on the diagnoses.
+/// Investigating: walk, then check what separates the hypotheses best; backtrack while a leaf
+/// stays unexplained; once every group is decided, sweep for independent faults, then act on
+/// the diagnoses.
 planner::round_end planner::investigate(round_data& rd, walk_options wo, step_range investigation) {
   auto tool_steps = calls_after(rd.start);
   bool may_call = tool_steps < kb_.limits.investigate_steps && left_ > 2;
@@ -238,12 +246,10 @@ planner::round_end planner::investigate(round_data& rd, walk_options wo, step_ra
   }
   if (rd.t.next)
     return {call(*rd.t.next, detail_json("triage", {}, rd.t, ev_, nullptr)), {}};
-  rd.groups = build_groups(sit_, rd.t, investigation, wo.global);
-  if (auto check = next_check(kb_, rd.groups, may_call)) {
-    auto d = call(*check, detail_json("investigate", rd.groups, rd.t, ev_, nullptr));
-    d.thought = fmt::format("{} — hypotheses: {}", d.thought, ranking(rd.groups));
-    return {std::move(d), {}};
-  }
+  // Backtracking may go on past the investigation's own limit while the remedies still fit.
+  bool may_backtrack = may_call || left_ > kb_.limits.remedy_reserve_steps;
+  if (auto c = assess(rd, wo, investigation, may_call, may_backtrack))
+    return {std::move(c), {}};
   if (may_call)
     if (auto d = sweep(rd, wo, investigation, tool_steps))
       return {std::move(d), {}};
@@ -254,6 +260,65 @@ planner::round_end planner::investigate(round_data& rd, walk_options wo, step_ra
       return {remedy_call(rd), {}};
   }
   return {};
+}
+
+std::set<std::string> unexplained(const std::vector<hypothesis_group>& groups) {
+  std::set<std::string> out;
+  for (auto& g : groups)
+    if (g.state == hypothesis_group::unknown)
+      out.insert(g.leaf);
+  return out;
+}
+
+/// The groups of a walk, decided: the leaves' own hypotheses first; for a leaf they leave
+/// unexplained, the hosts under it (a common cause of several anomalies) too. A check that
+/// separates them is returned to be made (only when `may_call`).
+std::optional<planned_call> planner::settle(const triage_result& t,
+                                            std::vector<hypothesis_group>& groups,
+                                            step_range investigation, step_range global,
+                                            bool may_call) {
+  groups = build_groups(sit_, t, investigation, global);
+  if (auto c = next_check(kb_, groups, may_call))
+    return c;
+  auto open = unexplained(groups);
+  if (open.empty())
+    return std::nullopt;
+  auto widened = build_groups(sit_, t, investigation, global, open);
+  auto c = next_check(kb_, widened, may_call);
+  if (c)
+    c->why = "backtrack to the hosts under " + *open.begin() + ": " + c->why;
+  groups = std::move(widened);
+  return c;
+}
+
+/// Decides the round's groups, backtracking while a leaf stays unexplained: to the hosts under
+/// it, then to the siblings the walk deferred. A call to make now, or nothing (decided).
+std::optional<actors::decision> planner::assess(round_data& rd, walk_options wo,
+                                                step_range investigation, bool may_call,
+                                                bool may_backtrack) {
+  auto phase = [&](const planned_call& c, const char* ph) {
+    auto d = call(c, detail_json(ph, rd.groups, rd.t, ev_, nullptr));
+    d.thought = fmt::format("{} — hypotheses: {}", d.thought, ranking(rd.groups));
+    return d;
+  };
+  if (auto c = settle(rd.t, rd.groups, investigation, wo.global, may_call))
+    return phase(*c, "investigate");
+  if (unexplained(rd.groups).empty() || rd.t.deferred.empty())
+    return std::nullopt;
+  wo.sweep = true;
+  wo.allow_calls = may_backtrack;
+  auto wider = triage(sit_, investigation, wo);
+  if (wider.next) {
+    wider.next->why = "backtrack: a leaf is unexplained; " + wider.next->why;
+    return call(*wider.next, detail_json("triage", rd.groups, rd.t, ev_, nullptr));
+  }
+  std::vector<hypothesis_group> groups;
+  auto c = settle(wider, groups, investigation, wo.global, may_backtrack);
+  rd.t = std::move(wider);
+  rd.groups = std::move(groups);
+  if (c)
+    return phase(*c, "investigate");
+  return std::nullopt;
 }
 
 /// Every group is decided: look at the deferred siblings for independent faults while there is
@@ -277,8 +342,7 @@ planner::round_end planner::follow_up(round_data& rd, walk_options wo, step_rang
                                       std::int64_t first, int round) {
   wo.allow_calls = false;
   rd.t = triage(sit_, investigation, wo);
-  rd.groups = build_groups(sit_, rd.t, investigation, wo.global);
-  (void)next_check(kb_, rd.groups, false);
+  (void)assess(rd, wo, investigation, false, false);
   pick_diagnoses(rd, known_);
   // A remedy call none of this round's diagnoses makes began the next round: this round's
   // remedies and verification are judged on the steps before it.
@@ -318,11 +382,27 @@ actors::decision planner::remedy_call(const round_data& rd) const {
   return call(*rd.rem.next, detail_json(phase, rd.groups, rd.t, ev_, nullptr));
 }
 
+/// How the remedies left things: the worst verified outcome; "partial" too when the alerted
+/// entities stayed anomalous after remedies that worked; "none" without a verified remedy.
+std::string recovery_of(const findings& f, const std::deque<round_data>& rounds) {
+  std::string out = "none";
+  for (auto& [what, how] : f.rem.recovery) {
+    if (how == "not_recovered" && !f.rem.mitigated.at(what))
+      return how;
+    if (how == "partial" || out == "none")
+      out = how == "not_recovered" ? "recovered" : how;
+  }
+  if (out == "recovered" && !rounds.back().rem.still_anomalous.empty())
+    out = "partial";
+  return out;
+}
+
 /// The conclusion gathers every round.
 actors::decision planner::conclude() const {
   auto f = gather(rounds_);
   auto& v = f.v;
   v.remediation = &f.rem;
+  v.recovery = recovery_of(f, rounds_);
   if (!v.diagnoses.empty())
     v.outcome = "diagnosed";
   else if (f.t.leaves.empty())

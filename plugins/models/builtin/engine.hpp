@@ -93,9 +93,12 @@ struct hypothesis_group {
   bool ambiguous = false; // diagnosed without the required margin
 };
 
-/// Builds and scores the groups of the triage's leaves.
-[[nodiscard]] std::vector<hypothesis_group>
-build_groups(const situation& sit, const triage_result& t, step_range range, step_range global);
+/// Builds and scores the groups of the triage's leaves; the hosts under the leaves of `widen`
+/// (ones that nothing of their own explains) are suspects too.
+[[nodiscard]] std::vector<hypothesis_group> build_groups(const situation& sit,
+                                                         const triage_result& t, step_range range,
+                                                         step_range global,
+                                                         const std::set<std::string>& widen = {});
 
 /// Whether an anomalous entity explains itself, looked at before its dependencies are described:
 /// when the goal cues a failure mode with a global check (a recent deploy, a flag change), that
@@ -128,8 +131,11 @@ struct remediation_record {
 struct remediation_state {
   std::optional<planned_call> next;
   std::vector<remediation_record> records;
-  std::vector<std::string> notes;           // "checkout error_rate back to 0.002 (step 9)"
-  std::map<std::string, bool> mitigated;    // by kind:target
+  std::vector<std::string> notes;        // "checkout error_rate back to 0.002 (step 9)"
+  std::map<std::string, bool> mitigated; // by kind:target
+  /// By kind:target, once verified: recovered | partial | not_recovered.
+  std::map<std::string, std::string> recovery;
+  std::set<std::string> partial;            // entities a verified remedy restored only in part
   std::int64_t last_action = 0;             // step of the last remedy call (0 = none)
   std::vector<std::string> still_anomalous; // alerted entities anomalous after the remedies
 };

@@ -258,7 +258,9 @@ class walker {
       return s == sight::unseen;
     auto& e = ev_.entities.at(name);
     auto at = last_seen(e);
-    auto cls = anomalies(kb_, e, range_);
+    // The walk reaches only alerted entities and dependencies that may explain an anomalous
+    // caller: a symptom points at each, so the mild bar applies.
+    auto cls = anomalies(kb_, e, range_, true);
     t_.classes[name] = cls;
     if (cls.empty()) {
       healthy_.insert(name);
@@ -273,9 +275,39 @@ class walker {
     for (auto& d : e.calls)
       if (!follow(name, cls, self, d, explaining))
         return false;
-    if (explaining.empty() || self)
+    // An anomaly no dependency can cause (its own load, memory, restarts) makes the entity a
+    // suspect of its own, whatever its dependencies explain.
+    if (explaining.empty() || self || intrinsic(cls))
       t_.leaves.push_back(name);
     return true;
+  }
+
+  [[nodiscard]] bool intrinsic(const std::map<std::string, std::string>& cls) const {
+    return std::any_of(cls.begin(), cls.end(), [&](auto& c) {
+      return std::none_of(kb_.propagation.begin(), kb_.propagation.end(), [&](auto& p) {
+        return std::find(p.second.begin(), p.second.end(), c.first) != p.second.end();
+      });
+    });
+  }
+
+  /// The dependency's classes that can explain the caller's: a slower dependency explains its
+  /// caller's latency only if the caller is slower by a fair share of it (it waits on it).
+  [[nodiscard]] std::map<std::string, std::string>
+  explaining_classes(const entity& caller, const entity& dep,
+                     std::map<std::string, std::string> dcls) const {
+    if (!dcls.contains("latency"))
+      return dcls;
+    auto extra = [&](const entity& x) -> std::optional<double> {
+      auto v = current_value(x, "latency_p99_ms", range_);
+      auto b = baseline_value(x, "latency_p99_ms", range_);
+      if (!v || !b)
+        return std::nullopt;
+      return *v - *b;
+    };
+    auto c = extra(caller), d = extra(dep);
+    if (c && d && *d > 0 && *c < kb_.limits.latency_explain_share * *d)
+      dcls.erase("latency");
+    return dcls;
   }
 
   /// Below the alerted entities, a suspect that a cued change explains by itself is a leaf: its
@@ -310,11 +342,11 @@ class walker {
                      fmt::format("{} is anomalous; does its dependency {} explain it?", name, d));
     if (s != sight::seen)
       return s == sight::unseen;
-    auto dcls = anomalies(kb_, *de, range_);
+    auto dcls = anomalies(kb_, *de, range_, true);
     if (dcls.empty()) {
       if (healthy_.insert(d).second && !visited_.contains(d))
         t_.observations.push_back({last_seen(*de), fmt::format("{} is healthy", d), 0});
-    } else if (propagates(kb_, dcls, cls)) {
+    } else if (propagates(kb_, explaining_classes(ev_.entities.at(name), *de, dcls), cls)) {
       explaining.push_back(d);
       t_.parent.try_emplace(d, name);
       queue_.push_back(d);
