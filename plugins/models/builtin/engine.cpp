@@ -184,7 +184,8 @@ class planner {
 
   round_end investigate(round_data& rd, walk_options wo, step_range investigation);
   std::optional<planned_call> settle(const triage_result& t, std::vector<hypothesis_group>& groups,
-                                     step_range investigation, step_range global, bool may_call);
+                                     step_range investigation, step_range global, bool may_call,
+                                     bool may_backtrack);
   std::optional<actors::decision> assess(round_data& rd, walk_options wo, step_range investigation,
                                          bool may_call, bool may_backtrack);
   std::optional<actors::decision> sweep(const round_data& rd, walk_options wo,
@@ -208,6 +209,7 @@ class planner {
   std::deque<round_data> rounds_;
   std::set<std::string> known_;          // kind:target diagnosed by earlier rounds
   std::set<std::string> healthy_before_; // seen healthy by earlier rounds
+  std::set<std::string> treated_;        // diagnosed (subject and target) by earlier rounds
 };
 
 actors::decision planner::decide() {
@@ -220,6 +222,7 @@ actors::decision planner::decide() {
     walk_options wo;
     wo.global = {0, first ? first - 1 : 0};
     wo.known_healthy = healthy_before_;
+    wo.treated = treated_;
     auto end =
       first == 0 ? investigate(rd, wo, investigation) : follow_up(rd, wo, investigation, first, k);
     if (end.call)
@@ -246,8 +249,9 @@ planner::round_end planner::investigate(round_data& rd, walk_options wo, step_ra
   }
   if (rd.t.next)
     return {call(*rd.t.next, detail_json("triage", {}, rd.t, ev_, nullptr)), {}};
-  // Backtracking may go on past the investigation's own limit while the remedies still fit.
-  bool may_backtrack = may_call || left_ > kb_.limits.remedy_reserve_steps;
+  // Backtracking may go on a little past the investigation's own limit.
+  bool may_backtrack = left_ > kb_.limits.remedy_reserve_steps &&
+                       tool_steps < kb_.limits.investigate_steps + kb_.limits.backtrack_steps;
   if (auto c = assess(rd, wo, investigation, may_call, may_backtrack))
     return {std::move(c), {}};
   if (may_call)
@@ -276,7 +280,7 @@ std::set<std::string> unexplained(const std::vector<hypothesis_group>& groups) {
 std::optional<planned_call> planner::settle(const triage_result& t,
                                             std::vector<hypothesis_group>& groups,
                                             step_range investigation, step_range global,
-                                            bool may_call) {
+                                            bool may_call, bool may_backtrack) {
   groups = build_groups(sit_, t, investigation, global);
   if (auto c = next_check(kb_, groups, may_call))
     return c;
@@ -284,7 +288,7 @@ std::optional<planned_call> planner::settle(const triage_result& t,
   if (open.empty())
     return std::nullopt;
   auto widened = build_groups(sit_, t, investigation, global, open);
-  auto c = next_check(kb_, widened, may_call);
+  auto c = next_check(kb_, widened, may_backtrack);
   if (c)
     c->why = "backtrack to the hosts under " + *open.begin() + ": " + c->why;
   groups = std::move(widened);
@@ -301,7 +305,7 @@ std::optional<actors::decision> planner::assess(round_data& rd, walk_options wo,
     d.thought = fmt::format("{} — hypotheses: {}", d.thought, ranking(rd.groups));
     return d;
   };
-  if (auto c = settle(rd.t, rd.groups, investigation, wo.global, may_call))
+  if (auto c = settle(rd.t, rd.groups, investigation, wo.global, may_call, may_backtrack))
     return phase(*c, "investigate");
   if (unexplained(rd.groups).empty() || rd.t.deferred.empty())
     return std::nullopt;
@@ -313,7 +317,7 @@ std::optional<actors::decision> planner::assess(round_data& rd, walk_options wo,
     return call(*wider.next, detail_json("triage", rd.groups, rd.t, ev_, nullptr));
   }
   std::vector<hypothesis_group> groups;
-  auto c = settle(wider, groups, investigation, wo.global, may_backtrack);
+  auto c = settle(wider, groups, investigation, wo.global, may_backtrack, may_backtrack);
   rd.t = std::move(wider);
   rd.groups = std::move(groups);
   if (c)
@@ -369,8 +373,11 @@ planner::round_end planner::follow_up(round_data& rd, walk_options wo, step_rang
 
 /// What a finished round tells the next: its diagnoses, and what it saw healthy.
 void planner::remember(const round_data& rd) {
-  for (auto* h : rd.diagnoses)
+  for (auto* h : rd.diagnoses) {
     known_.insert(h->mode->kind + ":" + h->target);
+    treated_.insert(h->subject);
+    treated_.insert(h->target);
+  }
   healthy_before_.insert(rd.t.healthy.begin(), rd.t.healthy.end());
   for (auto& [name, cls] : rd.t.classes)
     if (!cls.empty())

@@ -45,6 +45,8 @@ struct walk_options {
   step_range global;  // where deploys and flags count (all rounds)
   /// Entities an earlier round saw healthy: a later round does not describe them again.
   std::set<std::string> known_healthy;
+  /// Entities an earlier round diagnosed and treated: their sticky classes do not count.
+  std::set<std::string> treated;
 };
 
 /// What a decision reasons over: the knowledge base, the run's evidence so far, the calls the

@@ -380,6 +380,24 @@ void common_cause(const situation& sit, const triage_result& t, hypothesis& h) {
     {0, fmt::format("{} carries {} anomalous entities: {}", h.subject, on.size(), names), w});
 }
 
+/// False when the subject is observed but has none of the metrics the mode's own metric
+/// symptoms read (a host without GPUs for a GPU fault): the mode does not apply to it.
+bool measurable(const evidence& ev, const hypothesis& h, step_range r) {
+  auto* e = ev.find(h.subject);
+  if (!e || !observed(*e, r))
+    return true;
+  bool any = false;
+  for (auto& se : h.symptoms) {
+    if (se.s->type != symptom_type::metric || se.s->on != scope::self)
+      continue;
+    any = true;
+    for (auto& c : se.s->when.all)
+      if (current_value(*e, c.metric, r))
+        return true;
+  }
+  return !any;
+}
+
 /// True when reading the logs of `name` failed within the range.
 bool logs_failed(const situation& sit, const std::string& name, step_range r) {
   auto call = sit.tools.logs(name, kind_of(sit.ev, name));
@@ -420,8 +438,11 @@ std::vector<hypothesis_group> build_groups(const situation& sit, const triage_re
         auto k = kind_of(ev, s);
         if (std::find(m.applies_to.begin(), m.applies_to.end(), k) == m.applies_to.end())
           continue;
-        grp.hyps.push_back(score(sit, r, g, m, s, t.cues));
-        common_cause(sit, t, grp.hyps.back());
+        auto h = score(sit, r, g, m, s, t.cues);
+        if (!measurable(ev, h, r))
+          continue;
+        common_cause(sit, t, h);
+        grp.hyps.push_back(std::move(h));
       }
     std::vector<std::size_t> idx(grp.hyps.size());
     for (std::size_t i = 0; i < idx.size(); ++i)

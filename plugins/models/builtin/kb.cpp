@@ -251,7 +251,8 @@ void read_thresholds(reader& r, const entry& e, thresholds& t) {
            e,
            {"conclude_score", "conclude_margin", "investigate_steps",
             "investigate_steps_per_extra_leaf", "remedy_reserve_steps", "sticky_classes",
-            "goal_cue_weight", "max_rounds", "latency_explain_share", "common_cause_weight"}};
+            "goal_cue_weight", "max_rounds", "latency_explain_share", "backtrack_steps",
+            "common_cause_weight"}};
   for (auto [key, dst] : {std::pair{"conclude_score", &t.conclude_score},
                           std::pair{"conclude_margin", &t.conclude_margin},
                           std::pair{"goal_cue_weight", &t.goal_cue_weight},
@@ -269,6 +270,7 @@ void read_thresholds(reader& r, const entry& e, thresholds& t) {
     {"investigate_steps_per_extra_leaf", 0, 100, &thresholds::investigate_steps_per_extra_leaf},
     {"remedy_reserve_steps", 0, 100, &thresholds::remedy_reserve_steps},
     {"max_rounds", 1, 20, &thresholds::max_rounds},
+    {"backtrack_steps", 0, 100, &thresholds::backtrack_steps},
   };
   for (const auto& c : counts)
     if (const auto* f = m.find(c.key))

@@ -105,8 +105,9 @@ struct thresholds {
   int investigate_steps = 13;
   int investigate_steps_per_extra_leaf = 5; // more budget for each further anomalous leaf
   int remedy_reserve_steps = 4;             // the sweep for independent faults leaves these
-  double goal_cue_weight = 1;               // prior added to hypotheses the goal text cues
-  int max_rounds = 3; // triage → remedy → verify rounds for combined faults
+  int backtrack_steps = 6; // backtracking from an unexplained leaf may go this far past the limit
+  double goal_cue_weight = 1; // prior added to hypotheses the goal text cues
+  int max_rounds = 3;         // triage → remedy → verify rounds for combined faults
   /// A dependency explains its caller's latency only when the caller's extra p99 is at least this
   /// share of the dependency's extra p99 (a caller waits on the callee on its failing path).
   double latency_explain_share = 0.5;
