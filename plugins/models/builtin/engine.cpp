@@ -246,6 +246,10 @@ planner::round_end planner::investigate(round_data& rd, walk_options wo, step_ra
     auto extra = kb_.limits.investigate_steps_per_extra_leaf *
                  static_cast<std::int64_t>(rd.t.leaves.size() - 1);
     may_call = tool_steps < kb_.limits.investigate_steps + extra;
+    if (may_call) {
+      wo.allow_calls = true; // walk again: the leaves' dependencies may be worth describing
+      rd.t = triage(sit_, investigation, wo);
+    }
   }
   if (rd.t.next)
     return {call(*rd.t.next, detail_json("triage", {}, rd.t, ev_, nullptr)), {}};

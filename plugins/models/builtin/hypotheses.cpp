@@ -356,6 +356,17 @@ std::vector<std::string> implicated(const evidence& ev, const std::string& leaf,
   return out;
 }
 
+/// How many of the walk's unexplained anomalous entities (leaves, off the path) run on `host`.
+std::size_t unexplained_on(const evidence& ev, const triage_result& t, const std::string& host) {
+  std::size_t n = 0;
+  for (auto* list : {&t.leaves, &t.off_path})
+    for (auto& name : *list)
+      if (auto* e = ev.find(name);
+          e && std::find(e->hosts.begin(), e->hosts.end(), host) != e->hosts.end())
+        ++n;
+  return n;
+}
+
 /// A host under several anomalous entities is a common cause of its own: its hypotheses get
 /// `common_cause_weight` per further anomalous entity it carries.
 void common_cause(const situation& sit, const triage_result& t, hypothesis& h) {
@@ -427,10 +438,12 @@ std::vector<hypothesis_group> build_groups(const situation& sit, const triage_re
     // The leaf's hosts are suspects when its logs name them (write errors name the device's
     // host), or when its logs cannot be read at all.
     // When nothing of the leaf's own explains it (`widen`), the hosts under it are suspects too.
+    // So is a host under several unexplained anomalies: a common cause.
     auto named = implicated(ev, leaf, r);
-    if (auto* e = ev.find(leaf); e && (logs_failed(sit, leaf, r) || widen.contains(leaf)))
+    if (auto* e = ev.find(leaf))
       for (auto& h : e->hosts)
-        add(h);
+        if (logs_failed(sit, leaf, r) || widen.contains(leaf) || unexplained_on(ev, t, h) >= 2)
+          add(h);
     for (auto& n : named)
       add(n);
     for (auto& m : sit.kb.modes)
