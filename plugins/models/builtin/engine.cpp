@@ -50,7 +50,23 @@ struct round_data {
   std::vector<bool> ambiguous;
   std::map<std::string, std::string> leaf_of;
   remediation_state rem;
+  /// Entities the round's walk set aside and never observed (entity, the caller that deferred
+  /// it): the frontier a later round starts from.
+  std::vector<std::pair<std::string, std::string>> set_aside;
 };
+
+/// Adds the entities `t` deferred and did not observe to the round's frontier.
+void keep_set_aside(round_data& rd, const triage_result& t) {
+  for (auto& d : t.deferred) {
+    bool seen = t.classes.contains(d) ||
+                std::find(t.healthy.begin(), t.healthy.end(), d) != t.healthy.end() ||
+                std::find(t.unobservable.begin(), t.unobservable.end(), d) != t.unobservable.end();
+    bool kept =
+      std::any_of(rd.set_aside.begin(), rd.set_aside.end(), [&](auto& p) { return p.first == d; });
+    if (!seen && !kept)
+      rd.set_aside.emplace_back(d, t.deferred_by.contains(d) ? t.deferred_by.at(d) : "");
+  }
+}
 
 /// The leaders of the decided groups that no earlier round diagnosed.
 void pick_diagnoses(round_data& rd, const std::set<std::string>& known) {
@@ -183,6 +199,8 @@ class planner {
   };
 
   round_end investigate(round_data& rd, walk_options wo, step_range investigation);
+  triage_result walk(walk_options& wo, step_range investigation) const;
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> frontier() const;
   std::optional<planned_call> settle(const triage_result& t, std::vector<hypothesis_group>& groups,
                                      step_range investigation, step_range global, bool may_call,
                                      bool may_backtrack);
@@ -223,6 +241,7 @@ actors::decision planner::decide() {
     wo.global = {0, first ? first - 1 : 0};
     wo.known_healthy = healthy_before_;
     wo.treated = treated_;
+    wo.frontier = frontier();
     auto end =
       first == 0 ? investigate(rd, wo, investigation) : follow_up(rd, wo, investigation, first, k);
     if (end.call)
@@ -240,7 +259,7 @@ planner::round_end planner::investigate(round_data& rd, walk_options wo, step_ra
   auto tool_steps = calls_after(rd.start);
   bool may_call = tool_steps < kb_.limits.investigate_steps && left_ > 2;
   wo.allow_calls = may_call;
-  rd.t = triage(sit_, investigation, wo);
+  rd.t = walk(wo, investigation);
   if (!may_call && left_ > 2 && rd.t.leaves.size() > 1) {
     // Independent faults each need their own checks: the budget grows with the leaves.
     auto extra = kb_.limits.investigate_steps_per_extra_leaf *
@@ -248,7 +267,7 @@ planner::round_end planner::investigate(round_data& rd, walk_options wo, step_ra
     may_call = tool_steps < kb_.limits.investigate_steps + extra;
     if (may_call) {
       wo.allow_calls = true; // walk again: the leaves' dependencies may be worth describing
-      rd.t = triage(sit_, investigation, wo);
+      rd.t = walk(wo, investigation);
     }
   }
   if (rd.t.next)
@@ -268,6 +287,37 @@ planner::round_end planner::investigate(round_data& rd, walk_options wo, step_ra
       return {remedy_call(rd), {}};
   }
   return {};
+}
+
+/// A later round walks first from the frontier the earlier ones set aside; when nothing there is
+/// anomalous and unexplained, from the alerted entities again.
+triage_result planner::walk(walk_options& wo, step_range investigation) const {
+  auto t = triage(sit_, investigation, wo);
+  if (wo.frontier.empty() || t.next || !t.leaves.empty())
+    return t;
+  wo.frontier.clear();
+  return triage(sit_, investigation, wo);
+}
+
+/// What the earlier rounds set aside and never observed, apart from what they treated.
+std::vector<std::pair<std::string, std::string>> planner::frontier() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& rd : rounds_)
+    for (auto& p : rd.set_aside) {
+      bool seen = std::any_of(rounds_.begin(), rounds_.end(),
+                              [&](auto& r) { return r.t.classes.contains(p.first); });
+      if (!seen && !treated_.contains(p.first) && !healthy_before_.contains(p.first) &&
+          std::none_of(out.begin(), out.end(), [&](auto& o) { return o.first == p.first; }))
+        out.push_back(p);
+    }
+  // An entity on a host an earlier round treated most likely suffered from that fault: last.
+  auto on_treated = [&](const std::pair<std::string, std::string>& p) {
+    auto* e = ev_.find(p.first);
+    return e && std::any_of(e->hosts.begin(), e->hosts.end(),
+                            [&](auto& h) { return treated_.contains(h); });
+  };
+  std::stable_partition(out.begin(), out.end(), [&](auto& p) { return !on_treated(p); });
+  return out;
 }
 
 std::set<std::string> unexplained(const std::vector<hypothesis_group>& groups) {
@@ -349,8 +399,10 @@ std::optional<actors::decision> planner::sweep(const round_data& rd, walk_option
 planner::round_end planner::follow_up(round_data& rd, walk_options wo, step_range investigation,
                                       std::int64_t first, int round) {
   wo.allow_calls = false;
-  rd.t = triage(sit_, investigation, wo);
+  rd.t = walk(wo, investigation);
+  keep_set_aside(rd, rd.t);
   (void)assess(rd, wo, investigation, false, false);
+  keep_set_aside(rd, rd.t);
   pick_diagnoses(rd, known_);
   // A remedy call none of this round's diagnoses makes began the next round: this round's
   // remedies and verification are judged on the steps before it.

@@ -32,8 +32,9 @@ struct triage_result {
   std::map<std::string, std::map<std::string, std::string>> classes; // anomalies per entity
   std::vector<std::string> off_path; // anomalous, but explain nothing on the path
   std::vector<std::string> healthy;
-  std::vector<std::string> unobservable; // describe failed
-  std::vector<std::string> deferred;     // siblings of an explaining dependency, unseen
+  std::vector<std::string> unobservable;          // describe failed
+  std::vector<std::string> deferred;              // siblings of an explaining dependency, unseen
+  std::map<std::string, std::string> deferred_by; // the caller that set a deferred entity aside
   std::vector<fact> observations;
   std::vector<goal_cue> cues; // failure modes the goal text points at
 };
@@ -47,6 +48,9 @@ struct walk_options {
   std::set<std::string> known_healthy;
   /// Entities an earlier round diagnosed and treated: their sticky classes do not count.
   std::set<std::string> treated;
+  /// The frontier an earlier round set aside (entity, the caller that deferred it): when given,
+  /// the walk looks at the alerted entities without following their calls and starts from here.
+  std::vector<std::pair<std::string, std::string>> frontier;
 };
 
 /// What a decision reasons over: the knowledge base, the run's evidence so far, the calls the

@@ -207,20 +207,47 @@ class walker {
       return t_;
     for (auto& [name, kind] : focus_) {
       t_.focus.push_back(name);
-      queue_.push_back(name);
-    }
-    while (!queue_.empty()) {
-      auto name = queue_.front();
-      queue_.pop_front();
-      if (visited_.insert(name).second && !visit(name))
+      if (opts_.frontier.empty())
+        queue_.push_back(name);
+      else if (visited_.insert(name).second && !look(name))
         return t_;
     }
+    // From the frontier one branch at a time: the first that holds an unexplained anomaly is
+    // this round's; the rest stay set aside for a later one.
+    for (std::size_t i = 0; i < opts_.frontier.size(); ++i) {
+      if (!t_.leaves.empty()) {
+        for (auto& [name, caller] : std::vector(opts_.frontier.begin() + i, opts_.frontier.end()))
+          if (!visited_.contains(name)) {
+            t_.deferred.push_back(name);
+            t_.deferred_by.try_emplace(name, caller);
+          }
+        break;
+      }
+      auto& [name, caller] = opts_.frontier[i];
+      t_.parent.try_emplace(name, caller);
+      queue_.push_back(name);
+      if (!drain())
+        return t_;
+    }
+    if (!drain())
+      return t_;
     finish();
     return t_;
   }
 
  private:
   enum class sight { seen, unseen, call };
+
+  /// Visits what is queued; false when the walk stops for a call.
+  bool drain() {
+    while (!queue_.empty()) {
+      auto name = queue_.front();
+      queue_.pop_front();
+      if (visited_.insert(name).second && !visit(name))
+        return false;
+    }
+    return true;
+  }
 
   bool stop(planned_call c, std::string why) {
     c.why = std::move(why);
@@ -287,6 +314,27 @@ class walker {
     return true;
   }
 
+  /// An alerted entity in a walk from the frontier: its anomalies are recorded (the remedies are
+  /// verified against them), its calls are not followed.
+  bool look(const std::string& name) {
+    auto s = observe(name, kind_hint(name), fmt::format("is {} still anomalous?", name));
+    if (s != sight::seen)
+      return s == sight::unseen;
+    auto& e = ev_.entities.at(name);
+    auto cls = classes_of(e);
+    t_.classes[name] = cls;
+    if (cls.empty())
+      healthy_.insert(name);
+    t_.observations.push_back(
+      {last_seen(e),
+       cls.empty() ? fmt::format("{} is healthy", name)
+                   : fmt::format("{} is anomalous: {}; look first where the last round set "
+                                 "branches aside",
+                                 name, classes_text(cls)),
+       0});
+    return true;
+  }
+
   /// Walks on into the explaining dependencies of `name`. One that explains only part of what
   /// another explains is redundant (the other suffices): it waits on the frontier (`deferred`)
   /// for a backtrack, unless this walk is a sweep.
@@ -297,6 +345,7 @@ class walker {
                                     [&](auto& o) { return explains_more(name, o, d); });
       if (redundant) {
         t_.deferred.push_back(d);
+        t_.deferred_by.try_emplace(d, name);
         t_.observations.push_back(
           {0, fmt::format("{} explains less of {} than a sibling does: left for later", d, name),
            0});
@@ -398,6 +447,7 @@ class walker {
     auto* de = ev_.find(d);
     if ((self || (!explaining.empty() && all_covered(cls, covered))) && !opts_.sweep && !known(d)) {
       t_.deferred.push_back(d); // one explanation is enough to go deeper
+      t_.deferred_by.try_emplace(d, name);
       return true;
     }
     auto s = observe(d, de && !de->kind.empty() ? de->kind : "service",
