@@ -211,6 +211,7 @@ class planner {
   round_end follow_up(round_data& rd, walk_options wo, step_range investigation, std::int64_t first,
                       int round);
   void remember(const round_data& rd);
+  void drop_treated(std::vector<hypothesis_group>& groups) const;
   actors::decision remedy_call(const round_data& rd) const;
   actors::decision conclude() const;
 
@@ -336,12 +337,14 @@ std::optional<planned_call> planner::settle(const triage_result& t,
                                             step_range investigation, step_range global,
                                             bool may_call, bool may_backtrack) {
   groups = build_groups(sit_, t, investigation, global);
+  drop_treated(groups);
   if (auto c = next_check(kb_, groups, may_call))
     return c;
   auto open = unexplained(groups);
   if (open.empty())
     return std::nullopt;
   auto widened = build_groups(sit_, t, investigation, global, open);
+  drop_treated(widened);
   auto c = next_check(kb_, widened, may_backtrack);
   if (c)
     c->why = "backtrack to the hosts under " + *open.begin() + ": " + c->why;
@@ -425,6 +428,15 @@ planner::round_end planner::follow_up(round_data& rd, walk_options wo, step_rang
       left_ <= kb_.limits.remedy_reserve_steps || rd.diagnoses.empty())
     return {};
   return {{}, last};
+}
+
+/// An earlier round diagnosed and treated these causes, and the alerted entities stayed
+/// anomalous: what is left to explain has another cause, so they no longer compete.
+void planner::drop_treated(std::vector<hypothesis_group>& groups) const {
+  for (auto& g : groups)
+    std::erase_if(g.hyps, [&](const hypothesis& h) {
+      return !h.target.empty() && known_.contains(h.mode->kind + ":" + h.target);
+    });
 }
 
 /// What a finished round tells the next: its diagnoses, and what it saw healthy.
