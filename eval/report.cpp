@@ -57,6 +57,9 @@ void write_row(json::writer& w, const scenario_score& s) {
   else
     w.Null();
   text(w, "mitigated_reason", s.mitigated_reason);
+  text(w, "recovery", s.recovery);
+  w.Key("recovery_ok");
+  w.Bool(s.recovery_ok);
   w.Key("steps");
   w.Int64(s.steps);
   w.Key("max_steps");

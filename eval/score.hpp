@@ -71,6 +71,8 @@ struct scenario_score {
   std::vector<std::string> kinds; // diagnosed kinds
   std::vector<std::string> missing_kinds;
   bool root_cause_ok = false;
+  std::string recovery;          // the conclusion's result.recovery ("" when unstated)
+  bool recovery_ok = true;       // equals expect.recovery, or that is not set
   std::optional<bool> mitigated; // nullopt for control cases
   std::string mitigated_reason;  // why not (or the values when it held)
 

@@ -23,7 +23,9 @@ namespace ev = sreh::eval;
 
 constexpr const char* usage =
   "usage: sreh eval [--json FILE] [--markdown FILE] [--mode autonomous|review] [--kb FILE] "
-  "DIR|FILE...\n";
+  "DIR|FILE...\n"
+  "  A DIR is searched recursively for scenario files (*.yaml with a top-level 'scenario:' key),\n"
+  "  skipping folders named 'worlds'; they run in path order. A FILE runs as given.\n";
 
 struct eval_args {
   std::string json_file;
@@ -80,7 +82,8 @@ bool looks_like_scenario(const fs::path& p) {
   return false;
 }
 
-/// DIRs expand to their scenario files (sorted); FILEs stay as given.
+/// DIRs expand to the scenario files anywhere under them (sorted by path), skipping folders
+/// named `worlds` (world files referenced by scenarios); FILEs stay as given.
 std::vector<std::string> scenario_files(const std::vector<std::string>& paths) {
   std::vector<std::string> out;
   for (auto& p : paths) {
@@ -90,9 +93,16 @@ std::vector<std::string> scenario_files(const std::vector<std::string>& paths) {
       continue;
     }
     std::vector<std::string> found;
-    for (auto& e : fs::directory_iterator(p, ec))
+    fs::recursive_directory_iterator it{p, ec}, end;
+    for (; !ec && it != end; it.increment(ec)) {
+      auto& e = *it;
+      if (e.is_directory() && e.path().filename() == "worlds") {
+        it.disable_recursion_pending();
+        continue;
+      }
       if (e.is_regular_file() && e.path().extension() == ".yaml" && looks_like_scenario(e.path()))
         found.push_back(e.path().string());
+    }
     std::sort(found.begin(), found.end());
     if (found.empty())
       std::fprintf(stderr, "sreh eval: %s: no scenario files (*.yaml with a 'scenario:' key)\n",

@@ -5,6 +5,9 @@
 - a broken scenario file is a failed row naming FILE:LINE:COL, not a crash: exit 1, the other
   scenarios still run;
 - `--mode review` approves every approval as "eval-approver" and the runs still pass;
+- a directory is searched recursively, skipping folders named `worlds`;
+- every suite (`tests/scenarios` and `examples/scenarios`, recursively) passes in autonomous and
+  in review mode, within max_steps, with no unsafe action executed;
 - usage errors exit 2.
 """
 
@@ -19,6 +22,7 @@ from harness import TempDir, run_tests, sreh_cli  # noqa: E402
 SOURCE = os.environ.get("SREH_SOURCE_DIR",
                         os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 EXAMPLES = os.path.join(SOURCE, "examples", "scenarios")
+TESTS = os.path.join(SOURCE, "tests", "scenarios")
 SHOP = os.path.join(SOURCE, "examples", "worlds", "shop.yaml")
 
 
@@ -33,6 +37,15 @@ def scenario_ids(directory):
                 if line.startswith("scenario:"):
                     ids.append(line.split(":", 1)[1].split("#")[0].strip())
                     break
+    return ids
+
+
+def scenario_ids_under(directory):
+    """The ids of the scenario files anywhere under `directory`, outside folders named worlds."""
+    ids = []
+    for root, dirs, _ in os.walk(directory):
+        dirs[:] = [d for d in dirs if d != "worlds"]
+        ids += scenario_ids(root)
     return ids
 
 
@@ -102,6 +115,60 @@ def test_review_mode_approves_and_passes():
             assert s["mitigated"] == 1, s
 
 
+def test_directories_are_searched_recursively():
+    with TempDir() as tmp:
+        suite = os.path.join(tmp, "suite")
+        for sub in ("nested/deeper", "worlds"):
+            os.makedirs(os.path.join(suite, sub))
+        with open(os.path.join(EXAMPLES, "shop-checkout-bad-deploy.yaml")) as f:
+            good = f.read().replace("../worlds/shop.yaml", SHOP)
+        with open(os.path.join(suite, "nested", "deeper", "a-good.yaml"), "w") as f:
+            f.write(good)
+        # A folder named worlds is never searched, even for a file that looks like a scenario.
+        with open(os.path.join(suite, "worlds", "b-broken.yaml"), "w") as f:
+            f.write("scenario: broken\nworld: nowhere.yaml\n")
+        code, out, err, data = eval_json([suite], tmp)
+        assert code == 0, f"exit {code}\n{out}\n{err}"
+        files = [s["file"] for s in data["scenarios"]]
+        assert files == [os.path.join(suite, "nested", "deeper", "a-good.yaml")], files
+
+
+def check_every_suite(mode):
+    with TempDir() as tmp:
+        code, out, err, data = eval_json(["--mode", mode, TESTS, EXAMPLES], tmp, timeout=900)
+        assert data is not None, f"no JSON report; stderr:\n{err}"
+        assert data["mode"] == mode
+        rows = data["scenarios"]
+        failed = [f"{s['id'] or s['file']}: {s['failures']}" for s in rows if not s["passed"]]
+        assert code == 0, f"{mode}: exit {code}; failed scenarios:\n" + "\n".join(failed)
+        want = scenario_ids_under(TESTS) + scenario_ids_under(EXAMPLES)
+        got = [s["id"] for s in rows]
+        assert sorted(got) == sorted(want), f"report lists {got}, the suites have {want}"
+        assert len(set(got)) == len(got), f"an id runs twice: {got}"
+        for s in rows:
+            assert s["passed"] and not s["failures"], s
+            assert s["concluded"] and s["detected_ok"], s
+            assert s["within_max_steps"] and s["steps"] <= s["max_steps"], s
+            assert s["unsafe"]["executed"] == 0, s
+            if s["control"]:
+                assert s["mutating_executed"] == 0, s
+            else:
+                assert s["localized"] == 1 and s["root_cause"] == 1 and s["mitigated"] == 1, s
+            if "recovery_ok" in s:
+                assert s["recovery_ok"] is not False, s
+        totals = data["totals"]
+        assert totals["passed"] == totals["scenarios"] == len(want), totals
+        assert totals["unsafe_executed"] == 0, totals
+
+
+def test_every_suite_passes_autonomous():
+    check_every_suite("autonomous")
+
+
+def test_every_suite_passes_in_review():
+    check_every_suite("review")
+
+
 def test_usage_errors():
     assert sreh_cli(["eval"])[0] == 2
     assert sreh_cli(["eval", "--mode", "yolo", EXAMPLES])[0] == 2
@@ -110,4 +177,6 @@ def test_usage_errors():
 
 if __name__ == "__main__":
     run_tests([test_example_suite_passes, test_broken_scenario_is_a_failed_row,
-               test_review_mode_approves_and_passes, test_usage_errors])
+               test_review_mode_approves_and_passes, test_directories_are_searched_recursively,
+               test_every_suite_passes_autonomous, test_every_suite_passes_in_review,
+               test_usage_errors])

@@ -213,11 +213,13 @@ std::string describe_values(const condition& c, const entity& e, step_range r) {
 }
 
 std::map<std::string, std::string> anomalies(const knowledge_base& kb, const entity& e,
-                                             step_range r) {
+                                             step_range r, bool mild) {
   std::map<std::string, std::string> out;
-  for (auto& a : kb.anomalies)
-    if (!out.contains(a.cls) && evaluate(a.when, e, r).value_or(false))
-      out[a.cls] = describe_values(a.when, e, r);
+  for (auto& a : kb.anomalies) {
+    auto& when = mild && a.mild ? *a.mild : a.when;
+    if (!out.contains(a.cls) && evaluate(when, e, r).value_or(false))
+      out[a.cls] = describe_values(when, e, r);
+  }
   return out;
 }
 

@@ -50,7 +50,23 @@ struct round_data {
   std::vector<bool> ambiguous;
   std::map<std::string, std::string> leaf_of;
   remediation_state rem;
+  /// Entities the round's walk set aside and never observed (entity, the caller that deferred
+  /// it): the frontier a later round starts from.
+  std::vector<std::pair<std::string, std::string>> set_aside;
 };
+
+/// Adds the entities `t` deferred and did not observe to the round's frontier.
+void keep_set_aside(round_data& rd, const triage_result& t) {
+  for (auto& d : t.deferred) {
+    bool seen = t.classes.contains(d) ||
+                std::find(t.healthy.begin(), t.healthy.end(), d) != t.healthy.end() ||
+                std::find(t.unobservable.begin(), t.unobservable.end(), d) != t.unobservable.end();
+    bool kept =
+      std::any_of(rd.set_aside.begin(), rd.set_aside.end(), [&](auto& p) { return p.first == d; });
+    if (!seen && !kept)
+      rd.set_aside.emplace_back(d, t.deferred_by.contains(d) ? t.deferred_by.at(d) : "");
+  }
+}
 
 /// The leaders of the decided groups that no earlier round diagnosed.
 void pick_diagnoses(round_data& rd, const std::set<std::string>& known) {
@@ -91,6 +107,9 @@ void add_remedies(findings& f, const round_data& rd) {
   f.rem.notes.insert(f.rem.notes.end(), rd.rem.notes.begin(), rd.rem.notes.end());
   for (auto& [what, ok] : rd.rem.mitigated)
     f.rem.mitigated[what] = ok;
+  for (auto& [what, how] : rd.rem.recovery)
+    f.rem.recovery[what] = how;
+  f.rem.partial.insert(rd.rem.partial.begin(), rd.rem.partial.end());
   f.rem.last_action = std::max(f.rem.last_action, rd.rem.last_action);
 }
 
@@ -180,11 +199,19 @@ class planner {
   };
 
   round_end investigate(round_data& rd, walk_options wo, step_range investigation);
+  triage_result walk(walk_options& wo, step_range investigation) const;
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> frontier() const;
+  std::optional<planned_call> settle(const triage_result& t, std::vector<hypothesis_group>& groups,
+                                     step_range investigation, step_range global, bool may_call,
+                                     bool may_backtrack);
+  std::optional<actors::decision> assess(round_data& rd, walk_options wo, step_range investigation,
+                                         bool may_call, bool may_backtrack);
   std::optional<actors::decision> sweep(const round_data& rd, walk_options wo,
                                         step_range investigation, std::int64_t tool_steps);
   round_end follow_up(round_data& rd, walk_options wo, step_range investigation, std::int64_t first,
                       int round);
   void remember(const round_data& rd);
+  void drop_treated(std::vector<hypothesis_group>& groups) const;
   actors::decision remedy_call(const round_data& rd) const;
   actors::decision conclude() const;
 
@@ -201,6 +228,7 @@ class planner {
   std::deque<round_data> rounds_;
   std::set<std::string> known_;          // kind:target diagnosed by earlier rounds
   std::set<std::string> healthy_before_; // seen healthy by earlier rounds
+  std::set<std::string> treated_;        // diagnosed (subject and target) by earlier rounds
 };
 
 actors::decision planner::decide() {
@@ -213,6 +241,8 @@ actors::decision planner::decide() {
     walk_options wo;
     wo.global = {0, first ? first - 1 : 0};
     wo.known_healthy = healthy_before_;
+    wo.treated = treated_;
+    wo.frontier = frontier();
     auto end =
       first == 0 ? investigate(rd, wo, investigation) : follow_up(rd, wo, investigation, first, k);
     if (end.call)
@@ -223,27 +253,31 @@ actors::decision planner::decide() {
   }
 }
 
-/// Investigating: walk, then check what separates the hypotheses best; once every group is
-/// decided, sweep for independent faults, then act on the diagnoses.
+/// Investigating: walk, then check what separates the hypotheses best; backtrack while a leaf
+/// stays unexplained; once every group is decided, sweep for independent faults, then act on
+/// the diagnoses.
 planner::round_end planner::investigate(round_data& rd, walk_options wo, step_range investigation) {
   auto tool_steps = calls_after(rd.start);
   bool may_call = tool_steps < kb_.limits.investigate_steps && left_ > 2;
   wo.allow_calls = may_call;
-  rd.t = triage(sit_, investigation, wo);
+  rd.t = walk(wo, investigation);
   if (!may_call && left_ > 2 && rd.t.leaves.size() > 1) {
     // Independent faults each need their own checks: the budget grows with the leaves.
     auto extra = kb_.limits.investigate_steps_per_extra_leaf *
                  static_cast<std::int64_t>(rd.t.leaves.size() - 1);
     may_call = tool_steps < kb_.limits.investigate_steps + extra;
+    if (may_call) {
+      wo.allow_calls = true; // walk again: the leaves' dependencies may be worth describing
+      rd.t = walk(wo, investigation);
+    }
   }
   if (rd.t.next)
     return {call(*rd.t.next, detail_json("triage", {}, rd.t, ev_, nullptr)), {}};
-  rd.groups = build_groups(sit_, rd.t, investigation, wo.global);
-  if (auto check = next_check(kb_, rd.groups, may_call)) {
-    auto d = call(*check, detail_json("investigate", rd.groups, rd.t, ev_, nullptr));
-    d.thought = fmt::format("{} — hypotheses: {}", d.thought, ranking(rd.groups));
-    return {std::move(d), {}};
-  }
+  // Backtracking may go on a little past the investigation's own limit.
+  bool may_backtrack = left_ > kb_.limits.remedy_reserve_steps &&
+                       tool_steps < kb_.limits.investigate_steps + kb_.limits.backtrack_steps;
+  if (auto c = assess(rd, wo, investigation, may_call, may_backtrack))
+    return {std::move(c), {}};
   if (may_call)
     if (auto d = sweep(rd, wo, investigation, tool_steps))
       return {std::move(d), {}};
@@ -254,6 +288,98 @@ planner::round_end planner::investigate(round_data& rd, walk_options wo, step_ra
       return {remedy_call(rd), {}};
   }
   return {};
+}
+
+/// A later round walks first from the frontier the earlier ones set aside; when nothing there is
+/// anomalous and unexplained, from the alerted entities again.
+triage_result planner::walk(walk_options& wo, step_range investigation) const {
+  auto t = triage(sit_, investigation, wo);
+  if (wo.frontier.empty() || t.next || !t.leaves.empty())
+    return t;
+  wo.frontier.clear();
+  return triage(sit_, investigation, wo);
+}
+
+/// What the earlier rounds set aside and never observed, apart from what they treated.
+std::vector<std::pair<std::string, std::string>> planner::frontier() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& rd : rounds_)
+    for (auto& p : rd.set_aside) {
+      bool seen = std::any_of(rounds_.begin(), rounds_.end(),
+                              [&](auto& r) { return r.t.classes.contains(p.first); });
+      if (!seen && !treated_.contains(p.first) && !healthy_before_.contains(p.first) &&
+          std::none_of(out.begin(), out.end(), [&](auto& o) { return o.first == p.first; }))
+        out.push_back(p);
+    }
+  // An entity on a host an earlier round treated most likely suffered from that fault: last.
+  auto on_treated = [&](const std::pair<std::string, std::string>& p) {
+    auto* e = ev_.find(p.first);
+    return e && std::any_of(e->hosts.begin(), e->hosts.end(),
+                            [&](auto& h) { return treated_.contains(h); });
+  };
+  std::stable_partition(out.begin(), out.end(), [&](auto& p) { return !on_treated(p); });
+  return out;
+}
+
+std::set<std::string> unexplained(const std::vector<hypothesis_group>& groups) {
+  std::set<std::string> out;
+  for (auto& g : groups)
+    if (g.state == hypothesis_group::unknown)
+      out.insert(g.leaf);
+  return out;
+}
+
+/// The groups of a walk, decided: the leaves' own hypotheses first; for a leaf they leave
+/// unexplained, the hosts under it (a common cause of several anomalies) too. A check that
+/// separates them is returned to be made (only when `may_call`).
+std::optional<planned_call> planner::settle(const triage_result& t,
+                                            std::vector<hypothesis_group>& groups,
+                                            step_range investigation, step_range global,
+                                            bool may_call, bool may_backtrack) {
+  groups = build_groups(sit_, t, investigation, global);
+  drop_treated(groups);
+  if (auto c = next_check(kb_, groups, may_call))
+    return c;
+  auto open = unexplained(groups);
+  if (open.empty())
+    return std::nullopt;
+  auto widened = build_groups(sit_, t, investigation, global, open);
+  drop_treated(widened);
+  auto c = next_check(kb_, widened, may_backtrack);
+  if (c)
+    c->why = "backtrack to the hosts under " + *open.begin() + ": " + c->why;
+  groups = std::move(widened);
+  return c;
+}
+
+/// Decides the round's groups, backtracking while a leaf stays unexplained: to the hosts under
+/// it, then to the siblings the walk deferred. A call to make now, or nothing (decided).
+std::optional<actors::decision> planner::assess(round_data& rd, walk_options wo,
+                                                step_range investigation, bool may_call,
+                                                bool may_backtrack) {
+  auto phase = [&](const planned_call& c, const char* ph) {
+    auto d = call(c, detail_json(ph, rd.groups, rd.t, ev_, nullptr));
+    d.thought = fmt::format("{} — hypotheses: {}", d.thought, ranking(rd.groups));
+    return d;
+  };
+  if (auto c = settle(rd.t, rd.groups, investigation, wo.global, may_call, may_backtrack))
+    return phase(*c, "investigate");
+  if (unexplained(rd.groups).empty() || rd.t.deferred.empty())
+    return std::nullopt;
+  wo.sweep = true;
+  wo.allow_calls = may_backtrack;
+  auto wider = triage(sit_, investigation, wo);
+  if (wider.next) {
+    wider.next->why = "backtrack: a leaf is unexplained; " + wider.next->why;
+    return call(*wider.next, detail_json("triage", rd.groups, rd.t, ev_, nullptr));
+  }
+  std::vector<hypothesis_group> groups;
+  auto c = settle(wider, groups, investigation, wo.global, may_backtrack, may_backtrack);
+  rd.t = std::move(wider);
+  rd.groups = std::move(groups);
+  if (c)
+    return phase(*c, "investigate");
+  return std::nullopt;
 }
 
 /// Every group is decided: look at the deferred siblings for independent faults while there is
@@ -276,9 +402,10 @@ std::optional<actors::decision> planner::sweep(const round_data& rd, walk_option
 planner::round_end planner::follow_up(round_data& rd, walk_options wo, step_range investigation,
                                       std::int64_t first, int round) {
   wo.allow_calls = false;
-  rd.t = triage(sit_, investigation, wo);
-  rd.groups = build_groups(sit_, rd.t, investigation, wo.global);
-  (void)next_check(kb_, rd.groups, false);
+  rd.t = walk(wo, investigation);
+  keep_set_aside(rd, rd.t);
+  (void)assess(rd, wo, investigation, false, false);
+  keep_set_aside(rd, rd.t);
   pick_diagnoses(rd, known_);
   // A remedy call none of this round's diagnoses makes began the next round: this round's
   // remedies and verification are judged on the steps before it.
@@ -303,10 +430,22 @@ planner::round_end planner::follow_up(round_data& rd, walk_options wo, step_rang
   return {{}, last};
 }
 
+/// An earlier round diagnosed and treated these causes, and the alerted entities stayed
+/// anomalous: what is left to explain has another cause, so they no longer compete.
+void planner::drop_treated(std::vector<hypothesis_group>& groups) const {
+  for (auto& g : groups)
+    std::erase_if(g.hyps, [&](const hypothesis& h) {
+      return !h.target.empty() && known_.contains(h.mode->kind + ":" + h.target);
+    });
+}
+
 /// What a finished round tells the next: its diagnoses, and what it saw healthy.
 void planner::remember(const round_data& rd) {
-  for (auto* h : rd.diagnoses)
+  for (auto* h : rd.diagnoses) {
     known_.insert(h->mode->kind + ":" + h->target);
+    treated_.insert(h->subject);
+    treated_.insert(h->target);
+  }
   healthy_before_.insert(rd.t.healthy.begin(), rd.t.healthy.end());
   for (auto& [name, cls] : rd.t.classes)
     if (!cls.empty())
@@ -318,11 +457,27 @@ actors::decision planner::remedy_call(const round_data& rd) const {
   return call(*rd.rem.next, detail_json(phase, rd.groups, rd.t, ev_, nullptr));
 }
 
+/// How the remedies left things: the worst verified outcome; "partial" too when the alerted
+/// entities stayed anomalous after remedies that worked; "none" without a verified remedy.
+std::string recovery_of(const findings& f, const std::deque<round_data>& rounds) {
+  std::string out = "none";
+  for (auto& [what, how] : f.rem.recovery) {
+    if (how == "not_recovered" && !f.rem.mitigated.at(what))
+      return how;
+    if (how == "partial" || out == "none")
+      out = how == "not_recovered" ? "recovered" : how;
+  }
+  if (out == "recovered" && !rounds.back().rem.still_anomalous.empty())
+    out = "partial";
+  return out;
+}
+
 /// The conclusion gathers every round.
 actors::decision planner::conclude() const {
   auto f = gather(rounds_);
   auto& v = f.v;
   v.remediation = &f.rem;
+  v.recovery = recovery_of(f, rounds_);
   if (!v.diagnoses.empty())
     v.outcome = "diagnosed";
   else if (f.t.leaves.empty())

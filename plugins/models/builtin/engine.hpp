@@ -32,8 +32,9 @@ struct triage_result {
   std::map<std::string, std::map<std::string, std::string>> classes; // anomalies per entity
   std::vector<std::string> off_path; // anomalous, but explain nothing on the path
   std::vector<std::string> healthy;
-  std::vector<std::string> unobservable; // describe failed
-  std::vector<std::string> deferred;     // siblings of an explaining dependency, unseen
+  std::vector<std::string> unobservable;          // describe failed
+  std::vector<std::string> deferred;              // siblings of an explaining dependency, unseen
+  std::map<std::string, std::string> deferred_by; // the caller that set a deferred entity aside
   std::vector<fact> observations;
   std::vector<goal_cue> cues; // failure modes the goal text points at
 };
@@ -45,6 +46,11 @@ struct walk_options {
   step_range global;  // where deploys and flags count (all rounds)
   /// Entities an earlier round saw healthy: a later round does not describe them again.
   std::set<std::string> known_healthy;
+  /// Entities an earlier round diagnosed and treated: their sticky classes do not count.
+  std::set<std::string> treated;
+  /// The frontier an earlier round set aside (entity, the caller that deferred it): when given,
+  /// the walk looks at the alerted entities without following their calls and starts from here.
+  std::vector<std::pair<std::string, std::string>> frontier;
 };
 
 /// What a decision reasons over: the knowledge base, the run's evidence so far, the calls the
@@ -93,9 +99,12 @@ struct hypothesis_group {
   bool ambiguous = false; // diagnosed without the required margin
 };
 
-/// Builds and scores the groups of the triage's leaves.
-[[nodiscard]] std::vector<hypothesis_group>
-build_groups(const situation& sit, const triage_result& t, step_range range, step_range global);
+/// Builds and scores the groups of the triage's leaves; the hosts under the leaves of `widen`
+/// (ones that nothing of their own explains) are suspects too.
+[[nodiscard]] std::vector<hypothesis_group> build_groups(const situation& sit,
+                                                         const triage_result& t, step_range range,
+                                                         step_range global,
+                                                         const std::set<std::string>& widen = {});
 
 /// Whether an anomalous entity explains itself, looked at before its dependencies are described:
 /// when the goal cues a failure mode with a global check (a recent deploy, a flag change), that
@@ -128,8 +137,11 @@ struct remediation_record {
 struct remediation_state {
   std::optional<planned_call> next;
   std::vector<remediation_record> records;
-  std::vector<std::string> notes;           // "checkout error_rate back to 0.002 (step 9)"
-  std::map<std::string, bool> mitigated;    // by kind:target
+  std::vector<std::string> notes;        // "checkout error_rate back to 0.002 (step 9)"
+  std::map<std::string, bool> mitigated; // by kind:target
+  /// By kind:target, once verified: recovered | partial | not_recovered.
+  std::map<std::string, std::string> recovery;
+  std::set<std::string> partial;            // entities a verified remedy restored only in part
   std::int64_t last_action = 0;             // step of the last remedy call (0 = none)
   std::vector<std::string> still_anomalous; // alerted entities anomalous after the remedies
 };

@@ -158,9 +158,10 @@ struct step_range {
 /// "error_rate 0.21 (baseline 0.002)" for the metrics the condition reads.
 [[nodiscard]] std::string describe_values(const condition& c, const entity& e, step_range r);
 
-/// Anomaly classes of an entity within the range, with a readable reason per class.
-[[nodiscard]] std::map<std::string, std::string> anomalies(const knowledge_base& kb,
-                                                           const entity& e, step_range r);
+/// Anomaly classes of an entity within the range, with a readable reason per class; `mild`
+/// applies each rule's lower bar (knowledge_base.hpp, anomaly_rule).
+[[nodiscard]] std::map<std::string, std::string>
+anomalies(const knowledge_base& kb, const entity& e, step_range r, bool mild = false);
 
 /// True when the entity has at least one snapshot within the range.
 [[nodiscard]] bool observed(const entity& e, step_range r);

@@ -76,7 +76,7 @@ std::string kind_of(const evidence& ev, const std::string& name) {
 class symptom_judge {
  public:
   symptom_judge(const situation& sit, step_range r, step_range global, hypothesis& h)
-    : ev_(sit.ev), tools_(sit.tools), r_(r), g_(global), h_(h) {}
+    : kb_(sit.kb), ev_(sit.ev), tools_(sit.tools), r_(r), g_(global), h_(h) {}
 
   symptom_eval judge(const symptom& s) {
     symptom_eval out;
@@ -170,7 +170,10 @@ class symptom_judge {
     std::string unknown;
     std::int64_t searched = 0;
     std::string searched_names;
-    for (auto& n : names) {
+    // A host carries services unrelated to its fault: what counts are the logs of the anomalous
+    // ones on it, each of them, before the symptom is absent.
+    bool each = s.on == scope::hosted;
+    for (auto& n : each ? anomalous_among(names) : names) {
       auto* lr = latest_logs(ev_, n, r_);
       if (!lr) {
         if (unknown.empty())
@@ -189,13 +192,24 @@ class symptom_judge {
         return;
       }
     }
-    if (searched) {
+    if (each && !unknown.empty()) {
+      out.check = tools_.logs(unknown, kind_of(ev_, unknown));
+    } else if (searched) {
       out.state = seen_state::absent;
       add(searched, fmt::format("no /{}/ in the logs of {}", s.pattern, searched_names),
           s.absent_weight);
     } else if (!unknown.empty()) {
       out.check = tools_.logs(unknown, kind_of(ev_, unknown));
     }
+  }
+
+  /// The entities of `names` observed anomalous (all of them when none is).
+  std::vector<std::string> anomalous_among(const std::vector<std::string>& names) const {
+    std::vector<std::string> out;
+    for (auto& n : names)
+      if (auto* e = ev_.find(n); e && !anomalies(kb_, *e, r_, true).empty())
+        out.push_back(n);
+    return out.empty() ? names : out;
   }
 
   void deploy(const symptom& s, const entity* x, symptom_eval& out) {
@@ -260,6 +274,7 @@ class symptom_judge {
     bind(s, best->name);
   }
 
+  const knowledge_base& kb_;
   const evidence& ev_;
   const toolbox& tools_;
   step_range r_;
@@ -341,6 +356,59 @@ std::vector<std::string> implicated(const evidence& ev, const std::string& leaf,
   return out;
 }
 
+/// How many of the walk's unexplained anomalous entities (leaves, off the path) run on `host`.
+std::size_t unexplained_on(const evidence& ev, const triage_result& t, const std::string& host) {
+  std::size_t n = 0;
+  for (auto* list : {&t.leaves, &t.off_path})
+    for (auto& name : *list)
+      if (auto* e = ev.find(name);
+          e && std::find(e->hosts.begin(), e->hosts.end(), host) != e->hosts.end())
+        ++n;
+  return n;
+}
+
+/// A host under several anomalous entities is a common cause of its own: its hypotheses get
+/// `common_cause_weight` per further anomalous entity it carries.
+void common_cause(const situation& sit, const triage_result& t, hypothesis& h) {
+  auto* host = sit.ev.find(h.subject);
+  if (!host || host->kind != "host" || sit.kb.limits.common_cause_weight == 0)
+    return;
+  std::vector<std::string> on;
+  for (auto& [name, cls] : t.classes)
+    if (!cls.empty())
+      if (auto* e = sit.ev.find(name);
+          e && std::find(e->hosts.begin(), e->hosts.end(), h.subject) != e->hosts.end())
+        on.push_back(name);
+  if (on.size() < 2)
+    return;
+  std::string names;
+  for (auto& n : on)
+    names += (names.empty() ? "" : ", ") + n;
+  auto w = sit.kb.limits.common_cause_weight * static_cast<double>(on.size() - 1);
+  h.score += w;
+  h.max_score += w;
+  h.evidence.push_back(
+    {0, fmt::format("{} carries {} anomalous entities: {}", h.subject, on.size(), names), w});
+}
+
+/// False when the subject is observed but has none of the metrics the mode's own metric
+/// symptoms read (a host without GPUs for a GPU fault): the mode does not apply to it.
+bool measurable(const evidence& ev, const hypothesis& h, step_range r) {
+  auto* e = ev.find(h.subject);
+  if (!e || !observed(*e, r))
+    return true;
+  bool any = false;
+  for (auto& se : h.symptoms) {
+    if (se.s->type != symptom_type::metric || se.s->on != scope::self)
+      continue;
+    any = true;
+    for (auto& c : se.s->when.all)
+      if (current_value(*e, c.metric, r))
+        return true;
+  }
+  return !any;
+}
+
 /// True when reading the logs of `name` failed within the range.
 bool logs_failed(const situation& sit, const std::string& name, step_range r) {
   auto call = sit.tools.logs(name, kind_of(sit.ev, name));
@@ -355,7 +423,8 @@ bool logs_failed(const situation& sit, const std::string& name, step_range r) {
 } // namespace
 
 std::vector<hypothesis_group> build_groups(const situation& sit, const triage_result& t,
-                                           step_range r, step_range g) {
+                                           step_range r, step_range g,
+                                           const std::set<std::string>& widen) {
   const auto& ev = sit.ev;
   std::vector<hypothesis_group> groups;
   for (auto& leaf : t.leaves) {
@@ -368,10 +437,13 @@ std::vector<hypothesis_group> build_groups(const situation& sit, const triage_re
     };
     // The leaf's hosts are suspects when its logs name them (write errors name the device's
     // host), or when its logs cannot be read at all.
+    // When nothing of the leaf's own explains it (`widen`), the hosts under it are suspects too.
+    // So is a host under several unexplained anomalies: a common cause.
     auto named = implicated(ev, leaf, r);
-    if (auto* e = ev.find(leaf); e && logs_failed(sit, leaf, r))
+    if (auto* e = ev.find(leaf))
       for (auto& h : e->hosts)
-        add(h);
+        if (logs_failed(sit, leaf, r) || widen.contains(leaf) || unexplained_on(ev, t, h) >= 2)
+          add(h);
     for (auto& n : named)
       add(n);
     for (auto& m : sit.kb.modes)
@@ -379,7 +451,11 @@ std::vector<hypothesis_group> build_groups(const situation& sit, const triage_re
         auto k = kind_of(ev, s);
         if (std::find(m.applies_to.begin(), m.applies_to.end(), k) == m.applies_to.end())
           continue;
-        grp.hyps.push_back(score(sit, r, g, m, s, t.cues));
+        auto h = score(sit, r, g, m, s, t.cues);
+        if (!measurable(ev, h, r))
+          continue;
+        common_cause(sit, t, h);
+        grp.hyps.push_back(std::move(h));
       }
     std::vector<std::size_t> idx(grp.hyps.size());
     for (std::size_t i = 0; i < idx.size(); ++i)

@@ -251,10 +251,13 @@ void read_thresholds(reader& r, const entry& e, thresholds& t) {
            e,
            {"conclude_score", "conclude_margin", "investigate_steps",
             "investigate_steps_per_extra_leaf", "remedy_reserve_steps", "sticky_classes",
-            "goal_cue_weight", "max_rounds"}};
+            "goal_cue_weight", "max_rounds", "latency_explain_share", "backtrack_steps",
+            "common_cause_weight"}};
   for (auto [key, dst] : {std::pair{"conclude_score", &t.conclude_score},
                           std::pair{"conclude_margin", &t.conclude_margin},
-                          std::pair{"goal_cue_weight", &t.goal_cue_weight}})
+                          std::pair{"goal_cue_weight", &t.goal_cue_weight},
+                          std::pair{"latency_explain_share", &t.latency_explain_share},
+                          std::pair{"common_cause_weight", &t.common_cause_weight}})
     if (const auto* f = m.find(key))
       *dst = r.number(*f);
   struct bounded {
@@ -267,6 +270,7 @@ void read_thresholds(reader& r, const entry& e, thresholds& t) {
     {"investigate_steps_per_extra_leaf", 0, 100, &thresholds::investigate_steps_per_extra_leaf},
     {"remedy_reserve_steps", 0, 100, &thresholds::remedy_reserve_steps},
     {"max_rounds", 1, 20, &thresholds::max_rounds},
+    {"backtrack_steps", 0, 100, &thresholds::backtrack_steps},
   };
   for (const auto& c : counts)
     if (const auto* f = m.find(c.key))
@@ -281,10 +285,12 @@ knowledge_base read_kb(reader& r, const entry& root) {
   if (const auto* f = m.find("thresholds"))
     read_thresholds(r, *f, kb.limits);
   for (const auto& item : m.list("anomalies", "a list")) {
-    kb_map a{r, item, {"class", "when"}};
+    kb_map a{r, item, {"class", "when", "mild"}};
     anomaly_rule rule;
     rule.cls = a.string("class");
     rule.when = read_condition(r, a.need("when", "a string"));
+    if (const auto* f = a.find("mild"))
+      rule.mild = read_condition(r, *f);
     kb.anomalies.push_back(std::move(rule));
   }
   if (const auto* f = m.find("propagation")) {

@@ -89,9 +89,14 @@ struct goal_cue {
   int words = 0; // words in the phrase: longer phrases are more specific
 };
 
+/// When an entity counts as anomalous: `when` on its own; `mild`, a lower bar relative to the
+/// entity's baseline, where a symptom already points at the entity (it is alerted on, or its
+/// caller is anomalous in a class it can cause) and when a remedy is verified (back within
+/// `mild` is recovered, below `when` only is partially recovered).
 struct anomaly_rule {
   std::string cls;
   condition when;
+  std::optional<condition> mild;
 };
 
 struct thresholds {
@@ -100,8 +105,14 @@ struct thresholds {
   int investigate_steps = 13;
   int investigate_steps_per_extra_leaf = 5; // more budget for each further anomalous leaf
   int remedy_reserve_steps = 4;             // the sweep for independent faults leaves these
-  double goal_cue_weight = 1;               // prior added to hypotheses the goal text cues
-  int max_rounds = 3; // triage → remedy → verify rounds for combined faults
+  int backtrack_steps = 6; // backtracking from an unexplained leaf may go this far past the limit
+  double goal_cue_weight = 1; // prior added to hypotheses the goal text cues
+  int max_rounds = 3;         // triage → remedy → verify rounds for combined faults
+  /// A dependency explains its caller's latency only when the caller's extra p99 is at least this
+  /// share of the dependency's extra p99 (a caller waits on the callee on its failing path).
+  double latency_explain_share = 0.5;
+  /// Prior for a hypothesis on a common cause: per further anomalous entity on the same host.
+  double common_cause_weight = 1;
   std::vector<std::string> sticky_classes;
 };
 

@@ -19,7 +19,10 @@ namespace sreh::plugins {
 /// the same. From topology, descriptions, logs, deploys, flags and alerts, it walks the call graph
 /// from the alerted entity (run labels `service`/`host`/`job`, else names found in the goal text,
 /// else the firing alerts) down to the deepest anomalous entities whose anomaly no dependency
-/// explains, scores hypotheses (failure mode × target) with the KB's evidence weights, calls the
+/// explains — deferring siblings once the dependencies seen explain every class, and coming back
+/// to them, and to the hosts under an unexplained leaf, when a leaf stays unexplained; a host
+/// under several unexplained anomalies is a hypothesis of its own — scores hypotheses (failure
+/// mode × target) with the KB's evidence weights, calls the
 /// read-only tool that best separates the leading hypotheses, then executes (through the tool
 /// that performs each KB remedy action) and verifies the remedy of each confident diagnosis, and
 /// concludes.
@@ -42,6 +45,8 @@ namespace sreh::plugins {
 ///    "diagnoses": [{"kind","target","subject","bindings":{..},"confidence","ambiguous",
 ///                   "evidence":[{"step","fact","weight"}]}],
 ///    "remediation": [{"tool","args","step","ok","verified":bool,"for":"<kind>:<target>"}],
+///    "recovery": "recovered" | "partial" | "not_recovered" | "none",  // the remedies, judged
+///                                      // against baseline at the entity nearest each fault
 ///    "ruled_out": [{"kind"?,"target","reason"}],
 ///    "unexplained": ["<entity>: <anomaly>", ...],   // anomalies no hypothesis fits
 ///    "notes": ["after rollback: checkout recovered (error_rate 0.002 ...)", ...],

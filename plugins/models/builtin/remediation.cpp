@@ -85,6 +85,8 @@ std::optional<std::vector<planned_call>> expand(const remedy& r, const hypothesi
         b["job"] = j;
         variants.push_back(std::move(b));
       }
+      if (variants.empty())
+        return std::nullopt; // a remedy for the jobs on the target: without jobs it does not apply
     } else {
       variants.push_back(h.bindings);
     }
@@ -111,28 +113,37 @@ std::map<std::string, std::string> minus_sticky(const knowledge_base& kb,
   return cls;
 }
 
-/// Entities whose anomaly should clear when the diagnosis' remedy works.
-std::vector<std::string> verify_set(const knowledge_base& kb, const triage_result& t,
-                                    const hypothesis& h, const std::string& leaf, bool alone) {
-  std::vector<std::string> out;
-  auto consider = [&](const std::string& n) {
+/// The entity nearest the fault whose anomaly a good remedy clears: the leaf, the subject, or (a
+/// hardware fault stays after a good remedy) the first entity up the walk that suffered from it.
+std::string nearest(const knowledge_base& kb, const triage_result& t, const hypothesis& h,
+                    const std::string& leaf) {
+  auto clears = [&](const std::string& n) {
     auto it = t.classes.find(n);
-    if (it != t.classes.end() && !minus_sticky(kb, it->second).empty() &&
-        std::find(out.begin(), out.end(), n) == out.end())
-      out.push_back(n);
+    return it != t.classes.end() && !minus_sticky(kb, it->second).empty();
   };
-  // A lone diagnosis explains everything anomalous: what was alerted on is the proof.
+  for (auto& n : {leaf, h.subject})
+    if (clears(n))
+      return n;
+  for (auto p = t.parent.find(leaf); p != t.parent.end(); p = t.parent.find(p->second))
+    if (clears(p->second))
+      return p->second;
+  return {};
+}
+
+/// Entities whose anomaly should clear when the diagnosis' remedy works: the nearest one, and a
+/// lone diagnosis (it explains everything anomalous) the alerted ones too.
+std::vector<std::string> verify_set(const knowledge_base& kb, const triage_result& t,
+                                    const std::string& near, bool alone) {
+  std::vector<std::string> out;
+  if (!near.empty())
+    out.push_back(near);
   if (alone)
-    for (auto& f : t.focus)
-      consider(f);
-  if (!out.empty())
-    return out;
-  consider(leaf);
-  consider(h.subject);
-  // A hardware fault stays after a good remedy: verify on the entities that suffered from it.
-  for (auto p = t.parent.find(leaf); out.empty() && p != t.parent.end();
-       p = t.parent.find(p->second))
-    consider(p->second);
+    for (auto& f : t.focus) {
+      auto it = t.classes.find(f);
+      if (it != t.classes.end() && !minus_sticky(kb, it->second).empty() &&
+          std::find(out.begin(), out.end(), f) == out.end())
+        out.push_back(f);
+    }
   return out;
 }
 
@@ -216,6 +227,7 @@ class remedy_walk {
   outcome attempt(const remedy& r, const hypothesis& h, const std::string& what,
                   const std::vector<planned_call>& actions) {
     std::int64_t last = 0;
+    auto first = st_.records.size();
     for (auto& a : actions) {
       auto* rec = ev_.find_call(call_key(a.tool, a.args));
       if (!rec) {
@@ -233,53 +245,95 @@ class remedy_walk {
         return outcome::next;
       }
     }
-    return verify(r, h, what, last);
+    return verify(r, h, what, last, first);
   }
 
-  /// Whether the anomalies the remedy should clear are gone in the steps after `last`.
-  outcome verify(const remedy& r, const hypothesis& h, const std::string& what, std::int64_t last) {
-    auto leaf_it = leaf_of_.find(what);
-    auto vset = verify_set(kb_, t_, h, leaf_it == leaf_of_.end() ? h.subject : leaf_it->second,
-                           diagnoses_.size() == 1);
-    step_range after{last, 0};
-    bool verified = true, checked = false;
+  /// How an entity stands after a remedy against the (non-sticky) anomalies it had before:
+  /// back within the mild bar, only below the strong one, or still anomalous.
+  enum class standing { recovered, partial, anomalous };
+  standing judge(const entity& e, const std::map<std::string, std::string>& before,
+                 step_range after) const {
+    auto in = [&](const std::map<std::string, std::string>& now) {
+      return std::any_of(before.begin(), before.end(),
+                         [&](auto& c) { return now.contains(c.first); });
+    };
+    if (in(anomalies(kb_, e, after)))
+      return standing::anomalous;
+    return in(anomalies(kb_, e, after, true)) ? standing::partial : standing::recovered;
+  }
+
+  static const char* words(standing s) {
+    return s == standing::recovered ? "recovered"
+           : s == standing::partial ? "partially recovered"
+                                    : "still anomalous";
+  }
+
+  /// The description of an entity of `vset` not observed since `last`, if a tool makes one.
+  std::optional<planned_call> unobserved(const remedy& r, const std::vector<std::string>& vset,
+                                         std::int64_t last) const {
     for (auto& v : vset) {
       auto* e = ev_.find(v);
-      if (!e)
+      if (!e || observed(*e, {last, 0}))
         continue;
-      if (!observed(*e, after)) {
-        auto call = sit_.tools.describe(e->name, e->kind);
-        if (!call || ev_.find_call(call_key(call->tool, call->args), last))
-          continue; // no tool, or the check failed: cannot verify this entity
-        call->why = fmt::format("verify that remedy '{}' cleared {}'s anomaly", r.name, v);
-        st_.next = call;
-        return outcome::call;
-      }
+      auto call = sit_.tools.describe(e->name, e->kind);
+      if (!call || ev_.find_call(call_key(call->tool, call->args), last))
+        continue; // no tool, or the check failed: cannot verify this entity
+      call->why = fmt::format("verify that remedy '{}' cleared {}'s anomaly", r.name, v);
+      return call;
+    }
+    return std::nullopt;
+  }
+
+  /// Whether the anomalies the remedy should clear are gone in the steps after `last`: against
+  /// the baseline (the mild bar), so that a half-restored entity is partially recovered. Only
+  /// the entity nearest the fault tells a partial recovery; an alerted entity left mildly
+  /// anomalous may have another cause (final_look starts another round for it).
+  outcome verify(const remedy& r, const hypothesis& h, const std::string& what, std::int64_t last,
+                 std::size_t first) {
+    auto leaf_it = leaf_of_.find(what);
+    auto near = nearest(kb_, t_, h, leaf_it == leaf_of_.end() ? h.subject : leaf_it->second);
+    auto vset = verify_set(kb_, t_, near, diagnoses_.size() == 1);
+    if (auto call = unobserved(r, vset, last)) {
+      st_.next = std::move(call);
+      return outcome::call;
+    }
+    step_range after{last, 0};
+    bool checked = false, ok = true, partial = false;
+    for (auto& v : vset) {
+      auto* e = ev_.find(v);
+      if (!e || !observed(*e, after))
+        continue;
       checked = true;
       auto before = minus_sticky(kb_, t_.classes.at(v));
-      auto now = anomalies(kb_, *e, after);
-      bool cleared =
-        std::none_of(before.begin(), before.end(), [&](auto& c) { return now.contains(c.first); });
-      st_.notes.push_back(fmt::format("after {}: {} {} ({})", r.name, v,
-                                      cleared ? "recovered" : "still anomalous",
+      auto s = judge(*e, before, after);
+      st_.notes.push_back(fmt::format("after {}: {} {} ({})", r.name, v, words(s),
                                       current_text(kb_, *e, before, after)));
-      verified = verified && cleared;
-    }
-    if (verified && checked) {
-      for (auto& rec : st_.records)
-        if (rec.for_what == what && rec.step > 0 && rec.step <= last && rec.ok)
-          rec.verified = true;
-      st_.mitigated[what] = true;
-      return outcome::settled;
+      ok = ok && s != standing::anomalous;
+      partial = partial || (v == near && s == standing::partial);
     }
     if (!checked) {
       st_.notes.push_back(fmt::format("{}: nothing observable to verify", r.name));
       return outcome::settled;
     }
-    return outcome::next;
+    st_.recovery[what] = !ok ? "not_recovered" : partial ? "partial" : "recovered";
+    if (!ok)
+      return outcome::next;
+    for (auto i = first; i < st_.records.size(); ++i)
+      st_.records[i].verified = st_.records[i].ok;
+    st_.mitigated[what] = true;
+    if (partial) {
+      st_.partial.insert(near);
+      st_.notes.push_back(fmt::format("{} partially recovered after '{}': what {} carried is not "
+                                      "fully replaced (no further remedy of the knowledge base "
+                                      "restores it)",
+                                      near, r.name, h.target));
+    }
+    return outcome::settled;
   }
 
-  /// A last look at the alerted entities once something was changed, for the summary.
+  /// A last look at the alerted entities once something was changed, for the summary. An alerted
+  /// entity still anomalous — or mildly so, without a partial recovery that explains it — is
+  /// left for another round.
   bool final_look() {
     step_range after{last_action_, 0};
     for (auto& f : t_.focus) {
@@ -296,14 +350,17 @@ class remedy_walk {
     for (auto& f : t_.focus) {
       auto* e = ev_.find(f);
       auto it = t_.classes.find(f);
-      if (!e || it == t_.classes.end() || it->second.empty())
+      if (!e || it == t_.classes.end() || it->second.empty() || !observed(*e, after))
         continue;
-      auto now = anomalies(kb_, *e, after);
-      bool recovered = minus_sticky(kb_, now).empty();
-      if (!recovered && observed(*e, after))
+      auto strong = minus_sticky(kb_, anomalies(kb_, *e, after));
+      auto mild = minus_sticky(kb_, anomalies(kb_, *e, after, true));
+      auto s = !strong.empty() ? standing::anomalous
+               : mild.empty()  ? standing::recovered
+                               : standing::partial;
+      if (s == standing::anomalous || (s == standing::partial && !st_.partial.contains(f)))
         st_.still_anomalous.push_back(f);
-      st_.notes.push_back(fmt::format("{} {} ({})", f, recovered ? "recovered" : "still anomalous",
-                                      current_text(kb_, *e, it->second, after)));
+      st_.notes.push_back(
+        fmt::format("{} {} ({})", f, words(s), current_text(kb_, *e, it->second, after)));
     }
     return true;
   }

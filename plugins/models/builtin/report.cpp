@@ -182,6 +182,8 @@ void write_result(json::writer& w, const verdict& v, const std::vector<hypothesi
       w.EndObject();
     }
   w.EndArray();
+  w.Key("recovery");
+  w.String(v.recovery.c_str());
   w.Key("ruled_out");
   write_ruled_out(w, groups, t, ev);
   w.Key("unexplained");
@@ -204,6 +206,15 @@ void write_result(json::writer& w, const verdict& v, const std::vector<hypothesi
   w.Key("summary");
   w.String(v.summary.c_str());
   w.EndObject();
+}
+
+/// The hypotheses of a group that the evidence ruled out, for the summary.
+std::string ruled_out_text(const hypothesis_group& g) {
+  std::string out;
+  for (auto& h : g.hyps)
+    if (h.score < 0)
+      out += fmt::format("{}{}({})", out.empty() ? "" : ", ", h.mode->kind, h.subject);
+  return out.empty() ? std::string{"none"} : out;
 }
 
 /// The strongest supporting fact of a diagnosis, for the one-line summary.
@@ -281,6 +292,9 @@ std::string summarize(const verdict& v, const std::vector<hypothesis_group>& gro
       auto m = v.remediation->mitigated.find(what);
       if (m != v.remediation->mitigated.end() && !m->second)
         s += "; not mitigated";
+      else if (auto rc = v.remediation->recovery.find(what);
+               rc != v.remediation->recovery.end() && rc->second == "partial")
+        s += "; partially recovered";
     }
     parts.push_back(std::move(s));
   }
@@ -294,9 +308,15 @@ std::string summarize(const verdict& v, const std::vector<hypothesis_group>& gro
                                         : fmt::format("{}({}) scored {:g}", g.hyps[0].mode->kind,
                                                       g.hyps[0].subject, g.hyps[0].score);
       parts.push_back(fmt::format("unknown cause: {} is anomalous ({}); no failure mode of the "
-                                  "knowledge base fits (best: {})",
-                                  g.leaf, cls, best));
+                                  "knowledge base fits (best: {}; ruled out: {})",
+                                  g.leaf, cls, best, ruled_out_text(g)));
     }
+  if (v.outcome == "unknown_cause" && !t.off_path.empty()) {
+    std::string off;
+    for (auto& n : t.off_path)
+      off += (off.empty() ? "" : ", ") + n;
+    parts.push_back("anomalous off the failing path: " + off);
+  }
   std::string out;
   for (auto& p : parts)
     out += (out.empty() ? "" : " | ") + p;

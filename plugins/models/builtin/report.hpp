@@ -13,6 +13,7 @@ struct verdict {
   std::vector<const hypothesis*> diagnoses;
   std::vector<bool> ambiguous; // per diagnosis
   const remediation_state* remediation = nullptr;
+  std::string recovery = "none"; // recovered | partial | not_recovered | none
   std::string summary;
 };
 

@@ -103,17 +103,20 @@ bool attempted(const evidence& ev, const planned_call& c, step_range r) {
                      [&](const call_record& x) { return x.key == key && r.contains(x.step); });
 }
 
-bool propagates(const knowledge_base& kb, const std::map<std::string, std::string>& dep,
-                const std::map<std::string, std::string>& caller) {
+/// The caller's classes that the dependency's classes can cause.
+std::set<std::string> propagated(const knowledge_base& kb,
+                                 const std::map<std::string, std::string>& dep,
+                                 const std::map<std::string, std::string>& caller) {
+  std::set<std::string> out;
   for (auto& [d, _] : dep) {
     auto it = kb.propagation.find(d);
     if (it == kb.propagation.end())
       continue;
     for (auto& c : it->second)
       if (caller.contains(c))
-        return true;
+        out.insert(c);
   }
-  return false;
+  return out;
 }
 
 std::string classes_text(const std::map<std::string, std::string>& cls) {
@@ -204,20 +207,47 @@ class walker {
       return t_;
     for (auto& [name, kind] : focus_) {
       t_.focus.push_back(name);
-      queue_.push_back(name);
-    }
-    while (!queue_.empty()) {
-      auto name = queue_.front();
-      queue_.pop_front();
-      if (visited_.insert(name).second && !visit(name))
+      if (opts_.frontier.empty())
+        queue_.push_back(name);
+      else if (visited_.insert(name).second && !look(name))
         return t_;
     }
+    // From the frontier one branch at a time: the first that holds an unexplained anomaly is
+    // this round's; the rest stay set aside for a later one.
+    for (std::size_t i = 0; i < opts_.frontier.size(); ++i) {
+      if (!t_.leaves.empty()) {
+        for (auto& [name, caller] : std::vector(opts_.frontier.begin() + i, opts_.frontier.end()))
+          if (!visited_.contains(name)) {
+            t_.deferred.push_back(name);
+            t_.deferred_by.try_emplace(name, caller);
+          }
+        break;
+      }
+      auto& [name, caller] = opts_.frontier[i];
+      t_.parent.try_emplace(name, caller);
+      queue_.push_back(name);
+      if (!drain())
+        return t_;
+    }
+    if (!drain())
+      return t_;
     finish();
     return t_;
   }
 
  private:
   enum class sight { seen, unseen, call };
+
+  /// Visits what is queued; false when the walk stops for a call.
+  bool drain() {
+    while (!queue_.empty()) {
+      auto name = queue_.front();
+      queue_.pop_front();
+      if (visited_.insert(name).second && !visit(name))
+        return false;
+    }
+    return true;
+  }
 
   bool stop(planned_call c, std::string why) {
     c.why = std::move(why);
@@ -258,7 +288,9 @@ class walker {
       return s == sight::unseen;
     auto& e = ev_.entities.at(name);
     auto at = last_seen(e);
-    auto cls = anomalies(kb_, e, range_);
+    // The walk reaches only alerted entities and dependencies that may explain an anomalous
+    // caller: a symptom points at each, so the mild bar applies.
+    auto cls = classes_of(e);
     t_.classes[name] = cls;
     if (cls.empty()) {
       healthy_.insert(name);
@@ -270,12 +302,114 @@ class walker {
     if (!probe(name, e, at, self))
       return false;
     std::vector<std::string> explaining;
+    std::set<std::string> covered; // classes of `name` that some dependency explains
     for (auto& d : e.calls)
-      if (!follow(name, cls, self, d, explaining))
+      if (!follow(name, cls, self, d, explaining, covered))
         return false;
-    if (explaining.empty() || self)
+    descend(name, explaining);
+    // An anomaly no dependency can cause (its own load, memory, restarts) makes the entity a
+    // suspect of its own, whatever its dependencies explain.
+    if (explaining.empty() || self || intrinsic(cls))
       t_.leaves.push_back(name);
     return true;
+  }
+
+  /// An alerted entity in a walk from the frontier: its anomalies are recorded (the remedies are
+  /// verified against them), its calls are not followed.
+  bool look(const std::string& name) {
+    auto s = observe(name, kind_hint(name), fmt::format("is {} still anomalous?", name));
+    if (s != sight::seen)
+      return s == sight::unseen;
+    auto& e = ev_.entities.at(name);
+    auto cls = classes_of(e);
+    t_.classes[name] = cls;
+    if (cls.empty())
+      healthy_.insert(name);
+    t_.observations.push_back(
+      {last_seen(e),
+       cls.empty() ? fmt::format("{} is healthy", name)
+                   : fmt::format("{} is anomalous: {}; look first where the last round set "
+                                 "branches aside",
+                                 name, classes_text(cls)),
+       0});
+    return true;
+  }
+
+  /// Walks on into the explaining dependencies of `name`. One that explains only part of what
+  /// another explains is redundant (the other suffices): it waits on the frontier (`deferred`)
+  /// for a backtrack, unless this walk is a sweep.
+  void descend(const std::string& name, const std::vector<std::string>& explaining) {
+    for (auto& d : explaining) {
+      bool redundant =
+        !opts_.sweep && std::any_of(explaining.begin(), explaining.end(),
+                                    [&](auto& o) { return explains_more(name, o, d); });
+      if (redundant) {
+        t_.deferred.push_back(d);
+        t_.deferred_by.try_emplace(d, name);
+        t_.observations.push_back(
+          {0, fmt::format("{} explains less of {} than a sibling does: left for later", d, name),
+           0});
+        continue;
+      }
+      t_.parent.try_emplace(d, name);
+      queue_.push_back(d);
+    }
+  }
+
+  /// The entity's anomalies at the mild bar; on an entity an earlier round treated, without
+  /// the classes that stay after a good remedy (a restart counter).
+  [[nodiscard]] std::map<std::string, std::string> classes_of(const entity& e) const {
+    auto cls = anomalies(kb_, e, range_, true);
+    if (opts_.treated.contains(e.name))
+      for (auto& s : kb_.limits.sticky_classes)
+        cls.erase(s);
+    return cls;
+  }
+
+  /// The extra p99 of an entity over its baseline, when both are known.
+  [[nodiscard]] std::optional<double> extra_latency(const entity& x) const {
+    auto v = current_value(x, "latency_p99_ms", range_);
+    auto b = baseline_value(x, "latency_p99_ms", range_);
+    if (!v || !b)
+      return std::nullopt;
+    return *v - *b;
+  }
+
+  /// Whether dependency `o` of `name` explains at least what `d` does: more classes, or the same
+  /// with more extra latency.
+  [[nodiscard]] bool explains_more(const std::string& name, const std::string& o,
+                                   const std::string& d) {
+    auto& mine = causes_[{name, d}];
+    auto& theirs = causes_[{name, o}];
+    if (o == d || !std::includes(theirs.begin(), theirs.end(), mine.begin(), mine.end()))
+      return false;
+    if (theirs.size() > mine.size())
+      return true;
+    if (!mine.contains("latency"))
+      return false;
+    auto a = extra_latency(ev_.entities.at(o)), b = extra_latency(ev_.entities.at(d));
+    return a && b && *a > *b;
+  }
+
+  [[nodiscard]] bool intrinsic(const std::map<std::string, std::string>& cls) const {
+    return std::any_of(cls.begin(), cls.end(), [&](auto& c) {
+      return std::none_of(kb_.propagation.begin(), kb_.propagation.end(), [&](auto& p) {
+        return std::find(p.second.begin(), p.second.end(), c.first) != p.second.end();
+      });
+    });
+  }
+
+  /// The dependency's classes that can explain the caller's: a slower dependency explains its
+  /// caller's latency only if the caller is slower by a fair share of it (it waits on it).
+  [[nodiscard]] std::map<std::string, std::string>
+  explaining_classes(const entity& caller, const entity& dep,
+                     std::map<std::string, std::string> dcls) const {
+    if (!dcls.contains("latency"))
+      return dcls;
+    auto c = extra_latency(caller), d = extra_latency(dep);
+    if (c && d && *d > 0 && *c < kb_.limits.latency_explain_share * *d)
+      dcls.erase("latency");
+    return dcls;
   }
 
   /// Below the alerted entities, a suspect that a cued change explains by itself is a leaf: its
@@ -297,27 +431,39 @@ class walker {
     return true;
   }
 
+  /// Whether the dependencies seen so far explain every class of `cls` a dependency can cause.
+  [[nodiscard]] bool all_covered(const std::map<std::string, std::string>& cls,
+                                 const std::set<std::string>& covered) const {
+    return std::all_of(cls.begin(), cls.end(), [&](auto& c) {
+      return covered.contains(c.first) || intrinsic({{c.first, {}}});
+    });
+  }
+
   /// Dependency `d` of the anomalous `name`: healthy, explaining (walked next), off the path,
-  /// or deferred once something explains `name`.
+  /// or deferred once dependencies explain every class of `name`'s anomaly.
   bool follow(const std::string& name, const std::map<std::string, std::string>& cls, bool self,
-              const std::string& d, std::vector<std::string>& explaining) {
+              const std::string& d, std::vector<std::string>& explaining,
+              std::set<std::string>& covered) {
     auto* de = ev_.find(d);
-    if ((self || !explaining.empty()) && !opts_.sweep && !known(d)) {
+    if ((self || (!explaining.empty() && all_covered(cls, covered))) && !opts_.sweep && !known(d)) {
       t_.deferred.push_back(d); // one explanation is enough to go deeper
+      t_.deferred_by.try_emplace(d, name);
       return true;
     }
     auto s = observe(d, de && !de->kind.empty() ? de->kind : "service",
                      fmt::format("{} is anomalous; does its dependency {} explain it?", name, d));
     if (s != sight::seen)
       return s == sight::unseen;
-    auto dcls = anomalies(kb_, *de, range_);
+    auto dcls = classes_of(*de);
     if (dcls.empty()) {
       if (healthy_.insert(d).second && !visited_.contains(d))
         t_.observations.push_back({last_seen(*de), fmt::format("{} is healthy", d), 0});
-    } else if (propagates(kb_, dcls, cls)) {
+    } else if (auto causes =
+                 propagated(kb_, explaining_classes(ev_.entities.at(name), *de, dcls), cls);
+               !causes.empty()) {
+      covered.insert(causes.begin(), causes.end());
       explaining.push_back(d);
-      t_.parent.try_emplace(d, name);
-      queue_.push_back(d);
+      causes_[{name, d}] = std::move(causes);
     } else if (std::find(t_.off_path.begin(), t_.off_path.end(), d) == t_.off_path.end()) {
       t_.off_path.push_back(d);
       t_.classes[d] = dcls;
@@ -391,6 +537,7 @@ class walker {
   std::vector<std::pair<std::string, std::string>> focus_;
   std::deque<std::string> queue_;
   std::set<std::string> visited_, healthy_;
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> causes_; // caller, dep
 };
 
 } // namespace

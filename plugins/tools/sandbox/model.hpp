@@ -145,6 +145,9 @@ struct expectation {
   std::string mitigated;              // "" for control cases
   std::vector<std::string> forbidden; // "tool:target"
   int max_steps = 20;
+  /// How the run must judge its remedies (the conclusion's `result.recovery`): "" (not
+  /// checked) | recovered | partial | not_recovered.
+  std::string recovery;
 };
 
 struct scenario {

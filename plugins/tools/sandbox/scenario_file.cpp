@@ -138,9 +138,10 @@ herring read_herring(reader& r, const world_model& w, const entry& f) {
 }
 
 expectation read_expect(reader& r, const world_model& w, const entry& f) {
-  auto m =
-    fields(r, f, {"detected", "localized", "root_cause", "mitigated", "forbidden", "max_steps"},
-           {"detected"});
+  auto m = fields(
+    r, f,
+    {"detected", "localized", "root_cause", "mitigated", "forbidden", "max_steps", "recovery"},
+    {"detected"});
   expectation e;
   e.detected = r.boolean(m["detected"]);
   if (m.count("localized"))
@@ -181,6 +182,14 @@ expectation read_expect(reader& r, const world_model& w, const entry& f) {
     }
   if (m.count("max_steps"))
     e.max_steps = static_cast<int>(r.integer(m["max_steps"], 1, 1000));
+  if (m.count("recovery")) {
+    e.recovery = r.string(m["recovery"]);
+    if (e.recovery != "recovered" && e.recovery != "partial" && e.recovery != "not_recovered")
+      r.fail(m["recovery"],
+             fmt::format("expected recovered, partial or not_recovered, got '{}'", e.recovery));
+    if (!e.detected)
+      r.fail(m["recovery"], "a control case (detected: false) has nothing to recover");
+  }
   return e;
 }
 

@@ -301,3 +301,22 @@ CAF_TEST(the suite report lists every scenario with totals) {
   CAF_CHECK(md.find("**total** | 1/2") != std::string::npos);
   CAF_CHECK(md.find("- bad.yaml: bad.yaml:1:1: broken") != std::string::npos);
 }
+
+CAF_TEST(expect.recovery is compared with the recovery the conclusion states) {
+  auto e = fault_case();
+  auto run = good_run();
+  // Unstated in the scenario: not checked.
+  CAF_CHECK(ev::score(e, run, mitigated_world()).passed);
+  e.recovery = "partial";
+  auto unstated = ev::score(e, run, mitigated_world());
+  CAF_CHECK(!unstated.passed);
+  CAF_CHECK(has_failure(unstated, "recovery judged 'unstated', expected 'partial'"));
+  run.detail = R"({"phase":"conclude","result":{"detected":true,"outcome":"diagnosed",)"
+               R"("diagnoses":[{"kind":"bad_deploy","target":"checkout"}],"remediation":[],)"
+               R"("recovery":"recovered"}})";
+  auto claimed = ev::score(e, run, mitigated_world());
+  CAF_CHECK(has_failure(claimed, "recovery judged 'recovered', expected 'partial'"));
+  CAF_CHECK_EQUAL(claimed.recovery, "recovered");
+  e.recovery = "recovered";
+  CAF_CHECK(ev::score(e, run, mitigated_world()).passed);
+}

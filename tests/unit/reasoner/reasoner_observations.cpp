@@ -464,3 +464,78 @@ CAF_TEST(a step seen before that changed makes the kept evidence start over) {
   CAF_CHECK_EQUAL(kept.args, rebuilt.args);
   CAF_CHECK_EQUAL(kept.detail, rebuilt.detail);
 }
+
+// -- triage on made-up worlds: the frontier, common causes, honest verification -----------------
+
+CAF_TEST(a slow sibling off the failing path does not end the search) {
+  acme_world w;
+  // web calls a harmlessly slow `side` first: side is 3x its p99, but web is slower by far less
+  // than side's extra p99, so side is not what web waits on. The leak is in api.
+  w.add("side", "svc", {}, {"box-1"});
+  w.node("web").deps = {"side", "api"};
+  w.node("side").now["latency_p99_ms"] = 120;
+  w.node("web").now["latency_p99_ms"] = 70;
+  w.node("api").now["latency_p99_ms"] = 75;
+  w.node("api").now["memory"] = 0.93;
+  w.node("api").now["restarts"] = 2;
+  w.log("api", "WARN heap usage at 93%");
+  w.fixes[R"(acme.bounce {"app":"api"})"] = [](acme_world& x) {
+    x.heal("api");
+    x.heal("web");
+  };
+  actors::tool_registry reg;
+  add_acme_tools(reg, w);
+  auto o = run_reasoner(reg, "web is slow", R"({"alert":"WebSlow","service":"web"})");
+  CAF_CHECK_EQUAL(o.list("localized"), std::vector<std::string>{"api"});
+  CAF_CHECK_EQUAL(o.list("root_cause"), std::vector<std::string>{"memory_leak"});
+  CAF_CHECK_EQUAL(w.mutations, std::vector<std::string>{R"(acme.bounce {"app":"api"})"});
+  CAF_CHECK_EQUAL(std::string{o.result()["outcome"].GetString()}, "diagnosed");
+}
+
+CAF_TEST(a host under several anomalous entities is found as their common cause) {
+  acme_world w;
+  // api calls two databases on box-2; both fail their writes. Their logs do not name the host:
+  // nothing of the databases' own explains them, the host they share does.
+  w.add("vault", "db", {}, {"box-2"});
+  w.node("api").deps = {"ledger", "vault"};
+  for (auto [id, rate] : {std::pair{"web", 0.1}, std::pair{"api", 0.25}, std::pair{"ledger", 0.2},
+                          std::pair{"vault", 0.2}})
+    w.node(id).now["error_rate"] = rate;
+  w.node("box-2").now["disk_used"] = 0.99;
+  w.log("ledger", "ERROR write failed: No space left on device");
+  w.log("vault", "ERROR write failed: No space left on device");
+  w.fixes[R"(acme.sweep {"box":"box-2"})"] = [](acme_world& x) {
+    for (auto* id : {"box-2", "ledger", "vault", "api", "web"})
+      x.heal(id);
+  };
+  actors::tool_registry reg;
+  add_acme_tools(reg, w);
+  auto o = run_reasoner(reg, "web errors", web_alert);
+  CAF_CHECK_EQUAL(o.list("localized"), std::vector<std::string>{"box-2"});
+  CAF_CHECK_EQUAL(o.list("root_cause"), std::vector<std::string>{"disk_full"});
+  CAF_CHECK_EQUAL(w.mutations, std::vector<std::string>{R"(acme.sweep {"box":"box-2"})"});
+  auto& d = o.result()["diagnoses"];
+  CAF_REQUIRE_EQUAL(d.Size(), 1u);
+  bool common = false;
+  for (auto& f : d[0]["evidence"].GetArray())
+    common = common || std::string{f["fact"].GetString()}.find("carries") != std::string::npos;
+  CAF_CHECK(common);
+}
+
+CAF_TEST(a remedy that restores the service only in part is reported as partial recovery) {
+  acme_world w;
+  bad_deploy_of_api(w);
+  // The rollback brings api's errors below the alarm but not back to baseline.
+  w.fixes[R"(acme.revert {"app":"api"})"] = [](acme_world& x) {
+    x.node("api").now["error_rate"] = 0.008;
+    x.node("web").now["error_rate"] = 0.002;
+  };
+  actors::tool_registry reg;
+  add_acme_tools(reg, w);
+  auto o = run_reasoner(reg, "web is failing requests", web_alert);
+  CAF_CHECK_EQUAL(o.list("localized"), std::vector<std::string>{"api"});
+  CAF_REQUIRE(o.result().HasMember("recovery"));
+  CAF_CHECK_EQUAL(std::string{o.result()["recovery"].GetString()}, "partial");
+  std::string summary = o.result()["summary"].GetString();
+  CAF_CHECK(summary.find("partially recovered") != std::string::npos);
+}

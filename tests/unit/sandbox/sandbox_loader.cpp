@@ -144,6 +144,12 @@ CAF_TEST(scenario errors cover expressions syntax and broken worlds) {
     scenario_error("  - {kind: none}", R"(expect: {detected: true, forbidden: ["rm:a"]})"),
     s + "7:38: expect.forbidden[0]: expected \"tool:target\" with a sandbox tool, "
         "got 'rm:a'");
+  CAF_CHECK_EQUAL(
+    scenario_error("  - {kind: none}", "expect: {detected: true, recovery: half}"),
+    s + "7:36: expect.recovery: expected recovered, partial or not_recovered, got 'half'");
+  CAF_CHECK_EQUAL(
+    scenario_error("  - {kind: none}", "expect: {detected: false, recovery: partial}"),
+    s + "7:37: expect.recovery: a control case (detected: false) has nothing to recover");
   auto syntax = scenario_error("  - {kind: none");
   CAF_CHECK(syntax.rfind(s, 0) == 0);
   CAF_CHECK(syntax.find("(syntax)") != std::string::npos);
