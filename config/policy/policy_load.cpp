@@ -10,6 +10,7 @@
 
 #include "config/policy/policy_config.hpp"
 #include "config/yaml/reader.hpp"
+#include "core/base/duration.hpp"
 
 namespace sreh::config {
 
@@ -47,28 +48,15 @@ std::vector<std::string> roles(reader& r, const entry& e) {
   r.fail(e, fmt::format("expected a duration like 30s, 15m, 1h or 2d, got '{}'", s));
 }
 
-/// "30s", "15m", "1h", "2d" in seconds (> 0).
+/// A duration like 30s, 15m, 1h30m or 2d in seconds (> 0).
 std::int64_t duration_s(reader& r, const entry& e) {
-  static constexpr std::pair<char, std::int64_t> units[] = {
-    {'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86'400}};
   auto s = r.string(e);
-  if (s.size() < 2)
+  auto d = parse_duration_s(s);
+  if (!d || *d < 0 || s.front() == '+')
     bad_duration(r, e, s);
-  std::int64_t n = 0;
-  auto* end = s.data() + s.size() - 1;
-  auto res = std::from_chars(s.data(), end, n);
-  if (res.ec != std::errc{} || res.ptr != end || n < 0)
-    bad_duration(r, e, s);
-  for (auto [unit, factor] : units) {
-    if (s.back() != unit)
-      continue;
-    if (n == 0)
-      r.fail(e, "must be longer than 0");
-    if (n > std::numeric_limits<std::int64_t>::max() / 1'000'000 / factor)
-      r.fail(e, fmt::format("'{}' is too long", s));
-    return n * factor;
-  }
-  bad_duration(r, e, s);
+  if (*d == 0)
+    r.fail(e, "must be longer than 0");
+  return *d;
 }
 
 /// A plain (unquoted) number in [0, 1].
@@ -316,20 +304,11 @@ void read_policy(reader& r, const entry& root, policy_set& p) {
       read_rules(r, e, p);
 }
 
-std::string fnv1a(const std::string& text) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return fmt::format("{:016x}", h);
-}
-
 } // namespace
 
 expected<policy_set> load_policy_string(const std::string& text, const std::string& name) {
   policy_set p;
-  p.version = fnv1a(text);
+  p.version = yaml::content_version(text);
   reader r{name, {.substitute_env = true}};
   try {
     auto root = r.parse(text);

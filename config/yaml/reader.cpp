@@ -375,4 +375,13 @@ expected<std::string> read_text_file(const std::string& path) {
   return text;
 }
 
+std::string content_version(std::string_view text) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
 } // namespace sreh::config::yaml

@@ -141,4 +141,8 @@ template <class Names>
 [[nodiscard]] std::string unknown(std::string_view what, std::string_view key,
                                   const std::vector<std::string_view>& allowed);
 
+/// A short hash of a file's text (16 hex digits, FNV-1a): the version a loaded policy or Work
+/// template is pinned to.
+[[nodiscard]] std::string content_version(std::string_view text);
+
 } // namespace sreh::config::yaml

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <sstream>
 
+#include "core/base/duration.hpp"
+
 namespace sreh::plugins::sandbox::detail {
 
 namespace yaml = config::yaml;
@@ -49,7 +51,7 @@ double number(reader& r, const entry& f) {
 
 std::int64_t duration(reader& r, const entry& f, bool allow_negative) {
   auto s = r.string(f);
-  auto d = parse_duration(s);
+  auto d = parse_duration_s(s);
   if (!d)
     r.fail(f, fmt::format("expected a duration like -10m, 2h or 1h30m, got '{}'", s));
   if (*d < 0 && !allow_negative)

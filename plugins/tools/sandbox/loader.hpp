@@ -32,7 +32,7 @@ fields(reader& r, const entry& f, std::initializer_list<std::string_view> allowe
 [[nodiscard]] std::string name(reader& r, const entry& f);
 /// A non-negative number.
 [[nodiscard]] double number(reader& r, const entry& f);
-/// A duration like -10m (see parse_duration).
+/// A duration like -10m (see parse_duration_s, core/base/duration.hpp).
 [[nodiscard]] std::int64_t duration(reader& r, const entry& f, bool allow_negative);
 /// One of `allowed`; anything else is an "unknown value" with a hint when one is close.
 [[nodiscard]] std::string choice(reader& r, const entry& f,

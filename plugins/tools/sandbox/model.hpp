@@ -162,7 +162,4 @@ struct scenario {
   expectation expect;
 };
 
-/// Parses a duration like `-10m`, `2h`, `1h30m`, `45s`, `1d` into seconds; nullopt when malformed.
-[[nodiscard]] std::optional<std::int64_t> parse_duration(std::string_view s);
-
 } // namespace sreh::plugins::sandbox

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "core/expr/expression.hpp"
 #include "plugins/tools/sandbox/expression.hpp"
 #include "plugins/tools/sandbox/loader.hpp"
 #include "plugins/tools/sandbox/scenario.hpp"
@@ -159,7 +160,7 @@ expectation read_expect(reader& r, const world_model& w, const entry& f) {
     }
   if (m.count("mitigated")) {
     e.mitigated = r.string(m["mitigated"]);
-    auto ok = evaluate_expression(
+    auto ok = expr::evaluate(
       e.mitigated, [&](const std::string& ent, const std::string& met) -> expected<double> {
         if (auto msg = check_metric(w, ent, met); !msg.empty())
           return sreh::error{errc::invalid_argument, msg};

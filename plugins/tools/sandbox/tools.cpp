@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "core/base/duration.hpp"
+
 namespace sreh::plugins::sandbox {
 
 namespace detail {
@@ -66,7 +68,7 @@ expected<std::int64_t> window_arg(const rapidjson::Value& args, std::int64_t fal
   auto s = string_arg(args, "window");
   if (s.empty())
     return fallback;
-  auto d = parse_duration(s);
+  auto d = parse_duration_s(s);
   if (!d || *d <= 0)
     return sreh::error{errc::invalid_argument,
                        fmt::format("window '{}' is not a duration like 15m or 2h", s)};

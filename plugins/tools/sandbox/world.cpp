@@ -2,6 +2,7 @@
 // sandbox_actions.cpp.
 #include <fmt/format.h>
 
+#include "core/expr/expression.hpp"
 #include "plugins/tools/sandbox/expression.hpp"
 #include "plugins/tools/sandbox/state.hpp"
 
@@ -108,7 +109,7 @@ expected<bool> world::evaluate(std::string_view expr) const {
   std::lock_guard<std::mutex> lock{mtx_};
   auto fr = state_->frame_at(state_->now);
   const auto& w = spec_->world;
-  return detail::evaluate_expression(
+  return expr::evaluate(
     expr, [&](const std::string& entity, const std::string& metric) -> expected<double> {
       if (auto msg = detail::check_metric(w, entity, metric); !msg.empty())
         return sreh::error{errc::invalid_argument, msg};

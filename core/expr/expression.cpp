@@ -1,0 +1,237 @@
+#include "core/expr/expression.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+
+namespace sreh::expr {
+
+/// A comparison (index into comparisons_) or an `and` / `or` of two nodes.
+struct expression::node {
+  enum kind_t { leaf, and_, or_ } kind = leaf;
+  std::size_t index = 0;
+  std::shared_ptr<const node> lhs, rhs;
+};
+
+namespace {
+
+using node = expression::node;
+
+struct token {
+  enum kind_t { name, number, op, lparen, rparen, and_, or_, end } kind = end;
+  std::string text;
+  std::size_t pos = 0; // 0-based
+};
+
+struct syntax_error {
+  std::size_t pos;
+  std::string what;
+};
+
+bool name_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+
+bool name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+}
+
+std::vector<token> tokenize(std::string_view s) {
+  std::vector<token> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    char c = s[i];
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+      continue;
+    }
+    auto start = i;
+    if (c == '(' || c == ')') {
+      out.push_back({c == '(' ? token::lparen : token::rparen, std::string(1, c), start});
+      ++i;
+    } else if (c == '<' || c == '>' || c == '=' || c == '!') {
+      ++i;
+      if (i < s.size() && s[i] == '=')
+        ++i;
+      auto text = std::string{s.substr(start, i - start)};
+      if (text == "=" || text == "!")
+        throw syntax_error{start, fmt::format("unknown operator '{}' (use == or !=)", text)};
+      out.push_back({token::op, text, start});
+    } else if (std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '+' || c == '.') {
+      char* end = nullptr;
+      std::string rest{s.substr(start)};
+      auto v = std::strtod(rest.c_str(), &end);
+      auto len = static_cast<std::size_t>(end - rest.c_str());
+      if (len == 0)
+        throw syntax_error{start, fmt::format("unexpected '{}'", c)};
+      if (!std::isfinite(v))
+        throw syntax_error{start, fmt::format("number '{}' is out of range", rest.substr(0, len))};
+      out.push_back({token::number, rest.substr(0, len), start});
+      i += len;
+    } else if (name_start(c)) {
+      while (i < s.size() && name_char(s[i]))
+        ++i;
+      auto text = std::string{s.substr(start, i - start)};
+      auto k = text == "and" ? token::and_ : text == "or" ? token::or_ : token::name;
+      out.push_back({k, text, start});
+    } else {
+      throw syntax_error{start, fmt::format("unexpected '{}'", c)};
+    }
+  }
+  out.push_back({token::end, "", s.size()});
+  return out;
+}
+
+class parser {
+ public:
+  parser(std::vector<token> toks, std::vector<comparison>& out)
+    : toks_(std::move(toks)), out_(out) {}
+
+  std::shared_ptr<const node> parse() {
+    auto root = or_expr();
+    if (peek().kind != token::end)
+      throw syntax_error{peek().pos,
+                         fmt::format("expected 'and', 'or' or the end, got '{}'", peek().text)};
+    return root;
+  }
+
+ private:
+  const token& peek() const { return toks_[i_]; }
+  const token& next() { return toks_[i_ == toks_.size() - 1 ? i_ : i_++]; }
+
+  static std::shared_ptr<const node> join(node::kind_t k, std::shared_ptr<const node> a,
+                                          std::shared_ptr<const node> b) {
+    auto n = std::make_shared<node>();
+    n->kind = k;
+    n->lhs = std::move(a);
+    n->rhs = std::move(b);
+    return n;
+  }
+
+  std::shared_ptr<const node> or_expr() {
+    auto v = and_expr();
+    while (peek().kind == token::or_) {
+      next();
+      v = join(node::or_, v, and_expr());
+    }
+    return v;
+  }
+
+  std::shared_ptr<const node> and_expr() {
+    auto v = primary();
+    while (peek().kind == token::and_) {
+      next();
+      v = join(node::and_, v, primary());
+    }
+    return v;
+  }
+
+  std::shared_ptr<const node> primary() {
+    if (peek().kind == token::lparen) {
+      auto open = next().pos;
+      auto v = or_expr();
+      if (peek().kind != token::rparen)
+        throw syntax_error{peek().pos,
+                           fmt::format("expected ')' to close '(' at position {}", open + 1)};
+      next();
+      return v;
+    }
+    return leaf();
+  }
+
+  std::shared_ptr<const node> leaf() {
+    const auto& lhs = next();
+    if (lhs.kind != token::name)
+      throw syntax_error{lhs.pos,
+                         lhs.kind == token::end
+                           ? std::string{"expected <entity>.<metric>, got the end"}
+                           : fmt::format("expected <entity>.<metric>, got '{}'", lhs.text)};
+    auto dot = lhs.text.rfind('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == lhs.text.size())
+      throw syntax_error{lhs.pos, fmt::format("expected <entity>.<metric>, got '{}'", lhs.text)};
+    const auto& op = next();
+    if (op.kind != token::op)
+      throw syntax_error{
+        op.pos, fmt::format("expected a comparison (< <= > >= == !=) after '{}'", lhs.text)};
+    const auto& num = next();
+    if (num.kind != token::number)
+      throw syntax_error{num.pos, fmt::format("expected a number after '{}'", op.text)};
+    out_.push_back({lhs.text, lhs.text.substr(0, dot), lhs.text.substr(dot + 1), op.text,
+                    std::strtod(num.text.c_str(), nullptr), lhs.pos});
+    auto n = std::make_shared<node>();
+    n->index = out_.size() - 1;
+    return n;
+  }
+
+  std::vector<token> toks_;
+  std::size_t i_ = 0;
+  std::vector<comparison>& out_;
+};
+
+bool compare(double x, const std::string& op, double y) {
+  if (op == "<")
+    return x < y;
+  if (op == "<=")
+    return x <= y;
+  if (op == ">")
+    return x > y;
+  if (op == ">=")
+    return x >= y;
+  if (op == "==")
+    return std::fabs(x - y) < 1e-9;
+  return std::fabs(x - y) >= 1e-9;
+}
+
+bool eval(const node& n, const std::vector<bool>& leaves) {
+  switch (n.kind) {
+  case node::leaf:
+    return leaves[n.index];
+  case node::and_:
+    return eval(*n.lhs, leaves) && eval(*n.rhs, leaves);
+  case node::or_:
+    return eval(*n.lhs, leaves) || eval(*n.rhs, leaves);
+  }
+  return false;
+}
+
+sreh::error at(std::size_t pos, std::string_view what) {
+  return {errc::invalid_argument, fmt::format("position {}: {}", pos + 1, what)};
+}
+
+} // namespace
+
+expected<expression> parse(std::string_view text) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+    return at(0, "empty expression");
+  expression e;
+  e.text_ = std::string{text};
+  try {
+    e.root_ = parser{tokenize(text), e.comparisons_}.parse();
+  } catch (const syntax_error& err) {
+    return at(err.pos, err.what);
+  }
+  return e;
+}
+
+expected<bool> expression::evaluate(const lookup& values) const {
+  std::vector<bool> leaves;
+  leaves.reserve(comparisons_.size());
+  for (const auto& c : comparisons_) {
+    auto v = values(c.entity, c.metric);
+    if (!v)
+      return at(c.pos, v.error().message);
+    leaves.push_back(compare(*v, c.op, c.value));
+  }
+  return eval(*root_, leaves);
+}
+
+expected<bool> evaluate(std::string_view text, const lookup& values) {
+  auto e = parse(text);
+  if (!e)
+    return e.error();
+  return e->evaluate(values);
+}
+
+} // namespace sreh::expr
