@@ -17,6 +17,8 @@
 #include "app/serve/plugins.hpp"
 #include "config/node/node_config.hpp"
 #include "config/policy/policy_config.hpp"
+#include "config/templates/template_file.hpp"
+#include "config/yaml/reader.hpp"
 #include "core/base/logger.hpp"
 #include "net/http/auth.hpp"
 #include "net/http/http_front.hpp"
@@ -223,12 +225,26 @@ int config_check_command(int argc, char** argv) {
   config::overrides set;
   bool ok = argc == 2 || (argc == 4 && std::string_view{argv[2]} == "--node-id");
   if (!ok || std::string_view{argv[0]} != "check") {
-    std::fputs("usage: sreh config check FILE [--node-id ID]\n", stderr);
+    std::fputs(
+      "usage: sreh config check FILE [--node-id ID]   (a node config or a Work template)\n",
+      stderr);
     return 2;
   }
   if (argc == 4)
     set.node_id = argv[3];
-  auto cfg = config::load_file(argv[1], set); // finalized, topology included
+  if (auto text = config::yaml::read_text_file(argv[1]);
+      text && config::looks_like_template(*text)) {
+    auto t = config::load_template_string(*text, argv[1]);
+    if (!t) {
+      std::fprintf(stderr, "%s\n", t.error().message.c_str());
+      return 1;
+    }
+    std::printf("%s: ok (Work template '%s', kind %s, %zu fields, version %s, double texting %s)\n",
+                argv[1], t->name.c_str(), t->kind.c_str(), t->fields.size(), t->version.c_str(),
+                works::to_string(t->on_trigger));
+    return 0;
+  }
+  auto cfg = config::load_file(argv[1], set); // finalized, topology and templates included
   if (!cfg) {
     std::fprintf(stderr, "%s\n", cfg.error().message.c_str());
     return 1;
@@ -238,6 +254,12 @@ int config_check_command(int argc, char** argv) {
               cfg->data_dir.c_str());
   if (cfg->cluster.topo)
     print_topology(*cfg->cluster.topo, cfg->node_id);
+  if (!cfg->works.templates.empty()) {
+    std::printf("Work templates in %s:", cfg->works.templates.c_str());
+    for (const auto& t : cfg->works.loaded)
+      std::printf(" %s (%s)", t.name.c_str(), t.kind.c_str());
+    std::printf("%s\n", cfg->works.loaded.empty() ? " none" : "");
+  }
   return 0;
 }
 

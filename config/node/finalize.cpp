@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/node/node_config.hpp"
+#include "config/templates/template_file.hpp"
 
 namespace sreh::config {
 
@@ -169,6 +170,14 @@ error finalize(node_config& cfg) {
   if (cfg.model.provider == "scripted" && cfg.model.script.empty())
     return field_error("model.script", "required (at least one step) when model.provider is "
                                        "scripted");
+  cfg.works.loaded.clear();
+  if (!cfg.works.templates.empty()) {
+    auto t = load_template_dir(cfg.works.templates);
+    if (!t)
+      return t.error().code == errc::not_found ? field_error("works.templates", t.error().message)
+                                               : t.error();
+    cfg.works.loaded = std::move(*t);
+  }
   return {};
 }
 

@@ -52,8 +52,8 @@ void read_limits(reader& r, const entry& section, limits_config& out) {
     {"max_body_bytes", unbounded, &limits_config::max_body_bytes},
     {"max_header_bytes", unbounded, &limits_config::max_header_bytes},
     {"max_json_depth", 512, &limits_config::max_json_depth},
-    {"max_connections", unbounded, &limits_config::max_connections},
-    {"max_connections_per_client", unbounded, &limits_config::max_connections_per_client, 0},
+    {"max_connections", 1'000'000, &limits_config::max_connections},
+    {"max_connections_per_client", 1'000'000, &limits_config::max_connections_per_client, 0},
     {"header_timeout_ms", 3'600'000, &limits_config::header_timeout_ms},
     {"idle_timeout_ms", 3'600'000, &limits_config::idle_timeout_ms},
     {"max_commit_backlog", unbounded, &limits_config::max_commit_backlog},
@@ -257,7 +257,7 @@ void read_nats(reader& r, const entry& section, nats_config& out) {
 void read_top(reader& r, const entry& root, node_config& cfg) {
   auto entries = r.entries(root, {"node_id", "listen", "data_dir", "policy_mode", "policy_file",
                                   "store", "logging", "limits", "budget", "model", "tools", "auth",
-                                  "sandbox", "nats", "cluster"});
+                                  "sandbox", "nats", "cluster", "works"});
   for (const auto& e : entries) {
     if (e.key == "node_id") {
       cfg.node_id = r.string(e);
@@ -295,6 +295,9 @@ void read_top(reader& r, const entry& root, node_config& cfg) {
       read_nats(r, e, cfg.nats);
     } else if (e.key == "cluster") {
       read_cluster(r, e, cfg.source, cfg.cluster);
+    } else if (e.key == "works") {
+      for (const auto& x : r.entries(e, {"templates"}))
+        cfg.works.templates = read_path(r, x, cfg.source);
     } else {
       read_tools(r, e, cfg.tools);
     }

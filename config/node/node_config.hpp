@@ -8,6 +8,7 @@
 #include "config/topology/topology.hpp"
 #include "core/base/expected.hpp"
 #include "core/model/run.hpp"
+#include "core/works/template.hpp"
 
 namespace sreh::config {
 
@@ -114,6 +115,14 @@ struct cluster_config {
   std::optional<config::topology> topo;
 };
 
+/// The Works control plane (docs/works.md).
+struct works_config {
+  /// A folder of Work templates (*.yaml), relative to the config file; "" = none.
+  std::string templates;
+  /// The templates of that folder, loaded and validated by `finalize`.
+  std::vector<works::work_template> loaded;
+};
+
 /// The node's configuration. Every field has a default so that no file is needed for the
 /// embedded default (SQLite under ./data, listening on 127.0.0.1:7070).
 struct node_config {
@@ -132,6 +141,7 @@ struct node_config {
   auth_config auth;
   nats_config nats;
   cluster_config cluster;
+  works_config works;
   std::string source; // file it was loaded from ("" = defaults)
   // Whether listen / data_dir were given (file or command line) rather than defaulted: in
   // cluster mode the defaults follow the topology (listen) and the node id (data_dir).
