@@ -48,24 +48,21 @@ struct http_server::impl {
       asio::make_strand(core->ioc), [this](beast::error_code ec, tcp::socket socket) {
         if (ec == asio::error::operation_aborted || core->stopping)
           return;
-        if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
-            ec == asio::error::no_memory) {
-          // Out of file descriptors: accepting again at once would spin.
+        if (ec) {
+          // Out of descriptors (EMFILE, ENFILE) or another failure: accepting again at once
+          // would spin.
           core->log_overload();
           core->log->warn("accept failed: {}; pausing accepts for 50 ms", ec.message());
           return pause_accepts();
         }
-        if (ec) {
-          core->log->warn("accept failed: {}", ec.message());
-        } else {
-          on_accept(std::move(socket));
-        }
+        on_accept(std::move(socket));
         do_accept();
       });
   }
 
   void pause_accepts() {
-    accept_pause.emplace(core->ioc, std::chrono::milliseconds(50));
+    // On the acceptor's strand, like every accept (stop closes the acceptor there).
+    accept_pause.emplace(acceptor->get_executor(), std::chrono::milliseconds(50));
     accept_pause->async_wait([this](beast::error_code ec) {
       if (!ec && !core->stopping)
         do_accept();
@@ -94,7 +91,9 @@ struct http_server::impl {
                              slot.client_connections() > lim.max_connections_per_client;
     auto s = std::make_shared<http_session>(core, std::move(socket), std::move(slot));
     if (core->connections.load() > lim.max_connections) {
-      if (auto victim = core->claim_oldest_waiting()) {
+      // The oldest waiting connection goes; a full address sheds only its own, so that one
+      // address cannot push everyone else's keep-alive connections out.
+      if (auto victim = core->claim_oldest_waiting(client_full ? &client : nullptr)) {
         victim->shutdown();
         core->shed.fetch_add(1);
       } else if (!client_full) {
@@ -186,6 +185,8 @@ void http_server::stop() {
   asio::post(d.acceptor->get_executor(), [&d] {
     beast::error_code ignored;
     d.acceptor->close(ignored);
+    if (d.accept_pause)
+      d.accept_pause->cancel();
   });
   d.core->close_all();
   d.work.reset();

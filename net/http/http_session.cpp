@@ -86,15 +86,18 @@ void http_session::do_read() {
   // Between requests on a keep-alive connection: the next request's first byte may take the
   // idle timeout; the rest of its header is due within the header timeout from then.
   stream_.expires_after(ms(limits.idle_timeout_ms));
-  stream_.async_read_some(buffer_.prepare(4096),
-                          [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                            if (ec)
-                              return self->close();
-                            self->buffer_.commit(n);
-                            if (self->waiting_since.load() == -1)
-                              return self->close(); // shed meanwhile
-                            self->read_header();
-                          });
+  stream_.async_read_some(
+    buffer_.prepare(4096), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+      if (ec)
+        return self->close();
+      self->buffer_.commit(n);
+      // A request begins: its header is due from now, and it is no longer the oldest idle one.
+      auto idle_since = self->waiting_since.load();
+      if (idle_since == -1 ||
+          !self->waiting_since.compare_exchange_strong(idle_since, steady_now_ns()))
+        return self->close(); // shed meanwhile
+      self->read_header();
+    });
 }
 
 void http_session::read_header() {
@@ -155,6 +158,8 @@ void http_session::on_header(beast::error_code ec) {
   }
   req_.path = std::move(target->path);
   req_.query = std::move(target->query);
+  if (!health_only_.empty() && !is_health_path(req_.path))
+    return fail_early(503, "unavailable", health_only_ + "; retry shortly"); // before any body
 
   auto limit = static_cast<std::uint64_t>(core_->ctx.cfg.limits.max_body_bytes);
   if (auto len = parser_->content_length(); len && *len > limit)
@@ -164,6 +169,8 @@ void http_session::on_header(beast::error_code ec) {
   if (parser_->is_done())
     return dispatch_request();
 
+  // An incomplete body is an incomplete request: sheddable like a header under way.
+  waiting_since.store(steady_now_ns());
   stream_.expires_after(ms(core_->ctx.cfg.limits.idle_timeout_ms));
   auto read_body = [self = shared_from_this()] {
     http::async_read(self->stream_, self->buffer_, *self->parser_,
@@ -186,6 +193,8 @@ void http_session::on_header(beast::error_code ec) {
 }
 
 void http_session::on_body(beast::error_code ec) {
+  if (waiting_since.exchange(0) == -1)
+    return close(); // chosen to be shed for a newcomer
   if (ec == http::error::body_limit)
     return fail_early(413, "too-large",
                       "request body exceeds the limit of " +
@@ -201,12 +210,8 @@ void http_session::dispatch_request() {
   in_flight_ = true;
   // HEAD is GET without the body (load balancers and monitors probe /healthz with it).
   head_ = req_.method == "HEAD";
-  if (!health_only_.empty()) {
+  if (!health_only_.empty())
     keep_alive_ = false; // one request, then the place goes back
-    if (!is_health_path(req_.path))
-      return write_reply(problem(503, "unavailable", health_only_ + "; retry shortly", req_),
-                         false);
-  }
   auto m =
     core_->routes.find(head_ ? std::string_view{"GET"} : std::string_view{req_.method}, req_.path);
   if (head_ && m.found && m.found->sse)

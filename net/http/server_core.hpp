@@ -86,25 +86,35 @@ struct server_core {
       c->shutdown();
   }
 
-  /// The connection that has waited longest for a request header, marked as chosen (-1) so that
-  /// no other newcomer picks it too; null when every connection is busy.
-  std::shared_ptr<connection> claim_oldest_waiting() {
-    std::lock_guard<std::mutex> lk(mtx);
+  /// The connection that has waited longest for a request header (of `client` only, when
+  /// given), marked as chosen (-1) so that no other newcomer picks it too; null when every
+  /// candidate is busy.
+  std::shared_ptr<connection> claim_oldest_waiting(const std::string* client = nullptr) {
+    // The live connections are copied out under the lock and scanned (and released) outside
+    // it: a copy may be the last owner of a closing session, whose slot takes `mtx` again.
+    std::vector<std::shared_ptr<connection>> alive;
+    {
+      std::lock_guard<std::mutex> lk(mtx);
+      alive.reserve(open.size());
+      for (auto& [id, e] : open)
+        if (client == nullptr || e.client == *client)
+          if (auto c = e.conn.lock())
+            alive.push_back(std::move(c));
+    }
     for (;;) {
-      std::shared_ptr<connection> best;
+      connection* best = nullptr;
       std::int64_t best_since = 0;
-      for (auto& [id, e] : open) {
-        auto c = e.conn.lock();
-        if (!c)
-          continue;
+      for (const auto& c : alive) {
         auto since = c->waiting_since.load();
-        if (since > 0 && (!best || since < best_since))
-          best = std::move(c), best_since = since;
+        if (since > 0 && (best == nullptr || since < best_since))
+          best = c.get(), best_since = since;
       }
-      if (!best)
+      if (best == nullptr)
         return nullptr;
       if (best->waiting_since.compare_exchange_strong(best_since, -1))
-        return best;
+        for (auto& c : alive)
+          if (c.get() == best)
+            return std::move(c);
       // It got a request meanwhile: look again.
     }
   }
@@ -113,7 +123,8 @@ struct server_core {
   void log_overload() {
     auto now = steady_now_ns();
     auto last = overload_logged_ns.load();
-    if (now - last < 10'000'000'000 || !overload_logged_ns.compare_exchange_strong(last, now))
+    if ((last != 0 && now - last < 10'000'000'000) ||
+        !overload_logged_ns.compare_exchange_strong(last, now))
       return;
     log->warn("overload: {} connections open (limit {}, {} per client); so far {} idle or "
               "incomplete connections shed, {} limited to /healthz and /readyz, {} header "

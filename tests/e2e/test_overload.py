@@ -172,11 +172,47 @@ def test_when_every_connection_is_busy_a_newcomer_may_ask_only_for_health():
             assert status == 200
             status, _, _ = call(node.port, "GET", "/readyz")
             assert status == 200
-            status, headers, body = call(node.port, "GET", "/v1/runs")
-            assert status == 503 and headers.get("retry-after") == "1", (status, headers, body)
+            # Until the server has seen the earlier probes' connections close, a newcomer may
+            # shed one of them; then it is limited to health.
+            status, headers, body = wait_until(
+                lambda: (lambda r: r if r[0] == 503 else None)(call(node.port, "GET", "/v1/runs")),
+                10, "a newcomer limited to /healthz and /readyz")
+            assert headers.get("retry-after") == "1", headers
             assert b"all of them busy" in body, body
+            status, _, body = call(node.port, "POST", "/v1/goals", body={"goal": "x" * 50000})
+            assert status == 503 and b"all of them busy" in body, (status, body)  # before the body
         finally:
             close_all(streams)
+        node.stop()
+
+
+def test_a_full_address_sheds_only_its_own_connections():
+    with TempDir() as d:
+        node = Node(d, config_extra=("limits:\n  max_connections: 10\n"
+                                     "  max_connections_per_client: 5\n"
+                                     "  header_timeout_ms: 600000\n")).start()
+        # Another client's keep-alive connection, idle and older than anything that follows.
+        keep = http.client.HTTPConnection("127.0.0.1", node.port, timeout=5,
+                                          source_address=("127.0.0.2", 0))
+        keep.request("GET", "/healthz")
+        r = keep.getresponse()
+        assert r.status == 200
+        r.read()
+        socks = flood(node.port, 20)
+        try:
+            # 20 from one address over a limit of 10: its own oldest connections are shed
+            # (no probe from elsewhere: a newcomer from another address would rightly shed
+            # the oldest idle connection, the one under test).
+            for s in socks[:10]:
+                s.settimeout(10)
+                assert s.recv(1) == b"", "the flood's own oldest connection was not shed"
+            keep.request("GET", "/v1/runs", headers={"Authorization": f"Bearer {TOKEN}"})
+            r = keep.getresponse()
+            assert r.status == 200, "the other client's idle keep-alive connection was shed"
+            r.read()
+        finally:
+            keep.close()
+            close_all(socks)
         node.stop()
 
 
@@ -261,6 +297,7 @@ if __name__ == "__main__":
         test_a_flood_of_half_open_connections_locks_nobody_out,
         test_without_a_per_client_limit_the_oldest_incomplete_connections_are_shed,
         test_when_every_connection_is_busy_a_newcomer_may_ask_only_for_health,
+        test_a_full_address_sheds_only_its_own_connections,
         test_a_header_must_arrive_in_time_but_keep_alive_may_idle,
         test_new_runs_wait_outside_when_the_store_falls_behind,
     ])
