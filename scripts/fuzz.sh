@@ -15,7 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${SREH_FUZZ_SECONDS:-20}"
-all=(json_parse codecs goal_request url last_event_id sse_frame node_config policy topology)
+all=(json_parse codecs goal_request url last_event_id sse_frame node_config policy topology scenario
+  knowledge_base kb_condition work_template)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 scripts/build.sh fuzz "${targets[@]/#/sreh_fuzz_}" >/dev/null
