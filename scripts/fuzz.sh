@@ -19,7 +19,11 @@ all=(json_parse codecs goal_request url last_event_id sse_frame node_config poli
   knowledge_base kb_condition work_template)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
-scripts/build.sh fuzz "${targets[@]/#/sreh_fuzz_}" >/dev/null
+if ! build_log="$(scripts/build.sh fuzz "${targets[@]/#/sreh_fuzz_}" 2>&1)"; then
+  echo "$build_log" | grep -v 'GLOB mismatch' | tail -40
+  echo "fuzz: the build failed" >&2
+  exit 1
+fi
 status=0
 printf '%-14s %10s %8s %6s %7s %7s\n' target execs exec/s edges features crashes
 for t in "${targets[@]}"; do

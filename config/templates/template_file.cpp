@@ -104,8 +104,9 @@ field_spec read_field(reader& r, const entry& e) {
 void read_sla(reader& r, const entry& e, sla_policy& sla) {
   for (const auto& x : r.entries(e, {"acknowledge", "mitigate", "resolve"})) {
     auto ms = duration_ms(r, x);
-    (x.key == "acknowledge" ? sla.acknowledge_ms : x.key == "mitigate" ? sla.mitigate_ms
-                                                                      : sla.resolve_ms) = ms;
+    (x.key == "acknowledge" ? sla.acknowledge_ms
+     : x.key == "mitigate"  ? sla.mitigate_ms
+                            : sla.resolve_ms) = ms;
   }
   if (sla.mitigate_ms && sla.resolve_ms && sla.mitigate_ms > sla.resolve_ms)
     r.fail(e, "mitigate is due after resolve");
@@ -229,7 +230,8 @@ expected<std::vector<work_template>> load_template_dir(const std::string& dir,
       files.push_back(f.path().string());
   }
   if (ec)
-    return sreh::error{errc::invalid_argument, fmt::format("{}: cannot list: {}", dir, ec.message())};
+    return sreh::error{errc::invalid_argument,
+                       fmt::format("{}: cannot list: {}", dir, ec.message())};
   std::sort(files.begin(), files.end());
   std::vector<work_template> out;
   for (const auto& f : files) {
@@ -238,9 +240,9 @@ expected<std::vector<work_template>> load_template_dir(const std::string& dir,
       return t.error();
     for (const auto& other : out)
       if (other.name == t->name)
-        return sreh::error{errc::invalid_argument,
-                           fmt::format("{}: template '{}' is also defined in {}", f, t->name,
-                                       other.source)};
+        return sreh::error{
+          errc::invalid_argument,
+          fmt::format("{}: template '{}' is also defined in {}", f, t->name, other.source)};
     out.push_back(std::move(*t));
   }
   return out;

@@ -21,9 +21,9 @@ struct template_options {
 [[nodiscard]] expected<works::work_template> load_template_file(const std::string& path,
                                                                 const template_options& o = {});
 /// Same, from text (`name` stands for the file in messages).
-[[nodiscard]] expected<works::work_template>
-load_template_string(const std::string& text, const std::string& name,
-                     const template_options& o = {});
+[[nodiscard]] expected<works::work_template> load_template_string(const std::string& text,
+                                                                  const std::string& name,
+                                                                  const template_options& o = {});
 
 /// Every `*.yaml` / `*.yml` of `dir` (not recursive), in name order; two templates of one name
 /// are an error naming both files.

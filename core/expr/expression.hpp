@@ -26,7 +26,8 @@ struct comparison {
 };
 
 /// The value of `entity`.`metric`, or an error naming what is unknown.
-using lookup = std::function<expected<double>(const std::string& entity, const std::string& metric)>;
+using lookup =
+  std::function<expected<double>(const std::string& entity, const std::string& metric)>;
 
 class expression {
  public:

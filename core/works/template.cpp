@@ -131,8 +131,7 @@ const field_spec* work_template::field(std::string_view n) const {
 }
 
 const std::vector<std::string>& builtin_kinds() {
-  static const std::vector<std::string> kinds{"incident", "change", "maintenance",
-                                              "investigation"};
+  static const std::vector<std::string> kinds{"incident", "change", "maintenance", "investigation"};
   return kinds;
 }
 
@@ -189,7 +188,8 @@ expected<std::map<std::string, std::string>> resolve_fields(const work_template&
       for (const auto& x : t.fields)
         names.push_back(x.name);
       return bad(fmt::format("fields.{}: template '{}' has no such field (its fields: {})", name,
-                             t.name, names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
+                             t.name,
+                             names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
     }
     auto v = field_text(*f, m->value);
     if (!v)

@@ -61,7 +61,7 @@ struct work_template {
   text_template title;
   std::vector<field_spec> fields;
   sla_policy sla;
-  text_template goal; // what each run of the Work pursues
+  text_template goal;                          // what each run of the Work pursues
   std::map<std::string, text_template> labels; // put on each run
   std::string policy_scope;                    // the policy scope its runs' actions fall under
   std::optional<done_criteria> done;

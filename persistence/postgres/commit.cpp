@@ -301,7 +301,10 @@ postgres_store::commit_in_one_trip(std::vector<write_batch>& batches,
   // found (another node committed since). Then the locked transaction, and the next commits
   // go that way too for a while: another writer is busy.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    const auto [seq, hash] = *head_;
+    // Plain variables, not a structured binding: the lambda below uses them (clang 14, which
+    // the fuzz preset builds with, cannot capture bindings).
+    const auto seq = head_->first;
+    const auto hash = head_->second;
     auto rows = gather(hasher_, batches, results, applied_, created_in, seq, hash);
     if (!rows)
       return rows.error();

@@ -1,8 +1,9 @@
 // Scenario files (SCENARIOS.md), with an inline world: loaded, or refused with an error that
 // names the file (`fuzz.yaml:LINE:COL: path: what`, or `fuzz.yaml: what`).
+#include "plugins/tools/sandbox/scenario.hpp"
+
 #include <string>
 
-#include "plugins/tools/sandbox/scenario.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
 void fuzz_one(std::string_view input) {

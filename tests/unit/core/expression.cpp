@@ -1,10 +1,10 @@
 #define CAF_SUITE core_expression
+#include "core/expr/expression.hpp"
+
 #include <caf/test/unit_test.hpp>
 
 #include <map>
 #include <string>
-
-#include "core/expr/expression.hpp"
 
 using namespace sreh;
 
@@ -37,7 +37,8 @@ CAF_TEST(parsed once and evaluated against changing values) {
   CAF_CHECK_EQUAL(e->comparisons()[1].metric, std::string{"connections"});
   CAF_CHECK_EQUAL(e->comparisons()[1].op, std::string{"<="});
   CAF_CHECK_EQUAL(e->comparisons()[1].pos, 27u);
-  std::map<std::string, double> now{{"api.error_rate", 0.2}, {"db-1.connections", 50}, {"db-1.rps", 1}};
+  std::map<std::string, double> now{
+    {"api.error_rate", 0.2}, {"db-1.connections", 50}, {"db-1.rps", 1}};
   CAF_CHECK(!*e->evaluate(values(now)));
   now["api.error_rate"] = 0.001;
   CAF_CHECK(!*e->evaluate(values(now)));
@@ -61,8 +62,7 @@ CAF_TEST(syntax errors name the position) {
   CAF_CHECK_EQUAL(run("a.x = 1", {}), "position 5: unknown operator '=' (use == or !=)");
   CAF_CHECK_EQUAL(run("a < 1", {}), "position 1: expected <entity>.<metric>, got 'a'");
   CAF_CHECK_EQUAL(run("(a.x < 1", {}), "position 9: expected ')' to close '(' at position 1");
-  CAF_CHECK_EQUAL(run("a.x < 1 a.x", {}),
-                  "position 9: expected 'and', 'or' or the end, got 'a.x'");
+  CAF_CHECK_EQUAL(run("a.x < 1 a.x", {}), "position 9: expected 'and', 'or' or the end, got 'a.x'");
   CAF_CHECK_EQUAL(run("a.x < 1e999", {}), "position 7: number '1e999' is out of range");
   CAF_CHECK_EQUAL(run("a.x < 1 and", {}), "position 12: expected <entity>.<metric>, got the end");
   CAF_CHECK_EQUAL(run("a.x < #", {}), "position 7: unexpected '#'");

@@ -119,9 +119,10 @@ CAF_TEST(every kind of error names the file line and column) {
   CAF_CHECK_EQUAL(err(with("double_texting", "double_texting: queue")),
                   std::string{"t.yaml:17:17: double_texting: expected one of enqueue, join, "
                               "interrupt, reject, got 'queue'"});
-  CAF_CHECK_EQUAL(err(with("title", "title: \"fail over {database}\"")),
-                  std::string{"t.yaml:4:8: title: unknown field 'database' (expected one of db, replica, "
-                              "lag_s, dry_run, risk)"});
+  CAF_CHECK_EQUAL(
+    err(with("title", "title: \"fail over {database}\"")),
+    std::string{"t.yaml:4:8: title: unknown field 'database' (expected one of db, replica, "
+                "lag_s, dry_run, risk)"});
   CAF_CHECK_EQUAL(err(with("  lag_s", "  lag_s: {type: integer, default: soon}")),
                   std::string{"t.yaml:8:35: fields.lag_s.default: expected an integer, got "
                               "'soon'"});
@@ -150,8 +151,8 @@ CAF_TEST(every kind of error names the file line and column) {
 }
 
 CAF_TEST(the example incident template loads) {
-  auto t = config::load_template_file(std::string{SREH_SOURCE_DIR} +
-                                      "/examples/templates/incident.yaml");
+  auto t =
+    config::load_template_file(std::string{SREH_SOURCE_DIR} + "/examples/templates/incident.yaml");
   CAF_REQUIRE(t.has_value());
   CAF_CHECK_EQUAL(t->name, std::string{"incident"});
   CAF_CHECK(t->field("service") && t->field("alert") && t->field("summary"));
