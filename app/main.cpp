@@ -21,7 +21,7 @@ node:
                           run a node (embedded default: SQLite in ./data, 127.0.0.1:7070);
                           the options replace the file's settings
   config check FILE [--node-id ID]
-                          validate a config file (and its cluster topology)
+                          validate a node config (its topology and Work templates too) or a Work template
   cluster check TOPOLOGY_FILE [--timeout-ms N]
                           validate a topology and probe every node's addresses (TCP)
   eval [--json F] [--markdown F] [--mode autonomous|review] [--kb F] DIR|FILE...
@@ -47,6 +47,7 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
                           deny an action (or say an in-doubt one did not happen)
   nodes                   the cluster's members: alive or dead, link, load
   tools                   the tools this node offers: risk class, mutating, arguments
+  templates               the Work templates this node loaded: kind, fields, double texting
 
   help                    this text
 )";
@@ -76,7 +77,8 @@ int main(int argc, char** argv) {
   if (cmd == "token")
     return sreh::app::token_command(argc - 2, argv + 2);
   if (cmd == "submit" || cmd == "runs" || cmd == "show" || cmd == "watch" || cmd == "cancel" ||
-      cmd == "approvals" || cmd == "approve" || cmd == "deny" || cmd == "nodes" || cmd == "tools")
+      cmd == "approvals" || cmd == "approve" || cmd == "deny" || cmd == "nodes" || cmd == "tools" ||
+      cmd == "templates")
     return sreh::app::run_client_command(cmd, argc - 2, argv + 2);
   std::fprintf(stderr, "sreh: unknown command '%s'\n\n%s", cmd.c_str(), usage);
   return 2;

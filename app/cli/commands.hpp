@@ -28,6 +28,10 @@ namespace sreh::app::cli {
 /// `sreh tools`: the node's tools with their risk class, whether they mutate, and arguments.
 [[nodiscard]] int tools(int argc, char** argv);
 
+// templates.cpp
+/// `sreh templates`: the node's Work templates with their kind, fields and double texting.
+[[nodiscard]] int templates(int argc, char** argv);
+
 // cli_approvals.cpp
 [[nodiscard]] int approvals(int argc, char** argv);
 /// `approve` (approve = true) and `deny`.

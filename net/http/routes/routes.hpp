@@ -52,6 +52,9 @@ void add_approval_routes(router& r, server_context& ctx);
 /// GET /v1/tools: the node's tools with their schemas, risk class and whether they mutate.
 void add_tool_routes(router& r, server_context& ctx);
 
+/// GET /v1/templates, GET /v1/templates/{name}: the Work templates of works.templates.
+void add_template_routes(router& r, server_context& ctx);
+
 /// True for the event kinds that end a run (run.succeeded, run.failed, run.cancelled).
 [[nodiscard]] bool is_terminal_kind(const std::string& kind);
 
