@@ -8,6 +8,7 @@ packages=(
   libcaf-dev libboost-dev libboost-system-dev rapidjson-dev libspdlog-dev libfmt-dev
   libsqlite3-dev libyaml-cpp-dev libssl-dev libpqxx-dev libnats-dev postgresql nats-server
   wrk clang clang-format libclang-rt-14-dev
+  prometheus prometheus-alertmanager # promtool checks /metrics; the live demo and its tests
 )
 
 missing=()

@@ -52,6 +52,10 @@ void on_tool_done(self_ptr self, std::int64_t n, bool ok, std::string result, st
   failpoint("after_effect", n);
   st.journal.record_outcome(n, ok, std::move(result), std::move(err));
   st.rt->counters.steps.fetch_add(1, std::memory_order_relaxed);
+  if (auto* m = st.rt->metrics.step_seconds) {
+    const auto& s = st.journal.steps.at(static_cast<std::size_t>(n - 1)); // n is 1-based
+    m->with({s.tool}).observe(static_cast<double>(s.finished_at - s.started_at) / 1e6);
+  }
   if (ok)
     return after_success(self, n);
   advance(self);
@@ -244,6 +248,8 @@ void on_committed(self_ptr self, std::uint64_t token, sreh::error err, std::stri
     return execute(self);
   case after_commit::finish: {
     st.rt->counters.finished.fetch_add(1, std::memory_order_relaxed);
+    if (auto* m = st.rt->metrics.runs_finished)
+      m->with({to_string(st.journal.r.state)}).inc();
     kernel_reply rep;
     rep.run_id = st.journal.r.id;
     rep.state = st.journal.r.state;

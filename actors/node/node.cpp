@@ -173,6 +173,7 @@ struct node::impl {
   supervision_table tree;
   service_supervisor_actor services;
   std::unique_ptr<cluster_member> cluster;
+  metrics::registry* metrics = nullptr;
   std::unique_ptr<kernel_facade> facade;
   const config::node_config& cfg;
   persistence::store& store;
@@ -198,6 +199,10 @@ node::node(const config::node_config& cfg, persistence::store& store,
 
 node::~node() {
   stop();
+}
+
+void node::use_metrics(metrics::registry& r) {
+  impl_->metrics = &r;
 }
 
 sreh::error node::start() {
@@ -234,6 +239,12 @@ sreh::error node::start() {
                                               {},
                                               {}});
   d.rt->children = &d.tree;
+  if (d.metrics != nullptr) {
+    d.rt->metrics.step_seconds = &d.metrics->histogram(
+      "sreh_step_duration_seconds", "Time from a step's intent to its outcome, by tool.", {"tool"});
+    d.rt->metrics.runs_finished = &d.metrics->counter(
+      "sreh_runs_finished_total", "Runs that ended on this node, by final state.", {"state"});
+  }
   d.tree.add("kernel", "node");
   if (clustered) {
     d.cluster =

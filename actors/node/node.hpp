@@ -9,6 +9,7 @@
 #include "config/node/node_config.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/id.hpp"
+#include "core/base/metrics.hpp"
 #include "core/policy/policy.hpp"
 #include "persistence/store/commit_queue.hpp"
 #include "persistence/store/store.hpp"
@@ -28,6 +29,9 @@ class node {
   node(const node&) = delete;
   node& operator=(const node&) = delete;
 
+  /// Keeps the actors' metrics (steps by tool and duration, runs by final state) in `r`, which
+  /// outlives the node. Before `start`.
+  void use_metrics(metrics::registry& r);
   /// Starts the actor system and the kernel, which recovers unfinished runs.
   [[nodiscard]] sreh::error start();
   /// Stops the services (the newest first), then every actor (runs stay durable in the store)

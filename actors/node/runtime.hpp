@@ -15,6 +15,7 @@
 #include "core/base/clock.hpp"
 #include "core/base/id.hpp"
 #include "core/base/logger.hpp"
+#include "core/base/metrics.hpp"
 #include "core/policy/policy.hpp"
 #include "persistence/store/commit_queue.hpp"
 #include "persistence/store/store.hpp"
@@ -30,6 +31,13 @@ struct kernel_counters {
   std::atomic<std::int64_t> steps{0};
   std::atomic<std::int64_t> parked{0};
   std::atomic<std::int64_t> pending_approvals{0};
+};
+
+/// The node's metrics that actors keep (null: not kept, as in unit tests); the rest is read at
+/// scrape time from kernel_counters and the writer's stats (net/node/node_parts.cpp).
+struct actor_metrics {
+  metrics::family<metrics::histogram>* step_seconds = nullptr; // by tool
+  metrics::family<metrics::counter>* runs_finished = nullptr;  // by final state
 };
 
 /// What every actor of a node shares. Owned by the node facade; outlives every actor.
@@ -61,6 +69,7 @@ struct runtime {
   /// The node's supervision tree, where the kernel's supervisor records the kernel's restarts
   /// (null: not recorded, as in unit tests).
   supervision_table* children = nullptr;
+  actor_metrics metrics{};
 };
 
 using runtime_ptr = std::shared_ptr<runtime>;

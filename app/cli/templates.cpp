@@ -55,8 +55,9 @@ int templates(int argc, char** argv) {
                               pad("ON TRIGGER", 10) + "  FIELDS (* required)")
                         .c_str());
   for (const auto& t : list.GetArray()) {
-    std::printf("%s  %s  %s  %s\n", pad(str(t, "name"), 20).c_str(), pad(str(t, "kind"), 13).c_str(),
-                pad(str(t, "double_texting"), 10).c_str(), fields_of(member(t, "fields")).c_str());
+    std::printf("%s  %s  %s  %s\n", pad(str(t, "name"), 20).c_str(),
+                pad(str(t, "kind"), 13).c_str(), pad(str(t, "double_texting"), 10).c_str(),
+                fields_of(member(t, "fields")).c_str());
     if (auto d = str(t, "description"); !d.empty())
       std::printf("  %s\n", st.dim(d).c_str());
   }

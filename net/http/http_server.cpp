@@ -12,6 +12,21 @@ namespace sreh::net {
 struct http_server::impl {
   explicit impl(server_context ctx) : core(std::make_shared<server_core>(ctx)) {
     auto* c = core.get();
+    if (ctx.metrics != nullptr)
+      collector = ctx.metrics->add_collector([w = std::weak_ptr<server_core>(core)] {
+        auto c = w.lock(); // a scrape may outlive a front that was restarted
+        if (!c)
+          return std::vector<metrics::collected>{};
+        return std::vector<metrics::collected>{
+          {"sreh_http_connections",
+           "Open HTTP connections (SSE streams included).",
+           metrics::kind::gauge,
+           {{{}, static_cast<double>(c->connections.load())}}},
+          {"sreh_http_shed_total",
+           "Idle or incomplete connections closed for newcomers.",
+           metrics::kind::counter,
+           {{{}, static_cast<double>(c->shed.load())}}}};
+      });
     core->tokens = ctx.tokens ? ctx.tokens : fallback_tokens(ctx.cfg);
     add_health_routes(core->routes, core->ctx, [c] {
       return front_counters{c->connections.load(), c->shed.load(), c->limited.load(),
@@ -25,8 +40,13 @@ struct http_server::impl {
     add_approval_routes(core->routes, core->ctx);
     add_tool_routes(core->routes, core->ctx);
     add_template_routes(core->routes, core->ctx);
+    add_metrics_route(core->routes, core->ctx);
     for (const auto& group : core->ctx.routes)
       group(core->routes, core->ctx);
+  }
+  ~impl() {
+    if (core->ctx.metrics != nullptr)
+      core->ctx.metrics->remove_collector(collector);
   }
 
   /// The tokens when the node gave none: what the config says, without reading or creating
@@ -113,6 +133,7 @@ struct http_server::impl {
   std::shared_ptr<server_core> core;
   std::optional<tcp::acceptor> acceptor;
   std::optional<asio::steady_timer> accept_pause;
+  std::uint64_t collector = 0;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::vector<std::thread> threads;
   std::uint16_t port = 0;

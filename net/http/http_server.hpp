@@ -12,6 +12,7 @@
 #include "config/node/node_config.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/id.hpp"
+#include "core/base/metrics.hpp"
 #include "net/http/auth.hpp"
 #include "net/nats/event_feed.hpp"
 #include "net/nats/relay.hpp"
@@ -54,6 +55,9 @@ struct server_context {
   std::vector<route_group> routes = {};
   /// The node's supervision tree, for /v1/actors and /readyz (null: not shown).
   const actors::supervision_table* tree = nullptr;
+  /// The node's metrics: GET /metrics exposes them and the front counts its requests there
+  /// (null: no /metrics, nothing counted).
+  metrics::registry* metrics = nullptr;
 };
 
 /// The Beast HTTP/1.1 server: REST under /v1, SSE streams, /healthz, /readyz. Runs its own

@@ -110,6 +110,7 @@ void http_session::read_header() {
 void http_session::on_header(beast::error_code ec) {
   started_ = std::chrono::steady_clock::now();
   req_ = request{};
+  route_ = "none";
   if (waiting_since.exchange(0) == -1)
     return close(); // chosen to be shed for a newcomer
   if (ec == beast::error::timeout) {
@@ -216,6 +217,7 @@ void http_session::dispatch_request() {
     core_->routes.find(head_ ? std::string_view{"GET"} : std::string_view{req_.method}, req_.path);
   if (head_ && m.found && m.found->sse)
     m = core_->routes.find(req_.method, req_.path); // a stream has no HEAD: 405 with Allow
+  route_ = m.found ? m.found->pattern : "unmatched";
   if (!m.found && m.status == 405) {
     auto r = problem(405, "method-not-allowed",
                      "method " + req_.method + " is not allowed on " + req_.path +
@@ -412,6 +414,17 @@ void http_session::log_request(int status) const {
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
                                                                   started_)
               .count();
+  if (core_->requests != nullptr) {
+    // Bounded labels: a route pattern, and a method the router knows (a client's "FOO" is
+    // "other").
+    static constexpr std::string_view known[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"};
+    std::string_view method = "other";
+    for (auto k : known)
+      if (req_.method == k)
+        method = k;
+    core_->requests->with({std::string{method}, route_, std::to_string(status)}).inc();
+    core_->request_seconds->with({route_}).observe(static_cast<double>(us) / 1e6);
+  }
   if (status >= 500)
     core_->log->warn("{} {} {} {} {}us", req_.request_id, req_.method, req_.path, status, us);
   else

@@ -64,7 +64,8 @@ class http_session : public connection, public std::enable_shared_from_this<http
   std::chrono::steady_clock::time_point started_;
   std::size_t lingered_ = 0;
   bool first_request_ = true;
-  std::string health_only_; // set: why only /healthz and /readyz are served
+  std::string route_ = "none"; // the matched route's pattern, for the request metrics
+  std::string health_only_;    // set: why only /healthz and /readyz are served
   std::array<char, 8192> scratch_{};
 };
 

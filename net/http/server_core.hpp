@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "core/base/logger.hpp"
+#include "core/base/metrics.hpp"
 #include "net/http/beast.hpp"
 #include "net/http/http_server.hpp"
 #include "net/http/router.hpp"
@@ -47,7 +48,16 @@ struct server_core {
   explicit server_core(server_context c)
     : ctx(c), ioc(static_cast<int>(c.cfg.limits.http_threads)),
       handlers(static_cast<std::size_t>(std::max<std::int64_t>(1, c.cfg.limits.handler_threads))),
-      log(sreh::logger("http")) {}
+      log(sreh::logger("http")) {
+    if (auto* m = c.metrics) {
+      requests = &m->counter("sreh_http_requests_total",
+                             "HTTP requests answered, by method, route and status code.",
+                             {"method", "route", "code"});
+      request_seconds =
+        &m->histogram("sreh_http_request_duration_seconds",
+                      "Time from a request's header to its answer, by route.", {"route"});
+    }
+  }
 
   server_context ctx;
   asio::io_context ioc;
@@ -63,6 +73,9 @@ struct server_core {
   std::atomic<std::uint64_t> limited{0}; // connections let ask only /healthz and /readyz
   std::atomic<std::uint64_t> header_timeouts{0}; // headers that did not arrive in time
   std::atomic<std::int64_t> overload_logged_ns{0};
+  // Requests by method, route (the pattern, "unmatched" or "none" before routing) and status.
+  metrics::family<metrics::counter>* requests = nullptr;
+  metrics::family<metrics::histogram>* request_seconds = nullptr; // by route
 
   std::mutex mtx;
   std::uint64_t next_id = 1;

@@ -28,7 +28,14 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
   if (!store)
     return store.error();
   p->store_ = std::move(*store);
-  p->writer_ = std::make_unique<persistence::group_writer>(*p->store_);
+  persistence::group_writer_options wo;
+  wo.batches_per_commit = &p->metrics_
+                             .histogram("sreh_commit_batches",
+                                        "Write batches (a step, a run's creation, a vote) per "
+                                        "store transaction of the group commit.",
+                                        {}, {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048})
+                             .with({});
+  p->writer_ = std::make_unique<persistence::group_writer>(*p->store_, wo);
   auto* hub = &p->hub_;
   // One node: the hub gets this node's commits straight from the writer. A cluster: it gets
   // every node's commits, in the cluster-wide seq order, from the JetStream feed.
@@ -56,11 +63,59 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
   p->node_ =
     std::make_unique<actors::node>(cfg, *p->store_, *p->writer_, *p->tools_, std::move(policy),
                                    std::move(provider), p->clock_, p->ids_);
+  p->node_->use_metrics(p->metrics_);
   if (auto err = p->node_->start())
     return err;
+  p->add_collectors();
   if (auto err = p->start_relay())
     return err;
   return p;
+}
+
+void node_parts::add_collectors() {
+  using metrics::collected;
+  using metrics::kind;
+  auto one = [](std::string name, std::string help, kind k, double v) {
+    return collected{std::move(name), std::move(help), k, {{{}, v}}};
+  };
+  metrics_.add_collector([this, one] {
+    auto k = node_->kernel().stats();
+    auto w = writer_->stats();
+    std::vector<collected> out{
+      one("sreh_runs_started_total", "Runs started on this node.", kind::counter,
+          static_cast<double>(k.started)),
+      one("sreh_runs_recovered_total", "Runs resumed from the store after a restart or crash.",
+          kind::counter, static_cast<double>(k.recovered)),
+      one("sreh_runs_active", "Runs with a live actor (stepping or about to).", kind::gauge,
+          static_cast<double>(k.active_runs)),
+      one("sreh_runs_parked", "Runs waiting (an approval, a timer) with no actor.", kind::gauge,
+          static_cast<double>(k.parked)),
+      one("sreh_approvals_pending", "Approvals waiting for a decision.", kind::gauge,
+          static_cast<double>(k.pending_approvals)),
+      one("sreh_steps_total", "Tool steps whose outcome was journaled.", kind::counter,
+          static_cast<double>(k.steps)),
+      one("sreh_commits_total", "Store transactions of the group commit.", kind::counter,
+          static_cast<double>(w.commits)),
+      one("sreh_commit_rows_total", "Rows the group commit wrote.", kind::counter,
+          static_cast<double>(w.rows)),
+      one("sreh_commit_failures_total", "Group-commit transactions that failed.", kind::counter,
+          static_cast<double>(w.failures)),
+      one("sreh_commit_backlog", "Write batches waiting for the writer.", kind::gauge,
+          static_cast<double>(writer_->backlog())),
+      one("sreh_sse_clients", "Open SSE streams.", kind::gauge,
+          static_cast<double>(hub_.subscribers())),
+    };
+    if (relay_) {
+      auto r = relay_->stats();
+      out.push_back(one("sreh_relay_lag_events", "Events committed but not yet in JetStream.",
+                        kind::gauge, static_cast<double>(r.lag)));
+      out.push_back(one("sreh_relay_published_total", "Events handed to JetStream (retries too).",
+                        kind::counter, static_cast<double>(r.published)));
+      out.push_back(one("sreh_relay_connected", "1 while the relay holds a NATS connection.",
+                        kind::gauge, r.connected ? 1.0 : 0.0));
+    }
+    return out;
+  });
 }
 
 sreh::error node_parts::start_relay() {

@@ -10,6 +10,7 @@
 #include "core/base/clock.hpp"
 #include "core/base/expected.hpp"
 #include "core/base/id.hpp"
+#include "core/base/metrics.hpp"
 #include "core/policy/policy.hpp"
 #include "net/nats/event_feed.hpp"
 #include "net/nats/relay.hpp"
@@ -49,9 +50,14 @@ class node_parts {
   [[nodiscard]] const actors::supervision_table& tree() const { return node_->tree(); }
   /// The cluster's event feed (JetStream → hub); null on a single node.
   net::event_feed* feed() { return feed_.get(); }
+  /// The node's metrics (GET /metrics): what the actors, the writer and the front keep, and
+  /// what is read at scrape time (runs, commits, SSE clients, the relay).
+  metrics::registry& metrics() { return metrics_; }
 
  private:
   node_parts(const config::node_config& cfg) : cfg_(cfg), ids_(clock_) {}
+  /// The scrape-time readings of the kernel's counters, the writer, the hub and the relay.
+  void add_collectors();
   /// Writes a node.config event: the config file's hash and the policy this start runs with.
   sreh::error record_config(const policy::policy_set& policy);
   /// The JetStream relay, when `nats.url` is set (and, in a cluster, this member has the relay
@@ -59,6 +65,7 @@ class node_parts {
   sreh::error start_relay();
 
   const config::node_config& cfg_;
+  metrics::registry metrics_; // before everything that keeps a reference into it
   system_clock clock_;
   id_generator ids_;
   actors::event_hub hub_;

@@ -132,6 +132,8 @@ void group_writer::impl::process(std::vector<write_batch>& bs, std::vector<callb
     batch_rows[i] = rows_of(bs[i]);
     batch_bytes[i] = bytes_of(bs[i]);
   }
+  if (opts.batches_per_commit != nullptr)
+    opts.batches_per_commit->observe(static_cast<double>(bs.size()));
   std::vector<commit_result> results;
   try {
     results = commit_isolating(bs);

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/base/metrics.hpp"
 #include "persistence/store/commit_queue.hpp"
 #include "persistence/store/committer.hpp"
 
@@ -12,6 +13,8 @@ namespace sreh::persistence {
 
 struct group_writer_options {
   std::size_t max_batches_per_commit = 2048;
+  /// When set, every transaction observes how many batches it carried (sreh_commit_batches).
+  metrics::histogram* batches_per_commit = nullptr;
 };
 
 struct group_writer_stats {

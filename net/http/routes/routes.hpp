@@ -52,6 +52,10 @@ void add_approval_routes(router& r, server_context& ctx);
 /// GET /v1/tools: the node's tools with their schemas, risk class and whether they mutate.
 void add_tool_routes(router& r, server_context& ctx);
 
+/// GET /metrics: the node's metrics in the Prometheus text format (role viewer; 404 without a
+/// registry).
+void add_metrics_route(router& r, server_context& ctx);
+
 /// GET /v1/templates, GET /v1/templates/{name}: the Work templates of works.templates.
 void add_template_routes(router& r, server_context& ctx);
 

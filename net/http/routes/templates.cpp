@@ -51,9 +51,9 @@ void write_template(json::writer& w, const works::work_template& t) {
   w.EndArray();
   w.Key("sla");
   w.StartObject();
-  for (auto [key, ms] : {std::pair{"acknowledge_ms", t.sla.acknowledge_ms},
-                         std::pair{"mitigate_ms", t.sla.mitigate_ms},
-                         std::pair{"resolve_ms", t.sla.resolve_ms}})
+  for (auto [key, ms] :
+       {std::pair{"acknowledge_ms", t.sla.acknowledge_ms},
+        std::pair{"mitigate_ms", t.sla.mitigate_ms}, std::pair{"resolve_ms", t.sla.resolve_ms}})
     if (ms > 0) {
       w.Key(key);
       w.Int64(ms);
