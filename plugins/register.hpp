@@ -19,4 +19,8 @@ void register_testkit(actors::toolset_registry& r);
 /// scenario (plugins/tools/sandbox); its banner line names the scenario, alert and goal.
 void register_sandbox(actors::toolset_registry& r);
 
+/// `prometheus.url: http://host:port`: prometheus.query, query_range, alerts, targets, series
+/// over that server's HTTP API (plugins/sre/prometheus).
+void register_prometheus(actors::toolset_registry& r);
+
 } // namespace sreh::plugins

@@ -14,6 +14,7 @@ node_registries registries() {
   });
   plugins::register_testkit(r.toolsets);
   plugins::register_sandbox(r.toolsets);
+  plugins::register_prometheus(r.toolsets);
   return r;
 }
 

@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <regex>
 
 #include "config/node/node_config.hpp"
 #include "config/yaml/reader.hpp"
@@ -254,10 +256,65 @@ void read_nats(reader& r, const entry& section, nats_config& out) {
   }
 }
 
+/// "http://host:port[/prefix]" into its parts; "" when it reads so, else what is wrong.
+std::string split_http_url(const std::string& url, prometheus_config& out) {
+  constexpr std::string_view scheme = "http://";
+  if (url.rfind(scheme, 0) != 0)
+    return "expected http://host:port[/prefix]";
+  auto rest = std::string_view{url}.substr(scheme.size());
+  auto slash = rest.find('/');
+  auto hostport = rest.substr(0, slash);
+  std::string path{slash == std::string_view::npos ? std::string_view{} : rest.substr(slash)};
+  while (!path.empty() && path.back() == '/')
+    path.pop_back();
+  auto colon = hostport.rfind(':');
+  if (colon == std::string_view::npos || colon == 0)
+    return "expected http://host:port[/prefix] (the port is required)";
+  unsigned port = 0;
+  auto digits = hostport.substr(colon + 1);
+  auto res = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+  if (res.ec != std::errc{} || res.ptr != digits.data() + digits.size() || port == 0 ||
+      port > 65535)
+    return fmt::format("'{}' is not a port between 1 and 65535", digits);
+  out.host = std::string{hostport.substr(0, colon)};
+  out.port = static_cast<std::uint16_t>(port);
+  out.path_prefix = std::move(path);
+  return {};
+}
+
+void read_prometheus(reader& r, const entry& section, prometheus_config& out) {
+  for (const auto& e :
+       r.entries(section, {"url", "timeout_ms", "max_series", "max_points", "allow", "deny"})) {
+    if (e.key == "url") {
+      out.url = r.string(e);
+      if (!out.url.empty())
+        if (auto why = split_http_url(out.url, out); !why.empty())
+          r.fail(e, why);
+    } else if (e.key == "timeout_ms") {
+      out.timeout_ms = r.integer(e, 1, 600'000);
+    } else if (e.key == "max_series") {
+      out.max_series = r.integer(e, 1, 100'000);
+    } else if (e.key == "max_points") {
+      out.max_points = r.integer(e, 1, 10'000'000);
+    } else {
+      auto& list = e.key == "allow" ? out.allow : out.deny;
+      for (const auto& x : r.items(e)) {
+        auto re = r.non_empty_string(x);
+        try {
+          std::regex{re, std::regex::ECMAScript};
+        } catch (const std::regex_error& err) {
+          r.fail(x, fmt::format("'{}' is not a regular expression: {}", re, err.what()));
+        }
+        list.push_back(std::move(re));
+      }
+    }
+  }
+}
+
 void read_top(reader& r, const entry& root, node_config& cfg) {
   auto entries = r.entries(root, {"node_id", "listen", "data_dir", "policy_mode", "policy_file",
                                   "store", "logging", "limits", "budget", "model", "tools", "auth",
-                                  "sandbox", "nats", "cluster", "works"});
+                                  "sandbox", "nats", "cluster", "works", "prometheus"});
   for (const auto& e : entries) {
     if (e.key == "node_id") {
       cfg.node_id = r.string(e);
@@ -295,6 +352,8 @@ void read_top(reader& r, const entry& root, node_config& cfg) {
       read_nats(r, e, cfg.nats);
     } else if (e.key == "cluster") {
       read_cluster(r, e, cfg.source, cfg.cluster);
+    } else if (e.key == "prometheus") {
+      read_prometheus(r, e, cfg.prometheus);
     } else if (e.key == "works") {
       for (const auto& x : r.entries(e, {"templates"}))
         cfg.works.templates = read_path(r, x, cfg.source);

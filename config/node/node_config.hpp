@@ -107,6 +107,19 @@ struct nats_config {
   std::string subject_prefix = "sreh.events"; // subjects are <prefix>.<kind>.<run>
 };
 
+/// The Prometheus toolset (plugins/sre/prometheus; docs/prometheus.md): on when `url` is set.
+struct prometheus_config {
+  std::string url; // http://host:port[/prefix] (may use ${ENV}); "" = no Prometheus tools
+  std::string host;
+  std::uint16_t port = 0;
+  std::string path_prefix; // "" or "/prefix", without a trailing slash
+  std::int64_t timeout_ms = 10'000;
+  std::int64_t max_series = 100;    // series a result keeps (the rest: "truncated")
+  std::int64_t max_points = 10'000; // points of a range query over all its series
+  std::vector<std::string> allow;   // PromQL a query must match (one regex of these; none = any)
+  std::vector<std::string> deny;    // PromQL no query may match
+};
+
 /// Cluster mode (docs/cluster.md): on when `topology` is set.
 struct cluster_config {
   /// The topology file, shared by every node; relative to the config file's directory.
@@ -142,6 +155,7 @@ struct node_config {
   nats_config nats;
   cluster_config cluster;
   works_config works;
+  prometheus_config prometheus;
   std::string source; // file it was loaded from ("" = defaults)
   // Whether listen / data_dir were given (file or command line) rather than defaulted: in
   // cluster mode the defaults follow the topology (listen) and the node id (data_dir).

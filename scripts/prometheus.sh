@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# A throwaway Prometheus (Debian's `prometheus`) for tests and demos.
+#
+#   scripts/prometheus.sh start DIR PORT [SCRAPE_TARGET...]
+#       start prometheus on 127.0.0.1:PORT (data in DIR/data, log in DIR/server.log), scraping
+#       itself and each host:port given every second, with the rules of DIR/rules.yml when that
+#       file exists (an always-firing `SrehTestAlwaysFiring` otherwise); wait until it is
+#       ready; print http://127.0.0.1:PORT
+#   scripts/prometheus.sh stop DIR
+#       stop it (SIGTERM, SIGKILL after 10 s), remove DIR
+#
+# Both are idempotent: start with a running server in DIR prints its URL; stop without one only
+# removes DIR. DIR must be under /tmp.
+set -euo pipefail
+
+die() { echo "prometheus.sh: $*" >&2; exit 1; }
+usage() { die "usage: $0 start DIR PORT [HOST:PORT...] | stop DIR"; }
+
+check_dir() {
+  case "$1" in
+    /tmp/?*) ;;
+    *) die "DIR '$1' must be under /tmp" ;;
+  esac
+  case "$1" in *..*) die "DIR '$1' must not contain '..'" ;; esac
+}
+
+check_port() {
+  [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -ge 1024 ] && [ "$1" -le 65535 ] \
+    || die "port '$1' must be a number in 1024..65535"
+}
+
+running_pid() {
+  local pidfile="$1/prometheus.pid" pid
+  [ -f "$pidfile" ] || return 1
+  pid="$(cat "$pidfile")"
+  [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+}
+
+start() {
+  local dir="$1" port="$2"
+  shift 2
+  check_dir "$dir"
+  check_port "$port"
+  command -v prometheus >/dev/null || die "prometheus not found (scripts/setup.sh installs it)"
+  local url="http://127.0.0.1:$port"
+  mkdir -p "$dir"
+  if running_pid "$dir" >/dev/null; then
+    echo "$url"
+    return 0
+  fi
+  if [ ! -f "$dir/rules.yml" ]; then
+    cat >"$dir/rules.yml" <<'RULES'
+groups:
+  - name: sreh-test
+    interval: 1s
+    rules:
+      - alert: SrehTestAlwaysFiring
+        expr: vector(1)
+        labels: {severity: none}
+        annotations: {summary: "fires always: for the tests of the alerts tool"}
+RULES
+  fi
+  local targets="'127.0.0.1:$port'" t
+  for t in "$@"; do
+    [[ "$t" =~ ^[A-Za-z0-9.-]+:[0-9]+$ ]] || die "scrape target '$t' must be host:port"
+    targets="$targets, '$t'"
+  done
+  cat >"$dir/prometheus.yml" <<CONF
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+rule_files: ['$dir/rules.yml']
+scrape_configs:
+  - job_name: test
+    static_configs: [{targets: [$targets]}]
+CONF
+  prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
+    --web.listen-address="127.0.0.1:$port" </dev/null >"$dir/server.log" 2>&1 &
+  echo $! >"$dir/prometheus.pid"
+  local i
+  for i in $(seq 1 400); do # 20 s
+    if curl -sf "$url/-/ready" >/dev/null 2>&1; then
+      echo "$url"
+      return 0
+    fi
+    running_pid "$dir" >/dev/null || break
+    sleep 0.05
+  done
+  tail -n 20 "$dir/server.log" >&2 2>/dev/null || true
+  stop "$dir" >/dev/null 2>&1 || true
+  die "cannot start prometheus in $dir on port $port"
+}
+
+stop() {
+  local dir="$1" pid i
+  check_dir "$dir"
+  [ -d "$dir" ] || return 0
+  if pid="$(running_pid "$dir")"; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for i in $(seq 1 100); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -rf "$dir"
+}
+
+case "${1:-}" in
+  start) [ $# -ge 3 ] || usage; start "${@:2}" ;;
+  stop) [ $# -eq 2 ] || usage; stop "$2" ;;
+  *) usage ;;
+esac
