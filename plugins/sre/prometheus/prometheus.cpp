@@ -54,13 +54,12 @@ class server {
       target += sep + k + "=" + net::percent_encode(v);
       sep = '&';
     }
-    auto res = net::http_request(cfg_.host, cfg_.port, "GET", target, {},
-                                 {{"Accept", "application/json"}},
-                                 std::chrono::milliseconds{cfg_.timeout_ms});
+    auto res =
+      net::http_request(cfg_.host, cfg_.port, "GET", target, {}, {{"Accept", "application/json"}},
+                        std::chrono::milliseconds{cfg_.timeout_ms});
     if (!res)
-      return sreh::error{errc::unavailable,
-                         fmt::format("{}: Prometheus at {} is unreachable: {}", tool, cfg_.url,
-                                     res.error().message)};
+      return sreh::error{errc::unavailable, fmt::format("{}: Prometheus at {} is unreachable: {}",
+                                                        tool, cfg_.url, res.error().message)};
     auto doc = json::parse_object(res->body);
     if (!doc)
       return sreh::error{errc::unavailable,
@@ -161,13 +160,14 @@ class query_tool final : public prom_tool {
     : prom_tool(std::move(s), range ? "prometheus.query_range" : "prometheus.query",
                 range ? "Evaluates a PromQL expression over a time range (start, end, step)."
                       : "Evaluates a PromQL expression at one instant (default: now).",
-                range ? R"({"type":"object","properties":{"query":{"type":"string","minLength":1,)"
-                        R"("maxLength":4096},"start":{"type":["string","number"]},)"
-                        R"("end":{"type":["string","number"]},"step":{"type":["string","number"]}},)"
-                        R"("required":["query","start","end","step"],"additionalProperties":false})"
-                      : R"({"type":"object","properties":{"query":{"type":"string","minLength":1,)"
-                        R"("maxLength":4096},"time":{"type":["string","number"]}},)"
-                        R"("required":["query"],"additionalProperties":false})"),
+                range
+                  ? R"({"type":"object","properties":{"query":{"type":"string","minLength":1,)"
+                    R"("maxLength":4096},"start":{"type":["string","number"]},)"
+                    R"("end":{"type":["string","number"]},"step":{"type":["string","number"]}},)"
+                    R"("required":["query","start","end","step"],"additionalProperties":false})"
+                  : R"({"type":"object","properties":{"query":{"type":"string","minLength":1,)"
+                    R"("maxLength":4096},"time":{"type":["string","number"]}},)"
+                    R"("required":["query"],"additionalProperties":false})"),
       range_(range) {}
 
   tool_result execute(const tool_call& call) override {
@@ -222,7 +222,8 @@ class query_tool final : public prom_tool {
         w.EndObject();
       }
       w.EndArray();
-    } else if (result.IsArray() && type.IsString() && std::string_view{type.GetString()} == "vector") {
+    } else if (result.IsArray() && type.IsString() &&
+               std::string_view{type.GetString()} == "vector") {
       series = capped_array(w, result, max_series);
       cut = series > max_series;
     } else {
@@ -246,8 +247,7 @@ class list_tool final : public prom_tool {
   enum what_t { alerts, targets, series };
 
   list_tool(std::shared_ptr<const server> s, what_t what)
-    : prom_tool(std::move(s), name_of(what), description_of(what), schema_of(what)),
-      what_(what) {}
+    : prom_tool(std::move(s), name_of(what), description_of(what), schema_of(what)), what_(what) {}
 
   tool_result execute(const tool_call& call) override {
     auto args = json::parse_object(call.args);
@@ -302,17 +302,17 @@ class list_tool final : public prom_tool {
 
  private:
   static std::string name_of(what_t w) {
-    return w == alerts ? "prometheus.alerts" : w == targets ? "prometheus.targets"
-                                                            : "prometheus.series";
+    return w == alerts    ? "prometheus.alerts"
+           : w == targets ? "prometheus.targets"
+                          : "prometheus.series";
   }
   static std::string path_of(what_t w) {
     return w == alerts ? "/api/v1/alerts" : w == targets ? "/api/v1/targets" : "/api/v1/series";
   }
   static std::string description_of(what_t w) {
-    return w == alerts ? "The alerts Prometheus's rules have pending or firing."
-           : w == targets
-             ? "Prometheus's scrape targets: their health, last error and last scrape."
-             : "The series matching label selectors (match: [\"up{job=...}\"]).";
+    return w == alerts    ? "The alerts Prometheus's rules have pending or firing."
+           : w == targets ? "Prometheus's scrape targets: their health, last error and last scrape."
+                          : "The series matching label selectors (match: [\"up{job=...}\"]).";
   }
   static std::string schema_of(what_t w) {
     if (w == alerts)

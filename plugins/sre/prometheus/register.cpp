@@ -1,4 +1,5 @@
 #include "plugins/register.hpp"
+
 #include "plugins/sre/prometheus/prometheus.hpp"
 
 namespace sreh::plugins {
