@@ -11,29 +11,11 @@
 # only removes DIR. DIR must be under /tmp.
 set -euo pipefail
 
-die() { echo "nats.sh: $*" >&2; exit 1; }
+script=nats.sh
+# shellcheck source=lib/throwaway.sh
+. "$(dirname "$0")/lib/throwaway.sh"
+
 usage() { die "usage: $0 start DIR PORT MONITOR_PORT | stop DIR"; }
-
-check_dir() {
-  case "$1" in
-    /tmp/?*) ;;
-    *) die "DIR '$1' must be under /tmp" ;;
-  esac
-  case "$1" in *..*) die "DIR '$1' must not contain '..'" ;; esac
-}
-
-check_port() {
-  [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -ge 1024 ] && [ "$1" -le 65535 ] \
-    || die "port '$1' must be a number in 1024..65535"
-}
-
-# The pid in DIR/nats.pid when that process is alive.
-running_pid() {
-  local pidfile="$1/nats.pid" pid
-  [ -f "$pidfile" ] || return 1
-  pid="$(cat "$pidfile")"
-  [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
-}
 
 start() {
   local dir="$1" port="$2" mport="$3"
@@ -46,7 +28,7 @@ start() {
   bin="$(command -v nats-server || echo /usr/sbin/nats-server)"
   local url="nats://127.0.0.1:$port"
   mkdir -p "$dir"
-  if running_pid "$dir" >/dev/null; then
+  if running_pid "$dir/nats.pid" >/dev/null; then
     echo "$url" # already running: idempotent
     return 0
   fi
@@ -60,7 +42,7 @@ start() {
       echo "$url"
       return 0
     fi
-    running_pid "$dir" >/dev/null || break
+    running_pid "$dir/nats.pid" >/dev/null || break
     sleep 0.05
   done
   tail -n 20 "$dir/server.log" >&2 2>/dev/null || true
@@ -68,20 +50,7 @@ start() {
   die "cannot start nats-server in $dir on port $port"
 }
 
-stop() {
-  local dir="$1" pid i
-  check_dir "$dir"
-  [ -d "$dir" ] || return 0 # already gone: idempotent
-  if pid="$(running_pid "$dir")"; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 1 100); do # 10 s
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -rf "$dir"
-}
+stop() { stop_and_remove "$1" "$1/nats.pid"; }
 
 case "${1:-}" in
   start) [ $# -eq 4 ] || usage; start "$2" "$3" "$4" ;;

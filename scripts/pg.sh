@@ -13,7 +13,9 @@
 # then lose or corrupt data, and benchmark figures taken with it are meaningless.
 set -euo pipefail
 
-die() { echo "pg.sh: $*" >&2; exit 1; }
+script=pg.sh
+# shellcheck source=lib/throwaway.sh
+. "$(dirname "$0")/lib/throwaway.sh"
 
 bindir=""
 for d in /usr/lib/postgresql/15/bin /usr/lib/postgresql/*/bin; do
@@ -29,14 +31,6 @@ as_owner() {
   else
     "$@"
   fi
-}
-
-check_dir() {
-  case "$1" in
-    /tmp/?*) ;;
-    *) die "DIR '$1' must be under /tmp" ;;
-  esac
-  case "$1" in *..*) die "DIR '$1' must not contain '..'" ;; esac
 }
 
 start() {

@@ -13,28 +13,11 @@
 # removes DIR. DIR must be under /tmp.
 set -euo pipefail
 
-die() { echo "prometheus.sh: $*" >&2; exit 1; }
+script=prometheus.sh
+# shellcheck source=lib/throwaway.sh
+. "$(dirname "$0")/lib/throwaway.sh"
+
 usage() { die "usage: $0 start DIR PORT [HOST:PORT...] | stop DIR"; }
-
-check_dir() {
-  case "$1" in
-    /tmp/?*) ;;
-    *) die "DIR '$1' must be under /tmp" ;;
-  esac
-  case "$1" in *..*) die "DIR '$1' must not contain '..'" ;; esac
-}
-
-check_port() {
-  [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -ge 1024 ] && [ "$1" -le 65535 ] \
-    || die "port '$1' must be a number in 1024..65535"
-}
-
-running_pid() {
-  local pidfile="$1/prometheus.pid" pid
-  [ -f "$pidfile" ] || return 1
-  pid="$(cat "$pidfile")"
-  [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
-}
 
 start() {
   local dir="$1" port="$2"
@@ -44,7 +27,7 @@ start() {
   command -v prometheus >/dev/null || die "prometheus not found (scripts/setup.sh installs it)"
   local url="http://127.0.0.1:$port"
   mkdir -p "$dir"
-  if running_pid "$dir" >/dev/null; then
+  if running_pid "$dir/prometheus.pid" >/dev/null; then
     echo "$url"
     return 0
   fi
@@ -81,7 +64,7 @@ CONF
       echo "$url"
       return 0
     fi
-    running_pid "$dir" >/dev/null || break
+    running_pid "$dir/prometheus.pid" >/dev/null || break
     sleep 0.05
   done
   tail -n 20 "$dir/server.log" >&2 2>/dev/null || true
@@ -89,20 +72,7 @@ CONF
   die "cannot start prometheus in $dir on port $port"
 }
 
-stop() {
-  local dir="$1" pid i
-  check_dir "$dir"
-  [ -d "$dir" ] || return 0
-  if pid="$(running_pid "$dir")"; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 1 100); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -rf "$dir"
-}
+stop() { stop_and_remove "$1" "$1/prometheus.pid"; }
 
 case "${1:-}" in
   start) [ $# -ge 3 ] || usage; start "${@:2}" ;;

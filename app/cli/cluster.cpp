@@ -35,20 +35,10 @@ std::string heartbeat_of(const rapidjson::Value& n) {
 } // namespace
 
 int nodes(int argc, char** argv) {
-  auto o = parse_options(argc, argv, {}, {"json"});
-  if (!o)
-    return exit_usage;
-  if (!o->positional.empty())
-    return usage_error("nodes takes no arguments");
   int code = exit_ok;
-  net::http_response raw;
-  auto doc = call(*o, "GET", "/v1/cluster/nodes", code, {}, {}, &raw);
+  auto doc = get_listing(argc, argv, "nodes", "/v1/cluster/nodes", code);
   if (!doc)
     return code;
-  if (o->flag("json")) {
-    std::printf("%s\n", raw.body.c_str());
-    return exit_ok;
-  }
   auto st = make_style();
   if (flag_of(*doc, "clustered"))
     std::printf("cluster '%s' as node %s sees it (heartbeat %lld ms, lease %lld ms)%s\n",

@@ -85,6 +85,7 @@ const char* const usage_text = R"(usage:
   sreh deny APPROVAL [--comment TEXT] [--json]
   sreh nodes [--json]
   sreh tools [--json]
+  sreh templates [--json]
 common options: --server HOST:PORT (default: $SREH_SERVER, else 127.0.0.1:7070)
                 --token-file F (the bearer token: $SREH_TOKEN, else F, else ./data/admin.token)
 )";
@@ -214,6 +215,27 @@ std::optional<rapidjson::Document> call(const options& o, const std::string& met
   if (raw)
     *raw = std::move(*r);
   return std::move(*doc);
+}
+
+std::optional<rapidjson::Document> get_listing(int argc, char** argv, const std::string& command,
+                                               const std::string& target, int& exit_code) {
+  exit_code = exit_ok;
+  auto o = parse_options(argc, argv, {}, {"json"});
+  if (!o) {
+    exit_code = exit_usage;
+    return std::nullopt;
+  }
+  if (!o->positional.empty()) {
+    exit_code = usage_error(command + " takes no arguments");
+    return std::nullopt;
+  }
+  net::http_response raw;
+  auto doc = call(*o, "GET", target, exit_code, {}, {}, &raw);
+  if (doc && o->flag("json")) {
+    std::printf("%s\n", raw.body.c_str());
+    return std::nullopt;
+  }
+  return doc;
 }
 
 std::string str(const rapidjson::Value& v, const char* key) {

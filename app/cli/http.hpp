@@ -91,6 +91,15 @@ call(const options& o, const std::string& method, const std::string& target, int
      const std::string& body = {}, const std::map<std::string, std::string>& headers = {},
      net::http_response* raw = nullptr);
 
+/// The start every listing command shares (`sreh nodes`, `tools`, `templates`): no arguments but
+/// `--json`, then GET `target`. Returns the document when the caller is to print its table;
+/// otherwise (a usage error, a failed call, or --json, whose raw body it prints) nullopt with
+/// `exit_code` set.
+[[nodiscard]] std::optional<rapidjson::Document> get_listing(int argc, char** argv,
+                                                             const std::string& command,
+                                                             const std::string& target,
+                                                             int& exit_code);
+
 // -- JSON and time helpers ----------------------------------------------------------------------
 
 /// A member as text: strings as they are, null/absent as "", other values as JSON.

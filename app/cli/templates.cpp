@@ -31,20 +31,10 @@ std::string fields_of(const rapidjson::Value& fields) {
 } // namespace
 
 int templates(int argc, char** argv) {
-  auto o = parse_options(argc, argv, {}, {"json"});
-  if (!o)
-    return exit_usage;
-  if (!o->positional.empty())
-    return usage_error("templates takes no arguments");
   int code = exit_ok;
-  net::http_response raw;
-  auto doc = call(*o, "GET", "/v1/templates", code, {}, {}, &raw);
+  auto doc = get_listing(argc, argv, "templates", "/v1/templates", code);
   if (!doc)
     return code;
-  if (o->flag("json")) {
-    std::printf("%s\n", raw.body.c_str());
-    return exit_ok;
-  }
   auto st = make_style();
   const auto& list = member(*doc, "templates");
   if (!list.IsArray() || list.GetArray().Empty()) {

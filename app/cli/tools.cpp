@@ -36,20 +36,10 @@ std::string arguments_of(const rapidjson::Value& schema) {
 } // namespace
 
 int tools(int argc, char** argv) {
-  auto o = parse_options(argc, argv, {}, {"json"});
-  if (!o)
-    return exit_usage;
-  if (!o->positional.empty())
-    return usage_error("tools takes no arguments");
   int code = exit_ok;
-  net::http_response raw;
-  auto doc = call(*o, "GET", "/v1/tools", code, {}, {}, &raw);
+  auto doc = get_listing(argc, argv, "tools", "/v1/tools", code);
   if (!doc)
     return code;
-  if (o->flag("json")) {
-    std::printf("%s\n", raw.body.c_str());
-    return exit_ok;
-  }
   auto st = make_style();
   const auto& list = member(*doc, "tools");
   if (!list.IsArray() || list.GetArray().Empty()) {
