@@ -23,4 +23,8 @@ void register_sandbox(actors::toolset_registry& r);
 /// over that server's HTTP API (plugins/sre/prometheus).
 void register_prometheus(actors::toolset_registry& r);
 
+/// `tools.http_probe.allow: [hosts]`: http.probe, one HTTP request reported as an observation
+/// (plugins/sre/probe).
+void register_http_probe(actors::toolset_registry& r);
+
 } // namespace sreh::plugins

@@ -15,6 +15,7 @@ node_registries registries() {
   plugins::register_testkit(r.toolsets);
   plugins::register_sandbox(r.toolsets);
   plugins::register_prometheus(r.toolsets);
+  plugins::register_http_probe(r.toolsets);
   return r;
 }
 

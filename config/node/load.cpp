@@ -11,6 +11,7 @@
 
 #include "config/node/node_config.hpp"
 #include "config/yaml/reader.hpp"
+#include "core/base/http_url.hpp"
 
 namespace sreh::config {
 
@@ -158,10 +159,30 @@ void read_cluster(reader& r, const entry& section, const std::string& config_fil
     out.topology = read_path(r, e, config_file);
 }
 
+void read_http_probe(reader& r, const entry& section, http_probe_config& out) {
+  for (const auto& e : r.entries(section, {"allow", "timeout_ms", "max_body_bytes"})) {
+    if (e.key == "timeout_ms") {
+      out.timeout_ms = r.integer(e, 1, 600'000);
+    } else if (e.key == "max_body_bytes") {
+      out.max_body_bytes = r.integer(e, 0, 16 << 20);
+    } else {
+      for (const auto& x : r.items(e)) {
+        auto host = r.non_empty_string(x);
+        auto name = host.rfind("*.", 0) == 0 ? host.substr(2) : host;
+        if (name.empty() || name.find_first_of(" */:@?#") != std::string::npos)
+          r.fail(x, fmt::format("'{}' is not a host name or *.domain", host));
+        out.allow.push_back(std::move(host));
+      }
+    }
+  }
+}
+
 void read_tools(reader& r, const entry& section, tool_config& out) {
-  for (const auto& e : r.entries(section, {"testkit", "record_file"})) {
+  for (const auto& e : r.entries(section, {"testkit", "record_file", "http_probe"})) {
     if (e.key == "testkit")
       out.testkit = r.boolean(e);
+    else if (e.key == "http_probe")
+      read_http_probe(r, e, out.http_probe);
     else
       out.record_file = r.string(e);
   }
@@ -256,40 +277,19 @@ void read_nats(reader& r, const entry& section, nats_config& out) {
   }
 }
 
-/// "http://host:port[/prefix]" into its parts; "" when it reads so, else what is wrong.
-std::string split_http_url(const std::string& url, prometheus_config& out) {
-  constexpr std::string_view scheme = "http://";
-  if (url.rfind(scheme, 0) != 0)
-    return "expected http://host:port[/prefix]";
-  auto rest = std::string_view{url}.substr(scheme.size());
-  auto slash = rest.find('/');
-  auto hostport = rest.substr(0, slash);
-  std::string path{slash == std::string_view::npos ? std::string_view{} : rest.substr(slash)};
-  while (!path.empty() && path.back() == '/')
-    path.pop_back();
-  auto colon = hostport.rfind(':');
-  if (colon == std::string_view::npos || colon == 0)
-    return "expected http://host:port[/prefix] (the port is required)";
-  unsigned port = 0;
-  auto digits = hostport.substr(colon + 1);
-  auto res = std::from_chars(digits.data(), digits.data() + digits.size(), port);
-  if (res.ec != std::errc{} || res.ptr != digits.data() + digits.size() || port == 0 ||
-      port > 65535)
-    return fmt::format("'{}' is not a port between 1 and 65535", digits);
-  out.host = std::string{hostport.substr(0, colon)};
-  out.port = static_cast<std::uint16_t>(port);
-  out.path_prefix = std::move(path);
-  return {};
-}
-
 void read_prometheus(reader& r, const entry& section, prometheus_config& out) {
   for (const auto& e :
        r.entries(section, {"url", "timeout_ms", "max_series", "max_points", "allow", "deny"})) {
     if (e.key == "url") {
       out.url = r.string(e);
-      if (!out.url.empty())
-        if (auto why = split_http_url(out.url, out); !why.empty())
-          r.fail(e, why);
+      if (!out.url.empty()) {
+        auto u = parse_http_url(out.url, true, true);
+        if (!u)
+          r.fail(e, u.error().message);
+        out.host = u->host;
+        out.port = u->port;
+        out.path_prefix = u->path;
+      }
     } else if (e.key == "timeout_ms") {
       out.timeout_ms = r.integer(e, 1, 600'000);
     } else if (e.key == "max_series") {

@@ -78,12 +78,21 @@ struct sandbox_config {
   std::string scenario;
 };
 
+/// `http.probe` (plugins/sre/probe): on when `allow` names hosts.
+struct http_probe_config {
+  /// Hosts a probe may reach: exact names, or `*.suffix` for a domain's hosts; none = no tool.
+  std::vector<std::string> allow;
+  std::int64_t timeout_ms = 5'000;
+  std::int64_t max_body_bytes = 64 * 1024; // of a response the probe reads and matches
+};
+
 struct tool_config {
   /// Registers the test tools (`test.echo`, `test.record`, ...: plugins/tools/testkit) on this
   /// node. Off by default: a production node never offers them. Tests and benchmarks set it.
   bool testkit = false;
   /// Where the `test.record` tool appends the idempotency keys it executed (crash tests).
   std::string record_file;
+  http_probe_config http_probe;
 };
 
 /// A bearer token known to the node, given only by the SHA-256 of the token.

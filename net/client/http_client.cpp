@@ -150,6 +150,7 @@ expected<http_response> http_request(const std::string& host, std::uint16_t port
     beast::flat_buffer buf;
     http::response_parser<http::string_body> parser;
     parser.body_limit(64u << 20);
+    parser.skip(method == "HEAD"); // a HEAD answer has a Content-Length and no body
     ec = run_op(ioc, [&](auto done) {
       http::async_read(stream, buf, parser, [done](beast::error_code e, std::size_t) { done(e); });
     });

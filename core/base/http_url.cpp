@@ -1,0 +1,43 @@
+#include "core/base/http_url.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+namespace sreh {
+
+expected<http_url> parse_http_url(std::string_view url, bool require_port, bool trim_slash) {
+  constexpr std::string_view scheme = "http://";
+  auto bad = [](std::string what) { return sreh::error{errc::invalid_argument, std::move(what)}; };
+  if (url.rfind(scheme, 0) != 0)
+    return bad(require_port ? "expected http://host:port[/prefix]"
+                            : "expected http://host[:port][/path]");
+  auto rest = url.substr(scheme.size());
+  auto slash = rest.find('/');
+  auto hostport = rest.substr(0, slash);
+  http_url out;
+  out.path = std::string{slash == std::string_view::npos ? std::string_view{} : rest.substr(slash)};
+  if (trim_slash)
+    while (!out.path.empty() && out.path.back() == '/')
+      out.path.pop_back();
+  auto colon = hostport.rfind(':');
+  if (colon == std::string_view::npos) {
+    if (require_port)
+      return bad("expected http://host:port[/prefix] (the port is required)");
+    out.host = std::string{hostport};
+  } else {
+    auto digits = hostport.substr(colon + 1);
+    unsigned port = 0;
+    auto res = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+    if (res.ec != std::errc{} || res.ptr != digits.data() + digits.size() || port == 0 ||
+        port > 65535)
+      return bad(fmt::format("'{}' is not a port between 1 and 65535", digits));
+    out.host = std::string{hostport.substr(0, colon)};
+    out.port = static_cast<std::uint16_t>(port);
+  }
+  if (out.host.empty() || out.host.find_first_of(" @?#") != std::string::npos)
+    return bad(fmt::format("'{}' is not a host name", out.host));
+  return out;
+}
+
+} // namespace sreh

@@ -1,0 +1,23 @@
+#pragma once
+// `http://host:port[/path]` as given in config and tool arguments (Prometheus, probes).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/base/expected.hpp"
+
+namespace sreh {
+
+struct http_url {
+  std::string host;
+  std::uint16_t port = 80;
+  std::string path; // "" or "/...", without a trailing slash when `trim_slash`
+};
+
+/// Parses `url`; the port defaults to 80 unless `require_port`. Errors (invalid_argument) say
+/// what is wrong: "expected http://host:port[/path]", "'x' is not a port between 1 and 65535".
+[[nodiscard]] expected<http_url> parse_http_url(std::string_view url, bool require_port,
+                                                bool trim_slash);
+
+} // namespace sreh
