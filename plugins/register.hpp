@@ -27,4 +27,8 @@ void register_prometheus(actors::toolset_registry& r);
 /// (plugins/sre/probe).
 void register_http_probe(actors::toolset_registry& r);
 
+/// `tools.shell.commands`: shell.NAME for each allow-listed command, no shell in between
+/// (plugins/sre/shell).
+void register_shell(actors::toolset_registry& r);
+
 } // namespace sreh::plugins

@@ -16,6 +16,7 @@ node_registries registries() {
   plugins::register_sandbox(r.toolsets);
   plugins::register_prometheus(r.toolsets);
   plugins::register_http_probe(r.toolsets);
+  plugins::register_shell(r.toolsets);
   return r;
 }
 

@@ -86,6 +86,28 @@ struct http_probe_config {
   std::int64_t max_body_bytes = 64 * 1024; // of a response the probe reads and matches
 };
 
+/// One allow-listed command of the `shell` toolset: tool `shell.<name>` runs `argv` (argv[0]
+/// an absolute path; no shell), plus at most `max_args` arguments of the call, each matching
+/// `arg_pattern`.
+struct shell_command {
+  std::string name;
+  std::vector<std::string> argv;
+  std::string risk = "read_only"; // read_only | low | medium | high: what the policy sees
+  std::int64_t max_args = 0;
+  std::string arg_pattern = "^[A-Za-z0-9_.,:=/@+-]+$";
+  std::int64_t timeout_ms = 10'000;
+  std::string description;
+};
+
+/// `shell.*` (plugins/sre/shell): on when `commands` are listed.
+struct shell_config {
+  std::vector<shell_command> commands;
+  std::int64_t max_output_bytes = 64 * 1024; // of stdout and of stderr each; the rest is cut
+  /// The commands' whole environment: nothing of sreh's own (tokens, URLs) is passed on.
+  std::vector<std::pair<std::string, std::string>> env = {{"PATH", "/usr/sbin:/usr/bin:/sbin:/bin"},
+                                                          {"LANG", "C.UTF-8"}};
+};
+
 struct tool_config {
   /// Registers the test tools (`test.echo`, `test.record`, ...: plugins/tools/testkit) on this
   /// node. Off by default: a production node never offers them. Tests and benchmarks set it.
@@ -93,6 +115,7 @@ struct tool_config {
   /// Where the `test.record` tool appends the idempotency keys it executed (crash tests).
   std::string record_file;
   http_probe_config http_probe;
+  shell_config shell;
 };
 
 /// A bearer token known to the node, given only by the SHA-256 of the token.
