@@ -36,15 +36,10 @@ start() {
     </dev/null >/dev/null 2>&1 &
   echo $! >"$dir/nats.pid"
   echo "$port $mport" >"$dir/ports"
-  local i
-  for i in $(seq 1 200); do # 10 s
-    if curl -sf "http://127.0.0.1:$mport/healthz" >/dev/null 2>&1; then
-      echo "$url"
-      return 0
-    fi
-    running_pid "$dir/nats.pid" >/dev/null || break
-    sleep 0.05
-  done
+  if wait_http "http://127.0.0.1:$mport/healthz" "$dir/nats.pid" 200; then # 10 s
+    echo "$url"
+    return 0
+  fi
   tail -n 20 "$dir/server.log" >&2 2>/dev/null || true
   stop "$dir" >/dev/null 2>&1 || true
   die "cannot start nats-server in $dir on port $port"

@@ -58,15 +58,10 @@ CONF
   prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
     --web.listen-address="127.0.0.1:$port" </dev/null >"$dir/server.log" 2>&1 &
   echo $! >"$dir/prometheus.pid"
-  local i
-  for i in $(seq 1 400); do # 20 s
-    if curl -sf "$url/-/ready" >/dev/null 2>&1; then
-      echo "$url"
-      return 0
-    fi
-    running_pid "$dir/prometheus.pid" >/dev/null || break
-    sleep 0.05
-  done
+  if wait_http "$url/-/ready" "$dir/prometheus.pid" 400; then # 20 s
+    echo "$url"
+    return 0
+  fi
   tail -n 20 "$dir/server.log" >&2 2>/dev/null || true
   stop "$dir" >/dev/null 2>&1 || true
   die "cannot start prometheus in $dir on port $port"

@@ -10,23 +10,11 @@ namespace sreh::json {
 
 namespace {
 
+/// json::type_of, with integers told from other numbers (schemas say "integer").
 std::string type_name(const rapidjson::Value& v) {
-  switch (v.GetType()) {
-  case rapidjson::kNullType:
-    return "null";
-  case rapidjson::kFalseType:
-  case rapidjson::kTrueType:
-    return "boolean";
-  case rapidjson::kObjectType:
-    return "object";
-  case rapidjson::kArrayType:
-    return "array";
-  case rapidjson::kStringType:
-    return "string";
-  case rapidjson::kNumberType:
-    return v.IsInt64() || v.IsUint64() ? "integer" : "number";
-  }
-  return "unknown";
+  if (v.IsNumber() && (v.IsInt64() || v.IsUint64()))
+    return "integer";
+  return json::type_of(v);
 }
 
 std::string show(const rapidjson::Value& v) {

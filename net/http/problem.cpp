@@ -32,30 +32,15 @@ int http_status(errc c) {
 
 namespace {
 
-std::string_view slug_of(errc c) {
-  switch (c) {
-  case errc::ok:
-    return "";
-  case errc::invalid_argument:
-    return "invalid-argument";
-  case errc::not_found:
-    return "not-found";
-  case errc::conflict:
-    return "conflict";
-  case errc::too_large:
-    return "too-large";
-  case errc::unavailable:
-    return "unavailable";
-  case errc::internal:
-    return "internal";
-  case errc::deadline:
-    return "deadline";
-  case errc::unauthorized:
-    return "unauthorized";
-  case errc::forbidden:
-    return "forbidden";
-  }
-  return "internal";
+/// The problem type's slug: the error code's name with dashes ("not-found"); "" for ok.
+std::string slug_of(errc c) {
+  if (c == errc::ok)
+    return {};
+  std::string s = to_string(c);
+  for (auto& ch : s)
+    if (ch == '_')
+      ch = '-';
+  return s;
 }
 
 } // namespace

@@ -25,6 +25,18 @@ running_pid() {
   [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
 }
 
+# Polls `curl -sf URL` every 50 ms, TRIES times at most, while the process of PIDFILE lives;
+# succeeds when it answered.
+wait_http() {
+  local url="$1" pidfile="$2" tries="$3" i
+  for i in $(seq 1 "$tries"); do
+    curl -sf "$url" >/dev/null 2>&1 && return 0
+    running_pid "$pidfile" >/dev/null || return 1
+    sleep 0.05
+  done
+  return 1
+}
+
 # Stops the process of PIDFILE (SIGTERM, SIGKILL after 10 s) and removes DIR; idempotent.
 stop_and_remove() {
   local dir="$1" pidfile="$2" pid i

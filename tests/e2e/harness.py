@@ -103,6 +103,15 @@ class Node:
             self.wait_ready()
         return self
 
+    def start_fails(self):
+        """Starts the node expecting it to refuse its config and exit; returns what the harness
+        saw ("sreh exited with N:" and the log). Fails when the node starts."""
+        try:
+            self.start()
+        except AssertionError as e:
+            return str(e)
+        raise AssertionError("sreh started although its config is invalid")
+
     def wait_ready(self, timeout=20):
         deadline = time.time() + timeout
         while time.time() < deadline:

@@ -53,14 +53,10 @@ def test_a_broken_template_stops_the_node_naming_the_place():
             text = f.read()
         with open(path, "w") as f:
             f.write(text.replace("double_texting: join", "double_texting: later"))
-        node = Node(d, config_extra=f"works:\n  templates: {tdir}\n")
-        try:
-            node.start()
-            raise AssertionError("the node started with a broken template")
-        except AssertionError as e:
-            assert "sreh exited with 1" in str(e), e
-            assert f"{path}:" in str(e) and "double_texting: expected one of enqueue, join, " \
-                "interrupt, reject, got 'later'" in str(e), e
+        out = Node(d, config_extra=f"works:\n  templates: {tdir}\n").start_fails()
+        assert "sreh exited with 1" in out, out
+        assert f"{path}:" in out and "double_texting: expected one of enqueue, join, " \
+            "interrupt, reject, got 'later'" in out, out
         code, out, err = sreh_cli(["config", "check", path])
         assert code == 1 and f"{path}:" in err and "got 'later'" in err, (code, out, err)
 
