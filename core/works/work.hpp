@@ -103,4 +103,50 @@ struct sla_status {
 [[nodiscard]] std::optional<timestamp_us> next_sla_deadline(const sla_policy& p, const sla_marks& m,
                                                             timestamp_us now);
 
+// -- the Work as stored ------------------------------------------------------------------------
+
+/// A Work: one row of the `works` table (persistence/store/work_store.hpp), written only by its
+/// orchestrator through the committer. Its timeline is its events in the event log (the events
+/// whose `run_id` is the Work's id: work.created, work.transition, ...).
+struct work {
+  std::string id;               // wrk_ + 26 characters
+  std::string template_name;    // the template it was made from
+  std::string template_version; // ... pinned to this version (work_template::version)
+  std::string kind;             // incident | change | ... (the template's)
+  std::string title;            // the template's title rendered with the fields
+  std::string severity;         // the `severity` field when the template has one, else ""
+  work_state state = work_state::open;
+  std::string fields = "{}";   // JSON object: every field resolved (defaults filled in)
+  std::string labels = "{}";   // JSON object of string labels (the template's run labels rendered)
+  std::string creator;         // who made it (a token's identity, or "alertmanager")
+  std::string idempotency_key; // empty when none was given
+  std::string node_id;         // the node that owns it
+  timestamp_us created_at = 0;
+  timestamp_us updated_at = 0;
+  sla_marks marks;               // when the SLA clocks stopped (created_at repeated there)
+  std::vector<std::string> runs; // runs started for it, oldest first
+  std::string active_run;        // the run going on now ("" = none)
+  std::int64_t queued = 0;       // runs to start when the active one ends (enqueue, interrupt)
+  std::int64_t triggers = 0;     // runs requested so far: run n's idempotency key is "<id>/run-<n>"
+  std::int64_t sla_breached = 0; // bit (1 << sla_clock) per clock whose breach was announced
+  timestamp_us holds_since = 0;  // world time since which the done-criteria hold; 0 = they do not
+  timestamp_us world_at = 0;     // world time of the last evaluation of the criteria
+  timestamp_us next_check = 0;   // wall time of its next timer (SLA or criteria); 0 = none
+  std::int64_t seq = 0;          // events written for it (their run_seq)
+};
+
+/// A template version as a Work pinned to it needs it after the file changed: its text.
+struct stored_template {
+  std::string name;
+  std::string version; // work_template::version (a content hash)
+  std::string kind;
+  std::string text; // the YAML file's text, parsed again when a Work pinned to it is loaded
+  timestamp_us first_seen = 0;
+};
+
+/// The stored document of a Work (every member, JSON) and back; the stores keep it as one
+/// column beside the ones queries filter on. `internal` names what is wrong with a document.
+[[nodiscard]] std::string to_document(const work& w);
+[[nodiscard]] expected<work> work_from_document(std::string_view doc);
+
 } // namespace sreh::works

@@ -13,6 +13,8 @@
 #include "core/model/event.hpp"
 #include "core/model/run.hpp"
 #include "core/model/step.hpp"
+#include "core/works/work.hpp"
+#include "core/world/entity.hpp"
 
 namespace sreh::persistence {
 
@@ -29,15 +31,26 @@ struct write_batch {
   std::vector<step> steps;
   /// Upsert by id: a new approval, or its votes and state after a decision.
   std::vector<approval> approvals;
+  /// Insert a new Work. When another Work already holds `create_work->idempotency_key`
+  /// (non-empty), nothing of this batch is applied and the result names the existing Work.
+  std::optional<works::work> create_work;
+  /// Replace the stored row of an existing Work.
+  std::optional<works::work> update_work;
+  /// Template versions, inserted when absent (a version's text never changes).
+  std::vector<works::stored_template> templates;
+  /// World state: each replaces the entity's current row and is added to its history under its
+  /// `version` (an existing (id, version) in the history is a faulty batch).
+  std::vector<world::entity> entities;
   /// Appended to the event log; `seq` is assigned at commit.
   std::vector<event> events;
 };
 
 /// What happened to one batch.
 struct commit_result {
-  sreh::error err;             // set when the transaction failed (nothing applied)
-  std::string existing_run_id; // set when `create` met an existing idempotency key
-  std::vector<event> events;   // the batch's events with their assigned `seq`
+  sreh::error err;              // set when the transaction failed (nothing applied)
+  std::string existing_run_id;  // set when `create` met an existing idempotency key
+  std::string existing_work_id; // set when `create_work` met an existing idempotency key
+  std::vector<event> events;    // the batch's events with their assigned `seq`
 };
 
 /// Applies write batches atomically. Thread-safe (calls are serialised inside); on a node the

@@ -25,12 +25,13 @@ struct schema_change {
   std::string_view change;
 };
 
-inline constexpr std::array<schema_change, 5> schema_history{{
+inline constexpr std::array<schema_change, 6> schema_history{{
   {1, "runs, steps and the event log"},
   {2, "approvals; the audit hash chain over the event log; the index of succeeded tool steps"},
   {3, "relay offsets"},
   {4, "cluster membership and run leases (PostgreSQL; nothing on SQLite)"},
   {5, "the index of running tool intents (rate limits)"},
+  {6, "Works, the template versions they are pinned to, world entities and their history"},
 }};
 
 /// The version this build migrates every backend to.

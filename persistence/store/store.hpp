@@ -7,10 +7,12 @@
 //   run_store       run_store.hpp       runs, steps, the event log, rate-limit counts, stats
 //   approval_store  approval_store.hpp  approvals
 //   relay_store     relay_store.hpp     relay offsets
+//   work_store      work_store.hpp      Works and the template versions they are pinned to
+//   world_store     work_store.hpp      world state: entities and their history
 //   cluster_store   cluster_store.hpp   membership and run leases (PostgreSQL only)
 //
-// Later aggregates (works, flows, memory, world state) get an interface of their own here, and
-// their rows travel in write_batch when they must commit with a step.
+// Later aggregates (flows, memory) get an interface of their own here, and their rows travel in
+// write_batch when they must commit with a step.
 
 #include <memory>
 
@@ -20,13 +22,19 @@
 #include "persistence/store/committer.hpp"
 #include "persistence/store/relay_store.hpp"
 #include "persistence/store/run_store.hpp"
+#include "persistence/store/work_store.hpp"
 
 namespace sreh::persistence {
 
 /// Every aggregate of one database. Implementations: SQLite (embedded default), PostgreSQL
 /// (cluster), and memory_store.hpp (in memory, for unit tests); all pass
 /// tests/integration/store_conformance*. Thread-safe, as each aggregate states.
-class store : public committer, public run_store, public approval_store, public relay_store {
+class store : public committer,
+              public run_store,
+              public approval_store,
+              public relay_store,
+              public work_store,
+              public world_store {
  public:
   ~store() override = default;
 
