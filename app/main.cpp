@@ -48,6 +48,12 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
   nodes                   the cluster's members: alive or dead, link, load
   tools                   the tools this node offers: risk class, mutating, arguments
   templates               the Work templates this node loaded: kind, fields, double texting
+  works [--state S] [--kind K] [--label k=v]
+                          list Works (incidents, changes, ...)
+  work create TEMPLATE --field k=v...
+                          make a Work from a template; it starts its run
+  work show|ack|resolve|reopen|cancel|comment|trigger WORK [--text TEXT]
+                          a Work's runs, SLA clocks and timeline; act on it
 
   help                    this text
 )";
@@ -78,7 +84,7 @@ int main(int argc, char** argv) {
     return sreh::app::token_command(argc - 2, argv + 2);
   if (cmd == "submit" || cmd == "runs" || cmd == "show" || cmd == "watch" || cmd == "cancel" ||
       cmd == "approvals" || cmd == "approve" || cmd == "deny" || cmd == "nodes" || cmd == "tools" ||
-      cmd == "templates")
+      cmd == "templates" || cmd == "works" || cmd == "work")
     return sreh::app::run_client_command(cmd, argc - 2, argv + 2);
   std::fprintf(stderr, "sreh: unknown command '%s'\n\n%s", cmd.c_str(), usage);
   return 2;

@@ -273,15 +273,8 @@ run_actor activate(kernel_self self, run r, std::vector<step> steps) {
 
 void kernel_commit(kernel_self self, persistence::write_batch b,
                    std::function<void(const sreh::error&)> then) {
-  // The writer's callback plays the pool's part: it fills the cell and sends the message.
-  auto cell = std::make_shared<sreh::error>();
-  auto token = self->state.calls.add([cell, then = std::move(then)] { then(*cell); });
-  auto handle = kernel_impl_actor{self};
-  self->state.rt->writer.submit(std::move(b),
-                                [handle, token, cell](persistence::commit_result res) {
-                                  *cell = std::move(res.err);
-                                  caf::anon_send(handle, called_atom::value, token);
-                                });
+  commit_batch(kernel_impl_actor{self}, self->state.calls, self->state.rt->writer, std::move(b),
+               [then = std::move(then)](persistence::commit_result res) { then(res.err); });
 }
 
 event parked_event(const runtime& rt, run& r, const char* kind, std::string data) {

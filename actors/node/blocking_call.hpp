@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "actors/node/blocking_pool.hpp"
+#include "persistence/store/commit_queue.hpp"
 
 namespace sreh::actors {
 
@@ -58,6 +59,20 @@ void call_blocking(Handle self, pending_calls& calls, blocking_pool& pool, Call 
   auto token = calls.add([cell, then = std::move(then)]() mutable { then(std::move(**cell)); });
   pool.post([self = std::move(self), cell, call = std::move(call), token]() mutable {
     cell->emplace(call());
+    caf::anon_send(self, called_atom::value, token);
+  });
+}
+
+/// Submits `b` through the group-commit `writer`, then `then(result)` in the actor `self` when
+/// it handles (called_atom, token), as call_blocking does: the writer's callback plays the
+/// pool's part (it fills the cell and sends the message).
+template <class Handle, class Then>
+void commit_batch(Handle self, pending_calls& calls, persistence::commit_queue& writer,
+                  persistence::write_batch b, Then then) {
+  auto cell = std::make_shared<persistence::commit_result>();
+  auto token = calls.add([cell, then = std::move(then)]() mutable { then(std::move(*cell)); });
+  writer.submit(std::move(b), [self = std::move(self), token, cell](persistence::commit_result r) {
+    *cell = std::move(r);
     caf::anon_send(self, called_atom::value, token);
   });
 }

@@ -8,6 +8,7 @@
 #include "actors/node/runtime.hpp"
 #include "actors/node/service_supervisor.hpp"
 #include "actors/node/thread_marks.hpp"
+#include "actors/works/orchestrator.hpp"
 #include "core/base/json.hpp"
 
 namespace sreh::actors {
@@ -16,18 +17,27 @@ namespace {
 
 using done_fn = std::function<void(const kernel_reply&)>;
 
-/// Sends one request `xs...` to `target` (the supervisor, or a peer's actor) from a non-actor
-/// thread and hands the reply (or the error) to `done` on an actor thread.
-template <class Handle, class... Ts>
-void ask(caf::actor_system& sys, Handle target, done_fn done, Ts... xs) {
+/// Sends one request `xs...` to `target` (the supervisor, the orchestrator, or a peer's actor)
+/// from a non-actor thread and hands the reply (or the error, in the reply's `err`) to `done`
+/// on an actor thread.
+template <class Reply, class Handle, class... Ts>
+void ask_for(caf::actor_system& sys, Handle target, std::function<void(const Reply&)> done,
+             Ts... xs) {
   sys.spawn([target, done = std::move(done), xs...](caf::event_based_actor* self) {
     self->request(target, std::chrono::seconds(30), xs...)
-      .then([done](const kernel_reply& rep) { done(rep); },
-            [done, self](const caf::error& err) {
-              done(reply_error(errc::unavailable,
-                               fmt::format("no answer: {}", self->system().render(err))));
-            });
+      .then(
+        [done](const Reply& rep) { done(rep); },
+        [done, self](const caf::error& err) {
+          Reply rep;
+          rep.err = {errc::unavailable, fmt::format("no answer: {}", self->system().render(err))};
+          done(rep);
+        });
   });
+}
+
+template <class Handle, class... Ts>
+void ask(caf::actor_system& sys, Handle target, done_fn done, Ts... xs) {
+  ask_for<kernel_reply>(sys, std::move(target), std::move(done), std::move(xs)...);
 }
 
 template <class T>
@@ -161,6 +171,29 @@ class kernel_facade final : public kernel_api {
   cluster_member* cluster_;
 };
 
+/// The Works control plane's facade: requests to the orchestrator.
+class works_facade final : public works_api {
+ public:
+  works_facade(caf::actor_system& sys, orchestrator_actor orch)
+    : sys_(sys), orch_(std::move(orch)) {}
+
+  void create(new_work req, std::function<void(work_reply)> done) override {
+    ask_for<work_reply>(
+      sys_, orch_, [done = std::move(done)](const work_reply& r) { done(r); }, create_atom::value,
+      std::move(req));
+  }
+  void command(std::string id, works::work_command c, std::string by, std::string text,
+               std::function<void(work_reply)> done) override {
+    ask_for<work_reply>(
+      sys_, orch_, [done = std::move(done)](const work_reply& r) { done(r); }, command_atom::value,
+      std::move(id), static_cast<std::int32_t>(c), std::move(by), std::move(text));
+  }
+
+ private:
+  caf::actor_system& sys_;
+  orchestrator_actor orch_;
+};
+
 } // namespace
 
 struct node::impl {
@@ -175,6 +208,10 @@ struct node::impl {
   std::unique_ptr<cluster_member> cluster;
   metrics::registry* metrics = nullptr;
   std::unique_ptr<kernel_facade> facade;
+  event_hub* hub = nullptr;
+  orchestrator_actor orchestrator;
+  world_sync_actor world_sync;
+  std::unique_ptr<works_facade> works;
   const config::node_config& cfg;
   persistence::store& store;
   persistence::commit_queue& writer;
@@ -203,6 +240,10 @@ node::~node() {
 
 void node::use_metrics(metrics::registry& r) {
   impl_->metrics = &r;
+}
+
+void node::use_hub(event_hub& hub) {
+  impl_->hub = &hub;
 }
 
 sreh::error node::start() {
@@ -258,6 +299,27 @@ sreh::error node::start() {
       return err;
   d.facade = std::make_unique<kernel_facade>(*d.sys, d.sup, d.rt, d.cluster.get());
   d.services = spawn_service_supervisor(*d.sys, d.tree);
+  if (d.hub != nullptr) {
+    // The Works control plane: the orchestrator and, when the tools came with world sources,
+    // the world sync, sharing the templates of works.templates.
+    auto env = std::make_shared<works_env>();
+    env->rt = d.rt;
+    env->kernel = d.sup;
+    env->log = logger("works");
+    env->check_every_us = d.cfg.works.check_every_ms * 1000;
+    env->passivate_after_us = d.cfg.works.passivate_after_ms * 1000;
+    for (const auto& t : d.cfg.works.loaded)
+      env->templates.emplace(t.name, t);
+    d.orchestrator = spawn_orchestrator(*d.sys, env, *d.hub);
+    d.world_sync = spawn_world_sync(*d.sys, env, *d.hub);
+    d.works = std::make_unique<works_facade>(*d.sys, d.orchestrator);
+    d.tree.add("orchestrator", "node");
+    d.tree.set_state("orchestrator", child_state::running);
+    if (d.world_sync) {
+      d.tree.add("world_sync", "node");
+      d.tree.set_state("world_sync", child_state::running);
+    }
+  }
   return {};
 }
 
@@ -271,6 +333,12 @@ void node::stop() {
   }
   if (d.facade)
     d.facade->reset();
+  if (d.orchestrator)
+    caf::anon_send_exit(d.orchestrator, caf::exit_reason::user_shutdown);
+  if (d.world_sync)
+    caf::anon_send_exit(d.world_sync, caf::exit_reason::user_shutdown);
+  d.orchestrator = nullptr;
+  d.world_sync = nullptr;
   if (d.cluster)
     d.cluster->leave();
   d.rt->shutdown.request_stop(); // in-flight tools return now; their steps resume after restart
@@ -295,6 +363,10 @@ const supervision_table& node::tree() const {
 
 kernel_api& node::kernel() {
   return *impl_->facade;
+}
+
+works_api* node::works() {
+  return impl_->works.get();
 }
 
 } // namespace sreh::actors

@@ -3,9 +3,11 @@
 #include <memory>
 
 #include "actors/gateway/model_provider.hpp"
+#include "actors/hub/event_hub.hpp"
 #include "actors/kernel/kernel_api.hpp"
 #include "actors/node/supervision.hpp"
 #include "actors/tools/tool.hpp"
+#include "actors/works/works_api.hpp"
 #include "config/node/node_config.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/id.hpp"
@@ -32,6 +34,10 @@ class node {
   /// Keeps the actors' metrics (steps by tool and duration, runs by final state) in `r`, which
   /// outlives the node. Before `start`.
   void use_metrics(metrics::registry& r);
+  /// Runs the Works control plane (the orchestrator, the world sync) on the events of `hub`,
+  /// which outlives the node. Before `start`; without it the node has no Works.
+  void use_hub(event_hub& hub);
+
   /// Starts the actor system and the kernel, which recovers unfinished runs.
   [[nodiscard]] sreh::error start();
   /// Stops the services (the newest first), then every actor (runs stay durable in the store)
@@ -47,6 +53,8 @@ class node {
   [[nodiscard]] const supervision_table& tree() const;
   /// Thread-safe facade for the HTTP front and the CLI.
   [[nodiscard]] kernel_api& kernel();
+  /// The Works control plane's facade; null when the node runs without a hub (use_hub).
+  [[nodiscard]] works_api* works();
 
  private:
   struct impl;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "actors/tools/world_source.hpp"
 #include "core/base/expected.hpp"
 #include "core/model/observation.hpp"
 #include "core/model/step.hpp"
@@ -137,8 +138,13 @@ class tool_registry {
   /// the node no longer has the tool).
   [[nodiscard]] obs::observations observations_of(const step& s) const;
 
+  /// World state sources that come with the tools (the sandbox world's graph).
+  void add_world_source(world_source_ptr s) { sources_.push_back(std::move(s)); }
+  [[nodiscard]] const std::vector<world_source_ptr>& world_sources() const { return sources_; }
+
  private:
   std::map<std::string, tool_ptr, std::less<>> tools_;
+  std::vector<world_source_ptr> sources_;
 };
 
 } // namespace sreh::actors

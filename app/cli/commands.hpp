@@ -32,6 +32,12 @@ namespace sreh::app::cli {
 /// `sreh templates`: the node's Work templates with their kind, fields and double texting.
 [[nodiscard]] int templates(int argc, char** argv);
 
+// works.cpp
+/// `sreh works`: the node's Works with filters.
+[[nodiscard]] int works(int argc, char** argv);
+/// `sreh work create|show|ack|resolve|reopen|cancel|comment|trigger ...`.
+[[nodiscard]] int work(int argc, char** argv);
+
 // cli_approvals.cpp
 [[nodiscard]] int approvals(int argc, char** argv);
 /// `approve` (approve = true) and `deny`.

@@ -86,6 +86,9 @@ const char* const usage_text = R"(usage:
   sreh nodes [--json]
   sreh tools [--json]
   sreh templates [--json]
+  sreh works [--state S] [--kind K] [--severity S] [--label k=v] [--text T] [--limit N] [--json]
+  sreh work create TEMPLATE [--field k=v]... [--idempotency-key K] [--json]
+  sreh work show|ack|resolve|reopen|cancel|comment|trigger WORK [--text TEXT] [--json]
 common options: --server HOST:PORT (default: $SREH_SERVER, else 127.0.0.1:7070)
                 --token-file F (the bearer token: $SREH_TOKEN, else F, else ./data/admin.token)
 )";

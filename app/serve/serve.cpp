@@ -193,7 +193,8 @@ int serve_command(int argc, char** argv) {
   // io loop fail, stopped (before the kernel) when the node stops.
   auto http = std::make_shared<net::http_front>(
     net::server_context{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens, api,
-                        n.relay(), n.feed(), &n.tools(), regs.routes, &n.tree(), &n.metrics()},
+                        n.relay(), n.feed(), &n.tools(), regs.routes, &n.tree(), &n.metrics(),
+                        n.works()},
     host, port);
   if (!api)
     log->info("no api role: serving only /healthz, /readyz, /v1/stats, /v1/actors and "

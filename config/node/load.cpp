@@ -149,8 +149,15 @@ void read_model(reader& r, const entry& section, const std::string& config_file,
 
 void read_sandbox(reader& r, const entry& section, const std::string& config_file,
                   sandbox_config& out) {
-  for (const auto& e : r.entries(section, {"scenario"}))
-    out.scenario = read_path(r, e, config_file);
+  for (const auto& e : r.entries(section, {"scenario", "time_scale"})) {
+    if (e.key == "scenario") {
+      out.scenario = read_path(r, e, config_file);
+    } else {
+      out.time_scale = r.number(e);
+      if (out.time_scale < 0 || out.time_scale > 3600)
+        r.fail(e, fmt::format("expected a number from 0 to 3600, got {}", out.time_scale));
+    }
+  }
 }
 
 void read_cluster(reader& r, const entry& section, const std::string& config_file,
@@ -415,8 +422,17 @@ void read_top(reader& r, const entry& root, node_config& cfg) {
     } else if (e.key == "prometheus") {
       read_prometheus(r, e, cfg.prometheus);
     } else if (e.key == "works") {
-      for (const auto& x : r.entries(e, {"templates"}))
-        cfg.works.templates = read_path(r, x, cfg.source);
+      for (const auto& x :
+           r.entries(e, {"templates", "check_every", "world_sync", "passivate_after"})) {
+        if (x.key == "templates")
+          cfg.works.templates = read_path(r, x, cfg.source);
+        else if (x.key == "check_every")
+          cfg.works.check_every_ms = 1000 * r.duration_s(x);
+        else if (x.key == "world_sync")
+          cfg.works.world_sync_ms = 1000 * r.duration_s(x);
+        else
+          cfg.works.passivate_after_ms = 1000 * r.duration_s(x);
+      }
     } else {
       read_tools(r, e, cfg.tools);
     }

@@ -76,6 +76,9 @@ struct sandbox_config {
   /// A scenario file; its world and faults become the sandbox tools' world. Relative to the
   /// config file's directory. "" = no sandbox tools.
   std::string scenario;
+  /// Simulated seconds that pass per wall second while the node serves (`time_scale`), on top
+  /// of the 30 s each tool call costs; 0 = time moves only with tool calls, as in `sreh eval`.
+  double time_scale = 0;
 };
 
 /// `http.probe` (plugins/sre/probe): on when `allow` names hosts.
@@ -166,6 +169,12 @@ struct works_config {
   std::string templates;
   /// The templates of that folder, loaded and validated by `finalize`.
   std::vector<works::work_template> loaded;
+  /// How often a Work being mitigated or monitored evaluates its done-criteria (`check_every`).
+  std::int64_t check_every_ms = 5'000;
+  /// How often the world sync observes the world sources (`world_sync`).
+  std::int64_t world_sync_ms = 1'000;
+  /// How long a Work's actor stays without a message before it passivates (`passivate_after`).
+  std::int64_t passivate_after_ms = 30'000;
 };
 
 /// The node's configuration. Every field has a default so that no file is needed for the

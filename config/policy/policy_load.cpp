@@ -44,21 +44,6 @@ std::vector<std::string> roles(reader& r, const entry& e) {
   return strings_of(r, e, {"viewer", "operator", "approver", "admin"});
 }
 
-[[noreturn]] void bad_duration(reader& r, const entry& e, const std::string& s) {
-  r.fail(e, fmt::format("expected a duration like 30s, 15m, 1h or 2d, got '{}'", s));
-}
-
-/// A duration like 30s, 15m, 1h30m or 2d in seconds (> 0).
-std::int64_t duration_s(reader& r, const entry& e) {
-  auto s = r.string(e);
-  auto d = parse_duration_s(s);
-  if (!d || *d < 0 || s.front() == '+')
-    bad_duration(r, e, s);
-  if (*d == 0)
-    r.fail(e, "must be longer than 0");
-  return *d;
-}
-
 /// A plain (unquoted) number in [0, 1].
 double share(reader& r, const entry& e) {
   if (!e.value.is_scalar())
@@ -111,7 +96,7 @@ void read_approval(reader& r, const entry& e, approval_spec& spec) {
     } else if (f.key == "roles") {
       spec.roles = roles(r, f);
     } else if (f.key == "timeout") {
-      spec.timeout_s = duration_s(r, f);
+      spec.timeout_s = r.duration_s(f);
     } else if (f.key == "on_timeout") {
       spec.on_timeout = r.one_of(f, {"deny", "escalate"});
       on_timeout.emplace(f);
@@ -183,7 +168,7 @@ rate_limit read_rate_limit(reader& r, const entry& e) {
       l.max = r.integer(f, 1, max_rate);
       has_max = true;
     } else if (f.key == "per") {
-      l.per_s = duration_s(r, f);
+      l.per_s = r.duration_s(f);
       has_per = true;
     } else {
       l.by = r.one_of(f, {"target", "tool"});

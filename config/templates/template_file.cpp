@@ -18,14 +18,6 @@ using yaml::entry;
 using yaml::reader;
 using namespace sreh::works;
 
-std::int64_t duration_ms(reader& r, const entry& e) {
-  auto s = r.string(e);
-  auto d = parse_duration_s(s);
-  if (!d || *d <= 0 || s.front() == '+')
-    r.fail(e, fmt::format("expected a duration like 15m, 1h or 1h30m, got '{}'", s));
-  return *d * 1000;
-}
-
 /// Checks that every placeholder of `e`'s text names a field of `t`.
 text_template template_text(reader& r, const entry& e, const work_template& t) {
   auto text = r.non_empty_string(e);
@@ -103,7 +95,7 @@ field_spec read_field(reader& r, const entry& e) {
 
 void read_sla(reader& r, const entry& e, sla_policy& sla) {
   for (const auto& x : r.entries(e, {"acknowledge", "mitigate", "resolve"})) {
-    auto ms = duration_ms(r, x);
+    auto ms = 1000 * r.duration_s(x);
     (x.key == "acknowledge" ? sla.acknowledge_ms
      : x.key == "mitigate"  ? sla.mitigate_ms
                             : sla.resolve_ms) = ms;
@@ -197,6 +189,7 @@ expected<work_template> load_template_string(const std::string& text, const std:
                                              const template_options& o) {
   work_template t;
   t.source = name;
+  t.text = text;
   t.version = yaml::content_version(text);
   reader r{name};
   try {

@@ -13,6 +13,8 @@
 #include <cstring>
 #include <set>
 
+#include "core/base/duration.hpp"
+
 namespace sreh::config::yaml {
 
 namespace {
@@ -253,6 +255,16 @@ double reader::number(const entry& e) {
   if (e.value.quoted() || !parse_number(s, v) || !std::isfinite(v))
     fail(e, fmt::format("expected a number, got '{}'", s));
   return v;
+}
+
+std::int64_t reader::duration_s(const entry& e) {
+  auto s = string(e);
+  auto d = parse_duration_s(s);
+  if (!d || *d < 0 || s.front() == '+')
+    fail(e, fmt::format("expected a duration like 30s, 15m, 1h or 2d, got '{}'", s));
+  if (*d == 0)
+    fail(e, "must be longer than 0");
+  return *d;
 }
 
 bool reader::boolean(const entry& e) {

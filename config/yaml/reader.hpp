@@ -81,6 +81,8 @@ class reader {
   [[nodiscard]] std::int64_t integer(const entry& e, std::int64_t min, std::int64_t max);
   /// A plain (unquoted) finite number.
   [[nodiscard]] double number(const entry& e);
+  /// A duration like 30s, 15m, 1h30m or 2d (core/base/duration.hpp), in seconds, > 0.
+  [[nodiscard]] std::int64_t duration_s(const entry& e);
   /// true or false (also True, TRUE, False, FALSE).
   [[nodiscard]] bool boolean(const entry& e);
   /// A string that must be one of `allowed`.

@@ -67,6 +67,7 @@ struct work_template {
   std::optional<done_criteria> done;
   double_texting on_trigger = double_texting::enqueue;
   std::string source; // the file it came from
+  std::string text;   // the file's text: stored with the first Work pinned to this version
 
   [[nodiscard]] const field_spec* field(std::string_view name) const;
 };

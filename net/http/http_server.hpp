@@ -9,6 +9,7 @@
 #include "actors/hub/event_hub.hpp"
 #include "actors/kernel/kernel_api.hpp"
 #include "actors/node/supervision.hpp"
+#include "actors/works/works_api.hpp"
 #include "config/node/node_config.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/id.hpp"
@@ -58,6 +59,8 @@ struct server_context {
   /// The node's metrics: GET /metrics exposes them and the front counts its requests there
   /// (null: no /metrics, nothing counted).
   metrics::registry* metrics = nullptr;
+  /// The Works control plane (null: the Works routes answer 503).
+  actors::works_api* works = nullptr;
 };
 
 /// The Beast HTTP/1.1 server: REST under /v1, SSE streams, /healthz, /readyz. Runs its own

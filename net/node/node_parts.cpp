@@ -64,6 +64,7 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
     std::make_unique<actors::node>(cfg, *p->store_, *p->writer_, *p->tools_, std::move(policy),
                                    std::move(provider), p->clock_, p->ids_);
   p->node_->use_metrics(p->metrics_);
+  p->node_->use_hub(p->hub_);
   if (auto err = p->node_->start())
     return err;
   p->add_collectors();

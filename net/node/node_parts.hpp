@@ -34,6 +34,8 @@ class node_parts {
   ~node_parts();
 
   actors::kernel_api& kernel() { return node_->kernel(); }
+  /// The Works control plane.
+  actors::works_api* works() { return node_->works(); }
   persistence::store& store() { return *store_; }
   persistence::group_writer& writer() { return *writer_; }
   actors::event_hub& hub() { return hub_; }

@@ -53,13 +53,11 @@ std::optional<reply> parse_filter(const request& req, persistence::approval_filt
       return bad("role: '" + *role + "' is not one of viewer, operator, approver, admin");
     f.role = *role;
   }
-  if (const auto* l = req.param("limit")) {
-    int n = 0;
-    auto [p, ec] = std::from_chars(l->data(), l->data() + l->size(), n);
-    if (ec != std::errc{} || p != l->data() + l->size() || n < 1 || n > 500)
-      return bad("limit: must be an integer from 1 to 500");
-    f.limit = n;
-  }
+  std::optional<reply> bad_limit;
+  if (auto n = read_limit(req, bad_limit))
+    f.limit = *n;
+  if (bad_limit)
+    return bad_limit;
   if (const auto* cur = req.param("cursor"); cur && !cur->empty()) {
     if (!is_valid_id(*cur, "apr"))
       return bad("cursor: '" + *cur + "' is not an approval id");

@@ -59,6 +59,15 @@ void add_metrics_route(router& r, server_context& ctx);
 /// GET /v1/templates, GET /v1/templates/{name}: the Work templates of works.templates.
 void add_template_routes(router& r, server_context& ctx);
 
+/// GET /v1/works, POST /v1/works, GET /v1/works/{id}, POST /v1/works/{id}/{command},
+/// GET /v1/world, GET /v1/world/entities/{id}.
+void add_work_routes(router& r, server_context& ctx);
+
+/// The `Idempotency-Key` header into `key` (left as is when absent); a problem when malformed.
+[[nodiscard]] std::optional<reply> read_idempotency_key(const request& req, std::string& key);
+/// The `limit` query parameter (1..500): nothing when absent; `bad` set when malformed.
+[[nodiscard]] std::optional<int> read_limit(const request& req, std::optional<reply>& bad);
+
 /// True for the event kinds that end a run (run.succeeded, run.failed, run.cancelled).
 [[nodiscard]] bool is_terminal_kind(const std::string& kind);
 

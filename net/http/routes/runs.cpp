@@ -31,25 +31,12 @@ std::variant<run, reply> load_run(server_context& ctx, const request& req, const
   return std::move(**r);
 }
 
-bool valid_idempotency_key(const std::string& k) {
-  if (k.empty() || k.size() > 255)
-    return false;
-  for (unsigned char c : k)
-    if (c < 0x20 || c > 0x7e)
-      return false;
-  return true;
-}
-
 // -- POST /v1/goals ----------------------------------------------------------------------------
 
 void submit_goal(server_context& ctx, const request& req, responder res) {
   std::string key;
-  if (const auto* k = req.header("idempotency-key")) {
-    if (!valid_idempotency_key(*k))
-      return res.send(problem(400, "invalid-argument",
-                              "Idempotency-Key: must be 1..255 printable ASCII characters", req));
-    key = *k;
-  }
+  if (auto bad = read_idempotency_key(req, key))
+    return res.send(std::move(*bad));
   if (auto doc = json::parse(req.body, static_cast<int>(ctx.cfg.limits.max_json_depth)); !doc)
     return res.send(problem(doc.error(), req));
   auto goal = parse_goal_request(req.body, ctx.cfg.budget);
@@ -91,13 +78,11 @@ reply list_runs(server_context& ctx, const request& req) {
                        "' is not one of pending, running, waiting, succeeded, failed, cancelled",
                      req);
   }
-  if (const auto* l = req.param("limit")) {
-    int n = 0;
-    auto [p, ec] = std::from_chars(l->data(), l->data() + l->size(), n);
-    if (ec != std::errc{} || p != l->data() + l->size() || n < 1 || n > 500)
-      return problem(400, "invalid-argument", "limit: must be an integer from 1 to 500", req);
-    f.limit = n;
-  }
+  std::optional<reply> bad;
+  if (auto n = read_limit(req, bad))
+    f.limit = *n;
+  if (bad)
+    return std::move(*bad);
   if (const auto* cur = req.param("cursor"); cur && !cur->empty()) {
     if (!is_valid_id(*cur, "run"))
       return problem(400, "invalid-argument", "cursor: '" + *cur + "' is not a run id", req);
@@ -179,6 +164,33 @@ void cancel_run(server_context& ctx, const request& req, responder res) {
 }
 
 } // namespace
+
+std::optional<reply> read_idempotency_key(const request& req, std::string& key) {
+  const auto* k = req.header("idempotency-key");
+  if (k == nullptr)
+    return std::nullopt;
+  bool ok = !k->empty() && k->size() <= 255;
+  for (unsigned char c : *k)
+    ok = ok && c >= 0x20 && c <= 0x7e;
+  if (!ok)
+    return problem(400, "invalid-argument",
+                   "Idempotency-Key: must be 1..255 printable ASCII characters", req);
+  key = *k;
+  return std::nullopt;
+}
+
+std::optional<int> read_limit(const request& req, std::optional<reply>& bad) {
+  const auto* l = req.param("limit");
+  if (l == nullptr)
+    return std::nullopt;
+  int n = 0;
+  auto [p, ec] = std::from_chars(l->data(), l->data() + l->size(), n);
+  if (ec != std::errc{} || p != l->data() + l->size() || n < 1 || n > 500) {
+    bad = problem(400, "invalid-argument", "limit: must be an integer from 1 to 500", req);
+    return std::nullopt;
+  }
+  return n;
+}
 
 void add_run_routes(router& r, server_context& ctx) {
   auto* c = &ctx;

@@ -53,6 +53,7 @@ void register_sandbox(actors::toolset_registry& r) {
              return sreh::error{sc.error().code, "sandbox.scenario: " + sc.error().message};
            auto world = std::make_shared<sandbox::world>(std::move(*sc));
            sandbox::add_sandbox_tools(out, world);
+           out.add_world_source(sandbox::make_world_source(world, cfg.sandbox.time_scale));
            return hint(world->spec());
          }});
 }

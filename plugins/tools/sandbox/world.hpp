@@ -143,4 +143,9 @@ using world_ptr = std::shared_ptr<world>;
 /// advances the world's clock by `seconds_per_call`.
 void add_sandbox_tools(actors::tool_registry& reg, world_ptr w);
 
+/// The world as a source of world state (world_source.cpp): every entity with its metrics now,
+/// its dependencies and what actions changed. `time_scale` simulated seconds pass per wall
+/// second between observations (0: none).
+[[nodiscard]] actors::world_source_ptr make_world_source(world_ptr w, double time_scale);
+
 } // namespace sreh::plugins::sandbox

@@ -134,8 +134,8 @@ CAF_TEST(every kind of error names the file line and column) {
   CAF_CHECK_EQUAL(err(with("sla", "sla: {acknowledge: 5m, mitigate: 3h, resolve: 2h}")),
                   std::string{"t.yaml:11:6: sla: mitigate is due after resolve"});
   CAF_CHECK_EQUAL(err(with("sla", "sla: {acknowledge: 5 minutes}")),
-                  std::string{"t.yaml:11:20: sla.acknowledge: expected a duration like 15m, 1h "
-                              "or 1h30m, got '5 minutes'"});
+                  std::string{"t.yaml:11:20: sla.acknowledge: expected a duration like 30s, 15m, "
+                              "1h or 2d, got '5 minutes'"});
   CAF_CHECK_EQUAL(err(with("done", "done: \"{db}.connections <= \"")),
                   std::string{"t.yaml:16:7: done: in '{db}.connections <= ': position 18: "
                               "expected a number after '<='"});

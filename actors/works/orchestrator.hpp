@@ -1,0 +1,51 @@
+#pragma once
+// The Works control plane's actors (DESIGN.md, "Works control plane"): the orchestrator, one
+// actor per active Work (work_actor.cpp) and the world sync (world_sync.cpp).
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "actors/hub/event_hub.hpp"
+#include "actors/node/runtime.hpp"
+#include "actors/works/messages.hpp"
+#include "actors/works/world_view.hpp"
+#include "core/works/lifecycle.hpp"
+#include "core/works/template.hpp"
+
+namespace sreh::actors {
+
+/// What the Works actors share. Lives as long as the longest of them.
+struct works_env {
+  runtime_ptr rt;
+  kernel_actor kernel;
+  world_view world;
+  /// The node's templates by name (config works.loaded), for new Works.
+  std::map<std::string, works::work_template, std::less<>> templates;
+  std::shared_ptr<spdlog::logger> log;
+  std::int64_t check_every_us = 5'000'000;
+  std::int64_t passivate_after_us = 30'000'000;
+};
+using works_env_ptr = std::shared_ptr<works_env>;
+
+/// Adds `fx`'s timeline entries to `b` as events of Work `w` (their run_seq from `w.seq`, which
+/// advances) and sets `w.next_check` for the Work as it is now.
+void add_timeline(const works_env& env, works::work& w, const works::work_template& t,
+                  const works::effects& fx, persistence::write_batch& b);
+
+/// The orchestrator: recovers the node's open Works at start (their timers, their active runs),
+/// makes new Works (durably, before answering), routes commands, run ends (from `hub`) and
+/// timers to the actor of each Work, spawning it from the store when it was passivated, and
+/// passivates the actors idle for `passivate_after`.
+orchestrator_actor spawn_orchestrator(caf::actor_system& sys, works_env_ptr env, event_hub& hub);
+
+/// The actor of Work `w` made from template `t` (the version it is pinned to).
+work_actor spawn_work(caf::local_actor* parent, orchestrator_impl_actor orch, works_env_ptr env,
+                      works::work w, works::work_template t);
+
+/// The world sync: observes the node's world sources every `works.world_sync_ms` and after each
+/// mutating action, records what changed in world state (new versions with their source) and
+/// publishes the current graph to `env->world`. Null when the node has no world source.
+world_sync_actor spawn_world_sync(caf::actor_system& sys, works_env_ptr env, event_hub& hub);
+
+} // namespace sreh::actors

@@ -1,0 +1,385 @@
+// The actor of one Work while it is active: applies commands, starts and cancels its runs,
+// evaluates its done-criteria against world state and announces SLA breaches. Every change is
+// committed (the Work's row with its timeline events) before it is answered or acted on; one
+// operation runs at a time, the others wait in order. State lives in the store: the actor may
+// quit whenever it is idle (the orchestrator passivates it) and is spawned again from its row.
+
+#include <fmt/format.h>
+
+#include <deque>
+#include <functional>
+
+#include "actors/works/orchestrator.hpp"
+#include "core/base/json.hpp"
+#include "core/expr/expression.hpp"
+#include "core/works/lifecycle.hpp"
+
+namespace sreh::actors {
+
+namespace {
+
+struct work_actor_state {
+  works_env_ptr env;
+  orchestrator_impl_actor orch;
+  works::work w;
+  works::work_template t;
+  std::map<std::string, std::string> values; // the fields as texts, for the template's texts
+  std::optional<expr::expression> done;      // the done-criteria with the fields filled in
+  std::string done_error;                    // why they could not be made
+  pending_calls calls;
+  bool busy = false;
+  bool stopping = false;
+  std::deque<std::function<void()>> ops;
+  std::string last_criteria_error;
+  static inline const char* name = "sreh.work";
+};
+
+using self_ptr = work_actor::stateful_pointer<work_actor_state>;
+
+void append(works::effects& into, works::effects from) {
+  for (auto& e : from.entries)
+    into.entries.push_back(std::move(e));
+  into.start_run = into.start_run || from.start_run;
+  into.cancel_run = into.cancel_run || from.cancel_run;
+}
+
+// -- one operation at a time -------------------------------------------------------------------
+
+void done_op(self_ptr self);
+
+void run_op(self_ptr self, std::function<void()> op) {
+  auto& st = self->state;
+  if (st.busy) {
+    st.ops.push_back(std::move(op));
+    return;
+  }
+  st.busy = true;
+  op();
+}
+
+void done_op(self_ptr self) {
+  auto& st = self->state;
+  st.busy = false;
+  if (!st.ops.empty()) {
+    auto next = std::move(st.ops.front());
+    st.ops.pop_front();
+    st.busy = true;
+    next();
+    return;
+  }
+  if (st.stopping)
+    self->quit();
+}
+
+// -- commits -----------------------------------------------------------------------------------
+
+/// Tells the orchestrator when to look at the Work again.
+void schedule(self_ptr self) {
+  auto& st = self->state;
+  self->send(st.orch, schedule_atom::value, st.w.id, st.w.next_check);
+}
+
+/// Commits the Work as it is now with `fx`'s entries as its events; on failure the Work goes
+/// back to `before`. `then` runs after the commit either way, with its error.
+void commit(self_ptr self, const works::effects& fx, works::work before,
+            std::function<void(const sreh::error&)> then) {
+  auto& st = self->state;
+  auto& rt = *st.env->rt;
+  persistence::write_batch b;
+  add_timeline(*st.env, st.w, st.t, fx, b);
+  b.update_work = st.w;
+  commit_batch(work_actor{self}, st.calls, rt.writer, std::move(b),
+               [self, before = std::move(before),
+                then = std::move(then)](persistence::commit_result res) mutable {
+                 auto& st = self->state;
+                 if (res.err) {
+                   st.env->rt->commit_errors.log(*st.env->log, spdlog::level::err,
+                                                 "work {}: commit failed: {}", st.w.id,
+                                                 res.err.message);
+                   st.w = std::move(before);
+                 } else {
+                   for (const auto& e : res.events)
+                     st.env->log->debug("work {}: {}", st.w.id, e.kind);
+                 }
+                 schedule(self);
+                 then(res.err);
+               });
+}
+
+void start_run(self_ptr self);
+void cancel_run(self_ptr self, const std::string& by);
+
+/// Commits `fx` (when it has entries) and then does what it says; `then` after the commit.
+void apply(self_ptr self, works::effects fx, works::work before,
+           std::function<void(const sreh::error&)> then, const std::string& by = "orchestrator") {
+  if (fx.entries.empty() && !fx.start_run && !fx.cancel_run) {
+    self->state.w.next_check =
+      works::next_check(self->state.w, self->state.t, self->state.env->check_every_us,
+                        self->state.env->rt->clock.now_us());
+    schedule(self);
+    return then({});
+  }
+  const bool start = fx.start_run;
+  const bool cancel = fx.cancel_run;
+  commit(self, fx, std::move(before), [self, start, cancel, by, then](const sreh::error& err) {
+    if (!err) {
+      if (cancel)
+        cancel_run(self, by);
+      if (start)
+        self->send(self, start_atom::value); // its own operation, after this one
+    }
+    then(err);
+  });
+}
+
+// -- runs --------------------------------------------------------------------------------------
+
+std::string run_labels(const work_actor_state& st) {
+  std::map<std::string, std::string> labels;
+  if (auto doc = json::parse(st.w.labels); doc && doc->IsObject())
+    for (auto& m : doc->GetObject())
+      if (m.value.IsString())
+        labels[m.name.GetString()] = m.value.GetString();
+  labels["work"] = st.w.id;
+  labels["work_template"] = st.w.template_name;
+  if (!st.t.policy_scope.empty())
+    labels["policy_scope"] = st.t.policy_scope;
+  std::string out = "{";
+  for (const auto& [k, v] : labels) {
+    if (out.size() > 1)
+      out += ',';
+    out += json::quote(k) + ":" + json::quote(v);
+  }
+  return out + "}";
+}
+
+void start_run(self_ptr self) {
+  run_op(self, [self] {
+    auto& st = self->state;
+    if (st.w.queued <= 0 || !st.w.active_run.empty() || works::is_closed(st.w.state))
+      return done_op(self);
+    auto goal = works::render(st.t.goal.text, st.values);
+    if (!goal) {
+      auto before = st.w;
+      auto fx = works::on_run_refused(st.w, goal.error().message, st.env->rt->clock.now_us());
+      return apply(self, std::move(fx), std::move(before), [self](auto&) { done_op(self); });
+    }
+    const auto n = st.w.triggers + 1;
+    goal_request req;
+    req.goal = std::move(*goal);
+    req.idempotency_key = works::run_key(st.w, n);
+    req.submitter = st.w.creator;
+    req.labels = run_labels(st);
+    req.budget = st.env->rt->cfg.budget;
+    auto retry = [self](const std::string& why) {
+      auto& st = self->state;
+      st.env->log->warn("work {}: starting its run failed ({}); retrying", st.w.id, why);
+      st.w.next_check = st.env->rt->clock.now_us() + 1'000'000;
+      schedule(self);
+      done_op(self);
+    };
+    self->request(st.env->kernel, std::chrono::seconds(30), submit_atom::value, std::move(req))
+      .then(
+        [self, n, retry](kernel_reply& rep) {
+          auto& st = self->state;
+          const auto now = st.env->rt->clock.now_us();
+          if (rep.err.code == errc::unavailable)
+            return retry(rep.err.message);
+          auto before = st.w;
+          if (rep.err) {
+            auto fx = works::on_run_refused(st.w, rep.err.message, now);
+            return apply(self, std::move(fx), std::move(before), [self](auto&) { done_op(self); });
+          }
+          auto fx = works::on_run_started(st.w, rep.run_id, n, rep.created, now);
+          auto run_id = rep.run_id;
+          apply(self, std::move(fx), std::move(before), [self, run_id](const sreh::error& err) {
+            if (!err) {
+              self->send(self->state.orch, watch_run_atom::value, run_id, self->state.w.id);
+              self->send(self, check_atom::value); // it may have ended already
+            }
+            done_op(self);
+          });
+        },
+        [self, retry](caf::error& err) { retry(self->system().render(err)); });
+  });
+}
+
+void cancel_run(self_ptr self, const std::string& by) {
+  auto& st = self->state;
+  if (st.w.active_run.empty())
+    return;
+  auto run_id = st.w.active_run;
+  self->request(st.env->kernel, std::chrono::seconds(30), cancel_atom::value, run_id, by)
+    .then(
+      [self, run_id](kernel_reply& rep) {
+        if (rep.err && rep.err.code != errc::conflict) // conflict: it had ended already
+          self->state.env->log->warn("work {}: cancelling run {} failed: {}", self->state.w.id,
+                                     run_id, rep.err.message);
+      },
+      [self, run_id](caf::error& err) {
+        self->state.env->log->warn("work {}: cancelling run {} failed: {}", self->state.w.id,
+                                   run_id, self->system().render(err));
+      });
+}
+
+void run_ended(self_ptr self, const std::string& run_id, const std::string& state) {
+  run_op(self, [self, run_id, state] {
+    auto& st = self->state;
+    auto before = st.w;
+    auto fx = works::on_run_ended(st.w, run_id, state, st.env->rt->clock.now_us());
+    if (fx.entries.empty())
+      return done_op(self);
+    apply(self, std::move(fx), std::move(before), [self](const sreh::error& err) {
+      if (!err)
+        self->send(self, check_atom::value); // the run's end is when the criteria matter
+      done_op(self);
+    });
+  });
+}
+
+// -- checks: SLA clocks, the active run, the done-criteria -------------------------------------
+
+/// The done-criteria against the current world graph, at the graph's time.
+std::pair<expected<bool>, timestamp_us> evaluate(const work_actor_state& st) {
+  if (!st.done)
+    return {sreh::error{errc::invalid_argument, st.done_error}, 0};
+  auto world = st.env->world.current();
+  if (!world)
+    return {sreh::error{errc::unavailable, "no world state yet (the node has no world source)"}, 0};
+  auto holds = st.done->evaluate(
+    [&world](const std::string& entity, const std::string& metric) -> expected<double> {
+      return world::metric(world->entities, entity, metric);
+    });
+  return {std::move(holds), world->world_at};
+}
+
+void check(self_ptr self) {
+  run_op(self, [self] {
+    auto& st = self->state;
+    const auto now = st.env->rt->clock.now_us();
+    auto before = st.w;
+    auto fx = works::on_sla(st.w, st.t.sla, now);
+    for (const auto& e : fx.entries)
+      st.env->log->warn("work {}: SLA breached: {}", st.w.id, e.data);
+    auto criteria = [self](works::effects fx, works::work before) {
+      auto& st = self->state;
+      if (st.t.done) {
+        auto [holds, world_at] = evaluate(st);
+        append(fx, works::on_criteria(st.w, holds, world_at, st.t.done->for_s,
+                                      st.last_criteria_error, st.env->rt->clock.now_us()));
+        st.last_criteria_error = holds ? std::string{} : holds.error().message;
+      }
+      apply(self, std::move(fx), std::move(before), [self](auto&) { done_op(self); });
+    };
+    if (st.w.active_run.empty())
+      return criteria(std::move(fx), std::move(before));
+    // The active run may have ended without the orchestrator hearing of it (a restart).
+    auto run_id = st.w.active_run;
+    auto rt = st.env->rt;
+    call_blocking(
+      work_actor{self}, st.calls, rt->store_pool,
+      [rt, run_id] { return rt->store.get_run(run_id); },
+      [self, run_id, criteria, fx = std::move(fx),
+       before = std::move(before)](expected<std::optional<run>> r) mutable {
+        auto& st = self->state;
+        if (r && *r && is_terminal((*r)->state))
+          append(fx, works::on_run_ended(st.w, run_id, to_string((*r)->state),
+                                         st.env->rt->clock.now_us()));
+        criteria(std::move(fx), std::move(before));
+      });
+  });
+}
+
+// -- commands ----------------------------------------------------------------------------------
+
+caf::result<work_reply> command(self_ptr self, std::int32_t c, const std::string& by,
+                                const std::string& text) {
+  auto rp = self->make_response_promise<work_reply>();
+  run_op(self, [self, rp, c, by, text]() mutable {
+    auto& st = self->state;
+    auto before = st.w;
+    auto fx = works::apply_command(st.w, st.t, static_cast<works::work_command>(c), by, text,
+                                   st.env->rt->clock.now_us());
+    if (!fx) {
+      st.w = std::move(before);
+      rp.deliver(work_reply{fx.error(), {}, false});
+      return done_op(self);
+    }
+    apply(
+      self, std::move(*fx), std::move(before),
+      [self, rp](const sreh::error& err) mutable {
+        if (err)
+          rp.deliver(work_reply{err, {}, false});
+        else
+          rp.deliver(work_reply{{}, self->state.w, false});
+        if (!err)
+          self->send(self, check_atom::value); // a reopen or a resolve moves the clocks
+        done_op(self);
+      },
+      by);
+  });
+  return rp;
+}
+
+work_actor::behavior_type work_behavior(self_ptr self, orchestrator_impl_actor orch,
+                                        works_env_ptr env, works::work w, works::work_template t) {
+  auto& st = self->state;
+  st.env = std::move(env);
+  st.orch = std::move(orch);
+  st.w = std::move(w);
+  st.t = std::move(t);
+  if (auto values = works::resolve_fields(st.t, st.w.fields))
+    st.values = std::move(*values);
+  else
+    st.env->log->error("work {}: its fields no longer fit template {} ({})", st.w.id, st.t.name,
+                       values.error().message);
+  if (st.t.done) {
+    auto text = works::render(st.t.done->condition.text, st.values);
+    auto parsed = text ? expr::parse(*text) : expected<expr::expression>{text.error()};
+    if (parsed)
+      st.done = std::move(*parsed);
+    else
+      st.done_error = "done-criteria: " + parsed.error().message;
+  }
+  return {
+    [=](command_atom, std::int32_t c, const std::string& by,
+        const std::string& text) -> caf::result<work_reply> { return command(self, c, by, text); },
+    [=](start_atom) { start_run(self); },
+    [=](run_ended_atom, const std::string& run_id, const std::string& state) {
+      run_ended(self, run_id, state);
+    },
+    [=](check_atom) { check(self); },
+    [=](passivate_atom) {
+      self->state.stopping = true;
+      if (!self->state.busy)
+        self->quit();
+    },
+    [=](called_atom, std::uint64_t token) { self->state.calls.complete(token); },
+  };
+}
+
+} // namespace
+
+void add_timeline(const works_env& env, works::work& w, const works::work_template& t,
+                  const works::effects& fx, persistence::write_batch& b) {
+  const auto now = env.rt->clock.now_us();
+  w.next_check = works::next_check(w, t, env.check_every_us, now);
+  for (const auto& e : fx.entries) {
+    event ev;
+    ev.id = env.rt->ids.next("evt");
+    ev.run_id = w.id;
+    ev.run_seq = ++w.seq;
+    ev.kind = e.kind;
+    ev.at = now;
+    ev.data = e.data;
+    b.events.push_back(std::move(ev));
+  }
+}
+
+work_actor spawn_work(caf::local_actor* parent, orchestrator_impl_actor orch, works_env_ptr env,
+                      works::work w, works::work_template t) {
+  return parent->spawn<caf::monitored>(work_behavior, std::move(orch), std::move(env), std::move(w),
+                                       std::move(t));
+}
+
+} // namespace sreh::actors

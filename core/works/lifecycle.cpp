@@ -1,0 +1,285 @@
+#include "core/works/lifecycle.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "core/base/json.hpp"
+
+namespace sreh::works {
+
+namespace {
+
+constexpr std::array all_commands{work_command::ack,     work_command::resolve,
+                                  work_command::reopen,  work_command::cancel,
+                                  work_command::comment, work_command::trigger};
+
+std::string q(std::string_view s) {
+  return json::quote(s);
+}
+
+timeline_entry transition_entry(work_input in, work_state from, work_state to, std::string_view by,
+                                std::string_view text) {
+  return {"work.transition",
+          fmt::format(R"({{"input":{},"from":{},"to":{},"by":{},"text":{}}})", q(to_string(in)),
+                      q(to_string(from)), q(to_string(to)), q(by), q(text))};
+}
+
+/// Moves `w` by `in`, stamping the SLA marks the new state stops; the entry recording it.
+expected<timeline_entry> move(work& w, work_input in, std::string_view by, std::string_view text,
+                              timestamp_us now) {
+  auto to = transition(w.state, in);
+  if (!to)
+    return to.error();
+  const auto from = w.state;
+  w.state = *to;
+  auto& m = w.marks;
+  if (*to == work_state::acknowledged && m.acknowledged_at == 0)
+    m.acknowledged_at = now;
+  if ((*to == work_state::monitoring || *to == work_state::resolved) && m.mitigated_at == 0)
+    m.mitigated_at = now;
+  if (*to == work_state::resolved || *to == work_state::cancelled) {
+    if (m.resolved_at == 0)
+      m.resolved_at = now;
+    w.queued = 0;
+  }
+  if (in == work_input::acknowledge && m.acknowledged_at == 0)
+    m.acknowledged_at = now; // acknowledged while already mitigating: the clock stops too
+  if (in == work_input::reopen) {
+    m.resolved_at = 0;
+    w.holds_since = 0;
+  }
+  if (*to != work_state::monitoring && *to != work_state::resolved)
+    w.holds_since = 0;
+  w.updated_at = now;
+  return transition_entry(in, from, *to, by, text);
+}
+
+/// Queues a run and says to start it when none is active.
+void queue_run(work& w, effects& fx) {
+  w.queued += 1;
+  fx.start_run = w.active_run.empty();
+}
+
+} // namespace
+
+const char* to_string(work_command c) {
+  switch (c) {
+  case work_command::ack:
+    return "ack";
+  case work_command::resolve:
+    return "resolve";
+  case work_command::reopen:
+    return "reopen";
+  case work_command::cancel:
+    return "cancel";
+  case work_command::comment:
+    return "comment";
+  case work_command::trigger:
+    return "trigger";
+  }
+  return "unknown";
+}
+
+std::optional<work_command> parse_work_command(std::string_view s) {
+  for (auto c : all_commands)
+    if (s == to_string(c))
+      return c;
+  return std::nullopt;
+}
+
+expected<effects> apply_command(work& w, const work_template& t, work_command c,
+                                std::string_view by, std::string_view text, timestamp_us now) {
+  effects fx;
+  switch (c) {
+  case work_command::comment: {
+    if (text.empty())
+      return sreh::error{errc::invalid_argument, "text: a comment needs text"};
+    fx.entries.push_back({"work.comment", fmt::format(R"({{"by":{},"text":{}}})", q(by), q(text))});
+    w.updated_at = now;
+    return fx;
+  }
+  case work_command::trigger: {
+    const bool active = !w.active_run.empty();
+    const auto action = on_trigger(t.on_trigger, active, w.state);
+    if (action == trigger_action::refuse) {
+      if (is_closed(w.state))
+        return sreh::error{errc::conflict, fmt::format("work {} is {}: reopen it before a new "
+                                                       "trigger",
+                                                       w.id, to_string(w.state))};
+      return sreh::error{errc::conflict,
+                         fmt::format("work {} has an active run ({}) and its template's "
+                                     "double_texting is reject",
+                                     w.id, w.active_run)};
+    }
+    if (t.goal.empty())
+      return sreh::error{errc::conflict, fmt::format("template '{}' has no goal to run", t.name)};
+    switch (action) {
+    case trigger_action::start:
+    case trigger_action::queue:
+      queue_run(w, fx);
+      break;
+    case trigger_action::replace:
+      w.queued = 1; // one fresh run replaces the active one and anything queued
+      fx.cancel_run = true;
+      break;
+    case trigger_action::attach:
+    case trigger_action::refuse:
+      break;
+    }
+    fx.entries.push_back(
+      {"work.triggered",
+       fmt::format(R"({{"by":{},"text":{},"action":{},"policy":{},"active_run":{}}})", q(by),
+                   q(text), q(to_string(action)), q(to_string(t.on_trigger)),
+                   active ? q(w.active_run) : std::string{"null"})});
+    w.updated_at = now;
+    return fx;
+  }
+  case work_command::ack:
+  case work_command::resolve:
+  case work_command::reopen:
+  case work_command::cancel:
+    break;
+  }
+  const auto in = c == work_command::ack       ? work_input::acknowledge
+                  : c == work_command::resolve ? work_input::resolve
+                  : c == work_command::reopen  ? work_input::reopen
+                                               : work_input::cancel;
+  auto entry = move(w, in, by, text, now);
+  if (!entry)
+    return entry.error();
+  fx.entries.push_back(std::move(*entry));
+  fx.cancel_run = c == work_command::cancel && !w.active_run.empty();
+  return fx;
+}
+
+effects on_created(work& w, const work_template& t) {
+  effects fx;
+  fx.entries.push_back(
+    {"work.created",
+     fmt::format(R"({{"template":{},"version":{},"kind":{},"title":{},"fields":{},"by":{}}})",
+                 q(w.template_name), q(w.template_version), q(w.kind), q(w.title), w.fields,
+                 q(w.creator))});
+  if (!t.goal.empty())
+    queue_run(w, fx);
+  return fx;
+}
+
+effects on_run_started(work& w, const std::string& run_id, std::int64_t n, bool created,
+                       timestamp_us now) {
+  effects fx;
+  if (std::find(w.runs.begin(), w.runs.end(), run_id) == w.runs.end())
+    w.runs.push_back(run_id);
+  w.active_run = run_id;
+  w.triggers = std::max(w.triggers, n);
+  w.queued = std::max<std::int64_t>(0, w.queued - 1);
+  w.updated_at = now;
+  fx.entries.push_back({"work.run_started", fmt::format(R"({{"run_id":{},"n":{},"created":{}}})",
+                                                        q(run_id), n, created)});
+  if (w.state == work_state::monitoring) // a new run: mitigation is going on again
+    if (auto e = move(w, work_input::criteria_lapse, "orchestrator", "a new run started", now))
+      fx.entries.push_back(std::move(*e));
+  if (w.state == work_state::open || w.state == work_state::acknowledged)
+    if (auto e = move(w, work_input::start_run, "orchestrator", run_id, now))
+      fx.entries.push_back(std::move(*e));
+  return fx;
+}
+
+effects on_run_ended(work& w, const std::string& run_id, std::string_view state, timestamp_us now) {
+  effects fx;
+  if (run_id.empty() || run_id != w.active_run)
+    return fx;
+  w.active_run.clear();
+  w.updated_at = now;
+  fx.entries.push_back(
+    {"work.run_ended", fmt::format(R"({{"run_id":{},"state":{}}})", q(run_id), q(state))});
+  fx.start_run = w.queued > 0 && !is_closed(w.state);
+  return fx;
+}
+
+effects on_run_refused(work& w, std::string_view why, timestamp_us now) {
+  effects fx;
+  w.queued = std::max<std::int64_t>(0, w.queued - 1);
+  w.updated_at = now;
+  fx.entries.push_back({"work.run_refused", fmt::format(R"({{"error":{}}})", q(why))});
+  fx.start_run = w.queued > 0 && w.active_run.empty() && !is_closed(w.state);
+  return fx;
+}
+
+effects on_criteria(work& w, const expected<bool>& holds, timestamp_us world_at, std::int64_t for_s,
+                    std::string_view last_error, timestamp_us now) {
+  effects fx;
+  if (w.state != work_state::mitigating && w.state != work_state::monitoring)
+    return fx;
+  w.world_at = world_at;
+  if (!holds) {
+    if (holds.error().message != last_error)
+      fx.entries.push_back(
+        {"work.criteria", fmt::format(R"({{"holds":null,"error":{}}})", q(holds.error().message))});
+    return fx;
+  }
+  const auto window_us = for_s * 1'000'000;
+  if (!*holds) {
+    if (w.state == work_state::monitoring)
+      if (auto e = move(w, work_input::criteria_lapse, "orchestrator",
+                        "the done-criteria stopped holding", now))
+        fx.entries.push_back(std::move(*e));
+    return fx;
+  }
+  if (w.state == work_state::mitigating) {
+    if (auto e = move(w, work_input::criteria_hold, "orchestrator", "the done-criteria hold", now))
+      fx.entries.push_back(std::move(*e));
+    w.holds_since = world_at;
+  }
+  if (w.state == work_state::monitoring && w.active_run.empty() &&
+      world_at - w.holds_since >= window_us) {
+    const auto held = w.holds_since;
+    if (auto e = move(w, work_input::criteria_met, "orchestrator",
+                      fmt::format("the done-criteria held for {} s of world time", for_s), now)) {
+      fx.entries.push_back(std::move(*e));
+      w.holds_since = held;
+    }
+  }
+  return fx;
+}
+
+effects on_sla(work& w, const sla_policy& p, timestamp_us now) {
+  effects fx;
+  for (const auto& s : sla_clocks(p, w.marks, now)) {
+    const auto bit = std::int64_t{1} << static_cast<int>(s.clock);
+    if (!s.breached || s.stopped_at != 0 || (w.sla_breached & bit) != 0)
+      continue;
+    w.sla_breached |= bit;
+    w.updated_at = now;
+    fx.entries.push_back(
+      {"work.sla_breached", fmt::format(R"({{"clock":{},"due_at":{},"overdue_us":{}}})",
+                                        q(to_string(s.clock)), s.due_at, now - s.due_at)});
+  }
+  return fx;
+}
+
+timestamp_us next_check(const work& w, const work_template& t, std::int64_t check_every_us,
+                        timestamp_us now) {
+  if (is_closed(w.state))
+    return 0;
+  timestamp_us next = 0;
+  auto consider = [&next](timestamp_us at) {
+    if (at > 0 && (next == 0 || at < next))
+      next = at;
+  };
+  for (const auto& s : sla_clocks(t.sla, w.marks, now)) {
+    const auto bit = std::int64_t{1} << static_cast<int>(s.clock);
+    if (s.stopped_at == 0 && (w.sla_breached & bit) == 0)
+      consider(std::max(s.due_at, now));
+  }
+  if (t.done && (w.state == work_state::mitigating || w.state == work_state::monitoring))
+    consider(now + check_every_us);
+  return next;
+}
+
+std::string run_key(const work& w, std::int64_t n) {
+  return fmt::format("{}/run-{}", w.id, n);
+}
+
+} // namespace sreh::works

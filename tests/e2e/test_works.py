@@ -1,0 +1,285 @@
+"""Works on a real node: a Work made from examples/templates/incident.yaml over HTTP runs the
+sandbox incident and resolves when its done-criteria hold for their window (of world time);
+each double-texting policy on a second trigger; kill -9 while a Work waits on an SLA timer and
+while its run is mid-step; bad input that changes nothing; world state with its history."""
+
+import os
+import shutil
+import time
+
+from harness import Node, TempDir, run_tests, sreh_cli, wait_until
+from cluster_harness import SOURCE
+
+EXAMPLES = os.path.join(SOURCE, "examples")
+DEMO = os.path.join(EXAMPLES, "scenarios", "shop-checkout-bad-deploy.yaml")
+INCIDENT = os.path.join(EXAMPLES, "templates", "incident.yaml")
+
+
+def works_config(tdir, extra=""):
+    return (f"works:\n  templates: {tdir}\n  check_every: 1s\n  world_sync: 1s\n" + extra)
+
+
+def demo_node(d, extra="", model="", testkit=False):
+    tdir = os.path.join(d, "templates")
+    os.makedirs(tdir, exist_ok=True)
+    shutil.copy(INCIDENT, tdir)
+    return Node(d, testkit=testkit,
+                config_extra=works_config(tdir) +
+                f"sandbox:\n  scenario: {DEMO}\n  time_scale: 60\n" + model + extra)
+
+
+def template_file(tdir, name, double_texting, extra=""):
+    with open(os.path.join(tdir, f"{name}.yaml"), "w") as f:
+        f.write(f"template: {name}\nkind: change\n"
+                "fields: {target: {type: string, required: true}}\n"
+                "run: {goal: \"change {target}\"}\n"
+                f"double_texting: {double_texting}\n" + extra)
+
+
+def create(node, template, fields, key=None):
+    headers = {"Idempotency-Key": key} if key else {}
+    return node.json("POST", "/v1/works", {"template": template, "fields": fields}, headers)
+
+
+def work(node, wid):
+    status, _, doc = node.json("GET", f"/v1/works/{wid}")
+    assert status == 200, doc
+    return doc["work"]
+
+
+def wait_work(node, wid, pred, timeout, what):
+    return wait_until(lambda: (lambda w: w if pred(w) else None)(work(node, wid)), timeout, what)
+
+
+def kinds(w):
+    return [e["kind"] for e in w["timeline"]]
+
+
+def test_an_incident_work_resolves_on_the_demo_scenario():
+    with TempDir() as d:
+        node = demo_node(d).start()
+        started = time.time()
+        status, hdrs, doc = create(node, "incident",
+                                   {"service": "frontend", "alert": "HighErrorRate",
+                                    "summary": "frontend 5xx above 5%", "severity": "sev2"},
+                                   key="alert-1")
+        assert status == 201, doc
+        w = doc["work"]
+        wid = w["id"]
+        assert hdrs["location"] == f"/v1/works/{wid}"
+        assert w["template"] == "incident" and w["kind"] == "incident" and w["severity"] == "sev2"
+        assert w["title"] == "frontend: frontend 5xx above 5%", w["title"]
+        assert w["fields"]["service"] == "frontend" and w["fields"]["alert"] == "HighErrorRate"
+        assert [c["clock"] for c in w["sla"]] == ["acknowledge", "mitigate", "resolve"], w["sla"]
+        # A repeated key names the same Work.
+        status, _, again = create(node, "incident", {"service": "frontend",
+                                                     "summary": "frontend 5xx above 5%"},
+                                  key="alert-1")
+        assert status == 200 and again["work"]["id"] == wid, again
+        done = wait_work(node, wid, lambda w: w["state"] == "resolved", 60, "the work resolved")
+        elapsed = time.time() - started
+        assert elapsed < 60, elapsed
+        runs = done["runs"]
+        assert len(runs) == 1 and runs[0]["state"] == "succeeded", runs
+        run = node.run(runs[0]["id"])
+        assert run["labels"]["work"] == wid and run["labels"]["service"] == "frontend", run
+        states = [(e["data"]["from"], e["data"]["to"]) for e in done["timeline"]
+                  if e["kind"] == "work.transition"]
+        assert states == [("open", "mitigating"), ("mitigating", "monitoring"),
+                          ("monitoring", "resolved")], states
+        k = kinds(done)
+        assert k[0] == "work.created" and "work.run_started" in k and "work.run_ended" in k, k
+        assert done["resolved_at"] and done["mitigated_at"], done
+        # The world state: the rollback is a version of checkout made by the run's action.
+        status, _, world = node.json("GET", "/v1/world")
+        assert status == 200, world
+        ids = {e["id"]: e for e in world["entities"]}
+        assert "checkout" in ids and "frontend" in ids, sorted(ids)
+        assert {"from": "frontend", "to": "checkout", "kind": "depends_on"} in world["edges"]
+        status, _, ent = node.json("GET", "/v1/world/entities/checkout")
+        assert status == 200, ent
+        by_action = [v for v in ent["history"] if v["source"] == "action"]
+        assert any("deploy.rollback" in v["changed_by"] and runs[0]["id"] in v["changed_by"]
+                   for v in by_action), ent["history"]
+        assert ent["entity"]["props"]["version"] != "v2.4.1", ent["entity"]
+        status, _, missing = node.json("GET", "/v1/world/entities/nothing-here")
+        assert status == 404 and "nothing-here" in missing["detail"], missing
+        # Listing with filters, and the CLI.
+        status, _, page = node.json("GET", "/v1/works?state=resolved&kind=incident&label=service=frontend")
+        assert status == 200 and [x["id"] for x in page["works"]] == [wid], page
+        status, _, page = node.json("GET", "/v1/works?state=open")
+        assert status == 200 and page["works"] == [], page
+        code, out, err = sreh_cli(["work", "show", wid, "--server", f"127.0.0.1:{node.port}"])
+        assert code == 0, err
+        assert "resolved" in out and "work.run_started" in out and runs[0]["id"] in out, out
+        code, out, err = sreh_cli(["works", "--server", f"127.0.0.1:{node.port}"])
+        assert code == 0 and wid in out, (out, err)
+        node.stop()
+
+
+def test_a_second_trigger_follows_the_double_texting_policy():
+    with TempDir() as d:
+        tdir = os.path.join(d, "templates")
+        os.makedirs(tdir)
+        for policy in ("enqueue", "join", "interrupt", "reject"):
+            template_file(tdir, policy, policy)
+        node = Node(d, config_extra=works_config(tdir) +
+                    "model:\n  provider: scripted\n  script:\n"
+                    "    - {tool: test.sleep, args: {ms: 1500}}\n").start()
+        made = {}
+        for policy in ("enqueue", "join", "interrupt", "reject"):
+            status, _, doc = create(node, policy, {"target": "db"})
+            assert status == 201, doc
+            made[policy] = doc["work"]["id"]
+        for policy, wid in made.items():
+            wait_work(node, wid, lambda w: w["active_run"], 20, f"{policy}: its run started")
+        results = {}
+        for policy, wid in made.items():
+            results[policy] = node.json("POST", f"/v1/works/{wid}/trigger",
+                                        {"text": "the alert fired again"})
+        status, _, doc = results["reject"]
+        assert status == 409 and "double_texting is reject" in doc["detail"], doc
+        assert kinds(work(node, made["reject"])).count("work.triggered") == 0
+        for policy in ("enqueue", "join", "interrupt"):
+            assert results[policy][0] == 200, results[policy]
+        # enqueue: a second run after the first; join: the one run; interrupt: the first
+        # cancelled, a second started.
+        enq = wait_work(node, made["enqueue"], lambda w: len(w["runs"]) == 2 and
+                        all(r.get("state") == "succeeded" for r in w["runs"]), 30,
+                        "enqueue: two runs, one after the other")
+        first, second = enq["runs"]
+        assert node.run(first["id"])["updated_at"] <= node.run(second["id"])["created_at"]
+        intr = wait_work(node, made["interrupt"], lambda w: len(w["runs"]) == 2 and
+                         w["runs"][0].get("state") == "cancelled", 30,
+                         "interrupt: the first run cancelled and a second one")
+        assert intr["runs"][1].get("state") in ("running", "succeeded"), intr["runs"]
+        joined = wait_work(node, made["join"], lambda w: not w["active_run"], 30,
+                           "join: its run ended")
+        assert len(joined["runs"]) == 1, joined["runs"]
+        trig = [e for e in joined["timeline"] if e["kind"] == "work.triggered"]
+        assert len(trig) == 1 and trig[0]["data"]["action"] == "attach", trig
+        assert trig[0]["data"]["text"] == "the alert fired again"
+        node.stop()
+
+
+def test_bad_input_gets_a_problem_and_changes_nothing():
+    with TempDir() as d:
+        tdir = os.path.join(d, "templates")
+        os.makedirs(tdir)
+        shutil.copy(INCIDENT, tdir)
+        node = Node(d, config_extra=works_config(tdir)).start()
+
+        def count():
+            status, _, page = node.json("GET", "/v1/works?limit=500")
+            assert status == 200, page
+            return len(page["works"])
+
+        cases = [
+            ({"template": "incident", "fields": {"summary": "x"}}, 400, "fields.service"),
+            ({"template": "incident", "fields": {"service": 3, "summary": "x"}}, 400,
+             "fields.service: expected a string"),
+            ({"template": "incident", "fields": {"service": "a", "summary": "x",
+                                                 "severity": "sev9"}}, 400, "fields.severity"),
+            ({"template": "incident", "fields": {"service": "a", "summary": "x", "owner": "me"}},
+             400, "owner"),
+            ({"template": "outage", "fields": {}}, 400, "no template 'outage' (known: incident)"),
+            ({"fields": {}}, 400, "template: required"),
+            ({"template": "incident", "fields": []}, 400, "fields: expected an object"),
+            ({"template": "incident", "colour": "red"}, 400, "unknown field 'colour'"),
+        ]
+        for body, want_status, want in cases:
+            status, _, doc = node.json("POST", "/v1/works", body)
+            assert status == want_status and want in doc["detail"], (body, status, doc)
+        status, _, doc = node.json("POST", "/v1/works", b"{not json",
+                                   {"Content-Type": "application/json"})
+        assert status == 400, doc
+        assert count() == 0
+        status, _, doc = create(node, "incident", {"service": "a", "summary": "x"}, key="k1")
+        assert status == 201, doc
+        wid = doc["work"]["id"]
+        status, _, doc = node.json("POST", f"/v1/works/{wid}/cancel", {"text": "false alarm"})
+        assert status == 200 and doc["work"]["state"] == "cancelled", doc
+        before = work(node, wid)
+        status, _, doc = node.json("POST", f"/v1/works/{wid}/resolve")
+        assert status == 409 and "cannot resolve a cancelled work" in doc["detail"], doc
+        status, _, doc = node.json("POST", f"/v1/works/{wid}/explode")
+        assert status == 404 and "no command 'explode'" in doc["detail"], doc
+        status, _, doc = node.json("POST", f"/v1/works/{wid}/comment", {"text": 5})
+        assert status == 400 and "text: expected a string" in doc["detail"], doc
+        status, _, doc = node.json("POST", f"/v1/works/{wid}/comment", {})
+        assert status == 400 and "a comment needs text" in doc["detail"], doc
+        assert work(node, wid)["timeline"] == before["timeline"]
+        status, _, doc = node.json("GET", "/v1/works/wrk_nope")
+        assert status == 400 and "malformed" in doc["detail"], doc
+        status, _, doc = node.json("GET", "/v1/works/wrk_00000000000000000000000000")
+        assert status == 404, doc
+        status, _, doc = node.json("POST", "/v1/works/wrk_00000000000000000000000000/ack")
+        assert status == 404 and "not found" in doc["detail"], doc
+        status, _, doc = node.json("GET", "/v1/works?state=burning")
+        assert status == 400 and "state: 'burning'" in doc["detail"], doc
+        status, _, doc = create(node, "incident", {"service": "b", "summary": "y"}, key="k1")
+        assert status == 200 and doc["work"]["id"] == wid, doc
+        assert count() == 1
+        # A viewer may read but not act.
+        node.stop()
+
+
+def test_kill9_while_a_work_waits_on_its_sla_timer():
+    with TempDir() as d:
+        tdir = os.path.join(d, "templates")
+        os.makedirs(tdir)
+        template_file(tdir, "slow", "enqueue", "sla: {acknowledge: 3s}\n")
+        node = Node(d, config_extra=works_config(tdir) +
+                    "model:\n  provider: scripted\n  script: []\n").start()
+        status, _, doc = create(node, "slow", {"target": "x"})
+        assert status == 201, doc
+        wid = doc["work"]["id"]
+        node.kill9()
+        time.sleep(3.5)  # the deadline passes while the node is down (not synchronisation)
+        node.start()
+        w = wait_work(node, wid, lambda w: "work.sla_breached" in kinds(w), 20,
+                      "the acknowledge breach announced after the restart")
+        breaches = [e for e in w["timeline"] if e["kind"] == "work.sla_breached"]
+        assert len(breaches) == 1 and breaches[0]["data"]["clock"] == "acknowledge", breaches
+        node.stop()
+        node.start()
+        status, _, doc = node.json("POST", f"/v1/works/{wid}/comment", {"text": "after restart"})
+        assert status == 200, doc
+        assert kinds(doc["work"]).count("work.sla_breached") == 1, kinds(doc["work"])
+        node.stop()
+
+
+def test_kill9_while_its_run_is_mid_step_then_the_work_resolves():
+    with TempDir() as d:
+        node = demo_node(d, testkit=True, model=(
+            "model:\n  provider: scripted\n  script:\n"
+            "    - {tool: test.sleep, args: {ms: 4000}}\n"
+            "    - {tool: deploy.rollback, args: {service: checkout}}\n"))
+        node.start()
+        status, _, doc = create(node, "incident", {"service": "frontend", "summary": "5xx"})
+        assert status == 201, doc
+        wid = doc["work"]["id"]
+        w = wait_work(node, wid, lambda w: w["active_run"], 20, "its run started")
+        rid = w["active_run"]
+        wait_until(lambda: any(s["tool"] == "test.sleep" and s["state"] == "intent"
+                               for s in node.steps(rid)), 20, "the run mid-step")
+        node.kill9()
+        node.start()
+        w = wait_work(node, wid, lambda w: w["state"] == "resolved", 60,
+                      "the work resolved after the restart")
+        assert [r["id"] for r in w["runs"]] == [rid], w["runs"]
+        assert w["runs"][0]["state"] == "succeeded", w["runs"]
+        rollbacks = [s for s in node.steps(rid) if s["tool"] == "deploy.rollback"]
+        assert len(rollbacks) == 1 and rollbacks[0]["state"] == "succeeded", rollbacks
+        assert kinds(w).count("work.run_started") == 1, kinds(w)
+        node.stop()
+
+
+if __name__ == "__main__":
+    run_tests([
+        test_an_incident_work_resolves_on_the_demo_scenario,
+        test_a_second_trigger_follows_the_double_texting_policy,
+        test_bad_input_gets_a_problem_and_changes_nothing,
+        test_kill9_while_a_work_waits_on_its_sla_timer,
+        test_kill9_while_its_run_is_mid_step_then_the_work_resolves,
+    ])
