@@ -26,6 +26,12 @@ namespace {
 
 constexpr const char* undefined_function_sqlstate = "42883";
 
+/// True for a batch whose create (or create_work) met a held idempotency key: nothing of it is
+/// written.
+bool skipped(const commit_result& r) {
+  return !r.existing_run_id.empty() || !r.existing_work_id.empty();
+}
+
 /// Runs `s` with the finished columns of `cols` (nothing when it has no rows).
 pqxx::result exec_columns(pqxx::transaction_base& tx, const statement& s, array_columns& cols) {
   if (cols.rows() == 0)
@@ -70,7 +76,7 @@ sreh::error fenced_error(pqxx::connection& c, const std::vector<write_batch>& ba
   std::unordered_set<std::string_view> created;
   std::vector<const run*> updates;
   for (std::size_t i = 0; i < batches.size(); ++i) {
-    if (!results[i].existing_run_id.empty() || applied[i])
+    if (skipped(results[i]) || applied[i])
       continue;
     if (batches[i].create)
       created.insert(batches[i].create->id);
@@ -109,11 +115,13 @@ void recreate_commit_function(pqxx::connection& c) {
   tx.commit();
 }
 
-/// The batches that are written: a create whose idempotency key is held (in the database:
-/// `holders`, or by an earlier batch of this commit) skips its whole batch (its result names the
-/// holder), and so does a batch found in the log already. Returns the batch creating each run.
+/// The batches that are written: a create (or create_work) whose idempotency key is held (in
+/// the database: `holders` (`work_holders`), or by an earlier batch of this commit) skips its
+/// whole batch (its result names the holder), and so does a batch found in the log already.
+/// Returns the batch creating each run.
 std::unordered_map<std::string_view, std::size_t>
 skip_held_keys(std::unordered_map<std::string, std::string> holders,
+               std::unordered_map<std::string, std::string> work_holders,
                const std::vector<write_batch>& batches, const std::vector<char>& applied,
                std::vector<commit_result>& results) {
   std::unordered_map<std::string_view, std::size_t> created_in;
@@ -121,6 +129,13 @@ skip_held_keys(std::unordered_map<std::string, std::string> holders,
     const auto& b = batches[i];
     if (applied[i])
       continue;
+    if (b.create_work) {
+      const auto& key = b.create_work->idempotency_key;
+      if (auto h = work_holders.find(key); !key.empty() && h != work_holders.end()) {
+        results[i].existing_work_id = h->second;
+        continue;
+      }
+    }
     if (b.create) {
       const auto& key = b.create->idempotency_key;
       if (auto h = holders.find(key); !key.empty() && h != holders.end()) {
@@ -133,6 +148,8 @@ skip_held_keys(std::unordered_map<std::string, std::string> holders,
     }
     if (b.update && !b.update->idempotency_key.empty())
       holders.insert_or_assign(b.update->idempotency_key, b.update->id);
+    if (b.create_work && !b.create_work->idempotency_key.empty())
+      work_holders.insert_or_assign(b.create_work->idempotency_key, b.create_work->id);
   }
   return created_in;
 }
@@ -183,7 +200,7 @@ expected<commit_rows> gather(audit_hasher& hasher, const std::vector<write_batch
   std::map<std::pair<std::string_view, std::int64_t>, const step*> steps;
   std::unordered_map<std::string_view, const approval*> approvals;
   for (std::size_t i = 0; i < batches.size(); ++i) {
-    if (!results[i].existing_run_id.empty() || applied[i])
+    if (skipped(results[i]) || applied[i])
       continue;
     const auto& b = batches[i];
     if (b.create)
@@ -271,7 +288,7 @@ std::vector<commit_result> postgres_store::commit(std::vector<write_batch>& batc
     for (std::size_t i = 0; i < batches.size(); ++i) {
       if (applied_[i]) // find_applied took them: give them back
         batches[i].events = std::move(results[i].events);
-      results[i] = commit_result{err, {}, {}};
+      results[i] = commit_result{err, {}, {}, {}};
     }
     return results; // the batches are left as they were given
   }
@@ -279,7 +296,7 @@ std::vector<commit_result> postgres_store::commit(std::vector<write_batch>& batc
   // skipping batches that met an existing idempotency key.
   std::int64_t next = **first_seq;
   for (std::size_t i = 0; i < batches.size(); ++i) {
-    if (!results[i].existing_run_id.empty() || applied_[i])
+    if (skipped(results[i]) || applied_[i])
       continue; // an applied batch's result already has its events with their stored seqs
     results[i].events = std::move(batches[i].events);
     batches[i].events.clear();
@@ -292,11 +309,12 @@ std::vector<commit_result> postgres_store::commit(std::vector<write_batch>& batc
 std::optional<expected<std::int64_t>>
 postgres_store::commit_in_one_trip(std::vector<write_batch>& batches,
                                    std::vector<commit_result>& results) {
-  // A create with an idempotency key needs the keys' holders read first: not in one trip.
+  // A create with an idempotency key needs the keys' holders read first, and Work rows are
+  // written by statements of their own: not in one trip.
   for (const auto& b : batches)
-    if (b.create && !b.create->idempotency_key.empty())
+    if ((b.create && !b.create->idempotency_key.empty()) || has_work_rows(b))
       return std::nullopt;
-  const auto created_in = skip_held_keys({}, batches, applied_, results);
+  const auto created_in = skip_held_keys({}, {}, batches, applied_, results);
   // Twice at most: with the head this writer committed last, then with the one the function
   // found (another node committed since). Then the locked transaction, and the next commits
   // go that way too for a while: another writer is busy.
@@ -387,10 +405,15 @@ expected<std::int64_t> postgres_store::apply(pqxx::work& tx, std::vector<write_b
   if (check_applied_)
     find_applied(tx, batches, results);
 
-  const auto created_in = skip_held_keys(key_holders(tx, batches), batches, applied_, results);
+  const auto created_in = skip_held_keys(key_holders(tx, batches), work_key_holders(tx, batches),
+                                         batches, applied_, results);
   auto rows = gather(hasher_, batches, results, applied_, created_in, seq, hash);
   if (!rows)
     return rows.error();
+  for (std::size_t i = 0; i < batches.size(); ++i)
+    if (!skipped(results[i]) && !applied_[i])
+      if (auto err = write_work_rows(tx, batches[i]))
+        return err;
   if (write_rows(tx, *rows, seq, hash)) // the head was read under the lock: never stale
     return sreh::error{errc::internal, "postgres: commit: the log head moved under the lock"};
   head_ = {rows->last_seq, std::move(rows->last_hash)}; // the commit's caller drops it on failure

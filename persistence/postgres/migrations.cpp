@@ -1,10 +1,10 @@
 // The schema of the PostgreSQL store, in the versions that every store shares
 // (store/schema_versions.hpp: 1 base, 2 approvals + audit chain, 3 relay offsets, 4 cluster
-// membership, which only PostgreSQL has tables for, 5 the index of running tool intents). Types
-// are PostgreSQL's: bigint for integers, boolean for flags, jsonb for the approval lists, and
-// COLLATE "C" on the ids so that cursors order and compare bytes as SQLite does, whatever the
-// database's locale. JSON payloads (checkpoint, args, data, ...) stay text: they are hashed and
-// returned byte for byte.
+// membership, which only PostgreSQL has tables for, 5 the index of running tool intents, 6 Works
+// and world state). Types are PostgreSQL's: bigint for integers, boolean for flags, jsonb for the
+// approval lists, and COLLATE "C" on the ids so that cursors order and compare bytes as SQLite
+// does, whatever the database's locale. JSON payloads (checkpoint, args, data, ...) stay text:
+// they are hashed and returned byte for byte.
 #include "persistence/postgres/migrations.hpp"
 
 #include <fmt/format.h>
@@ -185,12 +185,72 @@ CREATE INDEX steps_tool_open ON steps(started_at)
   WHERE kind = 'tool' AND state = 'intent';
 )sql";
 
-constexpr std::array<migration, 5> all_migrations{{
+// Version 6: Works (a Work is its document, `doc`; the other columns are what queries filter on,
+// `labels` as compact JSON text, see store/work_codec.hpp), the template versions they are pinned
+// to, and world state: each entity at its current version and every version in its history.
+constexpr std::string_view schema_v6 = R"sql(
+CREATE TABLE works (
+  id               text COLLATE "C" PRIMARY KEY,
+  state            text NOT NULL,
+  kind             text NOT NULL,
+  severity         text NOT NULL,
+  template         text NOT NULL,
+  template_version text NOT NULL,
+  title            text NOT NULL,
+  labels           text NOT NULL,
+  idempotency_key  text COLLATE "C" NOT NULL DEFAULT '',
+  node_id          text COLLATE "C" NOT NULL,
+  created_at       bigint NOT NULL,
+  updated_at       bigint NOT NULL,
+  doc              text NOT NULL
+);
+CREATE UNIQUE INDEX works_idempotency_key ON works(idempotency_key) WHERE idempotency_key <> '';
+CREATE INDEX works_state ON works(state, id);
+CREATE INDEX works_open ON works(node_id, created_at)
+  WHERE state NOT IN ('resolved', 'cancelled');
+
+CREATE TABLE work_templates (
+  name       text COLLATE "C" NOT NULL,
+  version    text COLLATE "C" NOT NULL,
+  kind       text NOT NULL,
+  text       text NOT NULL,
+  first_seen bigint NOT NULL,
+  PRIMARY KEY (name, version)
+);
+
+CREATE TABLE world_entities (
+  id          text COLLATE "C" PRIMARY KEY,
+  kind        text NOT NULL,
+  version     bigint NOT NULL,
+  attrs       text NOT NULL,
+  depends_on  text NOT NULL,
+  source      text NOT NULL,
+  changed_by  text NOT NULL,
+  observed_at bigint NOT NULL,
+  updated_at  bigint NOT NULL
+);
+
+CREATE TABLE world_history (
+  id          text COLLATE "C" NOT NULL,
+  kind        text NOT NULL,
+  version     bigint NOT NULL,
+  attrs       text NOT NULL,
+  depends_on  text NOT NULL,
+  source      text NOT NULL,
+  changed_by  text NOT NULL,
+  observed_at bigint NOT NULL,
+  updated_at  bigint NOT NULL,
+  PRIMARY KEY (id, version)
+);
+)sql";
+
+constexpr std::array<migration, 6> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, hash_existing_events},
   {3, schema_v3, nullptr},
   {4, schema_v4, nullptr},
   {5, schema_v5, nullptr},
+  {6, schema_v6, nullptr},
 }};
 static_assert(follows_schema_history(all_migrations), "one numbering: store/schema_versions.hpp");
 

@@ -20,41 +20,6 @@ namespace {
 
 constexpr int any_rank = 1'000; // above every role's rank: no role filter
 
-/// Runs the prepared statement `s` with `args` on a pooled connection and reads every row with
-/// `read` (which returns a T or an expected<T>).
-template <class T, class Read, class... Args>
-expected<std::vector<T>> collect(pool& p, std::string_view op, const statement& s, Read read,
-                                 const Args&... args) {
-  auto c = p.borrow();
-  return c->use_retrying(op, [&](pqxx::connection& conn) -> expected<std::vector<T>> {
-    pqxx::nontransaction tx{conn};
-    const auto rows = tx.exec_prepared(s.name, args...);
-    std::vector<T> out;
-    out.reserve(rows.size());
-    for (const auto& row : rows) {
-      auto v = read(row);
-      if constexpr (std::is_same_v<decltype(v), T>) {
-        out.push_back(std::move(v));
-      } else {
-        if (!v)
-          return v.error();
-        out.push_back(std::move(*v));
-      }
-    }
-    return out;
-  });
-}
-
-/// The first element of `rows`, if any.
-template <class T>
-expected<std::optional<T>> first(expected<std::vector<T>> rows) {
-  if (!rows)
-    return rows.error();
-  if (rows->empty())
-    return std::optional<T>{};
-  return std::optional<T>{std::move(rows->front())};
-}
-
 } // namespace
 
 postgres_store::postgres_store(const postgres_options& opts)

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "persistence/postgres/work_sql.hpp"
+
 namespace sreh::persistence::pg {
 
 namespace {
@@ -170,6 +172,8 @@ void prepare_statements(pqxx::connection& c) {
                         upsert_node,
                         members,
                         claim_orphans})
+    c.prepare(s.name, s.sql);
+  for (const auto& s : work_statements)
     c.prepare(s.name, s.sql);
   c.prepare(commit_at_once_statement, commit_at_once().call_sql);
 }

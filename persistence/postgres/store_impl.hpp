@@ -1,11 +1,14 @@
 #pragma once
 
+#include <pqxx/nontransaction>
 #include <pqxx/transaction>
 
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -13,11 +16,56 @@
 #include "persistence/audit/audit_hasher.hpp"
 #include "persistence/postgres/connection.hpp"
 #include "persistence/postgres/postgres_store.hpp"
+#include "persistence/postgres/sql.hpp"
 
 namespace sreh::persistence::pg {
 
+/// Runs the prepared statement `s` with `args` on a pooled connection and reads every row with
+/// `read` (which returns a T or an expected<T>).
+template <class T, class Read, class... Args>
+expected<std::vector<T>> collect(pool& p, std::string_view op, const statement& s, Read read,
+                                 const Args&... args) {
+  auto c = p.borrow();
+  return c->use_retrying(op, [&](pqxx::connection& conn) -> expected<std::vector<T>> {
+    pqxx::nontransaction tx{conn};
+    const auto rows = tx.exec_prepared(s.name, args...);
+    std::vector<T> out;
+    out.reserve(rows.size());
+    for (const auto& row : rows) {
+      auto v = read(row);
+      if constexpr (std::is_same_v<decltype(v), T>) {
+        out.push_back(std::move(v));
+      } else {
+        if (!v)
+          return v.error();
+        out.push_back(std::move(*v));
+      }
+    }
+    return out;
+  });
+}
+
+/// The first element of `rows`, if any.
+template <class T>
+expected<std::optional<T>> first(expected<std::vector<T>> rows) {
+  if (!rows)
+    return rows.error();
+  if (rows->empty())
+    return std::optional<T>{};
+  return std::optional<T>{std::move(rows->front())};
+}
+
 /// A position in the event log: the last seq and its hash.
 using log_position = std::pair<std::int64_t, std::string>;
+
+/// The Works that hold the idempotency keys of the batches' create_work, by key (works.cpp).
+[[nodiscard]] std::unordered_map<std::string, std::string>
+work_key_holders(pqxx::work& tx, const std::vector<write_batch>& batches);
+/// Writes the Work rows of `b` (create_work, update_work, templates, entities) in `tx`. A
+/// missing Work or a history version written before is `internal` (the caller rolls back).
+[[nodiscard]] sreh::error write_work_rows(pqxx::work& tx, const write_batch& b);
+/// True when `b` has Work rows (then the commit goes through the transaction).
+[[nodiscard]] bool has_work_rows(const write_batch& b);
 
 /// The PostgreSQL store: one write connection used by `commit` (serialised by a mutex; the
 /// group-commit writer is its only caller), and a pool of read connections for the read methods,
@@ -53,6 +101,17 @@ class postgres_store final : public store, public cluster_store {
   expected<std::int64_t> relay_offset(std::string_view name) override;
   sreh::error set_relay_offset(std::string_view name, std::int64_t seq) override;
   cluster_store* cluster() override { return this; }
+
+  // Works, template versions, world state (works.cpp)
+  expected<std::optional<works::work>> get_work(std::string_view id) override;
+  expected<work_page> list_works(const work_filter& f) override;
+  expected<std::vector<works::work>> open_works(std::string_view node_id) override;
+  expected<std::optional<std::string>> work_by_idempotency_key(std::string_view key) override;
+  expected<std::optional<works::stored_template>> get_template(std::string_view name,
+                                                               std::string_view version) override;
+  expected<std::vector<world::entity>> world_entities() override;
+  expected<std::optional<world::entity>> world_entity(std::string_view id) override;
+  expected<std::vector<world::entity>> entity_history(std::string_view id, int limit) override;
 
   // cluster_store (pg_cluster.cpp)
   expected<heartbeat_result> heartbeat(const node_heartbeat& hb,

@@ -4,6 +4,7 @@
 #include "core/base/logger.hpp"
 #include "persistence/sqlite/rows.hpp"
 #include "persistence/sqlite/store_impl.hpp"
+#include "persistence/sqlite/work_rows.hpp"
 
 namespace sreh::persistence::sqlite {
 
@@ -44,14 +45,14 @@ std::vector<commit_result> sqlite_store::commit(std::vector<write_batch>& batche
       (void)exec_cached(c, sql_rollback, "rollback");
     logger("store")->warn("commit of {} batches failed: {}", batches.size(), err.message);
     for (auto& r : results)
-      r = commit_result{err, {}, {}};
+      r = commit_result{err, {}, {}, {}};
     return results; // the batches are left as they were given
   }
   // Hand the events to the results (no copy), numbered as they were inserted: in batch order,
   // skipping batches that met an existing idempotency key.
   std::int64_t next = head_.seq + 1;
   for (std::size_t i = 0; i < batches.size(); ++i) {
-    if (!results[i].existing_run_id.empty())
+    if (!results[i].existing_run_id.empty() || !results[i].existing_work_id.empty())
       continue;
     results[i].events = std::move(batches[i].events);
     batches[i].events.clear();
@@ -72,6 +73,16 @@ sreh::error sqlite_store::apply(std::vector<write_batch>& batches,
 
 sreh::error sqlite_store::apply_one(write_batch& b, commit_result& r, log_head& head) {
   auto& c = *writer_;
+  if (b.create_work) {
+    // Sees the rows of earlier batches of this transaction too: same connection.
+    auto holder = work_key_holder(c, b.create_work->idempotency_key);
+    if (!holder)
+      return holder.error();
+    if (!holder->empty()) {
+      r.existing_work_id = std::move(*holder);
+      return {};
+    }
+  }
   if (b.create) {
     if (!b.create->idempotency_key.empty()) {
       // Sees the rows of earlier batches of this transaction too: same connection.
@@ -131,6 +142,8 @@ sreh::error sqlite_store::apply_one(write_batch& b, commit_result& r, log_head& 
         return c.last_error(fmt::format("upsert approval {}", a.id));
     }
   }
+  if (auto err = write_work_rows(c, b))
+    return err;
   return append_events(b.events, head);
 }
 

@@ -128,12 +128,72 @@ CREATE INDEX IF NOT EXISTS steps_tool_open ON steps(started_at)
   WHERE kind = 'tool' AND state = 'intent';
 )sql";
 
-constexpr std::array<sqlite_migration, 5> all_migrations{{
+// Version 6: Works (a Work is its document, `doc`; the other columns are what queries filter on,
+// `labels` in its compact form, see store/work_codec.hpp), the template versions they are pinned
+// to, and world state: each entity at its current version and every version in its history.
+constexpr std::string_view schema_v6 = R"sql(
+CREATE TABLE works (
+  id               TEXT PRIMARY KEY,
+  state            TEXT NOT NULL,
+  kind             TEXT NOT NULL,
+  severity         TEXT NOT NULL,
+  template         TEXT NOT NULL,
+  template_version TEXT NOT NULL,
+  title            TEXT NOT NULL,
+  labels           TEXT NOT NULL,
+  idempotency_key  TEXT NOT NULL DEFAULT '',
+  node_id          TEXT NOT NULL,
+  created_at       INTEGER NOT NULL,
+  updated_at       INTEGER NOT NULL,
+  doc              TEXT NOT NULL
+);
+CREATE UNIQUE INDEX works_idempotency_key ON works(idempotency_key) WHERE idempotency_key <> '';
+CREATE INDEX works_state ON works(state, id);
+CREATE INDEX works_open ON works(node_id, created_at)
+  WHERE state NOT IN ('resolved', 'cancelled');
+
+CREATE TABLE work_templates (
+  name       TEXT NOT NULL,
+  version    TEXT NOT NULL,
+  kind       TEXT NOT NULL,
+  text       TEXT NOT NULL,
+  first_seen INTEGER NOT NULL,
+  PRIMARY KEY (name, version)
+);
+
+CREATE TABLE world_entities (
+  id          TEXT PRIMARY KEY,
+  kind        TEXT NOT NULL,
+  version     INTEGER NOT NULL,
+  attrs       TEXT NOT NULL,
+  depends_on  TEXT NOT NULL,
+  source      TEXT NOT NULL,
+  changed_by  TEXT NOT NULL,
+  observed_at INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL
+);
+
+CREATE TABLE world_history (
+  id          TEXT NOT NULL,
+  kind        TEXT NOT NULL,
+  version     INTEGER NOT NULL,
+  attrs       TEXT NOT NULL,
+  depends_on  TEXT NOT NULL,
+  source      TEXT NOT NULL,
+  changed_by  TEXT NOT NULL,
+  observed_at INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL,
+  PRIMARY KEY (id, version)
+);
+)sql";
+
+constexpr std::array<sqlite_migration, 6> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, sqlite::hash_existing_events},
   {3, schema_v3, nullptr},
   {4, schema_v4, nullptr},
   {5, schema_v5, nullptr},
+  {6, schema_v6, nullptr},
 }};
 static_assert(follows_schema_history(all_migrations), "one numbering: store/schema_versions.hpp");
 

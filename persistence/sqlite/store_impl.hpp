@@ -100,6 +100,16 @@ class sqlite_store final : public store {
   sreh::error ping() override;
   expected<std::int64_t> relay_offset(std::string_view name) override;
   sreh::error set_relay_offset(std::string_view name, std::int64_t seq) override;
+  // Works, template versions, world state (works.cpp)
+  expected<std::optional<works::work>> get_work(std::string_view id) override;
+  expected<work_page> list_works(const work_filter& f) override;
+  expected<std::vector<works::work>> open_works(std::string_view node_id) override;
+  expected<std::optional<std::string>> work_by_idempotency_key(std::string_view key) override;
+  expected<std::optional<works::stored_template>> get_template(std::string_view name,
+                                                               std::string_view version) override;
+  expected<std::vector<world::entity>> world_entities() override;
+  expected<std::optional<world::entity>> world_entity(std::string_view id) override;
+  expected<std::vector<world::entity>> entity_history(std::string_view id, int limit) override;
 
  private:
   /// The head of the event log inside a transaction: advanced per event, kept on commit.
@@ -110,7 +120,8 @@ class sqlite_store final : public store {
   /// Applies all batches inside the open transaction.
   sreh::error apply(std::vector<write_batch>& batches, std::vector<commit_result>& results,
                     log_head& head);
-  /// Applies one batch; sets `existing_run_id` when its create met a known idempotency key.
+  /// Applies one batch; sets `existing_run_id` (`existing_work_id`) when its create
+  /// (create_work) met a known idempotency key.
   sreh::error apply_one(write_batch& b, commit_result& r, log_head& head);
   sreh::error append_events(const std::vector<event>& events, log_head& head);
 

@@ -16,7 +16,8 @@ namespace {
 
 std::uint64_t rows_of(const write_batch& b) {
   return (b.create ? 1u : 0u) + (b.update ? 1u : 0u) + b.steps.size() + b.approvals.size() +
-         b.events.size();
+         (b.create_work ? 1u : 0u) + (b.update_work ? 1u : 0u) + b.templates.size() +
+         b.entities.size() + b.events.size();
 }
 
 std::uint64_t bytes_of(const write_batch& b) {
@@ -114,7 +115,7 @@ std::vector<commit_result> group_writer::impl::commit_isolating(std::vector<writ
     std::vector<write_batch> one;
     one.push_back(std::move(bs[i]));
     auto r = st.commit(one);
-    results[i] = r.empty() ? commit_result{{errc::internal, "store returned no result"}, {}, {}}
+    results[i] = r.empty() ? commit_result{{errc::internal, "store returned no result"}, {}, {}, {}}
                            : std::move(r.front());
     bs[i] = std::move(one.front());
     if (results[i].err)
@@ -141,13 +142,13 @@ void group_writer::impl::process(std::vector<write_batch>& bs, std::vector<callb
       throw std::runtime_error("store returned " + std::to_string(results.size()) +
                                " results for " + std::to_string(bs.size()) + " batches");
   } catch (const std::exception& ex) {
-    results.assign(bs.size(), commit_result{{errc::internal, ex.what()}, {}, {}});
+    results.assign(bs.size(), commit_result{{errc::internal, ex.what()}, {}, {}, {}});
   }
   for (std::size_t i = 0; i < results.size(); ++i) {
     if (results[i].err)
       continue;
     ++batches;
-    if (results[i].existing_run_id.empty()) {
+    if (results[i].existing_run_id.empty() && results[i].existing_work_id.empty()) {
       rows += batch_rows[i];
       bytes += batch_bytes[i];
     }
@@ -226,7 +227,7 @@ void group_writer::submit(write_batch b, callback cb) {
       return;
     }
   }
-  cb(commit_result{{errc::unavailable, "writer stopped"}, {}, {}});
+  cb(commit_result{{errc::unavailable, "writer stopped"}, {}, {}, {}});
 }
 
 std::size_t group_writer::backlog() const {

@@ -16,8 +16,14 @@
 #include "persistence/audit/audit.hpp"
 #include "persistence/audit/audit_hasher.hpp"
 #include "persistence/store/approval_codec.hpp"
+#include "persistence/store/memory_undo.hpp"
+#include "persistence/store/memory_works.hpp"
 
 namespace sreh::persistence {
+
+using memory::put;
+using memory::restore;
+using memory::undo_entries;
 
 namespace {
 
@@ -29,32 +35,6 @@ struct chained_event {
   std::string prev_hash;
   std::string hash;
 };
-
-/// The value a key had before a commit changed it (none: the key was absent).
-template <class Key, class Value>
-using undo_entries = std::vector<std::pair<Key, std::optional<Value>>>;
-
-/// Sets `m[k]` to `v` (erases `k` when `v` is empty), remembering the old value in `undo`.
-template <class Map, class Key, class Value>
-void put(Map& m, undo_entries<Key, Value>& undo, const Key& k, std::optional<Value> v) {
-  auto it = m.find(k);
-  undo.emplace_back(k, it == m.end() ? std::nullopt : std::optional<Value>{it->second});
-  if (v)
-    m.insert_or_assign(k, std::move(*v));
-  else if (it != m.end())
-    m.erase(it);
-}
-
-/// Puts back what `undo` remembers, newest first.
-template <class Map, class Key, class Value>
-void restore(Map& m, undo_entries<Key, Value>& undo) {
-  for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
-    if (it->second)
-      m.insert_or_assign(it->first, std::move(*it->second));
-    else
-      m.erase(it->first);
-  }
-}
 
 sreh::error faulty(std::string message) {
   return {errc::internal, "memory: " + std::move(message)};
@@ -87,6 +67,7 @@ struct memory_store::contents {
   std::vector<chained_event> events; // events[i].e.seq == i + 1
   std::unordered_set<std::string> event_ids;
   std::map<std::string, std::int64_t, std::less<>> relay_offsets;
+  memory::work_tables works; // undone with the rest (roll_back), kept after a commit
   audit_hasher hasher;
 
   [[nodiscard]] std::string head_hash() const {
@@ -150,6 +131,8 @@ sreh::error memory_store::contents::append(const event& e) {
 
 sreh::error memory_store::contents::apply(const write_batch& b, commit_result& res,
                                           undo_log& undo) {
+  if (res.existing_work_id = works.key_holder(b); !res.existing_work_id.empty())
+    return {}; // a held key skips the whole batch
   if (b.create) {
     if (auto err = create(*b.create, res, undo); err || !res.existing_run_id.empty())
       return err; // a held key skips the whole batch
@@ -164,6 +147,8 @@ sreh::error memory_store::contents::apply(const write_batch& b, commit_result& r
   }
   for (const auto& a : b.approvals)
     put(approvals, undo.approvals, a.id, std::optional{a});
+  if (auto err = works.apply(b))
+    return err;
   for (const auto& e : b.events)
     if (auto err = append(e))
       return err;
@@ -174,6 +159,7 @@ void memory_store::contents::roll_back(undo_log& undo) {
   for (auto i = undo.events; i < events.size(); ++i)
     event_ids.erase(events[i].e.id);
   events.resize(undo.events);
+  works.roll_back();
   restore(approvals, undo.approvals);
   restore(steps, undo.steps);
   restore(keys, undo.keys);
@@ -215,14 +201,15 @@ std::vector<commit_result> memory_store::commit(std::vector<write_batch>& batche
   if (err) {
     c_->roll_back(undo);
     for (auto& r : results)
-      r = commit_result{err, {}, {}};
+      r = commit_result{err, {}, {}, {}};
     return results; // the batches are left as they were given
   }
+  c_->works.keep();
   // Hand the events to the results (no copy), numbered as they were appended: in batch order,
   // skipping batches that met an existing idempotency key.
   auto next = static_cast<std::int64_t>(undo.events) + 1;
   for (std::size_t i = 0; i < batches.size(); ++i) {
-    if (!results[i].existing_run_id.empty())
+    if (!results[i].existing_run_id.empty() || !results[i].existing_work_id.empty())
       continue;
     results[i].events = std::move(batches[i].events);
     batches[i].events.clear();
@@ -399,6 +386,65 @@ expected<std::optional<approval>> memory_store::approval_for_step(std::string_vi
          std::tie(a.created_at, a.id) > std::tie(newest->created_at, newest->id)))
       newest = &a;
   return newest == nullptr ? std::optional<approval>{} : std::optional<approval>{*newest};
+}
+
+// -- Works, world state ---------------------------------------------------------------------------
+
+expected<std::optional<works::work>> memory_store::get_work(std::string_view id) {
+  std::lock_guard lk{c_->mtx};
+  if (c_->failure)
+    return c_->failure;
+  return c_->works.get_work(id);
+}
+
+expected<work_page> memory_store::list_works(const work_filter& f) {
+  std::lock_guard lk{c_->mtx};
+  if (c_->failure)
+    return c_->failure;
+  return c_->works.list_works(f);
+}
+
+expected<std::vector<works::work>> memory_store::open_works(std::string_view node_id) {
+  std::lock_guard lk{c_->mtx};
+  if (c_->failure)
+    return c_->failure;
+  return c_->works.open_works(node_id);
+}
+
+expected<std::optional<std::string>> memory_store::work_by_idempotency_key(std::string_view key) {
+  std::lock_guard lk{c_->mtx};
+  if (c_->failure)
+    return c_->failure;
+  return c_->works.work_by_key(key);
+}
+
+expected<std::optional<works::stored_template>>
+memory_store::get_template(std::string_view name, std::string_view version) {
+  std::lock_guard lk{c_->mtx};
+  if (c_->failure)
+    return c_->failure;
+  return c_->works.get_template(name, version);
+}
+
+expected<std::vector<world::entity>> memory_store::world_entities() {
+  std::lock_guard lk{c_->mtx};
+  if (c_->failure)
+    return c_->failure;
+  return c_->works.entities();
+}
+
+expected<std::optional<world::entity>> memory_store::world_entity(std::string_view id) {
+  std::lock_guard lk{c_->mtx};
+  if (c_->failure)
+    return c_->failure;
+  return c_->works.entity(id);
+}
+
+expected<std::vector<world::entity>> memory_store::entity_history(std::string_view id, int limit) {
+  std::lock_guard lk{c_->mtx};
+  if (c_->failure)
+    return c_->failure;
+  return c_->works.history(id, limit);
 }
 
 // -- relay offsets, liveness ---------------------------------------------------------------------

@@ -55,6 +55,15 @@ class memory_store final : public store {
   expected<std::vector<approval>> pending_approvals() override;
   expected<std::optional<approval>> approval_for_step(std::string_view run_id,
                                                       std::int64_t n) override;
+  expected<std::optional<works::work>> get_work(std::string_view id) override;
+  expected<work_page> list_works(const work_filter& f) override;
+  expected<std::vector<works::work>> open_works(std::string_view node_id) override;
+  expected<std::optional<std::string>> work_by_idempotency_key(std::string_view key) override;
+  expected<std::optional<works::stored_template>> get_template(std::string_view name,
+                                                               std::string_view version) override;
+  expected<std::vector<world::entity>> world_entities() override;
+  expected<std::optional<world::entity>> world_entity(std::string_view id) override;
+  expected<std::vector<world::entity>> entity_history(std::string_view id, int limit) override;
   expected<std::int64_t> relay_offset(std::string_view name) override;
   sreh::error set_relay_offset(std::string_view name, std::int64_t seq) override;
   sreh::error ping() override;

@@ -15,6 +15,8 @@ namespace sreh::persistence {
 inline constexpr int max_page_rows = 500;
 /// The most events one `read_events` returns.
 inline constexpr int max_event_rows = 10'000;
+/// The most versions one `entity_history` returns.
+inline constexpr int max_history_rows = 1'000;
 
 /// `asked` clamped to 1..`max`: a limit of 0 or below asks for one row.
 [[nodiscard]] constexpr int clamp_limit(int asked, int max) {

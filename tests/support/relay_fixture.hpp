@@ -378,6 +378,29 @@ class gap_store final : public persistence::store {
     return s_.rate_counted_tool_steps(since);
   }
   expected<persistence::store_stats> stats() override { return s_.stats(); }
+  expected<std::optional<works::work>> get_work(std::string_view id) override {
+    return s_.get_work(id);
+  }
+  expected<persistence::work_page> list_works(const persistence::work_filter& f) override {
+    return s_.list_works(f);
+  }
+  expected<std::vector<works::work>> open_works(std::string_view n) override {
+    return s_.open_works(n);
+  }
+  expected<std::optional<std::string>> work_by_idempotency_key(std::string_view k) override {
+    return s_.work_by_idempotency_key(k);
+  }
+  expected<std::optional<works::stored_template>> get_template(std::string_view n,
+                                                               std::string_view v) override {
+    return s_.get_template(n, v);
+  }
+  expected<std::vector<world::entity>> world_entities() override { return s_.world_entities(); }
+  expected<std::optional<world::entity>> world_entity(std::string_view id) override {
+    return s_.world_entity(id);
+  }
+  expected<std::vector<world::entity>> entity_history(std::string_view id, int limit) override {
+    return s_.entity_history(id, limit);
+  }
   sreh::error ping() override { return s_.ping(); }
   expected<std::int64_t> relay_offset(std::string_view n) override { return s_.relay_offset(n); }
   sreh::error set_relay_offset(std::string_view n, std::int64_t seq) override {

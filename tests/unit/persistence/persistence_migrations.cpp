@@ -253,7 +253,19 @@ CAF_TEST(a file of the previous numbering opens and moves to the shared one) {
   CAF_REQUIRE_EQUAL(query("SELECT max(version) FROM schema_version"), "4");
   write_old_rows();
   check_opens_at_latest();
-  CAF_CHECK_EQUAL(query("SELECT group_concat(version) FROM schema_version"), "1,2,3,4,5");
+  CAF_CHECK_EQUAL(query("SELECT group_concat(version) FROM schema_version"), "1,2,3,4,5,6");
+}
+
+CAF_TEST(a file at version 5 gets the Works and world tables at version 6) {
+  make_old(sqlite_migrations().first(5));
+  CAF_REQUIRE_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+                          "('works', 'work_templates', 'world_entities', 'world_history')"),
+                    "0");
+  write_old_rows();
+  check_opens_at_latest();
+  CAF_CHECK_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+                        "('works', 'work_templates', 'world_entities', 'world_history')"),
+                  "4");
 }
 
 CAF_TEST(a file at version 3 gets the index of running intents at version 5) {
