@@ -134,11 +134,13 @@ void with_work(self_ptr self, const std::string& id, waiter f) {
     activate(self, id);
 }
 
-void on_down(self_ptr self, const caf::down_msg& msg) {
+void on_exit(self_ptr self, const caf::exit_msg& msg) {
   auto& st = self->state;
   auto i = st.ids_by_addr.find(msg.source);
-  if (i == st.ids_by_addr.end())
+  if (i == st.ids_by_addr.end()) {
+    self->quit(msg.reason); // our own shutdown: the linked Work actors go with us
     return;
+  }
   auto id = i->second;
   st.ids_by_addr.erase(i);
   st.live.erase(id);
@@ -383,7 +385,7 @@ void recover(self_ptr self) {
 orchestrator_impl_actor::behavior_type orchestrator_behavior(self_ptr self, works_env_ptr env,
                                                              event_hub* hub) {
   self->state.env = std::move(env);
-  self->set_down_handler([=](caf::down_msg& msg) { on_down(self, msg); });
+  self->set_exit_handler([=](caf::exit_msg& msg) { on_exit(self, msg); });
   // Run ends reach the Work that started the run; the hub's callback only enqueues.
   auto handle = orchestrator_impl_actor{self};
   auto token = hub->subscribe([handle](const event_hub::batch& b) {

@@ -378,8 +378,8 @@ void add_timeline(const works_env& env, works::work& w, const works::work_templa
 
 work_actor spawn_work(caf::local_actor* parent, orchestrator_impl_actor orch, works_env_ptr env,
                       works::work w, works::work_template t) {
-  return parent->spawn<caf::monitored>(work_behavior, std::move(orch), std::move(env), std::move(w),
-                                       std::move(t));
+  return parent->spawn<caf::linked>(work_behavior, std::move(orch), std::move(env), std::move(w),
+                                    std::move(t));
 }
 
 } // namespace sreh::actors

@@ -38,8 +38,8 @@ struct effects {
 };
 
 /// A person's command. Errors change nothing: `conflict` for a transition the state does not
-/// allow ("cannot resolve a cancelled work") or a trigger the double-texting policy refuses,
-/// `invalid_argument` for a comment without text.
+/// allow ("cannot resolve a work that is cancelled") or a trigger the double-texting policy
+/// refuses, `invalid_argument` for a comment without text.
 [[nodiscard]] expected<effects> apply_command(work& w, const work_template& t, work_command c,
                                               std::string_view by, std::string_view text,
                                               timestamp_us now);

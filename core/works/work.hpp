@@ -40,7 +40,7 @@ enum class work_input {
 [[nodiscard]] bool is_closed(work_state s);
 
 /// The pure transition function: the next state, or a `conflict` error that names the state and
-/// the input ("cannot resolve a cancelled work"). `acknowledge` in mitigating or monitoring
+/// the input ("cannot resolve a work that is cancelled"). `acknowledge` in mitigating or monitoring
 /// stays where it is (the acknowledgement is recorded by the caller).
 [[nodiscard]] expected<work_state> transition(work_state from, work_input in);
 

@@ -3,11 +3,12 @@ sandbox incident and resolves when its done-criteria hold for their window (of w
 each double-texting policy on a second trigger; kill -9 while a Work waits on an SLA timer and
 while its run is mid-step; bad input that changes nothing; world state with its history."""
 
+import json
 import os
 import shutil
 import time
 
-from harness import Node, TempDir, run_tests, sreh_cli, wait_until
+from harness import TOKEN, Node, TempDir, auth_block, run_tests, sreh_cli, sse_events, wait_until
 from cluster_harness import SOURCE
 
 EXAMPLES = os.path.join(SOURCE, "examples")
@@ -114,6 +115,13 @@ def test_an_incident_work_resolves_on_the_demo_scenario():
         assert "resolved" in out and "work.run_started" in out and runs[0]["id"] in out, out
         code, out, err = sreh_cli(["works", "--server", f"127.0.0.1:{node.port}"])
         assert code == 0 and wid in out, (out, err)
+        # The timeline on the SSE stream of the Work, and on the firehose by kind.
+        evs = list(sse_events(node.port, f"/v1/works/{wid}/events", timeout=10,
+                              stop_after=len(done["timeline"])))
+        assert [e[1] for e in evs] == kinds(done), evs
+        evs = list(sse_events(node.port, "/v1/events?kind=work.", timeout=10,
+                              stop_after=len(done["timeline"])))
+        assert evs and all(json.loads(e[2])["run_id"] == wid for e in evs), evs
         node.stop()
 
 
@@ -167,7 +175,9 @@ def test_bad_input_gets_a_problem_and_changes_nothing():
         tdir = os.path.join(d, "templates")
         os.makedirs(tdir)
         shutil.copy(INCIDENT, tdir)
-        node = Node(d, config_extra=works_config(tdir)).start()
+        node = Node(d, config_extra=works_config(tdir),
+                    auth=auth_block({"e2e-admin": ("admin", TOKEN),
+                                     "vera": ("viewer", "vera-token")})).start()
 
         def count():
             status, _, page = node.json("GET", "/v1/works?limit=500")
@@ -201,7 +211,7 @@ def test_bad_input_gets_a_problem_and_changes_nothing():
         assert status == 200 and doc["work"]["state"] == "cancelled", doc
         before = work(node, wid)
         status, _, doc = node.json("POST", f"/v1/works/{wid}/resolve")
-        assert status == 409 and "cannot resolve a cancelled work" in doc["detail"], doc
+        assert status == 409 and "cannot resolve a work that is cancelled" in doc["detail"], doc
         status, _, doc = node.json("POST", f"/v1/works/{wid}/explode")
         assert status == 404 and "no command 'explode'" in doc["detail"], doc
         status, _, doc = node.json("POST", f"/v1/works/{wid}/comment", {"text": 5})
@@ -220,7 +230,18 @@ def test_bad_input_gets_a_problem_and_changes_nothing():
         status, _, doc = create(node, "incident", {"service": "b", "summary": "y"}, key="k1")
         assert status == 200 and doc["work"]["id"] == wid, doc
         assert count() == 1
-        # A viewer may read but not act.
+        # Every transition is attributed; a viewer may read but not act.
+        moves = [e["data"] for e in work(node, wid)["timeline"] if e["kind"] == "work.transition"]
+        assert moves[-1]["to"] == "cancelled" and moves[-1]["by"] == "e2e-admin", moves
+        assert moves[-1]["text"] == "false alarm", moves
+        status, _, doc = node.json("POST", f"/v1/works/{wid}/reopen", token="vera-token")
+        assert status == 403 and "needs operator" in doc["detail"], doc
+        status, _, doc = node.json("POST", "/v1/works", {"template": "incident", "fields": {
+            "service": "a", "summary": "x"}}, token="vera-token")
+        assert status == 403, doc
+        status, _, doc = node.json("GET", f"/v1/works/{wid}", token="vera-token")
+        assert status == 200 and doc["work"]["state"] == "cancelled", doc
+        assert count() == 1
         node.stop()
 
 
@@ -230,7 +251,8 @@ def test_kill9_while_a_work_waits_on_its_sla_timer():
         os.makedirs(tdir)
         template_file(tdir, "slow", "enqueue", "sla: {acknowledge: 3s}\n")
         node = Node(d, config_extra=works_config(tdir) +
-                    "model:\n  provider: scripted\n  script: []\n").start()
+                    "model:\n  provider: scripted\n  script:\n"
+                    "    - {tool: test.echo, args: {}}\n").start()
         status, _, doc = create(node, "slow", {"target": "x"})
         assert status == 201, doc
         wid = doc["work"]["id"]

@@ -52,11 +52,30 @@ std::variant<reply, sse_spec> run_events(server_context& ctx, const request& req
   return spec;
 }
 
+/// A Work's timeline, then live; it stays open (a resolved Work may be reopened).
+std::variant<reply, sse_spec> work_events(server_context& ctx, const request& req) {
+  const auto& id = req.params.at("id");
+  if (!is_valid_id(id, "wrk"))
+    return problem(400, "invalid-argument", "work id '" + id + "' is malformed", req);
+  sse_spec spec;
+  spec.run_id = id; // a Work's events carry its id where a run's carry the run's
+  if (auto bad = resume_point(req, spec))
+    return std::move(*bad);
+  if (const auto* k = req.param("kind"))
+    spec.kind_prefix = *k;
+  auto w = ctx.store.get_work(id);
+  if (!w)
+    return problem(w.error(), req);
+  if (!*w)
+    return problem(404, "not-found", "work " + id + " not found", req);
+  return spec;
+}
+
 std::variant<reply, sse_spec> all_events(const request& req) {
   sse_spec spec;
   if (const auto* run = req.param("run"); run && !run->empty()) {
-    if (!is_valid_id(*run, "run"))
-      return problem(400, "invalid-argument", "run: '" + *run + "' is not a run id", req);
+    if (!is_valid_id(*run, "run") && !is_valid_id(*run, "wrk"))
+      return problem(400, "invalid-argument", "run: '" + *run + "' is not a run or work id", req);
     spec.run_id = *run;
   }
   if (const auto* k = req.param("kind"))
@@ -72,6 +91,8 @@ void add_event_routes(router& r, server_context& ctx) {
   auto* c = &ctx;
   r.add_sse("/v1/runs/{id}/events", access::viewer,
             [c](const request& q) { return run_events(*c, q); });
+  r.add_sse("/v1/works/{id}/events", access::viewer,
+            [c](const request& q) { return work_events(*c, q); });
   r.add_sse("/v1/events", access::viewer, [](const request& q) { return all_events(q); });
 }
 

@@ -43,7 +43,7 @@ void add_health_routes(router& r, server_context& ctx, std::function<front_count
 /// GET /v1/actors: the children of the node's supervisors (server_context::tree).
 void add_actor_routes(router& r, server_context& ctx);
 
-/// GET /v1/runs/{id}/events and GET /v1/events (SSE).
+/// GET /v1/runs/{id}/events, GET /v1/works/{id}/events and GET /v1/events (SSE).
 void add_event_routes(router& r, server_context& ctx);
 
 /// GET /v1/approvals, GET /v1/approvals/{id}, POST /v1/approvals/{id}/decision.
