@@ -334,7 +334,42 @@ bool cluster_member::beat(bool claim) {
     log->info("cluster: node {} claimed {} runs of members whose lease expired; resuming them "
               "from their checkpoints",
               self_.id, total);
+  claim_works();
   return true;
+}
+
+void cluster_member::claim_works() {
+  std::function<void(const std::string&)> adopt;
+  {
+    std::lock_guard lk{mtx_};
+    adopt = adopt_work_;
+  }
+  if (!adopt)
+    return;
+  std::size_t total = 0;
+  for (int round = 0; round < claim_rounds; ++round) {
+    auto ids = store_.claim_orphan_works(self_.id, claim_batch);
+    if (!ids) {
+      // Claimed Works not handed over are this node's: its orchestrator finds them at start.
+      logger("cluster")->warn("cluster: claiming the works of dead members failed: {}",
+                              ids.error().message);
+      break;
+    }
+    for (const auto& id : *ids)
+      adopt(id);
+    total += ids->size();
+    if (static_cast<int>(ids->size()) < claim_batch)
+      break;
+  }
+  if (total > 0)
+    logger("cluster")->info("cluster: node {} took over {} open works of members whose lease "
+                            "expired",
+                            self_.id, total);
+}
+
+void cluster_member::adopt_works(std::function<void(const std::string&)> adopt) {
+  std::lock_guard lk{mtx_};
+  adopt_work_ = std::move(adopt);
 }
 
 void cluster_member::linked(const std::string& id, peer_actor a) {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,6 +44,9 @@ class cluster_member {
   [[nodiscard]] sreh::error enter();
   /// Publishes the peer actor on the cluster port and starts heartbeating and claiming.
   [[nodiscard]] sreh::error open(kernel_actor sup);
+  /// From now on the heartbeat thread also claims the open Works of dead members and hands
+  /// each id to `adopt` (which must only enqueue: it runs on the heartbeat thread).
+  void adopt_works(std::function<void(const std::string&)> adopt);
   void leave();
 
   [[nodiscard]] cluster_view view() const;
@@ -73,6 +77,8 @@ class cluster_member {
   void heartbeat_loop();
   /// One heartbeat and, when allowed, one claim round. Returns false when the store failed.
   bool beat(bool claim);
+  /// Claims the open Works of dead members for the orchestrator (adopt_works).
+  void claim_works();
   [[nodiscard]] persistence::node_heartbeat my_heartbeat() const;
 
   caf::actor_system& sys_;
@@ -89,6 +95,7 @@ class cluster_member {
   mutable std::mutex mtx_;
   std::unordered_map<std::string, member_state> members_; // by id, every topology member
   bool store_reachable_ = true;
+  std::function<void(const std::string&)> adopt_work_; // under mtx_
 
   std::thread thread_;
   std::mutex stop_mtx_;

@@ -171,26 +171,45 @@ class kernel_facade final : public kernel_api {
   cluster_member* cluster_;
 };
 
-/// The Works control plane's facade: requests to the orchestrator.
+/// The Works control plane's facade: requests to the current orchestrator incarnation.
 class works_facade final : public works_api {
  public:
-  works_facade(caf::actor_system& sys, orchestrator_actor orch)
-    : sys_(sys), orch_(std::move(orch)) {}
+  explicit works_facade(caf::actor_system& sys) : sys_(sys) {}
 
   void create(new_work req, std::function<void(work_reply)> done) override {
+    auto orch = current();
+    if (!orch)
+      return done(restarting());
     ask_for<work_reply>(
-      sys_, orch_, [done = std::move(done)](const work_reply& r) { done(r); }, create_atom::value,
+      sys_, orch, [done = std::move(done)](const work_reply& r) { done(r); }, create_atom::value,
       std::move(req));
   }
   void command(std::string id, works::work_command c, std::string by, std::string text,
                std::function<void(work_reply)> done) override {
+    auto orch = current();
+    if (!orch)
+      return done(restarting());
     ask_for<work_reply>(
-      sys_, orch_, [done = std::move(done)](const work_reply& r) { done(r); }, command_atom::value,
+      sys_, orch, [done = std::move(done)](const work_reply& r) { done(r); }, command_atom::value,
       std::move(id), static_cast<std::int32_t>(c), std::move(by), std::move(text));
+  }
+  void set(orchestrator_actor a) {
+    std::lock_guard lk{mtx_};
+    orch_ = std::move(a);
+  }
+  [[nodiscard]] orchestrator_actor current() const {
+    std::lock_guard lk{mtx_};
+    return orch_;
   }
 
  private:
+  static work_reply restarting() {
+    work_reply r;
+    r.err = {errc::unavailable, "the orchestrator is restarting; retry shortly"};
+    return r;
+  }
   caf::actor_system& sys_;
+  mutable std::mutex mtx_;
   orchestrator_actor orch_;
 };
 
@@ -209,8 +228,7 @@ struct node::impl {
   metrics::registry* metrics = nullptr;
   std::unique_ptr<kernel_facade> facade;
   event_hub* hub = nullptr;
-  orchestrator_actor orchestrator;
-  world_sync_actor world_sync;
+  caf::actor works_sup;
   std::unique_ptr<works_facade> works;
   const config::node_config& cfg;
   persistence::store& store;
@@ -310,15 +328,15 @@ sreh::error node::start() {
     env->passivate_after_us = d.cfg.works.passivate_after_ms * 1000;
     for (const auto& t : d.cfg.works.loaded)
       env->templates.emplace(t.name, t);
-    d.orchestrator = spawn_orchestrator(*d.sys, env, *d.hub);
-    d.world_sync = spawn_world_sync(*d.sys, env, *d.hub);
-    d.works = std::make_unique<works_facade>(*d.sys, d.orchestrator);
-    d.tree.add("orchestrator", "node");
-    d.tree.set_state("orchestrator", child_state::running);
-    if (d.world_sync) {
-      d.tree.add("world_sync", "node");
-      d.tree.set_state("world_sync", child_state::running);
-    }
+    d.works = std::make_unique<works_facade>(*d.sys);
+    auto* facade = d.works.get();
+    d.works_sup = spawn_works_supervisor(*d.sys, env, *d.hub, d.tree,
+                                         [facade](orchestrator_actor a) { facade->set(a); });
+    if (d.cluster)
+      d.cluster->adopt_works([facade](const std::string& id) {
+        if (auto orch = facade->current())
+          caf::anon_send(orch, adopt_atom::value, id);
+      });
   }
   return {};
 }
@@ -333,12 +351,11 @@ void node::stop() {
   }
   if (d.facade)
     d.facade->reset();
-  if (d.orchestrator)
-    caf::anon_send_exit(d.orchestrator, caf::exit_reason::user_shutdown);
-  if (d.world_sync)
-    caf::anon_send_exit(d.world_sync, caf::exit_reason::user_shutdown);
-  d.orchestrator = nullptr;
-  d.world_sync = nullptr;
+  if (d.cluster)
+    d.cluster->adopt_works(nullptr);
+  if (d.works_sup)
+    caf::anon_send_exit(d.works_sup, caf::exit_reason::user_shutdown);
+  d.works_sup = nullptr;
   if (d.cluster)
     d.cluster->leave();
   d.rt->shutdown.request_stop(); // in-flight tools return now; their steps resume after restart

@@ -53,12 +53,14 @@ using action_atom = caf::atom_constant<caf::atom("action")>;
 
 /// The orchestrator: makes Works, routes commands and run ends to the actor of each Work
 /// (activating a passivated one from the store), keeps the Works' durable timers, recovers open
-/// Works at start. Commands carry the work_command as an int.
+/// Works at start and takes over those claimed from a dead member (adopt). Commands carry the
+/// work_command as an int.
 using orchestrator_actor =
   caf::typed_actor<caf::replies_to<create_atom, new_work>::with<work_reply>,
                    caf::replies_to<command_atom, std::string, std::int32_t, std::string,
                                    std::string>::with<work_reply>,
-                   caf::reacts_to<run_ended_atom, std::string, std::string>>;
+                   caf::reacts_to<run_ended_atom, std::string, std::string>,
+                   caf::reacts_to<adopt_atom, std::string>>;
 
 /// What the orchestrator's own actors and calls send it: (schedule, work id, next check) after
 /// each commit of a Work, (watch_run, run id, work id) when a Work's run started.

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "config/templates/template_file.hpp"
+#include "core/base/fault.hpp"
 #include "core/base/json.hpp"
 #include "core/expr/expression.hpp"
 
@@ -109,6 +110,12 @@ void activate(self_ptr self, const std::string& id) {
         return fail_waiters(self, id, got.err);
       if (!got.w)
         return fail_waiters(self, id, {errc::not_found, "work " + id + " not found"});
+      if (const auto& me = st.env->rt->cfg.node_id; got.w->node_id != me)
+        return fail_waiters(self, id,
+                            {errc::conflict, fmt::format("work {} is owned by node '{}': send "
+                                                         "the request there (GET "
+                                                         "/v1/cluster/nodes lists its address)",
+                                                         id, got.w->node_id)});
       expected<works::work_template> t =
         sreh::error{errc::internal, fmt::format("work {}: template {} version {} is not stored", id,
                                                 got.w->template_name, got.w->template_version)};
@@ -363,15 +370,12 @@ void recover(self_ptr self) {
           st.run_to_work[w.active_run] = w.id;
         if (w.next_check != 0)
           set_timer(self, w.id, w.next_check);
-        const bool start = w.queued > 0 && w.active_run.empty();
-        if (!start && w.active_run.empty())
+        if (w.queued == 0 && w.active_run.empty())
           continue;
-        ++resumed;
+        ++resumed; // its check starts the queued run or follows the active one
         auto id = w.id;
-        with_work(self, id, [self, start](expected<work_actor> a) {
-          if (a && start)
-            self->send(*a, start_atom::value);
-          else if (a)
+        with_work(self, id, [self](expected<work_actor> a) {
+          if (a)
             self->send(*a, check_atom::value);
         });
       }
@@ -386,6 +390,16 @@ orchestrator_impl_actor::behavior_type orchestrator_behavior(self_ptr self, work
                                                              event_hub* hub) {
   self->state.env = std::move(env);
   self->set_exit_handler([=](caf::exit_msg& msg) { on_exit(self, msg); });
+  // A bug's exception ends the orchestrator with its message, which the supervisor records.
+  self->set_exception_handler([](caf::scheduled_actor*, std::exception_ptr& x) -> caf::error {
+    try {
+      std::rethrow_exception(x);
+    } catch (const std::exception& e) {
+      return caf::make_error(caf::sec::runtime_error, std::string{e.what()});
+    } catch (...) {
+      return caf::make_error(caf::sec::runtime_error, std::string{"unknown exception"});
+    }
+  });
   // Run ends reach the Work that started the run; the hub's callback only enqueues.
   auto handle = orchestrator_impl_actor{self};
   auto token = hub->subscribe([handle](const event_hub::batch& b) {
@@ -400,6 +414,8 @@ orchestrator_impl_actor::behavior_type orchestrator_behavior(self_ptr self, work
     [=](create_atom, const new_work& req) -> caf::result<work_reply> {
       if (self->state.recovering)
         return caf::skip;
+      if (fault("works.orchestrator"))
+        throw std::runtime_error("fault injected at works.orchestrator");
       return create(self, req);
     },
     [=](command_atom, const std::string& id, std::int32_t c, const std::string& by,
@@ -428,6 +444,16 @@ orchestrator_impl_actor::behavior_type orchestrator_behavior(self_ptr self, work
           self->send(*a, run_ended_atom::value, run_id, state);
       });
     },
+    [=](adopt_atom, const std::string& id) {
+      // Claimed from a dead member: its actor arms its timer and follows its run.
+      self->state.env->log->info("work {}: taken over from a dead member", id);
+      with_work(self, id, [self, id](expected<work_actor> a) {
+        if (a)
+          self->send(*a, check_atom::value);
+        else
+          self->state.env->log->error("work {}: cannot take it over: {}", id, a.error().message);
+      });
+    },
     [=](watch_run_atom, const std::string& run_id, const std::string& work_id) {
       self->state.run_to_work[run_id] = work_id;
     },
@@ -447,10 +473,108 @@ orchestrator_impl_actor::behavior_type orchestrator_behavior(self_ptr self, work
   };
 }
 
+// -- supervision -------------------------------------------------------------------------------
+
+/// One supervised child: how to spawn it (linked to the supervisor) and its incarnation.
+struct works_child {
+  std::string name;
+  std::function<caf::actor(caf::local_actor*)> spawn;
+  caf::actor actor;
+  std::deque<std::chrono::steady_clock::time_point> restarts; // within the last minute
+};
+
+struct works_supervisor_state {
+  works_env_ptr env;
+  supervision_table* tree = nullptr;
+  std::vector<works_child> children;
+  static inline const char* name = "sreh.works";
+};
+
+using works_supervisor_ptr = caf::stateful_actor<works_supervisor_state>*;
+
+void start_child(works_supervisor_ptr self, works_child& c) {
+  c.actor = c.spawn(self);
+  self->state.tree->set_state(c.name, child_state::running);
+}
+
+void on_child_exit(works_supervisor_ptr self, const caf::exit_msg& msg) {
+  auto& st = self->state;
+  auto c = std::find_if(st.children.begin(), st.children.end(),
+                        [&](const works_child& x) { return x.actor.address() == msg.source; });
+  if (c == st.children.end()) {
+    self->quit(msg.reason); // the node stops: the children (linked) go with us
+    return;
+  }
+  c->actor = nullptr;
+  c->spawn(nullptr); // tells whoever follows the incarnation that there is none now
+  const auto why = self->system().render(msg.reason);
+  const auto now = std::chrono::steady_clock::now();
+  while (!c->restarts.empty() && now - c->restarts.front() > std::chrono::minutes(1))
+    c->restarts.pop_front();
+  if (c->restarts.size() >= 5) {
+    st.env->log->critical("{} died {} times within a minute ({}); giving up", c->name,
+                          c->restarts.size() + 1, why);
+    st.tree->died(c->name, why, false);
+    return;
+  }
+  c->restarts.push_back(now);
+  st.tree->died(c->name, why, true);
+  auto backoff = std::chrono::milliseconds(100 << c->restarts.size());
+  st.env->log->error("{} died ({}); restarting it in {} ms", c->name, why, backoff.count());
+  self->delayed_send(self, backoff, respawn_atom::value, c->name);
+}
+
+caf::behavior works_supervisor(works_supervisor_ptr self, works_env_ptr env,
+                               supervision_table* tree, std::vector<works_child> children) {
+  auto& st = self->state;
+  st.env = std::move(env);
+  st.tree = tree;
+  st.children = std::move(children);
+  self->set_exit_handler([self](caf::exit_msg& msg) { on_child_exit(self, msg); });
+  for (auto& c : st.children)
+    start_child(self, c);
+  return {[self](respawn_atom, const std::string& name) {
+    for (auto& c : self->state.children)
+      if (c.name == name && !c.actor)
+        start_child(self, c);
+  }};
+}
+
 } // namespace
 
 orchestrator_actor spawn_orchestrator(caf::actor_system& sys, works_env_ptr env, event_hub& hub) {
   return sys.spawn(orchestrator_behavior, std::move(env), &hub);
+}
+
+caf::actor spawn_works_supervisor(caf::actor_system& sys, works_env_ptr env, event_hub& hub,
+                                  supervision_table& tree,
+                                  std::function<void(orchestrator_actor)> current) {
+  std::vector<works_child> children;
+  auto* h = &hub;
+  children.push_back({"orchestrator",
+                      [env, h, current](caf::local_actor* parent) -> caf::actor {
+                        if (parent == nullptr) {
+                          current(orchestrator_actor{});
+                          return {};
+                        }
+                        auto a = parent->spawn<caf::linked>(orchestrator_behavior, env, h);
+                        current(a);
+                        return caf::actor_cast<caf::actor>(a);
+                      },
+                      {},
+                      {}});
+  if (!env->rt->tools.world_sources().empty())
+    children.push_back({"world_sync",
+                        [env, h](caf::local_actor* parent) -> caf::actor {
+                          if (parent == nullptr)
+                            return {};
+                          return caf::actor_cast<caf::actor>(spawn_world_sync(parent, env, *h));
+                        },
+                        {},
+                        {}});
+  for (const auto& c : children)
+    tree.add(c.name, "node");
+  return sys.spawn(works_supervisor, std::move(env), &tree, std::move(children));
 }
 
 } // namespace sreh::actors

@@ -2,12 +2,15 @@
 // The Works control plane's actors (DESIGN.md, "Works control plane"): the orchestrator, one
 // actor per active Work (work_actor.cpp) and the world sync (world_sync.cpp).
 
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 
 #include "actors/hub/event_hub.hpp"
 #include "actors/node/runtime.hpp"
+#include "actors/node/supervision.hpp"
 #include "actors/works/messages.hpp"
 #include "actors/works/world_view.hpp"
 #include "core/works/lifecycle.hpp"
@@ -39,13 +42,24 @@ void add_timeline(const works_env& env, works::work& w, const works::work_templa
 /// passivates the actors idle for `passivate_after`.
 orchestrator_actor spawn_orchestrator(caf::actor_system& sys, works_env_ptr env, event_hub& hub);
 
+/// Keeps the orchestrator (and, when the node has world sources, the world sync) running as
+/// children "orchestrator" and "world_sync" of the node's tree: spawns them linked, and when
+/// one dies (a bug) records that in `tree` and spawns it again after a backoff (100 ms
+/// doubling) — a new orchestrator recovers the open Works from the store; after 5 deaths within
+/// a minute it gives up on that child (the node is then not ready). `current` learns each
+/// orchestrator incarnation (null while there is none). An exit sent to the supervisor stops
+/// them all.
+caf::actor spawn_works_supervisor(caf::actor_system& sys, works_env_ptr env, event_hub& hub,
+                                  supervision_table& tree,
+                                  std::function<void(orchestrator_actor)> current);
+
 /// The actor of Work `w` made from template `t` (the version it is pinned to).
 work_actor spawn_work(caf::local_actor* parent, orchestrator_impl_actor orch, works_env_ptr env,
                       works::work w, works::work_template t);
 
 /// The world sync: observes the node's world sources every `works.world_sync_ms` and after each
 /// mutating action, records what changed in world state (new versions with their source) and
-/// publishes the current graph to `env->world`. Null when the node has no world source.
-world_sync_actor spawn_world_sync(caf::actor_system& sys, works_env_ptr env, event_hub& hub);
+/// publishes the current graph to `env->world`. Linked to `parent`.
+world_sync_actor spawn_world_sync(caf::local_actor* parent, works_env_ptr env, event_hub& hub);
 
 } // namespace sreh::actors

@@ -88,22 +88,27 @@ void commit(self_ptr self, const works::effects& fx, works::work before,
   persistence::write_batch b;
   add_timeline(*st.env, st.w, st.t, fx, b);
   b.update_work = st.w;
-  commit_batch(work_actor{self}, st.calls, rt.writer, std::move(b),
-               [self, before = std::move(before),
-                then = std::move(then)](persistence::commit_result res) mutable {
-                 auto& st = self->state;
-                 if (res.err) {
-                   st.env->rt->commit_errors.log(*st.env->log, spdlog::level::err,
-                                                 "work {}: commit failed: {}", st.w.id,
-                                                 res.err.message);
-                   st.w = std::move(before);
-                 } else {
-                   for (const auto& e : res.events)
-                     st.env->log->debug("work {}: {}", st.w.id, e.kind);
-                 }
-                 schedule(self);
-                 then(res.err);
-               });
+  commit_batch(
+    work_actor{self}, st.calls, rt.writer, std::move(b),
+    [self, before = std::move(before),
+     then = std::move(then)](persistence::commit_result res) mutable {
+      auto& st = self->state;
+      if (res.err.code == errc::conflict) {
+        // Fenced: a survivor took the Work over while this node was cut off.
+        st.env->log->warn("work {}: {}; leaving it to that node", st.w.id, res.err.message);
+        st.w = std::move(before);
+        st.stopping = true;
+      } else if (res.err) {
+        st.env->rt->commit_errors.log(*st.env->log, spdlog::level::err,
+                                      "work {}: commit failed: {}", st.w.id, res.err.message);
+        st.w = std::move(before);
+      } else {
+        for (const auto& e : res.events)
+          st.env->log->debug("work {}: {}", st.w.id, e.kind);
+      }
+      schedule(self);
+      then(res.err);
+    });
 }
 
 void start_run(self_ptr self);
@@ -269,6 +274,8 @@ void check(self_ptr self) {
                                       st.last_criteria_error, st.env->rt->clock.now_us()));
         st.last_criteria_error = holds ? std::string{} : holds.error().message;
       }
+      if (st.w.queued > 0 && st.w.active_run.empty() && !works::is_closed(st.w.state))
+        fx.start_run = true; // queued before a restart or a takeover
       apply(self, std::move(fx), std::move(before), [self](auto&) { done_op(self); });
     };
     if (st.w.active_run.empty())
@@ -341,6 +348,11 @@ work_actor::behavior_type work_behavior(self_ptr self, orchestrator_impl_actor o
     else
       st.done_error = "done-criteria: " + parsed.error().message;
   }
+  // The orchestrator learns of the Work's active run and next timer from its actor (after a
+  // restart or a takeover it knows only the row's id).
+  if (!st.w.active_run.empty())
+    self->send(st.orch, watch_run_atom::value, st.w.active_run, st.w.id);
+  self->send(st.orch, schedule_atom::value, st.w.id, st.w.next_check);
   return {
     [=](command_atom, std::int32_t c, const std::string& by,
         const std::string& text) -> caf::result<work_reply> { return command(self, c, by, text); },

@@ -202,10 +202,8 @@ world_sync_actor::behavior_type world_sync_behavior(self_ptr self, works_env_ptr
 
 } // namespace
 
-world_sync_actor spawn_world_sync(caf::actor_system& sys, works_env_ptr env, event_hub& hub) {
-  if (env->rt->tools.world_sources().empty())
-    return {};
-  return sys.spawn(world_sync_behavior, std::move(env), &hub);
+world_sync_actor spawn_world_sync(caf::local_actor* parent, works_env_ptr env, event_hub& hub) {
+  return parent->spawn<caf::linked>(world_sync_behavior, std::move(env), &hub);
 }
 
 } // namespace sreh::actors

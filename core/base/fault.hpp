@@ -13,7 +13,8 @@ namespace sreh {
 /// list, read once, e.g. `http.io:3,relay.round:2`) or by `arm_fault` — and then `fault(NAME)`
 /// is true exactly once, at its N-th call. Points: `http.io` (the HTTP front's io loop, after
 /// it read a request's header), `relay.round` (the relay thread, after a page was published and
-/// before its offset is stored).
+/// before its offset is stored), `works.orchestrator` (the orchestrator, on a request to make a
+/// Work, before it made it).
 ///
 /// Thread-safe. Costs one relaxed atomic load when nothing is armed.
 [[nodiscard]] bool fault(std::string_view name);

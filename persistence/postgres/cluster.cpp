@@ -7,6 +7,7 @@
 #include "persistence/postgres/rows.hpp"
 #include "persistence/postgres/sql.hpp"
 #include "persistence/postgres/store_impl.hpp"
+#include "persistence/postgres/work_sql.hpp"
 
 namespace sreh::persistence::pg {
 
@@ -68,6 +69,25 @@ expected<std::vector<run>> postgres_store::claim_orphans(std::string_view node_i
     });
     return out;
   });
+}
+
+expected<std::vector<std::string>> postgres_store::claim_orphan_works(std::string_view node_id,
+                                                                      int limit) {
+  std::lock_guard lk{cluster_mtx_};
+  return cluster_conn_.use(
+    "claim works", [&](pqxx::connection& conn) -> expected<std::vector<std::string>> {
+      pqxx::work tx{conn, "claim works"};
+      std::vector<std::pair<std::int64_t, std::string>> rows;
+      for (const auto& row :
+           tx.exec_prepared(pg::claim_orphan_works.name, std::string{node_id}, limit))
+        rows.emplace_back(row[1].as<std::int64_t>(), row[0].as<std::string>());
+      tx.commit();
+      std::sort(rows.begin(), rows.end());
+      std::vector<std::string> out;
+      for (auto& [at, id] : rows)
+        out.push_back(std::move(id));
+      return out;
+    });
 }
 
 expected<std::vector<node_row>> postgres_store::members() {

@@ -117,6 +117,8 @@ class postgres_store final : public store, public cluster_store {
   expected<heartbeat_result> heartbeat(const node_heartbeat& hb,
                                        std::chrono::milliseconds ttl) override;
   expected<std::vector<run>> claim_orphans(std::string_view node_id, int limit) override;
+  expected<std::vector<std::string>> claim_orphan_works(std::string_view node_id,
+                                                        int limit) override;
   expected<std::vector<node_row>> members() override;
 
  private:

@@ -23,7 +23,18 @@ inline constexpr statement update_work{
   "update_work",
   "UPDATE works SET state = $2, kind = $3, severity = $4, template = $5, template_version = $6, "
   "title = $7, labels = $8, idempotency_key = $9, node_id = $10, created_at = $11, "
-  "updated_at = $12, doc = $13 WHERE id = $1"};
+  "updated_at = $12, doc = $13 WHERE id = $1 AND node_id = $10"};
+/// Who owns a Work whose update matched no row: another node (fenced), or none (no such Work).
+inline constexpr statement work_owner{"work_owner", "SELECT node_id FROM works WHERE id = $1"};
+/// The open Works of members whose lease expired, moved to $1 (the stored document too).
+inline constexpr statement claim_orphan_works{
+  "claim_orphan_works",
+  "WITH dead AS (SELECT id FROM cluster_nodes WHERE lease_until < now() AND id <> $1 "
+  "FOR SHARE), victims AS (SELECT w.id FROM works w WHERE w.node_id IN (SELECT id FROM dead) "
+  "AND w.state NOT IN ('resolved', 'cancelled') ORDER BY w.created_at, w.id LIMIT $2 "
+  "FOR UPDATE OF w SKIP LOCKED) UPDATE works SET node_id = $1, "
+  "doc = jsonb_set(doc::jsonb, '{node_id}', to_jsonb($1::text))::text FROM victims "
+  "WHERE works.id = victims.id RETURNING works.id, works.created_at"};
 inline constexpr statement work_by_key{
   "work_by_key", "SELECT id FROM works WHERE idempotency_key = $1 AND idempotency_key <> ''"};
 inline constexpr statement get_work{"get_work", "SELECT id, doc FROM works WHERE id = $1"};
@@ -81,8 +92,8 @@ inline constexpr statement entity_history{"entity_history", "SELECT " SREH_ENTIT
 
 /// Every statement above, for prepare_statements.
 inline constexpr statement work_statements[] = {
-  works_by_keys, insert_work,      update_work,    work_by_key,     get_work,
-  list_works,    list_works_state, open_works,     insert_template, get_template,
-  upsert_entity, insert_history,   world_entities, world_entity,    entity_history};
+  works_by_keys, insert_work,    update_work,      work_owner,   claim_orphan_works, work_by_key,
+  get_work,      list_works,     list_works_state, open_works,   insert_template,    get_template,
+  upsert_entity, insert_history, world_entities,   world_entity, entity_history};
 
 } // namespace sreh::persistence::pg

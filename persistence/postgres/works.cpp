@@ -77,9 +77,15 @@ work_key_holders(pqxx::work& tx, const std::vector<write_batch>& batches) {
 sreh::error write_work_rows(pqxx::work& tx, const write_batch& b) {
   if (b.create_work)
     write_work(tx, insert_work, *b.create_work);
-  if (b.update_work && write_work(tx, update_work, *b.update_work).affected_rows() != 1)
+  if (b.update_work && write_work(tx, update_work, *b.update_work).affected_rows() != 1) {
+    // Fenced: a survivor claimed the Work from this node (cluster_store::claim_orphan_works).
+    auto owner = tx.exec_prepared(work_owner.name, b.update_work->id);
+    if (!owner.empty())
+      return {errc::conflict, fmt::format("work {} is owned by node '{}' now", b.update_work->id,
+                                          text(owner[0][0]))};
     return {errc::internal,
             fmt::format("postgres: update work {}: no such Work", b.update_work->id)};
+  }
   for (const auto& t : b.templates)
     tx.exec_prepared(insert_template.name, t.name, t.version, t.kind, t.text, t.first_seen);
   for (const auto& e : b.entities) {

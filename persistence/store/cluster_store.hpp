@@ -62,6 +62,13 @@ class cluster_store {
   [[nodiscard]] virtual expected<std::vector<run>> claim_orphans(std::string_view node_id,
                                                                  int limit) = 0;
 
+  /// Moves up to `limit` open Works (not resolved or cancelled) of members whose lease expired
+  /// to `node_id` and returns their ids, oldest first; concurrent claimers split them (SKIP
+  /// LOCKED). A Work's row then names its new owner, and an update of it by the old one is
+  /// refused (`conflict`).
+  [[nodiscard]] virtual expected<std::vector<std::string>>
+  claim_orphan_works(std::string_view node_id, int limit) = 0;
+
   /// Every member, without heartbeating.
   [[nodiscard]] virtual expected<std::vector<node_row>> members() = 0;
 };

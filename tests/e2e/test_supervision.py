@@ -46,8 +46,8 @@ def restarted(name):
 
 def test_the_tree_lists_the_kernel_relay_and_front():
     a = wait_until(actors_or_none, 10, "/v1/actors")
-    assert list(a) == ["kernel", "relay", "http_front"], f"children: {list(a)}"
-    assert a["kernel"]["parent"] == "node"
+    assert list(a) == ["kernel", "orchestrator", "relay", "http_front"], f"children: {list(a)}"
+    assert a["kernel"]["parent"] == "node" and a["orchestrator"]["parent"] == "node"
     assert a["relay"]["parent"] == "services" and a["http_front"]["parent"] == "services"
 
 

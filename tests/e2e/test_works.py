@@ -297,6 +297,36 @@ def test_kill9_while_its_run_is_mid_step_then_the_work_resolves():
         node.stop()
 
 
+def test_an_orchestrator_that_dies_is_restarted_and_its_works_go_on():
+    with TempDir() as d:
+        tdir = os.path.join(d, "templates")
+        os.makedirs(tdir)
+        template_file(tdir, "slow", "enqueue")
+        node = Node(d, config_extra=works_config(tdir) +
+                    "model:\n  provider: scripted\n  script:\n"
+                    "    - {tool: test.sleep, args: {ms: 1000}}\n",
+                    env_extra={"SREH_FAULT": "works.orchestrator:2"}).start()
+        status, _, doc = create(node, "slow", {"target": "a"})
+        assert status == 201, doc
+        first = doc["work"]["id"]
+        status, _, doc = create(node, "slow", {"target": "b"})  # the orchestrator throws here
+        assert status == 503, (status, doc)
+
+        def restarted():
+            status, _, doc = node.json("GET", "/v1/actors")
+            row = {a["name"]: a for a in doc["actors"]}.get("orchestrator")
+            return row if row and row["restarts"] == 1 and row["state"] == "running" else None
+        row = wait_until(restarted, 20, "the orchestrator restarted")
+        assert "fault injected at works.orchestrator" in row["last_error"], row
+        status, _, doc = create(node, "slow", {"target": "c"})
+        assert status == 201, doc
+        # The first Work's run ends under the new orchestrator, which hears of it.
+        w = wait_work(node, first, lambda w: w["runs"] and w["runs"][0].get("state") ==
+                      "succeeded" and not w["active_run"], 20, "the first work's run recorded")
+        assert kinds(w).count("work.run_ended") == 1, kinds(w)
+        node.stop()
+
+
 if __name__ == "__main__":
     run_tests([
         test_an_incident_work_resolves_on_the_demo_scenario,
@@ -304,4 +334,5 @@ if __name__ == "__main__":
         test_bad_input_gets_a_problem_and_changes_nothing,
         test_kill9_while_a_work_waits_on_its_sla_timer,
         test_kill9_while_its_run_is_mid_step_then_the_work_resolves,
+        test_an_orchestrator_that_dies_is_restarted_and_its_works_go_on,
     ])

@@ -200,6 +200,50 @@ CAF_TEST(runs of a live member are never claimed; the unfinished runs of a dead 
   CAF_CHECK(beat("node-a", 60s).lease_was_expired);
 }
 
+CAF_TEST(the open works of a dead member are claimed and its stale copy is fenced off) {
+  beat("node-a", 300ms);
+  beat("node-b", 60s);
+  auto make = [this](const std::string& id, works::work_state state, std::int64_t at) {
+    works::work w;
+    w.id = id;
+    w.template_name = "t";
+    w.node_id = "node-a";
+    w.state = state;
+    w.created_at = at;
+    std::vector<write_batch> bs(1);
+    bs[0].create_work = w;
+    CAF_REQUIRE_EQUAL(st->commit(bs)[0].err.message, "");
+    return w;
+  };
+  auto open2 = make("wrk_2", works::work_state::mitigating, 2);
+  make("wrk_1", works::work_state::open, 1);
+  make("wrk_3", works::work_state::resolved, 3);
+  auto none = cs->claim_orphan_works("node-b", 10);
+  CAF_REQUIRE(none.has_value());
+  CAF_CHECK_EQUAL(none->size(), 0u); // node-a is alive
+  wait_dead("node-a");
+  auto claimed = cs->claim_orphan_works("node-b", 10);
+  CAF_REQUIRE(claimed.has_value());
+  CAF_CHECK_EQUAL(*claimed, (std::vector<std::string>{"wrk_1", "wrk_2"})); // oldest first
+  auto moved = **st->get_work("wrk_2");
+  CAF_CHECK_EQUAL(moved.node_id, "node-b"); // the document too
+  CAF_CHECK_EQUAL((**st->get_work("wrk_3")).node_id, "node-a");
+  CAF_CHECK_EQUAL(st->open_works("node-b")->size(), 2u);
+  // node-a's copy may no longer write it; node-b may.
+  open2.state = works::work_state::resolved;
+  std::vector<write_batch> stale(1);
+  stale[0].update_work = open2;
+  auto rs = st->commit(stale);
+  CAF_CHECK_EQUAL(rs[0].err.code, errc::conflict);
+  CAF_CHECK_EQUAL(rs[0].err.message, std::string{"work wrk_2 is owned by node 'node-b' now"});
+  CAF_CHECK_EQUAL(to_string((**st->get_work("wrk_2")).state), std::string{"mitigating"});
+  moved.state = works::work_state::monitoring;
+  std::vector<write_batch> fresh(1);
+  fresh[0].update_work = moved;
+  CAF_CHECK_EQUAL(st->commit(fresh)[0].err.message, "");
+  CAF_CHECK(cs->claim_orphan_works("node-b", 10)->empty());
+}
+
 CAF_TEST(a node whose run was claimed can no longer write it) {
   beat("node-a", 300ms);
   beat("node-b", 60s);
