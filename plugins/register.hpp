@@ -5,6 +5,7 @@
 
 #include "actors/gateway/provider_registry.hpp"
 #include "actors/tools/toolset_registry.hpp"
+#include "net/http/http_server.hpp"
 
 namespace sreh::plugins {
 
@@ -30,5 +31,9 @@ void register_http_probe(actors::toolset_registry& r);
 /// `tools.shell.commands`: shell.NAME for each allow-listed command, no shell in between
 /// (plugins/sre/shell).
 void register_shell(actors::toolset_registry& r);
+
+/// `alertmanager.receiver.template: NAME`: POST /v1/alerts/alertmanager, Alertmanager's webhook
+/// receiver, opening and updating incident Works (plugins/sre/alertmanager).
+void register_alertmanager(std::vector<net::route_group>& routes);
 
 } // namespace sreh::plugins

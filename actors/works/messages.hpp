@@ -23,7 +23,7 @@ typename Inspector::result_type inspect(Inspector& f, work& x) {
   return f(caf::meta::type_name("sreh::works::work"), x.id, x.template_name, x.template_version,
            x.kind, x.title, x.severity, x.state, x.fields, x.labels, x.creator, x.idempotency_key,
            x.node_id, x.created_at, x.updated_at, x.marks, x.runs, x.active_run, x.queued,
-           x.triggers, x.sla_breached, x.holds_since, x.world_at, x.next_check, x.seq);
+           x.triggers, x.sla_breached, x.holds_since, x.world_at, x.next_check, x.seq, x.alerts);
 }
 
 } // namespace sreh::works
@@ -33,7 +33,7 @@ namespace sreh::actors {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, new_work& x) {
   return f(caf::meta::type_name("sreh::new_work"), x.template_name, x.fields, x.idempotency_key,
-           x.creator);
+           x.creator, x.labels);
 }
 
 template <class Inspector>

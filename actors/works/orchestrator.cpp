@@ -248,15 +248,20 @@ expected<works::work> make_work(const works_env& env, const works::work_template
   auto title = works::render(t.title.text, *values);
   if (!title)
     return sreh::error{errc::invalid_argument, "title: " + title.error().message};
-  std::string labels = "{";
+  std::map<std::string, std::string> label_map;
   for (const auto& [k, text] : t.labels) {
     auto v = works::render(text.text, *values);
     if (!v)
       return sreh::error{errc::invalid_argument, "run.labels." + k + ": " + v.error().message};
-    if (labels.size() > 1)
-      labels += ',';
-    labels += json::quote(k) + ":" + json::quote(*v);
+    label_map[k] = std::move(*v);
   }
+  if (auto extra = json::parse(req.labels); extra && extra->IsObject())
+    for (const auto& m : extra->GetObject())
+      if (m.value.IsString())
+        label_map[m.name.GetString()] = m.value.GetString();
+  std::string labels = "{";
+  for (const auto& [k, v] : label_map)
+    labels += (labels.size() > 1 ? "," : "") + json::quote(k) + ":" + json::quote(v);
   labels += "}";
   if (t.done) {
     auto text = works::render(t.done->condition.text, *values);

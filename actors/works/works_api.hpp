@@ -16,7 +16,8 @@ struct new_work {
   std::string template_name;
   std::string fields = "{}"; // JSON object
   std::string idempotency_key;
-  std::string creator; // the caller's identity
+  std::string creator;       // the caller's identity
+  std::string labels = "{}"; // JSON object of string labels added to the template's
 };
 
 struct work_reply {

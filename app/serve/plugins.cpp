@@ -17,6 +17,7 @@ node_registries registries() {
   plugins::register_prometheus(r.toolsets);
   plugins::register_http_probe(r.toolsets);
   plugins::register_shell(r.toolsets);
+  plugins::register_alertmanager(r.routes);
   return r;
 }
 

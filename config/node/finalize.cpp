@@ -178,6 +178,19 @@ error finalize(node_config& cfg) {
                                                : t.error();
     cfg.works.loaded = std::move(*t);
   }
+  if (const auto& name = cfg.alertmanager.receiver_template; !name.empty()) {
+    const works::work_template* t = nullptr;
+    for (const auto& x : cfg.works.loaded)
+      if (x.name == name)
+        t = &x;
+    if (t == nullptr)
+      return field_error("alertmanager.receiver.template",
+                         fmt::format("no Work template '{}' in works.templates", name));
+    for (const auto& [field, from] : cfg.alertmanager.fields)
+      if (t->field(field) == nullptr)
+        return field_error("alertmanager.receiver.fields",
+                           fmt::format("template '{}' has no field '{}'", name, field));
+  }
   return {};
 }
 

@@ -344,6 +344,23 @@ void read_nats(reader& r, const entry& section, nats_config& out) {
   }
 }
 
+void read_alertmanager(reader& r, const entry& section, alertmanager_config& out) {
+  for (const auto& e : r.entries(section, {"receiver"}))
+    for (const auto& x : r.entries(e, {"template", "fields", "severity", "max_alerts"})) {
+      if (x.key == "template") {
+        out.receiver_template = r.non_empty_string(x);
+      } else if (x.key == "max_alerts") {
+        out.max_alerts = r.integer(x, 1, 100'000);
+      } else {
+        auto& map = x.key == "fields" ? out.fields : out.severity;
+        if (x.key == "severity")
+          map.clear(); // the file's table replaces the default one
+        for (const auto& p : r.pairs(x))
+          map[p.key] = r.non_empty_string(p);
+      }
+    }
+}
+
 void read_prometheus(reader& r, const entry& section, prometheus_config& out) {
   for (const auto& e :
        r.entries(section, {"url", "timeout_ms", "max_series", "max_points", "allow", "deny"})) {
@@ -379,9 +396,10 @@ void read_prometheus(reader& r, const entry& section, prometheus_config& out) {
 }
 
 void read_top(reader& r, const entry& root, node_config& cfg) {
-  auto entries = r.entries(root, {"node_id", "listen", "data_dir", "policy_mode", "policy_file",
-                                  "store", "logging", "limits", "budget", "model", "tools", "auth",
-                                  "sandbox", "nats", "cluster", "works", "prometheus"});
+  auto entries =
+    r.entries(root, {"node_id", "listen", "data_dir", "policy_mode", "policy_file", "store",
+                     "logging", "limits", "budget", "model", "tools", "auth", "sandbox", "nats",
+                     "cluster", "works", "prometheus", "alertmanager"});
   for (const auto& e : entries) {
     if (e.key == "node_id") {
       cfg.node_id = r.string(e);
@@ -421,6 +439,8 @@ void read_top(reader& r, const entry& root, node_config& cfg) {
       read_cluster(r, e, cfg.source, cfg.cluster);
     } else if (e.key == "prometheus") {
       read_prometheus(r, e, cfg.prometheus);
+    } else if (e.key == "alertmanager") {
+      read_alertmanager(r, e, cfg.alertmanager);
     } else if (e.key == "works") {
       for (const auto& x :
            r.entries(e, {"templates", "check_every", "world_sync", "passivate_after"})) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -155,6 +156,21 @@ struct prometheus_config {
   std::vector<std::string> deny;    // PromQL no query may match
 };
 
+/// The Alertmanager webhook receiver (`POST /v1/alerts/alertmanager`, plugins/sre/alertmanager,
+/// docs/alertmanager.md): on when `receiver.template` names a Work template.
+struct alertmanager_config {
+  std::string receiver_template; // the Work template a firing alert group opens
+  /// A template field ← the alert label or annotation to take it from (default: the label or
+  /// annotation of the field's own name; `alert` defaults to alertname, `summary` to the
+  /// summary or description annotation).
+  std::map<std::string, std::string> fields;
+  /// A severity label's value → the choice of the template's `severity` field.
+  std::map<std::string, std::string> severity = {
+    {"critical", "sev1"}, {"page", "sev1"}, {"error", "sev2"}, {"high", "sev2"},
+    {"warning", "sev3"},  {"warn", "sev3"}, {"info", "sev4"},  {"low", "sev4"}};
+  std::int64_t max_alerts = 1000; // per notification; more is a 413
+};
+
 /// Cluster mode (docs/cluster.md): on when `topology` is set.
 struct cluster_config {
   /// The topology file, shared by every node; relative to the config file's directory.
@@ -197,6 +213,7 @@ struct node_config {
   cluster_config cluster;
   works_config works;
   prometheus_config prometheus;
+  alertmanager_config alertmanager;
   std::string source; // file it was loaded from ("" = defaults)
   // Whether listen / data_dir were given (file or command line) rather than defaulted: in
   // cluster mode the defaults follow the topology (listen) and the node id (data_dir).

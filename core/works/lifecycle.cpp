@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 
 #include "core/base/json.hpp"
 
@@ -78,6 +79,8 @@ const char* to_string(work_command c) {
     return "comment";
   case work_command::trigger:
     return "trigger";
+  case work_command::alerts:
+    return "alerts";
   }
   return "unknown";
 }
@@ -136,6 +139,8 @@ expected<effects> apply_command(work& w, const work_template& t, work_command c,
     w.updated_at = now;
     return fx;
   }
+  case work_command::alerts:
+    return merge_alerts(w, by, text, now);
   case work_command::ack:
   case work_command::resolve:
   case work_command::reopen:
@@ -151,6 +156,66 @@ expected<effects> apply_command(work& w, const work_template& t, work_command c,
     return entry.error();
   fx.entries.push_back(std::move(*entry));
   fx.cancel_run = c == work_command::cancel && !w.active_run.empty();
+  return fx;
+}
+
+expected<effects> merge_alerts(work& w, std::string_view by, std::string_view text,
+                               timestamp_us now) {
+  auto bad = [](std::string what) {
+    return sreh::error{errc::invalid_argument, "alerts: " + what};
+  };
+  auto doc = json::parse_object(text);
+  if (!doc)
+    return bad(doc.error().message);
+  auto in = doc->FindMember("alerts");
+  if (in == doc->MemberEnd() || !in->value.IsObject())
+    return bad("expected {\"alerts\": {FINGERPRINT: STATUS}}");
+  std::int64_t truncated = 0;
+  if (auto t = doc->FindMember("truncated"); t != doc->MemberEnd()) {
+    if (!t->value.IsInt64() || t->value.GetInt64() < 0)
+      return bad("truncated: expected a count");
+    truncated = t->value.GetInt64();
+  }
+  std::map<std::string, std::string> known;
+  if (auto cur = json::parse(w.alerts); cur && cur->IsObject())
+    for (const auto& m : cur->GetObject())
+      if (m.value.IsString())
+        known[m.name.GetString()] = m.value.GetString();
+  std::vector<std::string> firing, resolved;
+  for (const auto& m : in->value.GetObject()) {
+    if (!m.value.IsString())
+      return bad("the status of each alert must be a string");
+    std::string status{m.value.GetString(), m.value.GetStringLength()};
+    if (status != "firing" && status != "resolved")
+      return bad("status '" + status + "' is not firing or resolved");
+    std::string fp{m.name.GetString(), m.name.GetStringLength()};
+    auto& was = known[fp];
+    if (was == status)
+      continue;
+    was = status;
+    (status == "firing" ? firing : resolved).push_back(fp);
+  }
+  effects fx;
+  if (firing.empty() && resolved.empty() && truncated == 0)
+    return fx;
+  std::string merged = "{";
+  for (const auto& [fp, status] : known)
+    merged += (merged.size() > 1 ? "," : "") + q(fp) + ":" + q(status);
+  w.alerts = merged + "}";
+  w.updated_at = now;
+  auto list = [](const std::vector<std::string>& xs) {
+    std::string out = "[";
+    for (const auto& x : xs)
+      out += (out.size() > 1 ? "," : "") + q(x);
+    return out + "]";
+  };
+  std::size_t still = 0;
+  for (const auto& [fp, status] : known)
+    still += status == "firing" ? 1 : 0;
+  fx.entries.push_back(
+    {"work.alerts",
+     fmt::format(R"({{"by":{},"firing":{},"resolved":{},"still_firing":{},"truncated":{}}})", q(by),
+                 list(firing), list(resolved), still, truncated)});
   return fx;
 }
 

@@ -18,8 +18,9 @@
 
 namespace sreh::works {
 
-/// What a person may do to a Work (POST /v1/works/{id}/{command}).
-enum class work_command { ack, resolve, reopen, cancel, comment, trigger };
+/// What a person may do to a Work (POST /v1/works/{id}/{command}), and `alerts`: what an
+/// alert receiver reports of the alerts behind it (not a route of its own).
+enum class work_command { ack, resolve, reopen, cancel, comment, trigger, alerts };
 [[nodiscard]] const char* to_string(work_command c);
 [[nodiscard]] std::optional<work_command> parse_work_command(std::string_view s);
 
@@ -43,6 +44,13 @@ struct effects {
 [[nodiscard]] expected<effects> apply_command(work& w, const work_template& t, work_command c,
                                               std::string_view by, std::string_view text,
                                               timestamp_us now);
+
+/// `alerts`' text: `{"alerts": {FINGERPRINT: "firing" | "resolved", ...}, "truncated": N}`.
+/// Merged into `w.alerts`; a `work.alerts` entry lists what changed (new or changed
+/// fingerprints by status, and alerts the sender truncated), none when nothing did — so a
+/// repeated notification changes nothing. `invalid_argument` for another shape.
+[[nodiscard]] expected<effects> merge_alerts(work& w, std::string_view by, std::string_view text,
+                                             timestamp_us now);
 
 /// The Work was made: its first timeline entry, and its first run when the template has a goal.
 [[nodiscard]] effects on_created(work& w, const work_template& t);

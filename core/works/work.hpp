@@ -133,6 +133,9 @@ struct work {
   timestamp_us world_at = 0;     // world time of the last evaluation of the criteria
   timestamp_us next_check = 0;   // wall time of its next timer (SLA or criteria); 0 = none
   std::int64_t seq = 0;          // events written for it (their run_seq)
+  /// The alerts behind it (an Alertmanager group): JSON object fingerprint → "firing" |
+  /// "resolved", as the last notification said.
+  std::string alerts = "{}";
 };
 
 /// A template version as a Work pinned to it needs it after the file changed: its text.

@@ -112,6 +112,7 @@ std::string to_document(const work& w) {
   out.Key("world_at"), out.Int64(w.world_at);
   out.Key("next_check"), out.Int64(w.next_check);
   out.Key("seq"), out.Int64(w.seq);
+  out.Key("alerts"), object_text(out, w.alerts);
   out.EndObject();
   return {buf.GetString(), buf.GetSize()};
 }
@@ -147,8 +148,9 @@ expected<work> work_from_document(std::string_view doc_text) {
   f.integer("seq", w.seq);
   if (f.err())
     return bad(f.err().message);
-  for (auto err : {read_object_text(d, "fields", w.fields), read_object_text(d, "labels", w.labels),
-                   read_marks(d, w.marks), read_runs(d, w.runs)})
+  for (auto err :
+       {read_object_text(d, "fields", w.fields), read_object_text(d, "labels", w.labels),
+        read_object_text(d, "alerts", w.alerts), read_marks(d, w.marks), read_runs(d, w.runs)})
     if (err)
       return err;
   return w;

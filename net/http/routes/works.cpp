@@ -279,7 +279,7 @@ void command_work(server_context& ctx, const request& req, responder res) {
     return res.send(std::move(*bad));
   const auto& name = req.params.at("command");
   auto c = works::parse_work_command(name);
-  if (!c)
+  if (!c || *c == works::work_command::alerts) // alerts come from the receiver only
     return res.send(problem(
       404, "not-found",
       "no command '" + name + "' (expected ack, resolve, reopen, cancel, comment, trigger)", req));

@@ -70,7 +70,7 @@ struct works_fixture : kernel_fixture {
   }
 
   work_reply create(const std::string& fields, const std::string& key = {}) {
-    return ask(caf::make_message(create_atom::value, new_work{"inc", fields, key, "tester"}));
+    return ask(caf::make_message(create_atom::value, new_work{"inc", fields, key, "tester", "{}"}));
   }
 
   work_reply command(const std::string& id, works::work_command c, const std::string& text = {}) {
