@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/base/json.hpp"
+#include "core/base/logger.hpp"
 #include "net/http/auth.hpp"
 #include "net/http/problem.hpp"
 #include "net/http/routes/routes.hpp"
@@ -53,8 +54,11 @@ void receive(net::server_context& ctx, const net::request& req, net::responder r
     return res.send(net::problem(503, "unavailable", "this node runs no Works control plane", req));
   auto n = alertmanager::parse_webhook(req.body, ctx.cfg.alertmanager.max_alerts,
                                        static_cast<int>(ctx.cfg.limits.max_json_depth));
-  if (!n)
+  if (!n) {
+    logger("alertmanager")
+      ->warn("alertmanager webhook refused (request {}): {}", req.request_id, n.error().message);
     return res.send(net::problem(n.error(), req));
+  }
   const auto group =
     net::sha256_hex(fmt::format("{}\n{}", n->receiver, n->group_key)).substr(0, 32);
   const auto statuses = alertmanager::alert_statuses(*n);
@@ -101,12 +105,12 @@ void receive(net::server_context& ctx, const net::request& req, net::responder r
         if (r.err.code != errc::invalid_argument)
           return res.send(net::problem(r.err, req));
         // A field the alerts cannot give: no retry helps (Alertmanager drops a 4xx).
-        return res.send(net::problem(
-          422, "unprocessable",
-          fmt::format("the alerts do not make a Work of template '{}': {} (map the field to a "
-                      "label or annotation in alertmanager.receiver.fields)",
-                      c->cfg.alertmanager.receiver_template, r.err.message),
-          req));
+        auto why = fmt::format("the alerts do not make a Work of template '{}': {} (map the "
+                               "field to a label or annotation in alertmanager.receiver.fields)",
+                               c->cfg.alertmanager.receiver_template, r.err.message);
+        logger("alertmanager")
+          ->warn("alertmanager webhook refused (request {}): {}", req.request_id, why);
+        return res.send(net::problem(422, "unprocessable", why, req));
       }
       annotate(c, req, res, r.w.id, statuses, r.created);
     });
