@@ -23,7 +23,9 @@ import harness  # noqa: E402
 
 TEMPLATE = """template: bench
 kind: incident
-fields: {service: {type: string, required: true}}
+fields:
+  service: {type: string, required: true}
+  severity: {type: choice, values: [sev1, sev2, sev3], default: sev3}
 sla: {acknowledge: 15m, resolve: 4h}
 run: {goal: "fix {service}"}
 double_texting: join

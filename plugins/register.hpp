@@ -5,6 +5,7 @@
 
 #include "actors/gateway/provider_registry.hpp"
 #include "actors/tools/toolset_registry.hpp"
+#include "core/works/kinds.hpp"
 #include "net/http/http_server.hpp"
 
 namespace sreh::plugins {
@@ -31,6 +32,10 @@ void register_http_probe(actors::toolset_registry& r);
 /// `tools.shell.commands`: shell.NAME for each allow-listed command, no shell in between
 /// (plugins/sre/shell).
 void register_shell(actors::toolset_registry& r);
+
+/// The SRE work extension: an `incident` template declares its severity (a choice) and a
+/// `change` template its rollback plan (plugins/sre/work_kinds.cpp).
+void register_sre_work_kinds(works::kind_registry& kinds);
 
 /// `alertmanager.receiver.template: NAME`: POST /v1/alerts/alertmanager, Alertmanager's webhook
 /// receiver, opening and updating incident Works (plugins/sre/alertmanager).

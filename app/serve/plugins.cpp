@@ -18,6 +18,7 @@ node_registries registries() {
   plugins::register_http_probe(r.toolsets);
   plugins::register_shell(r.toolsets);
   plugins::register_alertmanager(r.routes);
+  plugins::register_sre_work_kinds(r.kinds);
   return r;
 }
 

@@ -7,16 +7,19 @@
 #include "actors/tools/toolset_registry.hpp"
 #include "config/node/node_config.hpp"
 #include "core/base/expected.hpp"
+#include "core/works/kinds.hpp"
 #include "net/http/http_server.hpp"
 
 namespace sreh::app {
 
 /// What this build's plugins offer a node: model providers by name, toolsets the config turns
-/// on, and route groups the HTTP front adds to its own.
+/// on, route groups the HTTP front adds to its own, and the kinds of Work its templates may
+/// have (the config is loaded with them).
 struct node_registries {
   actors::provider_registry providers;
   actors::toolset_registry toolsets;
   std::vector<net::route_group> routes;
+  works::kind_registry kinds;
 };
 
 /// The registries with every plugin of this build registered (the one place that names them).

@@ -69,12 +69,13 @@ bool parse_args(int argc, char** argv, serve_args& out) {
 }
 
 /// The config file (or the defaults) with the command line's settings, finalized.
-expected<config::node_config> load_config(const serve_args& args) {
+expected<config::node_config> load_config(const serve_args& args,
+                                          const works::kind_registry& kinds) {
   if (!args.config_file.empty())
-    return config::load_file(args.config_file, args.set);
+    return config::load_file(args.config_file, args.set, &kinds);
   config::node_config cfg;
   config::apply_overrides(args.set, cfg);
-  if (auto err = config::finalize(cfg))
+  if (auto err = config::finalize(cfg, &kinds))
     return err;
   return cfg;
 }
@@ -158,7 +159,8 @@ int serve_command(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  auto cfg = load_config(args);
+  const auto regs = registries();
+  auto cfg = load_config(args, regs.kinds);
   if (!cfg)
     return fail(cfg.error().message);
   if (auto err = setup_logging(cfg->logging.level, cfg->logging.format))
@@ -177,7 +179,6 @@ int serve_command(int argc, char** argv) {
   if (!tokens)
     return fail(tokens.error().message);
   auto tools = std::make_shared<actors::tool_registry>();
-  const auto regs = registries();
   auto provider = make_tools_and_provider(regs, *cfg, *tools);
   if (!provider)
     return fail(provider.error().message);
@@ -235,7 +236,8 @@ int config_check_command(int argc, char** argv) {
     set.node_id = argv[3];
   if (auto text = config::yaml::read_text_file(argv[1]);
       text && config::looks_like_template(*text)) {
-    auto t = config::load_template_string(*text, argv[1]);
+    const auto regs = registries();
+    auto t = config::load_template_string(*text, argv[1], {&regs.kinds});
     if (!t) {
       std::fprintf(stderr, "%s\n", t.error().message.c_str());
       return 1;
@@ -245,7 +247,8 @@ int config_check_command(int argc, char** argv) {
                 works::to_string(t->on_trigger));
     return 0;
   }
-  auto cfg = config::load_file(argv[1], set); // finalized, topology and templates included
+  const auto regs = registries();
+  auto cfg = config::load_file(argv[1], set, &regs.kinds); // finalized: topology, templates
   if (!cfg) {
     std::fprintf(stderr, "%s\n", cfg.error().message.c_str());
     return 1;

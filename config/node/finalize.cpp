@@ -134,7 +134,7 @@ error check_auth(const auth_config& auth, const std::string& listen_host) {
 
 } // namespace
 
-error finalize(node_config& cfg) {
+error finalize(node_config& cfg, const works::kind_registry* kinds) {
   if (cfg.node_id.empty())
     return field_error("node_id", "must not be empty");
   cfg.cluster.topo.reset();
@@ -172,7 +172,7 @@ error finalize(node_config& cfg) {
                                        "scripted");
   cfg.works.loaded.clear();
   if (!cfg.works.templates.empty()) {
-    auto t = load_template_dir(cfg.works.templates);
+    auto t = load_template_dir(cfg.works.templates, template_options{kinds});
     if (!t)
       return t.error().code == errc::not_found ? field_error("works.templates", t.error().message)
                                                : t.error();

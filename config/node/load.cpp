@@ -476,7 +476,7 @@ void apply_overrides(const overrides& o, node_config& cfg) {
 }
 
 expected<node_config> load_string(const std::string& text, const std::string& name,
-                                  const overrides& o) {
+                                  const overrides& o, const works::kind_registry* kinds) {
   node_config cfg;
   cfg.source = name;
   reader r{name, {.substitute_env = true}};
@@ -489,7 +489,7 @@ expected<node_config> load_string(const std::string& text, const std::string& na
     return error{errc::invalid_argument, e.message};
   }
   apply_overrides(o, cfg);
-  if (auto err = finalize(cfg)) {
+  if (auto err = finalize(cfg, kinds)) {
     // finalize names the field ("store.url: ..."); point at where that part was written, unless
     // the command line replaced it.
     auto field = err.message.substr(0, err.message.find(':'));
@@ -502,11 +502,12 @@ expected<node_config> load_string(const std::string& text, const std::string& na
   return cfg;
 }
 
-expected<node_config> load_file(const std::string& path, const overrides& o) {
+expected<node_config> load_file(const std::string& path, const overrides& o,
+                                const works::kind_registry* kinds) {
   auto text = yaml::read_text_file(path);
   if (!text)
     return text.error();
-  return load_string(*text, path, o);
+  return load_string(*text, path, o, kinds);
 }
 
 } // namespace sreh::config

@@ -9,6 +9,7 @@
 #include "config/topology/topology.hpp"
 #include "core/base/expected.hpp"
 #include "core/model/run.hpp"
+#include "core/works/kinds.hpp"
 #include "core/works/template.hpp"
 
 namespace sreh::config {
@@ -235,17 +236,20 @@ void apply_overrides(const overrides& o, node_config& cfg);
 /// Loads and validates a YAML config file. `${NAME}` in string values is replaced by the
 /// environment variable NAME (an unset variable is an error). Unknown keys, wrong types and
 /// out-of-range values are errors formatted as `FILE:LINE:COLUMN: field.path: what is wrong`.
-/// `o` is applied before `finalize`.
-[[nodiscard]] expected<node_config> load_file(const std::string& path, const overrides& o = {});
+/// `o` is applied before `finalize`; `kinds` are the Work kinds the templates may have (null:
+/// the builtin ones; app/serve passes those the plugins registered).
+[[nodiscard]] expected<node_config> load_file(const std::string& path, const overrides& o = {},
+                                              const works::kind_registry* kinds = nullptr);
 
 /// Same, from text (`name` is used in messages in place of a file name).
 [[nodiscard]] expected<node_config> load_string(const std::string& text, const std::string& name,
-                                                const overrides& o = {});
+                                                const overrides& o = {},
+                                                const works::kind_registry* kinds = nullptr);
 
 /// Fills derived defaults (store.path from data_dir) and checks cross-field rules. In cluster
 /// mode it loads the topology into `cluster.topo`, checks that this node is a member and sets
 /// `listen` to its http address (and data_dir, unless given, to ./data/<node_id>).
-[[nodiscard]] sreh::error finalize(node_config& cfg);
+[[nodiscard]] sreh::error finalize(node_config& cfg, const works::kind_registry* kinds = nullptr);
 
 /// True for a loopback host: 127.0.0.0/8, ::1 (bare or in brackets), localhost.
 [[nodiscard]] bool is_loopback_host(const std::string& host);

@@ -159,10 +159,15 @@ void read_top(reader& r, const entry& root, work_template& t, const template_opt
     } else if (e.key == "version") {
       t.label = r.non_empty_string(e);
     } else if (e.key == "kind") {
+      const auto& kinds = o.kinds != nullptr ? *o.kinds : works::builtin_kind_registry();
       t.kind = r.non_empty_string(e);
-      if (std::find(o.kinds.begin(), o.kinds.end(), t.kind) == o.kinds.end())
+      if (kinds.find(t.kind) == nullptr) {
+        auto names = kinds.names();
         r.fail(e, yaml::unknown("kind", t.kind,
-                                std::vector<std::string_view>(o.kinds.begin(), o.kinds.end())));
+                                std::vector<std::string_view>(names.begin(), names.end())));
+      }
+      if (auto lacks = kinds.unmet(t))
+        r.fail(e, *lacks);
     } else if (e.key == "description") {
       t.description = r.string(e);
     } else if (e.key == "title") {

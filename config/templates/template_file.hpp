@@ -5,19 +5,21 @@
 #include <vector>
 
 #include "core/base/expected.hpp"
+#include "core/works/kinds.hpp"
 #include "core/works/template.hpp"
 
 namespace sreh::config {
 
 struct template_options {
-  /// Kinds a template may have: the builtin ones and those plugins register.
-  std::vector<std::string> kinds = works::builtin_kinds();
+  /// The kinds a template may have and what each asks of it: the builtin ones and those plugins
+  /// register (null: the builtin ones).
+  const works::kind_registry* kinds = nullptr;
 };
 
 /// Loads one template file. Errors read `FILE:LINE:COLUMN: path: what`: unknown keys (with a
-/// hint), wrong types, an unknown kind or field type, a default of the wrong type, a placeholder
-/// naming no field, a done-criteria that does not parse, a bad duration or double-texting
-/// policy.
+/// hint), wrong types, an unknown kind or field type, a field its kind requires missing, a default
+/// of the wrong type, a placeholder naming no field, a done-criteria that does not parse, a bad
+/// duration or double-texting policy.
 [[nodiscard]] expected<works::work_template> load_template_file(const std::string& path,
                                                                 const template_options& o = {});
 /// Same, from text (`name` stands for the file in messages).

@@ -61,6 +61,22 @@ def test_a_broken_template_stops_the_node_naming_the_place():
         assert code == 1 and f"{path}:" in err and "got 'later'" in err, (code, out, err)
 
 
+def test_a_change_without_its_rollback_plan_is_refused():
+    """The SRE work extension's `change` kind asks every template for a rollback field."""
+    with TempDir() as d:
+        tdir = os.path.join(d, "templates")
+        os.makedirs(tdir)
+        path = os.path.join(tdir, "change.yaml")
+        with open(path, "w") as f:
+            f.write("template: change\nkind: change\nfields: {target: {type: string}}\n"
+                    "run: {goal: \"change {target}\"}\n")
+        out = Node(d, config_extra=f"works:\n  templates: {tdir}\n").start_fails()
+        assert f"{path}:2:7: kind: a template of kind change needs a field 'rollback' of " \
+            "type string" in out, out
+        code, out, err = sreh_cli(["config", "check", path])
+        assert code == 1 and "needs a field 'rollback'" in err, (code, out, err)
+
+
 def test_config_check_takes_a_template():
     code, out, err = sreh_cli(["config", "check", os.path.join(EXAMPLES, "incident.yaml")])
     assert code == 0, err
@@ -71,5 +87,6 @@ if __name__ == "__main__":
     run_tests([
         test_the_node_serves_its_templates,
         test_a_broken_template_stops_the_node_naming_the_place,
+        test_a_change_without_its_rollback_plan_is_refused,
         test_config_check_takes_a_template,
     ])

@@ -32,7 +32,8 @@ def demo_node(d, extra="", model="", testkit=False):
 def template_file(tdir, name, double_texting, extra=""):
     with open(os.path.join(tdir, f"{name}.yaml"), "w") as f:
         f.write(f"template: {name}\nkind: change\n"
-                "fields: {target: {type: string, required: true}}\n"
+                "fields:\n  target: {type: string, required: true}\n"
+                "  rollback: {type: string, default: redeploy the previous version}\n"
                 "run: {goal: \"change {target}\"}\n"
                 f"double_texting: {double_texting}\n" + extra)
 

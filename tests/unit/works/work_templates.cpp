@@ -160,3 +160,29 @@ CAF_TEST(the example incident template loads) {
   CAF_REQUIRE(dir.has_value());
   CAF_CHECK_EQUAL(dir->size(), 1u);
 }
+
+CAF_TEST(a kind a plugin registers asks its templates for its fields) {
+  works::kind_registry kinds;
+  kinds.add({"change", "", {{"rollback", works::field_type::string, "a change states how"}}});
+  kinds.add({"rollout", "a progressive rollout", {}});
+  const std::string base = "template: t\nkind: KIND\nfields: {target: {type: string}}\n"
+                           "run: {goal: \"change {target}\"}\n";
+  auto with_kind = [&](const std::string& k) {
+    auto text = base;
+    text.replace(text.find("KIND"), 4, k);
+    return config::load_template_string(text, "t.yaml", {&kinds});
+  };
+  auto change = with_kind("change");
+  CAF_REQUIRE(!change.has_value());
+  CAF_CHECK_EQUAL(change.error().message,
+                  std::string{"t.yaml:2:7: kind: a template of kind change needs a field "
+                              "'rollback' of type string (a change states how)"});
+  CAF_CHECK(with_kind("rollout").has_value()); // a kind of the plugin's own
+  CAF_CHECK(with_kind("maintenance").has_value());
+  // Without the registry only the builtin kinds, asking nothing.
+  auto text = base;
+  text.replace(text.find("KIND"), 4, "rollout");
+  auto builtin = config::load_template_string(text, "t.yaml");
+  CAF_REQUIRE(!builtin.has_value());
+  CAF_CHECK(builtin.error().message.find("unknown kind 'rollout'") != std::string::npos);
+}
