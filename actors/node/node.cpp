@@ -228,6 +228,7 @@ struct node::impl {
   metrics::registry* metrics = nullptr;
   std::unique_ptr<kernel_facade> facade;
   event_hub* hub = nullptr;
+  std::shared_ptr<world_view> world;
   caf::actor works_sup;
   std::unique_ptr<works_facade> works;
   const config::node_config& cfg;
@@ -260,8 +261,9 @@ void node::use_metrics(metrics::registry& r) {
   impl_->metrics = &r;
 }
 
-void node::use_hub(event_hub& hub) {
+void node::use_hub(event_hub& hub, std::shared_ptr<world_view> world) {
   impl_->hub = &hub;
+  impl_->world = std::move(world);
 }
 
 sreh::error node::start() {
@@ -324,6 +326,8 @@ sreh::error node::start() {
     env->rt = d.rt;
     env->kernel = d.sup;
     env->log = logger("works");
+    if (d.world)
+      env->world = d.world;
     env->check_every_us = d.cfg.works.check_every_ms * 1000;
     env->passivate_after_us = d.cfg.works.passivate_after_ms * 1000;
     for (const auto& t : d.cfg.works.loaded)

@@ -8,6 +8,7 @@
 #include "actors/node/supervision.hpp"
 #include "actors/tools/tool.hpp"
 #include "actors/works/works_api.hpp"
+#include "actors/works/world_view.hpp"
 #include "config/node/node_config.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/id.hpp"
@@ -35,8 +36,9 @@ class node {
   /// outlives the node. Before `start`.
   void use_metrics(metrics::registry& r);
   /// Runs the Works control plane (the orchestrator, the world sync) on the events of `hub`,
-  /// which outlives the node. Before `start`; without it the node has no Works.
-  void use_hub(event_hub& hub);
+  /// which outlives the node, keeping the observed world graph in `world` (null: one of its
+  /// own). Before `start`; without it the node has no Works.
+  void use_hub(event_hub& hub, std::shared_ptr<world_view> world = nullptr);
 
   /// Starts the actor system and the kernel, which recovers unfinished runs.
   [[nodiscard]] sreh::error start();

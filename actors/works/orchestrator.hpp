@@ -22,7 +22,7 @@ namespace sreh::actors {
 struct works_env {
   runtime_ptr rt;
   kernel_actor kernel;
-  world_view world;
+  std::shared_ptr<world_view> world = std::make_shared<world_view>();
   /// The node's templates by name (config works.loaded), for new Works.
   std::map<std::string, works::work_template, std::less<>> templates;
   std::shared_ptr<spdlog::logger> log;

@@ -248,7 +248,7 @@ void run_ended(self_ptr self, const std::string& run_id, const std::string& stat
 std::pair<expected<bool>, timestamp_us> evaluate(const work_actor_state& st) {
   if (!st.done)
     return {sreh::error{errc::invalid_argument, st.done_error}, 0};
-  auto world = st.env->world.current();
+  auto world = st.env->world->current();
   if (!world)
     return {sreh::error{errc::unavailable, "no world state yet (the node has no world source)"}, 0};
   auto holds = st.done->evaluate(

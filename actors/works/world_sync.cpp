@@ -91,7 +91,7 @@ void observe(self_ptr self, std::string changed_by, world::change_source source)
       auto snap = std::make_shared<world_snapshot>();
       snap->entities = o.entities;
       snap->world_at = o.observed_at;
-      st.env->world.set(std::move(snap));
+      st.env->world->set(std::move(snap));
       // Only meaningful changes become versions: keep the stored values of the others.
       std::vector<world::entity> seen;
       for (const auto& e : o.entities) {

@@ -7,6 +7,7 @@
 #include <future>
 #include <iterator>
 
+#include "actors/works/world_tool.hpp"
 #include "core/base/json.hpp"
 #include "persistence/postgres/postgres_store.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
@@ -59,12 +60,16 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
     if (auto err = p->feed_->start(last->last_event_seq))
       return err;
   }
+  // world.get reads what the world sync observes from the tools' world sources.
+  auto world = std::make_shared<actors::world_view>();
+  if (!tools->world_sources().empty())
+    tools->add(actors::make_world_tool(world));
   p->tools_ = std::move(tools);
   p->node_ =
     std::make_unique<actors::node>(cfg, *p->store_, *p->writer_, *p->tools_, std::move(policy),
                                    std::move(provider), p->clock_, p->ids_);
   p->node_->use_metrics(p->metrics_);
-  p->node_->use_hub(p->hub_);
+  p->node_->use_hub(p->hub_, world);
   if (auto err = p->node_->start())
     return err;
   p->add_collectors();

@@ -104,6 +104,10 @@ def test_an_incident_work_resolves_on_the_demo_scenario():
         assert any("deploy.rollback" in v["changed_by"] and runs[0]["id"] in v["changed_by"]
                    for v in by_action), ent["history"]
         assert ent["entity"]["props"]["version"] != "v2.4.1", ent["entity"]
+        # Reasoners read it too: the world.get tool (read-only) with an entity's neighbours.
+        status, _, tools = node.json("GET", "/v1/tools")
+        wt = [t for t in tools["tools"] if t["name"] == "world.get"]
+        assert wt and wt[0]["risk"] == "read_only" and not wt[0]["mutating"], tools
         status, _, missing = node.json("GET", "/v1/world/entities/nothing-here")
         assert status == 404 and "nothing-here" in missing["detail"], missing
         # Listing with filters, and the CLI.

@@ -95,7 +95,7 @@ struct works_fixture : kernel_fixture {
     e.metrics["error_rate"] = error_rate;
     snap->entities.push_back(e);
     snap->world_at = at_s * 1'000'000;
-    env->world.set(snap);
+    env->world->set(snap);
   }
 
   /// Lets the Works' timers (checks every 5 s) fire `n` times.

@@ -1,0 +1,107 @@
+#include "actors/works/world_tool.hpp"
+
+#include <algorithm>
+
+#include "core/base/json.hpp"
+
+namespace sreh::actors {
+
+namespace {
+
+class world_tool final : public tool {
+ public:
+  explicit world_tool(std::shared_ptr<const world_view> world) : world_(std::move(world)) {}
+
+  const std::string& name() const override { return name_; }
+  const std::string& description() const override { return description_; }
+  const std::string& schema() const override { return schema_; }
+  risk_class risk() const override { return risk_class::read_only; }
+  bool idempotent() const override { return true; }
+
+  tool_result execute(const tool_call& call) override {
+    auto args = json::parse_object(call.args);
+    if (!args)
+      return tool_result::failure("world.get: " + args.error().message);
+    std::string id, kind;
+    if (auto e = args->FindMember("entity"); e != args->MemberEnd() && e->value.IsString())
+      id = e->value.GetString();
+    if (auto k = args->FindMember("kind"); k != args->MemberEnd() && k->value.IsString())
+      kind = k->value.GetString();
+    auto snap = world_->current();
+    if (!snap)
+      return tool_result::failure("world.get: no world state yet (the node has no world "
+                                  "source, or it has not been observed yet)");
+    rapidjson::StringBuffer buf;
+    json::writer w(buf);
+    w.StartObject();
+    w.Key("world_at");
+    json::timestamp(w, snap->world_at);
+    w.Key("entities");
+    w.StartArray();
+    bool found = false;
+    for (const auto& e : snap->entities) {
+      // One entity comes with those it depends on and those that depend on it.
+      bool related = id.empty() || e.id == id ||
+                     std::find(e.depends_on.begin(), e.depends_on.end(), id) != e.depends_on.end();
+      if (!id.empty() && !related)
+        for (const auto& x : snap->entities)
+          if (x.id == id &&
+              std::find(x.depends_on.begin(), x.depends_on.end(), e.id) != x.depends_on.end())
+            related = true;
+      if (!related || (!kind.empty() && e.kind != kind))
+        continue;
+      found = found || e.id == id;
+      write(w, e);
+    }
+    w.EndArray();
+    w.EndObject();
+    if (!id.empty() && !found)
+      return tool_result::failure("world.get: world state has no entity '" + id + "'");
+    return tool_result::success({buf.GetString(), buf.GetSize()});
+  }
+
+ private:
+  static void write(json::writer& w, const world::entity& e) {
+    w.StartObject();
+    w.Key("id"), w.String(e.id.c_str(), static_cast<rapidjson::SizeType>(e.id.size()));
+    w.Key("kind"), w.String(e.kind.c_str(), static_cast<rapidjson::SizeType>(e.kind.size()));
+    w.Key("metrics");
+    w.StartObject();
+    for (const auto& [k, v] : e.metrics) {
+      w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
+      w.Double(v);
+    }
+    w.EndObject();
+    w.Key("props");
+    w.StartObject();
+    for (const auto& [k, v] : e.props) {
+      w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
+      w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+    }
+    w.EndObject();
+    w.Key("depends_on");
+    w.StartArray();
+    for (const auto& d : e.depends_on)
+      w.String(d.c_str(), static_cast<rapidjson::SizeType>(d.size()));
+    w.EndArray();
+    w.EndObject();
+  }
+
+  std::shared_ptr<const world_view> world_;
+  std::string name_ = "world.get";
+  std::string description_ =
+    "World state: every entity (service, database, host, GPU node, job, flag) with its metrics, "
+    "properties and dependencies, as last observed; `entity` narrows it to one entity with "
+    "what it depends on and what depends on it, `kind` to one kind.";
+  std::string schema_ = R"({"type":"object","properties":{"entity":{"type":"string",)"
+                        R"("maxLength":256},"kind":{"type":"string","maxLength":64}},)"
+                        R"("additionalProperties":false})";
+};
+
+} // namespace
+
+tool_ptr make_world_tool(std::shared_ptr<const world_view> world) {
+  return std::make_shared<world_tool>(std::move(world));
+}
+
+} // namespace sreh::actors
