@@ -19,7 +19,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "e2e"))
+sys.path.insert(0, os.path.dirname(__file__))
 import harness  # noqa: E402
+from overload_bench import rss_kb  # noqa: E402
 
 TEMPLATE = """template: bench
 kind: incident
@@ -30,14 +32,6 @@ sla: {acknowledge: 15m, resolve: 4h}
 run: {goal: "fix {service}"}
 double_texting: join
 """
-
-
-def rss_kb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def create_many(port, n, clients, offset):

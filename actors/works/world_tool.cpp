@@ -51,7 +51,7 @@ class world_tool final : public tool {
       if (!related || (!kind.empty() && e.kind != kind))
         continue;
       found = found || e.id == id;
-      write(w, e);
+      world::write_json(w, e, false);
     }
     w.EndArray();
     w.EndObject();
@@ -61,32 +61,6 @@ class world_tool final : public tool {
   }
 
  private:
-  static void write(json::writer& w, const world::entity& e) {
-    w.StartObject();
-    w.Key("id"), w.String(e.id.c_str(), static_cast<rapidjson::SizeType>(e.id.size()));
-    w.Key("kind"), w.String(e.kind.c_str(), static_cast<rapidjson::SizeType>(e.kind.size()));
-    w.Key("metrics");
-    w.StartObject();
-    for (const auto& [k, v] : e.metrics) {
-      w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
-      w.Double(v);
-    }
-    w.EndObject();
-    w.Key("props");
-    w.StartObject();
-    for (const auto& [k, v] : e.props) {
-      w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
-      w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
-    }
-    w.EndObject();
-    w.Key("depends_on");
-    w.StartArray();
-    for (const auto& d : e.depends_on)
-      w.String(d.c_str(), static_cast<rapidjson::SizeType>(d.size()));
-    w.EndArray();
-    w.EndObject();
-  }
-
   std::shared_ptr<const world_view> world_;
   std::string name_ = "world.get";
   std::string description_ =

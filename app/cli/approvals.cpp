@@ -67,17 +67,10 @@ int approvals(int argc, char** argv) {
   if (!o->positional.empty())
     return usage_error("approvals takes no arguments");
   std::string state = o->value("state") ? *o->value("state") : "pending";
-  std::string target = "/v1/approvals";
-  char sep = '?';
-  auto add = [&](const char* name, const std::string& v) {
-    target += sep + std::string(name) + "=" + url_encode(v);
-    sep = '&';
-  };
+  std::vector<std::string> preset;
   if (state != "all")
-    add("state", state);
-  for (const char* p : {"run", "role", "limit", "cursor"})
-    if (const auto* v = o->value(p))
-      add(p, *v);
+    preset.push_back("state=" + url_encode(state));
+  const auto target = with_query("/v1/approvals", *o, {"run", "role", "limit", "cursor"}, preset);
   int code = exit_ok;
   net::http_response raw;
   auto doc = call(*o, "GET", target, code, {}, {}, &raw);

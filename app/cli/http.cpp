@@ -241,6 +241,21 @@ std::optional<rapidjson::Document> get_listing(int argc, char** argv, const std:
   return doc;
 }
 
+std::string with_query(std::string path, const options& o, std::initializer_list<const char*> names,
+                       const std::vector<std::string>& preset) {
+  char sep = '?';
+  for (const auto& p : preset) {
+    path += sep + p;
+    sep = '&';
+  }
+  for (const char* name : names)
+    if (const auto* v = o.value(name)) {
+      path += sep + std::string(name) + "=" + url_encode(*v);
+      sep = '&';
+    }
+  return path;
+}
+
 std::string str(const rapidjson::Value& v, const char* key) {
   if (!v.IsObject())
     return {};

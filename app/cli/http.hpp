@@ -3,6 +3,7 @@
 // terminal styling and the JSON/time helpers the commands share.
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -99,6 +100,12 @@ call(const options& o, const std::string& method, const std::string& target, int
                                                              const std::string& command,
                                                              const std::string& target,
                                                              int& exit_code);
+
+/// `path` with the query parameters of `names` that the options give, url-encoded, after those
+/// of `preset` (name=value, already encoded): "/v1/works?state=open&limit=5".
+[[nodiscard]] std::string with_query(std::string path, const options& o,
+                                     std::initializer_list<const char*> names,
+                                     const std::vector<std::string>& preset = {});
 
 // -- JSON and time helpers ----------------------------------------------------------------------
 

@@ -74,14 +74,7 @@ int runs(int argc, char** argv) {
     return exit_usage;
   if (!o->positional.empty())
     return usage_error("runs takes no arguments");
-  std::string target = "/v1/runs";
-  char sep = '?';
-  for (const char* p : {"state", "limit", "cursor"}) {
-    if (const auto* v = o->value(p)) {
-      target += sep + std::string(p) + "=" + url_encode(*v);
-      sep = '&';
-    }
-  }
+  const auto target = with_query("/v1/runs", *o, {"state", "limit", "cursor"});
   int code = exit_ok;
   net::http_response raw;
   auto doc = call(*o, "GET", target, code, {}, {}, &raw);

@@ -132,13 +132,8 @@ int works(int argc, char** argv) {
     return exit_usage;
   if (!o->positional.empty())
     return usage_error("works takes no arguments");
-  std::string target = "/v1/works";
-  char sep = '?';
-  for (const char* p : {"state", "kind", "severity", "label", "text", "limit", "cursor"})
-    if (const auto* v = o->value(p)) {
-      target += sep + std::string(p) + "=" + url_encode(*v);
-      sep = '&';
-    }
+  const auto target =
+    with_query("/v1/works", *o, {"state", "kind", "severity", "label", "text", "limit", "cursor"});
   int code = exit_ok;
   net::http_response raw;
   auto doc = call(*o, "GET", target, code, {}, {}, &raw);

@@ -176,4 +176,40 @@ sreh::error read_attrs(std::string_view text, entity& e) {
   return {};
 }
 
+void write_json(json::writer& w, const entity& e, bool provenance) {
+  auto str = [&w](std::string_view v) {
+    w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+  };
+  w.StartObject();
+  w.Key("id"), str(e.id);
+  w.Key("kind"), str(e.kind);
+  w.Key("version"), w.Int64(e.version);
+  w.Key("metrics");
+  w.StartObject();
+  for (const auto& [k, v] : e.metrics) {
+    w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
+    w.Double(v);
+  }
+  w.EndObject();
+  w.Key("props");
+  w.StartObject();
+  for (const auto& [k, v] : e.props) {
+    w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
+    str(v);
+  }
+  w.EndObject();
+  w.Key("depends_on");
+  w.StartArray();
+  for (const auto& d : e.depends_on)
+    str(d);
+  w.EndArray();
+  if (provenance) {
+    w.Key("source"), w.String(to_string(e.source));
+    w.Key("changed_by"), str(e.changed_by);
+    w.Key("observed_at"), json::timestamp(w, e.observed_at);
+    w.Key("updated_at"), json::timestamp(w, e.updated_at);
+  }
+  w.EndObject();
+}
+
 } // namespace sreh::world

@@ -14,6 +14,7 @@
 
 #include "core/base/clock.hpp"
 #include "core/base/expected.hpp"
+#include "core/base/json.hpp"
 
 namespace sreh::world {
 
@@ -57,5 +58,9 @@ struct entity {
 /// stored `attrs` column of every store. `internal` for a document of another shape.
 [[nodiscard]] std::string attrs_json(const entity& e);
 [[nodiscard]] sreh::error read_attrs(std::string_view json, entity& e);
+
+/// `e` in its wire shape: id, kind, version, metrics, props, depends_on and, with `provenance`,
+/// source, changed_by, observed_at and updated_at (GET /v1/world, the world.get tool).
+void write_json(json::writer& w, const entity& e, bool provenance);
 
 } // namespace sreh::world

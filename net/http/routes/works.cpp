@@ -316,35 +316,6 @@ void command_work(server_context& ctx, const request& req, responder res) {
 // -- GET /v1/world, GET /v1/world/entities/{id}
 // ----------------------------------------------------
 
-void write_entity(json::writer& w, const world::entity& e) {
-  w.StartObject();
-  put(w, "id", e.id);
-  put(w, "kind", e.kind);
-  w.Key("version"), w.Int64(e.version);
-  w.Key("metrics");
-  w.StartObject();
-  for (const auto& [k, v] : e.metrics) {
-    w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
-    w.Double(v);
-  }
-  w.EndObject();
-  w.Key("props");
-  w.StartObject();
-  for (const auto& [k, v] : e.props)
-    put(w, k.c_str(), v);
-  w.EndObject();
-  w.Key("depends_on");
-  w.StartArray();
-  for (const auto& d : e.depends_on)
-    w.String(d.c_str(), static_cast<rapidjson::SizeType>(d.size()));
-  w.EndArray();
-  put(w, "source", world::to_string(e.source));
-  put(w, "changed_by", e.changed_by);
-  put_time(w, "observed_at", e.observed_at);
-  put_time(w, "updated_at", e.updated_at);
-  w.EndObject();
-}
-
 reply get_world(server_context& ctx, const request& req) {
   auto all = ctx.store.world_entities();
   if (!all)
@@ -355,7 +326,7 @@ reply get_world(server_context& ctx, const request& req) {
   w.Key("entities");
   w.StartArray();
   for (const auto& e : *all)
-    write_entity(w, e);
+    world::write_json(w, e, true);
   w.EndArray();
   w.Key("edges");
   w.StartArray();
@@ -392,11 +363,11 @@ reply get_entity(server_context& ctx, const request& req) {
   json::writer w(buf);
   w.StartObject();
   w.Key("entity");
-  write_entity(w, **e);
+  world::write_json(w, **e, true);
   w.Key("history");
   w.StartArray();
   for (const auto& v : *history)
-    write_entity(w, v);
+    world::write_json(w, v, true);
   w.EndArray();
   w.EndObject();
   return json_reply(200, {buf.GetString(), buf.GetSize()});
