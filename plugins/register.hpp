@@ -33,6 +33,10 @@ void register_http_probe(actors::toolset_registry& r);
 /// (plugins/sre/shell).
 void register_shell(actors::toolset_registry& r);
 
+/// `alertmanager.url: http://host:port`: alertmanager.alerts and alertmanager.silence
+/// (plugins/sre/alertmanager).
+void register_alertmanager_tools(actors::toolset_registry& r);
+
 /// The SRE work extension: an `incident` template declares its severity (a choice) and a
 /// `change` template its rollback plan (plugins/sre/work_kinds.cpp).
 void register_sre_work_kinds(works::kind_registry& kinds);

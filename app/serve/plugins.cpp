@@ -17,6 +17,7 @@ node_registries registries() {
   plugins::register_prometheus(r.toolsets);
   plugins::register_http_probe(r.toolsets);
   plugins::register_shell(r.toolsets);
+  plugins::register_alertmanager_tools(r.toolsets);
   plugins::register_alertmanager(r.routes);
   plugins::register_sre_work_kinds(r.kinds);
   return r;

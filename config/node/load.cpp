@@ -345,7 +345,27 @@ void read_nats(reader& r, const entry& section, nats_config& out) {
 }
 
 void read_alertmanager(reader& r, const entry& section, alertmanager_config& out) {
-  for (const auto& e : r.entries(section, {"receiver"}))
+  for (const auto& e : r.entries(section, {"url", "timeout_ms", "max_alerts_listed", "receiver"})) {
+    if (e.key == "url") {
+      out.url = r.string(e);
+      if (!out.url.empty()) {
+        auto u = parse_http_url(out.url, true, true);
+        if (!u)
+          r.fail(e, u.error().message);
+        out.host = u->host;
+        out.port = u->port;
+        out.path_prefix = u->path;
+      }
+      continue;
+    }
+    if (e.key == "timeout_ms") {
+      out.timeout_ms = r.integer(e, 1, 600'000);
+      continue;
+    }
+    if (e.key == "max_alerts_listed") {
+      out.max_alerts_listed = r.integer(e, 1, 10'000);
+      continue;
+    }
     for (const auto& x : r.entries(e, {"template", "fields", "severity", "max_alerts"})) {
       if (x.key == "template") {
         out.receiver_template = r.non_empty_string(x);
@@ -359,6 +379,7 @@ void read_alertmanager(reader& r, const entry& section, alertmanager_config& out
           map[p.key] = r.non_empty_string(p);
       }
     }
+  }
 }
 
 void read_prometheus(reader& r, const entry& section, prometheus_config& out) {

@@ -157,10 +157,18 @@ struct prometheus_config {
   std::vector<std::string> deny;    // PromQL no query may match
 };
 
-/// The Alertmanager webhook receiver (`POST /v1/alerts/alertmanager`, plugins/sre/alertmanager,
-/// docs/alertmanager.md): on when `receiver.template` names a Work template.
+/// Alertmanager (plugins/sre/alertmanager, docs/alertmanager.md): the webhook receiver
+/// (`POST /v1/alerts/alertmanager`), on when `receiver.template` names a Work template, and the
+/// alertmanager.alerts / alertmanager.silence tools, on when `url` is set.
 struct alertmanager_config {
-  std::string receiver_template; // the Work template a firing alert group opens
+  /// The Alertmanager the alertmanager.* tools talk to (http://host:port[/prefix]); "" = none.
+  std::string url;
+  std::string host;
+  std::uint16_t port = 0;
+  std::string path_prefix;
+  std::int64_t timeout_ms = 10'000;
+  std::int64_t max_alerts_listed = 100; // alertmanager.alerts keeps this many (the rest: truncated)
+  std::string receiver_template;        // the Work template a firing alert group opens
   /// A template field ← the alert label or annotation to take it from (default: the label or
   /// annotation of the field's own name; `alert` defaults to alertname, `summary` to the
   /// summary or description annotation).

@@ -179,8 +179,65 @@ def test_payloads_old_and_new_repeats_and_bad_input():
         node.stop()
 
 
+def am_get(url, path):
+    with urllib.request.urlopen(f"{url}{path}", timeout=10) as r:
+        return json.loads(r.read())
+
+
+def test_the_alertmanager_tools_and_a_silence_reconciled_after_kill9():
+    """alertmanager.alerts reads the real server; alertmanager.silence puts the call's
+    idempotency key in the silence's comment, so that after a kill -9 between the silence and
+    its recorded outcome the restarted node finds it instead of silencing twice."""
+    with TempDir() as d:
+        token_file = os.path.join(d, "am.token")
+        with open(token_file, "w") as f:
+            f.write(AM_TOKEN)
+        am_dir = os.path.join(d, "am")
+        script = os.path.join(SOURCE, "scripts", "alertmanager.sh")
+        am = subprocess.run([script, "start", am_dir, str(free_port()),
+                             "http://127.0.0.1:9/unused", token_file],
+                            check=True, capture_output=True, text=True).stdout.strip()
+        try:
+            am_post_alerts(am, [{"labels": {"alertname": "Noisy", "service": "batch"},
+                                 "annotations": {"summary": "flapping during maintenance"}}])
+            node = Node(d, config_extra=(
+                f"alertmanager:\n  url: {am}\n"
+                "model:\n  provider: scripted\n  script:\n"
+                "    - {tool: alertmanager.silence, args: {labels: {alertname: Noisy, "
+                "service: batch}, duration: 30m, comment: maintenance window}}\n"
+                "    - {tool: alertmanager.alerts, args: {labels: {alertname: Noisy}}}\n"))
+            node.start(env_extra={"SREH_FAILPOINT": "after_effect:1"})
+            try:
+                node.submit("silence the batch alerts", key="silence-1")
+            except (OSError, AssertionError, ValueError):
+                pass  # the crash may eat the response
+            assert node.wait_exit(timeout=30) == -9, node.log_text()
+            node.start()
+            rid = node.submit("silence the batch alerts", key="silence-1")
+            node.wait_run(rid, states=("succeeded",))
+            steps = [s for s in node.steps(rid) if s["kind"] == "tool"]
+            silence, alerts = steps[0], steps[1]
+            assert silence["tool"] == "alertmanager.silence" and silence["state"] == "succeeded"
+            mine = [s for s in am_get(am, "/api/v2/silences")
+                    if f"[sreh:{rid}:1]" in s["comment"] and s["status"]["state"] == "active"]
+            assert len(mine) == 1, am_get(am, "/api/v2/silences")  # silenced once, not twice
+            assert silence["result"]["silence_id"] == mine[0]["id"], silence["result"]
+            assert silence["result"].get("reconciled") is True, silence["result"]
+            assert mine[0]["comment"].startswith("maintenance window"), mine[0]
+            names = [a["labels"]["alertname"] for a in alerts["result"]["alerts"]]
+            assert names == ["Noisy"], alerts["result"]
+            status, _, tools = node.json("GET", "/v1/tools")
+            risk = {t["name"]: (t["risk"], t["mutating"]) for t in tools["tools"]}
+            assert risk["alertmanager.silence"] == ("low", True), risk
+            assert risk["alertmanager.alerts"] == ("read_only", False), risk
+            node.stop()
+        finally:
+            subprocess.run([script, "stop", am_dir], check=False)
+
+
 if __name__ == "__main__":
     run_tests([
         test_payloads_old_and_new_repeats_and_bad_input,
         test_real_alertmanager_opens_an_incident_that_resolves,
+        test_the_alertmanager_tools_and_a_silence_reconciled_after_kill9,
     ])

@@ -424,7 +424,7 @@ CAF_TEST(entities are upserted and their history is kept newest first) {
   for (std::size_t i = 0; i < 4; ++i)
     CAF_CHECK_EQUAL((*history)[i].version, static_cast<std::int64_t>(4 - i));
   CAF_CHECK_EQUAL((*history)[1].changed_by, "run_01/4");
-  CAF_CHECK_EQUAL(to_string((*history)[1].source), "action");
+  CAF_CHECK_EQUAL(std::string{to_string((*history)[1].source)}, "action");
   check_same_entity((*history)[3], make_entity("checkout", 1));
   auto two = st->entity_history("checkout", 2);
   CAF_REQUIRE(two.has_value());

@@ -64,7 +64,7 @@ CAF_TEST(a work document round trips every member) {
   CAF_CHECK_EQUAL(back->kind, w.kind);
   CAF_CHECK_EQUAL(back->title, w.title);
   CAF_CHECK_EQUAL(back->severity, w.severity);
-  CAF_CHECK_EQUAL(to_string(back->state), "monitoring");
+  CAF_CHECK_EQUAL(std::string{to_string(back->state)}, "monitoring");
   CAF_CHECK_EQUAL(back->fields, w.fields);
   CAF_CHECK_EQUAL(back->labels, w.labels);
   CAF_CHECK_EQUAL(back->creator, w.creator);
@@ -101,7 +101,7 @@ CAF_TEST(a default work round trips with empty objects and no runs) {
   CAF_CHECK_EQUAL(back->fields, "{}");
   CAF_CHECK_EQUAL(back->labels, "{}");
   CAF_CHECK(back->runs.empty());
-  CAF_CHECK_EQUAL(to_string(back->state), "open");
+  CAF_CHECK_EQUAL(std::string{to_string(back->state)}, "open");
 }
 
 CAF_TEST(a bad document is internal and names the member) {

@@ -75,7 +75,7 @@ CAF_TEST(changes bump versions of what differs or is new and keep the rest) {
   CAF_CHECK_EQUAL(out[1].metrics.at("error_rate"), 0.20);
   CAF_CHECK_EQUAL(out[1].depends_on, (std::vector<std::string>{"db-main", "redis"}));
   for (const auto& e : out) {
-    CAF_CHECK_EQUAL(to_string(e.source), "observation");
+    CAF_CHECK_EQUAL(std::string{to_string(e.source)}, "observation");
     CAF_CHECK_EQUAL(e.changed_by, "sandbox");
     CAF_CHECK_EQUAL(e.updated_at, 5'000);
   }

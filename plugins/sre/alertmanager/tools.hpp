@@ -1,0 +1,15 @@
+#pragma once
+// The Alertmanager toolset (docs/alertmanager.md): alertmanager.alerts (read-only) and
+// alertmanager.silence (mutating, risk low), over Alertmanager's API v2
+// (../shared/refs/alertmanager/api-v2-openapi.yaml). A silence carries the call's idempotency
+// key in its comment, so that `reconcile` finds it after a crash and `compensate` expires it.
+
+#include "actors/tools/tool.hpp"
+#include "config/node/node_config.hpp"
+
+namespace sreh::plugins::alertmanager {
+
+/// Adds alertmanager.alerts and alertmanager.silence for the server of `cfg` (url set).
+void add_alertmanager_tools(actors::tool_registry& out, const config::alertmanager_config& cfg);
+
+} // namespace sreh::plugins::alertmanager
