@@ -47,6 +47,32 @@ bool meaningful(const world::entity& stored, const world::entity& seen) {
   return false;
 }
 
+void sort_by_id(std::vector<world::entity>& xs) {
+  std::sort(xs.begin(), xs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+}
+
+/// Reads the stored versions (at start, and again after a failed commit); the first read
+/// starts the observations.
+void reload(self_ptr self) {
+  auto rt = self->state.env->rt;
+  call_blocking(
+    world_sync_actor{self}, self->state.calls, rt->store_pool,
+    [rt] { return rt->store.world_entities(); },
+    [self](expected<std::vector<world::entity>> got) {
+      auto& st = self->state;
+      if (got) {
+        st.stored = std::move(*got);
+        sort_by_id(st.stored);
+      } else {
+        st.env->log->warn("world state: reading the stored graph failed ({})", got.error().message);
+      }
+      if (!st.loaded) {
+        st.loaded = true;
+        self->send(self, sync_atom::value);
+      }
+    });
+}
+
 struct observed {
   std::vector<world::entity> entities;
   timestamp_us observed_at = 0;
@@ -77,8 +103,7 @@ void observe(self_ptr self, std::string changed_by, world::change_source source)
         for (auto& e : o->entities)
           out.entities.push_back(std::move(e));
       }
-      std::sort(out.entities.begin(), out.entities.end(),
-                [](const auto& a, const auto& b) { return a.id < b.id; });
+      sort_by_id(out.entities);
       return out;
     },
     [self, changed_by, source](observed o) {
@@ -122,6 +147,9 @@ void observe(self_ptr self, std::string changed_by, world::change_source source)
           if (res.err) {
             st.env->rt->commit_errors.log(*st.env->log, spdlog::level::err,
                                           "world state: commit failed: {}", res.err.message);
+            // Another writer (a cluster member's sync) may have added versions: go on from
+            // what the store holds.
+            reload(self);
           } else {
             for (const auto& c : changed) {
               auto cur =
@@ -167,22 +195,7 @@ world_sync_actor::behavior_type world_sync_behavior(self_ptr self, works_env_ptr
   });
   self->attach_functor([hub, token] { hub->unsubscribe(token); });
   // The stored versions first, so that versions go on where the last start left them.
-  call_blocking(
-    world_sync_actor{self}, self->state.calls, rt->store_pool,
-    [rt] { return rt->store.world_entities(); },
-    [self](expected<std::vector<world::entity>> got) {
-      auto& st = self->state;
-      if (got)
-        st.stored = std::move(*got);
-      else
-        st.env->log->warn("world state: reading the stored graph failed ({}); versions start "
-                          "again",
-                          got.error().message);
-      std::sort(st.stored.begin(), st.stored.end(),
-                [](const auto& a, const auto& b) { return a.id < b.id; });
-      st.loaded = true;
-      self->send(self, sync_atom::value);
-    });
+  reload(self);
   return {
     [=](sync_atom) {
       if (!self->state.loaded)
