@@ -25,7 +25,7 @@ if ! build_log="$(scripts/build.sh fuzz "${targets[@]/#/sreh_fuzz_}" 2>&1)"; the
   exit 1
 fi
 status=0
-printf '%-14s %10s %8s %6s %7s %7s\n' target execs exec/s edges features crashes
+printf '%-20s %10s %8s %6s %7s %7s\n' target execs exec/s edges features crashes
 for t in "${targets[@]}"; do
   work="build/fuzz/corpus/$t"
   crashes="build/fuzz/crashes/$t"
@@ -46,7 +46,7 @@ for t in "${targets[@]}"; do
   edges=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
   found=$(find "$crashes" -type f | wc -l)
-  printf '%-14s %10s %8s %6s %7s %7s\n' "$t" "$execs" "$rate" "$edges" "$ft" "$found"
+  printf '%-20s %10s %8s %6s %7s %7s\n' "$t" "$execs" "$rate" "$edges" "$ft" "$found"
   if [ "$rc" -ne 0 ] || [ "$found" -gt 0 ]; then
     status=1
     echo "  $t failed (exit $rc): see $log"
