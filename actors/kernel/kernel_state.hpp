@@ -45,10 +45,9 @@ using kernel_self = kernel_impl_actor::stateful_pointer<kernel_state>;
 /// Runs `read(store)` on the store pool (it blocks) and `then(result)` in the kernel.
 template <class Read, class Then>
 void read_store(kernel_self self, Read read, Then then) {
-  auto rt = self->state.rt;
-  call_blocking(
-    kernel_impl_actor{self}, self->state.calls, rt->store_pool,
-    [rt, read = std::move(read)]() mutable { return read(rt->store); }, std::move(then));
+  auto& rt = *self->state.rt;
+  actors::read_store(kernel_impl_actor{self}, self->state.calls, rt.store, rt.store_pool,
+                     std::move(read), std::move(then));
 }
 
 /// Spawns the actor of run `r` and registers it.

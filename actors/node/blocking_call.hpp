@@ -14,6 +14,7 @@
 
 #include "actors/node/blocking_pool.hpp"
 #include "persistence/store/commit_queue.hpp"
+#include "persistence/store/store.hpp"
 
 namespace sreh::actors {
 
@@ -61,6 +62,16 @@ void call_blocking(Handle self, pending_calls& calls, blocking_pool& pool, Call 
     cell->emplace(call());
     caf::anon_send(self, called_atom::value, token);
   });
+}
+
+/// Runs `read(store)` on `pool` (it blocks: the actors' store pool) and `then(result)` in the
+/// actor `self`, as call_blocking does. `store` and `pool` outlive the actor (the runtime's).
+template <class Handle, class Read, class Then>
+void read_store(Handle self, pending_calls& calls, persistence::store& store, blocking_pool& pool,
+                Read read, Then then) {
+  call_blocking(
+    std::move(self), calls, pool,
+    [&store, read = std::move(read)]() mutable { return read(store); }, std::move(then));
 }
 
 /// Submits `b` through the group-commit `writer`, then `then(result)` in the actor `self` when

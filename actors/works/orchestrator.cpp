@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <deque>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -47,10 +46,9 @@ using self_ptr = orchestrator_impl_actor::stateful_pointer<orchestrator_state>;
 
 template <class Read, class Then>
 void read_store(self_ptr self, Read read, Then then) {
-  auto rt = self->state.env->rt;
-  call_blocking(
-    orchestrator_impl_actor{self}, self->state.calls, rt->store_pool,
-    [rt, read = std::move(read)]() mutable { return read(rt->store); }, std::move(then));
+  auto& rt = *self->state.env->rt;
+  actors::read_store(orchestrator_impl_actor{self}, self->state.calls, rt.store, rt.store_pool,
+                     std::move(read), std::move(then));
 }
 
 // -- Work actors -------------------------------------------------------------------------------
@@ -485,7 +483,7 @@ struct works_child {
   std::string name;
   std::function<caf::actor(caf::local_actor*)> spawn;
   caf::actor actor;
-  std::deque<std::chrono::steady_clock::time_point> restarts; // within the last minute
+  restart_budget budget{};
 };
 
 struct works_supervisor_state {
@@ -513,20 +511,16 @@ void on_child_exit(works_supervisor_ptr self, const caf::exit_msg& msg) {
   c->actor = nullptr;
   c->spawn(nullptr); // tells whoever follows the incarnation that there is none now
   const auto why = self->system().render(msg.reason);
-  const auto now = std::chrono::steady_clock::now();
-  while (!c->restarts.empty() && now - c->restarts.front() > std::chrono::minutes(1))
-    c->restarts.pop_front();
-  if (c->restarts.size() >= 5) {
-    st.env->log->critical("{} died {} times within a minute ({}); giving up", c->name,
-                          c->restarts.size() + 1, why);
-    st.tree->died(c->name, why, false);
+  const auto wait = c->budget.on_failure(std::chrono::steady_clock::now());
+  st.tree->died(c->name, why, wait.has_value());
+  if (!wait) {
+    const auto& p = c->budget.policy();
+    st.env->log->critical("{} died ({}) after {} restarts within {} s: giving up on it", c->name,
+                          why, p.max_restarts, p.window.count());
     return;
   }
-  c->restarts.push_back(now);
-  st.tree->died(c->name, why, true);
-  auto backoff = std::chrono::milliseconds(100 << c->restarts.size());
-  st.env->log->error("{} died ({}); restarting it in {} ms", c->name, why, backoff.count());
-  self->delayed_send(self, backoff, respawn_atom::value, c->name);
+  st.env->log->error("{} died ({}); restarting it in {} ms", c->name, why, wait->count());
+  self->delayed_send(self, *wait, respawn_atom::value, c->name);
 }
 
 caf::behavior works_supervisor(works_supervisor_ptr self, works_env_ptr env,
@@ -567,7 +561,7 @@ caf::actor spawn_works_supervisor(caf::actor_system& sys, works_env_ptr env, eve
                         return caf::actor_cast<caf::actor>(a);
                       },
                       {},
-                      {}});
+                      restart_budget{}});
   if (!env->rt->tools.world_sources().empty())
     children.push_back({"world_sync",
                         [env, h](caf::local_actor* parent) -> caf::actor {
@@ -576,7 +570,7 @@ caf::actor spawn_works_supervisor(caf::actor_system& sys, works_env_ptr env, eve
                           return caf::actor_cast<caf::actor>(spawn_world_sync(parent, env, *h));
                         },
                         {},
-                        {}});
+                        restart_budget{}});
   for (const auto& c : children)
     tree.add(c.name, "node");
   return sys.spawn(works_supervisor, std::move(env), &tree, std::move(children));

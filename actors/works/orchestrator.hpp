@@ -2,7 +2,6 @@
 // The Works control plane's actors (DESIGN.md, "Works control plane"): the orchestrator, one
 // actor per active Work (work_actor.cpp) and the world sync (world_sync.cpp).
 
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -44,10 +43,10 @@ orchestrator_actor spawn_orchestrator(caf::actor_system& sys, works_env_ptr env,
 
 /// Keeps the orchestrator (and, when the node has world sources, the world sync) running as
 /// children "orchestrator" and "world_sync" of the node's tree: spawns them linked, and when
-/// one dies (a bug) records that in `tree` and spawns it again after a backoff (100 ms
-/// doubling) — a new orchestrator recovers the open Works from the store; after 5 deaths within
-/// a minute it gives up on that child (the node is then not ready). `current` learns each
-/// orchestrator incarnation (null while there is none). An exit sent to the supervisor stops
+/// one dies (a bug) records that in `tree` and spawns it again after the backoff of
+/// restart_policy's defaults — a new orchestrator recovers the open Works from the store; when
+/// that budget is spent it gives up on that child (the node is then not ready). `current` learns
+/// each orchestrator incarnation (null while there is none). An exit sent to the supervisor stops
 /// them all.
 caf::actor spawn_works_supervisor(caf::actor_system& sys, works_env_ptr env, event_hub& hub,
                                   supervision_table& tree,

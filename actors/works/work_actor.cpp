@@ -283,9 +283,9 @@ void check(self_ptr self) {
     // The active run may have ended without the orchestrator hearing of it (a restart).
     auto run_id = st.w.active_run;
     auto rt = st.env->rt;
-    call_blocking(
-      work_actor{self}, st.calls, rt->store_pool,
-      [rt, run_id] { return rt->store.get_run(run_id); },
+    read_store(
+      work_actor{self}, st.calls, rt->store, rt->store_pool,
+      [run_id](persistence::store& s) { return s.get_run(run_id); },
       [self, run_id, criteria, fx = std::move(fx),
        before = std::move(before)](expected<std::optional<run>> r) mutable {
         auto& st = self->state;

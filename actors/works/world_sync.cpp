@@ -54,10 +54,10 @@ void sort_by_id(std::vector<world::entity>& xs) {
 /// Reads the stored versions (at start, and again after a failed commit); the first read
 /// starts the observations.
 void reload(self_ptr self) {
-  auto rt = self->state.env->rt;
-  call_blocking(
-    world_sync_actor{self}, self->state.calls, rt->store_pool,
-    [rt] { return rt->store.world_entities(); },
+  auto& rt = *self->state.env->rt;
+  read_store(
+    world_sync_actor{self}, self->state.calls, rt.store, rt.store_pool,
+    [](persistence::store& s) { return s.world_entities(); },
     [self](expected<std::vector<world::entity>> got) {
       auto& st = self->state;
       if (got) {

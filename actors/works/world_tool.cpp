@@ -31,6 +31,18 @@ class world_tool final : public tool {
     if (!snap)
       return tool_result::failure("world.get: no world state yet (the node has no world "
                                   "source, or it has not been observed yet)");
+    // One entity comes with those it depends on and those that depend on it.
+    const world::entity* target = nullptr;
+    if (!id.empty()) {
+      for (const auto& e : snap->entities)
+        if (e.id == id)
+          target = &e;
+      if (target == nullptr)
+        return tool_result::failure("world.get: world state has no entity '" + id + "'");
+    }
+    auto has = [](const std::vector<std::string>& xs, const std::string& x) {
+      return std::find(xs.begin(), xs.end(), x) != xs.end();
+    };
     rapidjson::StringBuffer buf;
     json::writer w(buf);
     w.StartObject();
@@ -38,25 +50,14 @@ class world_tool final : public tool {
     json::timestamp(w, snap->world_at);
     w.Key("entities");
     w.StartArray();
-    bool found = false;
     for (const auto& e : snap->entities) {
-      // One entity comes with those it depends on and those that depend on it.
-      bool related = id.empty() || e.id == id ||
-                     std::find(e.depends_on.begin(), e.depends_on.end(), id) != e.depends_on.end();
-      if (!id.empty() && !related)
-        for (const auto& x : snap->entities)
-          if (x.id == id &&
-              std::find(x.depends_on.begin(), x.depends_on.end(), e.id) != x.depends_on.end())
-            related = true;
-      if (!related || (!kind.empty() && e.kind != kind))
-        continue;
-      found = found || e.id == id;
-      world::write_json(w, e, false);
+      const bool related =
+        target == nullptr || &e == target || has(e.depends_on, id) || has(target->depends_on, e.id);
+      if (related && (kind.empty() || e.kind == kind))
+        world::write_json(w, e, false);
     }
     w.EndArray();
     w.EndObject();
-    if (!id.empty() && !found)
-      return tool_result::failure("world.get: world state has no entity '" + id + "'");
     return tool_result::success({buf.GetString(), buf.GetSize()});
   }
 

@@ -72,14 +72,9 @@ int approvals(int argc, char** argv) {
     preset.push_back("state=" + url_encode(state));
   const auto target = with_query("/v1/approvals", *o, {"run", "role", "limit", "cursor"}, preset);
   int code = exit_ok;
-  net::http_response raw;
-  auto doc = call(*o, "GET", target, code, {}, {}, &raw);
+  auto doc = call_readable(*o, "GET", target, code);
   if (!doc)
     return code;
-  if (o->flag("json")) {
-    std::printf("%s\n", raw.body.c_str());
-    return exit_ok;
-  }
   auto st = make_style();
   const auto& list = member(*doc, "approvals");
   if (list.IsArray() && list.GetArray().Empty()) {
@@ -114,15 +109,10 @@ int decide(bool approve, int argc, char** argv) {
   }
   w.EndObject();
   int code = exit_ok;
-  net::http_response raw;
-  auto doc = call(*o, "POST", "/v1/approvals/" + id + "/decision", code,
-                  std::string(buf.GetString(), buf.GetSize()), {}, &raw);
+  auto doc = call_readable(*o, "POST", "/v1/approvals/" + id + "/decision", code,
+                           std::string(buf.GetString(), buf.GetSize()));
   if (!doc)
     return code;
-  if (o->flag("json")) {
-    std::printf("%s\n", raw.body.c_str());
-    return exit_ok;
-  }
   auto st = make_style();
   const auto& a = member(*doc, "approval");
   auto state = str(a, "state");

@@ -232,9 +232,16 @@ std::optional<rapidjson::Document> get_listing(int argc, char** argv, const std:
     exit_code = usage_error(command + " takes no arguments");
     return std::nullopt;
   }
+  return call_readable(*o, "GET", target, exit_code);
+}
+
+std::optional<rapidjson::Document>
+call_readable(const options& o, const std::string& method, const std::string& target,
+              int& exit_code, const std::string& body,
+              const std::map<std::string, std::string>& headers) {
   net::http_response raw;
-  auto doc = call(*o, "GET", target, exit_code, {}, {}, &raw);
-  if (doc && o->flag("json")) {
+  auto doc = call(o, method, target, exit_code, body, headers, &raw);
+  if (doc && o.flag("json")) {
     std::printf("%s\n", raw.body.c_str());
     return std::nullopt;
   }

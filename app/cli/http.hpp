@@ -92,6 +92,13 @@ call(const options& o, const std::string& method, const std::string& target, int
      const std::string& body = {}, const std::map<std::string, std::string>& headers = {},
      net::http_response* raw = nullptr);
 
+/// `call`, for a command that prints its answer: with `--json` it prints the body as it came
+/// and returns nullopt (`exit_code` exit_ok); otherwise the document to print readably.
+[[nodiscard]] std::optional<rapidjson::Document>
+call_readable(const options& o, const std::string& method, const std::string& target,
+              int& exit_code, const std::string& body = {},
+              const std::map<std::string, std::string>& headers = {});
+
 /// The start every listing command shares (`sreh nodes`, `tools`, `templates`): no arguments but
 /// `--json`, then GET `target`. Returns the document when the caller is to print its table;
 /// otherwise (a usage error, a failed call, or --json, whose raw body it prints) nullopt with

@@ -76,14 +76,9 @@ int runs(int argc, char** argv) {
     return usage_error("runs takes no arguments");
   const auto target = with_query("/v1/runs", *o, {"state", "limit", "cursor"});
   int code = exit_ok;
-  net::http_response raw;
-  auto doc = call(*o, "GET", target, code, {}, {}, &raw);
+  auto doc = call_readable(*o, "GET", target, code);
   if (!doc)
     return code;
-  if (o->flag("json")) {
-    std::printf("%s\n", raw.body.c_str());
-    return exit_ok;
-  }
   auto st = make_style();
   const auto& list = member(*doc, "runs");
   std::printf("%s\n", st.bold(pad("ID", 31) + "  " + pad("STATE", 10) + "  " + pad("STEPS", 5) +

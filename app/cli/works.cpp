@@ -114,13 +114,11 @@ std::optional<std::string> fields_body(const options& o, const std::string& tmpl
   return std::string{buf.GetString(), buf.GetSize()};
 }
 
-int show_reply(const options& o, const rapidjson::Document& doc, const net::http_response& raw) {
-  if (o.flag("json")) {
-    std::printf("%s\n", raw.body.c_str());
-    return exit_ok;
-  }
-  print_work(make_style(), member(doc, "work"));
-  return exit_ok;
+/// A Work's answer: printed readably, unless --json printed it already (doc empty).
+int show_reply(const std::optional<rapidjson::Document>& doc, int code) {
+  if (doc)
+    print_work(make_style(), member(*doc, "work"));
+  return code;
 }
 
 } // namespace
@@ -135,14 +133,9 @@ int works(int argc, char** argv) {
   const auto target =
     with_query("/v1/works", *o, {"state", "kind", "severity", "label", "text", "limit", "cursor"});
   int code = exit_ok;
-  net::http_response raw;
-  auto doc = call(*o, "GET", target, code, {}, {}, &raw);
+  auto doc = call_readable(*o, "GET", target, code);
   if (!doc)
     return code;
-  if (o->flag("json")) {
-    std::printf("%s\n", raw.body.c_str());
-    return exit_ok;
-  }
   auto st = make_style();
   const auto& list = member(*doc, "works");
   if (!list.IsArray() || list.GetArray().Empty()) {
@@ -173,7 +166,6 @@ int work(int argc, char** argv) {
   if (!o)
     return exit_usage;
   int code = exit_ok;
-  net::http_response raw;
   if (sub == "create") {
     if (o->positional.size() != 1)
       return usage_error("work create takes exactly one TEMPLATE");
@@ -183,8 +175,8 @@ int work(int argc, char** argv) {
     std::map<std::string, std::string> headers;
     if (const auto* k = o->value("idempotency-key"))
       headers["Idempotency-Key"] = *k;
-    auto doc = call(*o, "POST", "/v1/works", code, *body, headers, &raw);
-    return doc ? show_reply(*o, *doc, raw) : code;
+    auto doc = call_readable(*o, "POST", "/v1/works", code, *body, headers);
+    return show_reply(doc, code);
   }
   if (o->positional.size() != 1)
     return usage_error("work " + sub + " takes exactly one WORK id");
@@ -192,8 +184,8 @@ int work(int argc, char** argv) {
   if (!valid_work_id(id))
     return usage_error("'" + id + "' is not a work id (wrk_...)");
   if (sub == "show") {
-    auto doc = call(*o, "GET", "/v1/works/" + id, code, {}, {}, &raw);
-    return doc ? show_reply(*o, *doc, raw) : code;
+    auto doc = call_readable(*o, "GET", "/v1/works/" + id, code);
+    return show_reply(doc, code);
   }
   if (sub != "ack" && sub != "resolve" && sub != "reopen" && sub != "cancel" && sub != "comment" &&
       sub != "trigger")
@@ -208,8 +200,8 @@ int work(int argc, char** argv) {
     w.EndObject();
     body.assign(buf.GetString(), buf.GetSize());
   }
-  auto doc = call(*o, "POST", "/v1/works/" + id + "/" + sub, code, body, {}, &raw);
-  return doc ? show_reply(*o, *doc, raw) : code;
+  auto doc = call_readable(*o, "POST", "/v1/works/" + id + "/" + sub, code, body);
+  return show_reply(doc, code);
 }
 
 } // namespace sreh::app::cli

@@ -81,6 +81,7 @@ reply readyz(server_context& ctx, store_probe& probe, const request& req) {
 }
 
 // `"key": value` members of the hand-written objects below.
+using net::put; // the string one (routes.hpp), beside the numbers here
 void put(json::writer& w, const char* key, std::int64_t v) {
   w.Key(key);
   w.Int64(v);
@@ -88,10 +89,6 @@ void put(json::writer& w, const char* key, std::int64_t v) {
 void put(json::writer& w, const char* key, std::uint64_t v) {
   w.Key(key);
   w.Uint64(v);
-}
-void put(json::writer& w, const char* key, std::string_view v) {
-  w.Key(key);
-  w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
 }
 void put_bool(json::writer& w, const char* key, bool v) {
   w.Key(key);

@@ -13,6 +13,12 @@
 
 namespace sreh::net {
 
+/// `"key": "v"` into an object being written (the route files' replies).
+inline void put(json::writer& w, const char* key, std::string_view v) {
+  w.Key(key);
+  w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+}
+
 /// `{"<key>": x}` with x in its wire shape (json::write): the body of single-resource replies.
 template <class T>
 std::string envelope(const char* key, const T& x) {

@@ -10,11 +10,6 @@ namespace sreh::net {
 
 namespace {
 
-void put(json::writer& w, const char* key, std::string_view v) {
-  w.Key(key);
-  w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
-}
-
 void write_field(json::writer& w, const works::field_spec& f) {
   w.StartObject();
   put(w, "name", f.name);

@@ -16,11 +16,6 @@ namespace {
 
 constexpr std::size_t max_text_bytes = 4096;
 
-void put(json::writer& w, const char* key, std::string_view v) {
-  w.Key(key);
-  w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
-}
-
 void put_or_null(json::writer& w, const char* key, std::string_view v) {
   w.Key(key);
   if (v.empty())
