@@ -344,18 +344,25 @@ void read_nats(reader& r, const entry& section, nats_config& out) {
   }
 }
 
+/// A server's `url` (http://host:port[/prefix], "" = none) into the section's url, host, port
+/// and path_prefix.
+template <class Section>
+void read_server_url(reader& r, const entry& e, Section& out) {
+  out.url = r.string(e);
+  if (out.url.empty())
+    return;
+  auto u = parse_http_url(out.url, true, true);
+  if (!u)
+    r.fail(e, u.error().message);
+  out.host = u->host;
+  out.port = u->port;
+  out.path_prefix = u->path;
+}
+
 void read_alertmanager(reader& r, const entry& section, alertmanager_config& out) {
   for (const auto& e : r.entries(section, {"url", "timeout_ms", "max_alerts_listed", "receiver"})) {
     if (e.key == "url") {
-      out.url = r.string(e);
-      if (!out.url.empty()) {
-        auto u = parse_http_url(out.url, true, true);
-        if (!u)
-          r.fail(e, u.error().message);
-        out.host = u->host;
-        out.port = u->port;
-        out.path_prefix = u->path;
-      }
+      read_server_url(r, e, out);
       continue;
     }
     if (e.key == "timeout_ms") {
@@ -386,15 +393,7 @@ void read_prometheus(reader& r, const entry& section, prometheus_config& out) {
   for (const auto& e :
        r.entries(section, {"url", "timeout_ms", "max_series", "max_points", "allow", "deny"})) {
     if (e.key == "url") {
-      out.url = r.string(e);
-      if (!out.url.empty()) {
-        auto u = parse_http_url(out.url, true, true);
-        if (!u)
-          r.fail(e, u.error().message);
-        out.host = u->host;
-        out.port = u->port;
-        out.path_prefix = u->path;
-      }
+      read_server_url(r, e, out);
     } else if (e.key == "timeout_ms") {
       out.timeout_ms = r.integer(e, 1, 600'000);
     } else if (e.key == "max_series") {
