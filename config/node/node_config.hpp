@@ -119,6 +119,9 @@ struct tool_config {
   bool testkit = false;
   /// Where the `test.record` tool appends the idempotency keys it executed (crash tests).
   std::string record_file;
+  /// Tools the toolsets offer that this node does not (`disable: [service.describe, ...]`):
+  /// e.g. the sandbox's describe tools when its metrics come from Prometheus instead.
+  std::vector<std::string> disable;
   http_probe_config http_probe;
   shell_config shell;
 };
@@ -155,6 +158,21 @@ struct prometheus_config {
   std::int64_t max_points = 10'000; // points of a range query over all its series
   std::vector<std::string> allow;   // PromQL a query must match (one regex of these; none = any)
   std::vector<std::string> deny;    // PromQL no query may match
+  /// The reasoner's metrics of an entity kind (`entities.KIND`), each a PromQL expression with
+  /// `$entity` for the entity's name: with any, `prometheus.query {"entity", "kind"}` describes
+  /// an entity for the reasoner (docs/prometheus.md).
+  struct promql_metric {
+    std::string query;
+    std::string baseline; // the metric's usual value; "" = `baseline` below with $query
+  };
+  struct entity_mapping {
+    std::map<std::string, promql_metric> metrics; // reasoner metric → PromQL
+    std::map<std::string, std::string> fields;    // numeric state (replicas, ...) → PromQL
+  };
+  std::map<std::string, entity_mapping> entities; // by kind: service, database, ..., host, job
+  /// The baseline of a metric without its own: `$query` stands for the metric's expression;
+  /// "" = no baseline.
+  std::string baseline = "avg_over_time(($query)[1h:1m] offset 1d)";
 };
 
 /// Alertmanager (plugins/sre/alertmanager, docs/alertmanager.md): the webhook receiver
