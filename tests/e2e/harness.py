@@ -78,17 +78,22 @@ class Node:
     """One `sreh serve` process with its own data dir and config."""
 
     def __init__(self, workdir, config_extra="", env_extra=None, port=None, auth=None,
-                 token=TOKEN, testkit=True):
+                 token=TOKEN, testkit=True, config_file=None):
         """`auth`: the config's auth block (None: DEFAULT_AUTH, the harness admin token; "" for
         none written, i.e. the node's own default). `token`: what the request helpers send.
-        `testkit`: register the test tools (test.echo, test.record, ...; off on a real node)."""
+        `testkit`: register the test tools (test.echo, test.record, ...; off on a real node).
+        `config_file`: serve that file as it is (an example's), with only the listen address
+        and data dir given on the command line; the other arguments but `env_extra`, `port`
+        and `token` then do nothing."""
         self.dir = workdir
         self.token = token
         self.port = port or free_port()
         self.data = os.path.join(workdir, "data")
         self.record = os.path.join(workdir, "record.log")
-        self.config = os.path.join(workdir, "sreh.yaml")
-        with open(self.config, "w") as f:
+        self.config = config_file or os.path.join(workdir, "sreh.yaml")
+        self.serve_args = ([] if config_file is None else
+                           ["--listen", f"127.0.0.1:{self.port}", "--data-dir", self.data])
+        with open(os.devnull if config_file else self.config, "w") as f:
             f.write(f"listen: 127.0.0.1:{self.port}\n"
                     f"data_dir: {self.data}\n" +
                     (f"tools:\n  testkit: true\n  record_file: {self.record}\n" if testkit else "") +
@@ -105,7 +110,7 @@ class Node:
         env.update(self.env_extra)
         env.update(env_extra or {})
         self.log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([SREH, "serve", "--config", self.config],
+        self.proc = subprocess.Popen([SREH, "serve", "--config", self.config] + self.serve_args,
                                      stdout=self.log, stderr=subprocess.STDOUT, env=env)
         _procs.append(self.proc)
         if wait:

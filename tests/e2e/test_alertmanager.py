@@ -235,8 +235,44 @@ def test_the_alertmanager_tools_and_a_silence_reconciled_after_kill9():
             subprocess.run([script, "stop", am_dir], check=False)
 
 
+def test_kill9_while_alertmanager_posts_then_its_retry_lands_once():
+    """The node dies (kill -9) in the middle of Alertmanager's post: once after the Work committed
+    and before the alerts were merged into it, once after everything committed but before the
+    answer. Alertmanager saw no 2xx, so it retries; after the restart the retry lands and exactly
+    one Work exists, with the alerts merged once."""
+    for point in ("alertmanager_created", "alertmanager_committed"):
+        with TempDir() as d:
+            node = node_for(d)
+            node.start(env_extra={"SREH_FAILPOINT": f"{point}:1"})
+            token_file = os.path.join(d, "am.token")
+            with open(token_file, "w") as f:
+                f.write(AM_TOKEN)
+            am_dir = os.path.join(d, "am")
+            script = os.path.join(SOURCE, "scripts", "alertmanager.sh")
+            am = subprocess.run([script, "start", am_dir, str(free_port()),
+                                 f"http://127.0.0.1:{node.port}/v1/alerts/alertmanager",
+                                 token_file], check=True, capture_output=True, text=True).stdout
+            try:
+                am_post_alerts(am.strip(), [{
+                    "labels": {"alertname": "HighErrorRate", "service": "frontend",
+                               "severity": "critical"},
+                    "annotations": {"summary": "frontend 5xx above 5% for 5m"}}])
+                assert node.wait_exit(timeout=30) == -9, node.log_text()
+                node.start()
+                w = wait_until(lambda: next(
+                    (x for x in works(node) if alert_entries(work(node, x["id"]))), None), 60,
+                    f"Alertmanager's retry after the crash at {point}")
+                assert len(works(node)) == 1, (point, works(node))
+                entries = alert_entries(work(node, w["id"]))
+                assert len(entries) == 1 and len(entries[0]["firing"]) == 1, (point, entries)
+                node.stop()
+            finally:
+                subprocess.run([script, "stop", am_dir], check=False)
+
+
 if __name__ == "__main__":
     run_tests([
+        test_kill9_while_alertmanager_posts_then_its_retry_lands_once,
         test_payloads_old_and_new_repeats_and_bad_input,
         test_real_alertmanager_opens_an_incident_that_resolves,
         test_the_alertmanager_tools_and_a_silence_reconciled_after_kill9,
