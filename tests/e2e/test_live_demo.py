@@ -140,6 +140,8 @@ def test_the_live_demo_loop():
             assert not disabled & set(tools), tools
             checkout = next(s for s in steps if s.get("tool") == "prometheus.query"
                             and obj(s["args"])["entity"] == "checkout")
+            # The reasoner fills in the kind from the topology (the `kind` argument role).
+            assert obj(checkout["args"]) == {"entity": "checkout", "kind": "service"}, checkout
             assert checkout["result"]["current"]["error_rate"] > 0.05, checkout["result"]
             assert checkout["result"]["baseline"]["error_rate"] < 0.01, checkout["result"]
             # The alert's Work cannot approve itself: the SRE does.
