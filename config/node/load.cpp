@@ -473,7 +473,7 @@ void read_top(reader& r, const entry& root, node_config& cfg) {
   auto entries =
     r.entries(root, {"node_id", "listen", "data_dir", "policy_mode", "policy_file", "store",
                      "logging", "limits", "budget", "model", "tools", "auth", "sandbox", "nats",
-                     "cluster", "works", "prometheus", "alertmanager"});
+                     "cluster", "works", "prometheus", "alertmanager", "tls"});
   for (const auto& e : entries) {
     if (e.key == "node_id") {
       cfg.node_id = r.string(e);
@@ -515,6 +515,13 @@ void read_top(reader& r, const entry& root, node_config& cfg) {
       read_prometheus(r, e, cfg.prometheus);
     } else if (e.key == "alertmanager") {
       read_alertmanager(r, e, cfg.alertmanager);
+    } else if (e.key == "tls") {
+      for (const auto& x : r.entries(e, {"cert_file", "key_file", "client_ca_file"}))
+        (x.key == "cert_file"  ? cfg.tls.cert_file
+         : x.key == "key_file" ? cfg.tls.key_file
+                               : cfg.tls.client_ca_file) = read_path(r, x, cfg.source);
+      if (cfg.tls.cert_file.empty() || cfg.tls.key_file.empty())
+        r.fail(e, "needs cert_file and key_file (PEM files of the certificate and its key)");
     } else if (e.key == "works") {
       for (const auto& x :
            r.entries(e, {"templates", "check_every", "world_sync", "passivate_after"})) {

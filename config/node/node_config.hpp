@@ -198,6 +198,14 @@ struct alertmanager_config {
   std::int64_t max_alerts = 1000; // per notification; more is a 413
 };
 
+/// HTTPS on the front (docs/security.md): on when `cert_file` is set. Paths relative to the
+/// config file; the files are read at start and again on SIGHUP.
+struct tls_config {
+  std::string cert_file;      // PEM certificate chain, the server's first
+  std::string key_file;       // PEM private key
+  std::string client_ca_file; // PEM CAs of the client certificates required; "" = none required
+};
+
 /// Cluster mode (docs/cluster.md): on when `topology` is set.
 struct cluster_config {
   /// The topology file, shared by every node; relative to the config file's directory.
@@ -241,6 +249,7 @@ struct node_config {
   works_config works;
   prometheus_config prometheus;
   alertmanager_config alertmanager;
+  tls_config tls;
   std::string source; // file it was loaded from ("" = defaults)
   // Whether listen / data_dir were given (file or command line) rather than defaulted: in
   // cluster mode the defaults follow the topology (listen) and the node id (data_dir).

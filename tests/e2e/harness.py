@@ -78,14 +78,16 @@ class Node:
     """One `sreh serve` process with its own data dir and config."""
 
     def __init__(self, workdir, config_extra="", env_extra=None, port=None, auth=None,
-                 token=TOKEN, testkit=True, config_file=None):
+                 token=TOKEN, testkit=True, config_file=None, tls=None):
         """`auth`: the config's auth block (None: DEFAULT_AUTH, the harness admin token; "" for
         none written, i.e. the node's own default). `token`: what the request helpers send.
         `testkit`: register the test tools (test.echo, test.record, ...; off on a real node).
         `config_file`: serve that file as it is (an example's), with only the listen address
         and data dir given on the command line; the other arguments but `env_extra`, `port`
-        and `token` then do nothing."""
+        and `token` then do nothing. `tls`: an ssl.SSLContext the request helpers connect with
+        (the node serves HTTPS)."""
         self.dir = workdir
+        self.tls = tls
         self.token = token
         self.port = port or free_port()
         self.data = os.path.join(workdir, "data")
@@ -180,7 +182,10 @@ class Node:
 
     def request(self, method, path, body=None, headers=None, timeout=10, token=...):
         """`token`: sent as a bearer token (default: the node's; None sends none)."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        conn = (http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout,
+                                            context=self.tls)
+                if getattr(self, "tls", None) else
+                http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout))
         try:
             h = _with_token(headers, self.token if token is ... else token)
             if body is not None and not isinstance(body, (bytes, bytearray)):
