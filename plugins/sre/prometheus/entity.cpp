@@ -169,11 +169,10 @@ tool_result describe_entity(const server& srv, const std::string& tool,
     q.Key("query");
     q.String(promql);
     std::string base = !pq.baseline.empty() ? expand_entity(pq.baseline, name) : c.baseline;
-    if (pq.baseline.empty() && !base.empty()) {
-      // `$query` of the default is the metric's own expression.
-      auto at = base.find("$query");
-      base.replace(at, 6, promql);
-    }
+    if (pq.baseline.empty()) // `$query` of the default is the metric's own expression
+      for (auto at = base.find("$query"); at != std::string::npos;
+           at = base.find("$query", at + promql.size()))
+        base.replace(at, 6, promql);
     if (!base.empty() && now->value) {
       q.Key("baseline");
       q.String(base);
