@@ -1,6 +1,7 @@
 #include "actors/cluster/cluster.hpp"
 
 #include <caf/io/all.hpp>
+#include <caf/openssl/all.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -54,9 +55,11 @@ void connect_to(peer_self self, const config::cluster_member& m) {
     return st.member->unlinked(m.id, err.message);
   st.connecting.insert(m.id);
   auto id = m.id;
-  self
-    ->request(self->system().middleman().actor_handle(), st.timeout, caf::connect_atom::value,
-              std::move(host), port)
+  // Over TLS when the cluster has it (CAF's OpenSSL module is loaded then).
+  const auto& mm = self->system().has_openssl_manager()
+                     ? self->system().openssl_manager().actor_handle()
+                     : self->system().middleman().actor_handle();
+  self->request(mm, st.timeout, caf::connect_atom::value, std::move(host), port)
     .then(
       [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {
         auto& s = self->state;
@@ -131,9 +134,18 @@ peer_impl_actor::behavior_type peer_behavior(peer_self self, cluster_member* mem
 
 } // namespace
 
-void add_cluster_message_types(caf::actor_system_config& cfg, const config::topology& topo) {
+void add_cluster_message_types(caf::actor_system_config& cfg, const config::topology& topo,
+                               const std::string& node_id) {
   add_peer_message_types(cfg);
   cfg.load<caf::io::middleman>();
+  if (const auto& tls = topo.tls) {
+    // Every link is TLS; a peer without a certificate the cluster CA signed is refused in the
+    // handshake, on both the listening and the connecting side.
+    cfg.load<caf::openssl::manager>();
+    cfg.openssl_certificate = config::cluster_tls::for_node(tls->cert_file, node_id);
+    cfg.openssl_key = config::cluster_tls::for_node(tls->key_file, node_id);
+    cfg.openssl_cafile = config::cluster_tls::for_node(tls->ca_file, node_id);
+  }
   // Without these a hung (stopped) peer is never detected and connects block forever.
   cfg.set("middleman.heartbeat-interval",
           caf::timespan{std::chrono::milliseconds{topo.heartbeat_ms}});
@@ -206,16 +218,17 @@ sreh::error cluster_member::open(kernel_actor sup) {
   peer_actor_ = sys_.spawn(peer_behavior, this, rt_, sup, std::move(others),
                            std::chrono::milliseconds{topo_.heartbeat_ms},
                            std::chrono::milliseconds{topo_.connection_timeout_ms});
-  auto published = sys_.middleman().publish(peer_actor_, port, host.c_str(), true);
+  auto published = topo_.tls ? caf::openssl::publish(peer_actor_, port, host.c_str(), true)
+                             : sys_.middleman().publish(peer_actor_, port, host.c_str(), true);
   if (!published)
     return {errc::unavailable,
             fmt::format("cluster: cannot listen on {} (node {}): {}", self_.cluster, self_.id,
                         sys_.render(published.error()))};
   thread_ = std::thread{[this] { heartbeat_loop(); }};
-  log->info("cluster '{}': node {} joined (middleman on {}, heartbeat {} ms, lease {} ms, "
+  log->info("cluster '{}': node {} joined (middleman on {}{}, heartbeat {} ms, lease {} ms, "
             "{} members)",
-            topo_.name, self_.id, self_.cluster, topo_.heartbeat_ms, topo_.lease_ttl_ms,
-            topo_.nodes.size());
+            topo_.name, self_.id, self_.cluster, topo_.tls ? ", mutual TLS" : "",
+            topo_.heartbeat_ms, topo_.lease_ttl_ms, topo_.nodes.size());
   return {};
 }
 

@@ -23,8 +23,11 @@
 namespace sreh::actors {
 
 /// Loads the middleman with the topology's timeouts and registers the peer's message types
-/// (add_peer_message_types); every member calls it before its actor system starts.
-void add_cluster_message_types(caf::actor_system_config& cfg, const config::topology& topo);
+/// (add_peer_message_types); with the topology's `tls`, also CAF's OpenSSL module with the
+/// certificate of `node_id`, so that its links are mutual TLS. Every member calls it before its
+/// actor system starts.
+void add_cluster_message_types(caf::actor_system_config& cfg, const config::topology& topo,
+                               const std::string& node_id);
 
 /// Membership of this node. `enter` heartbeats once, before the kernel recovers anything (so a
 /// node that comes back never races a survivor that is claiming its runs); `open` publishes the

@@ -280,7 +280,7 @@ sreh::error node::start() {
     return {errc::invalid_argument,
             "cluster: the store cannot be shared (use store.kind: postgres)"};
   if (clustered)
-    add_cluster_message_types(d.caf_cfg, *d.cfg.cluster.topo);
+    add_cluster_message_types(d.caf_cfg, *d.cfg.cluster.topo, d.cfg.node_id);
   d.sys = std::make_unique<caf::actor_system>(d.caf_cfg);
   d.pool = std::make_unique<blocking_pool>(static_cast<std::size_t>(d.cfg.limits.tool_threads));
   d.store_pool =

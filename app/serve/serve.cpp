@@ -2,6 +2,8 @@
 
 #include "app/serve/serve.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 #include <sys/resource.h>
 
@@ -191,6 +193,17 @@ int serve_command(int argc, char** argv) {
   auto tokens = load_tokens(*cfg);
   if (!tokens)
     return fail(tokens.error().message);
+  if (const auto& topo = cfg->cluster.topo; topo && topo->tls) {
+    // This node's certificate must name it: its peers know it by that id.
+    auto file = config::cluster_tls::for_node(topo->tls->cert_file, cfg->node_id);
+    auto names = net::certificate_names(file);
+    if (!names)
+      return fail("cluster tls: " + names.error().message);
+    if (std::find(names->begin(), names->end(), cfg->node_id) == names->end())
+      return fail(fmt::format(
+        "cluster tls: '{}' is a certificate for {}, not for node '{}'", file,
+        names->empty() ? "no name" : fmt::format("{}", fmt::join(*names, ", ")), cfg->node_id));
+  }
   std::shared_ptr<net::tls_server_context> tls;
   if (!cfg->tls.cert_file.empty()) {
     auto loaded = net::tls_server_context::load(

@@ -1,9 +1,13 @@
 #include "config/topology/topology.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <map>
 #include <optional>
 
@@ -138,11 +142,41 @@ void read_nodes(reader& r, const entry& e, topology& t) {
     r.fail(e, "no node has the api role: nothing would accept goals or serve the API");
 }
 
+/// A path of `tls`, relative to the topology file; `{node}` is kept for each member to fill in.
+std::string tls_path(reader& r, const entry& e, const std::string& topology_file) {
+  auto path = r.non_empty_string(e);
+  std::filesystem::path p{path};
+  if (p.is_relative())
+    p = (std::filesystem::path{topology_file}.parent_path() / p).lexically_normal();
+  return p.string();
+}
+
+void read_tls(reader& r, const entry& e, topology& t) {
+  cluster_tls tls;
+  for (const auto& x : r.entries(e, {"ca_file", "cert_file", "key_file"}))
+    (x.key == "ca_file"     ? tls.ca_file
+     : x.key == "cert_file" ? tls.cert_file
+                            : tls.key_file) = tls_path(r, x, t.source);
+  if (tls.ca_file.empty() || tls.cert_file.empty() || tls.key_file.empty())
+    r.fail(e, "needs ca_file, cert_file and key_file (PEM; {node} in a path is the member's id)");
+  // Every member's files must be there: a node that starts without its certificate would only
+  // find out when its peers refuse it.
+  for (const auto& m : t.nodes)
+    for (const auto* f : {&tls.ca_file, &tls.cert_file, &tls.key_file}) {
+      auto path = cluster_tls::for_node(*f, m.id);
+      if (::access(path.c_str(), R_OK) != 0)
+        r.fail(e, fmt::format("cannot read '{}' (node {}): {}", path, m.id, std::strerror(errno)));
+    }
+  t.tls = std::move(tls);
+}
+
 void read_top(reader& r, const entry& root, topology& t) {
-  std::optional<entry> nodes, heartbeat, lease;
-  for (const auto& e : r.entries(
-         root, {"cluster", "heartbeat_ms", "lease_ttl_ms", "connection_timeout_ms", "nodes"})) {
-    if (e.key == "cluster") {
+  std::optional<entry> nodes, heartbeat, lease, tls;
+  for (const auto& e : r.entries(root, {"cluster", "heartbeat_ms", "lease_ttl_ms",
+                                        "connection_timeout_ms", "nodes", "tls"})) {
+    if (e.key == "tls") {
+      tls.emplace(e);
+    } else if (e.key == "cluster") {
       t.name = name(r, e, "cluster name");
     } else if (e.key == "heartbeat_ms") {
       t.heartbeat_ms = r.integer(e, 50, 60'000);
@@ -168,9 +202,18 @@ void read_top(reader& r, const entry& root, topology& t) {
   if (!nodes)
     r.fail(yaml::mark{}, "nodes", "missing: a topology lists at least one node");
   read_nodes(r, *nodes, t);
+  if (tls)
+    read_tls(r, *tls, t);
 }
 
 } // namespace
+
+std::string cluster_tls::for_node(const std::string& path, const std::string& node_id) {
+  std::string out = path;
+  for (auto at = out.find("{node}"); at != std::string::npos; at = out.find("{node}", at))
+    out.replace(at, 6, node_id);
+  return out;
+}
 
 bool cluster_member::has_role(std::string_view r) const {
   return std::find(roles.begin(), roles.end(), r) != roles.end();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,13 +21,26 @@ struct cluster_member {
 };
 
 /// The nodes of a cluster. The same file is used on every node.
+/// Mutual TLS on the cluster links (docs/security.md): every member presents the certificate
+/// `cert_file` and accepts only peers whose certificate `ca_file` signed. `{node}` in a path is
+/// the member's id (one shared topology, a certificate per node); relative paths are relative to
+/// the topology file.
+struct cluster_tls {
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  /// `path` with `{node}` replaced by `node_id`.
+  [[nodiscard]] static std::string for_node(const std::string& path, const std::string& node_id);
+};
+
 struct topology {
   std::string name = "sreh";        // cluster name
   std::int64_t heartbeat_ms = 500;  // node heartbeat in PostgreSQL and middleman heartbeat
   std::int64_t lease_ttl_ms = 5000; // a node silent for longer is dead: its runs are claimed
   std::int64_t connection_timeout_ms = 2000; // middleman connection timeout (hung peers)
   std::vector<cluster_member> nodes;
-  std::string source; // file it was loaded from
+  std::optional<cluster_tls> tls; // none: the links are plain TCP
+  std::string source;             // file it was loaded from
 
   /// The member with id `id`, or nullptr.
   [[nodiscard]] const cluster_member* find(std::string_view id) const;

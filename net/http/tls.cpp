@@ -2,6 +2,11 @@
 
 #include <boost/asio/ssl/context.hpp>
 #include <fmt/format.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+
+#include <algorithm>
+#include <cstdio>
 
 namespace sreh::net {
 
@@ -39,6 +44,35 @@ expected<std::shared_ptr<ssl::context>> make(const tls_files& f) {
 }
 
 } // namespace
+
+expected<std::vector<std::string>> certificate_names(const std::string& pem_file) {
+  std::FILE* f = std::fopen(pem_file.c_str(), "r");
+  if (f == nullptr)
+    return sreh::error{errc::invalid_argument, fmt::format("cannot read '{}'", pem_file)};
+  X509* cert = PEM_read_X509(f, nullptr, nullptr, nullptr);
+  std::fclose(f);
+  if (cert == nullptr)
+    return sreh::error{errc::invalid_argument,
+                       fmt::format("'{}' holds no PEM certificate", pem_file)};
+  std::vector<std::string> out;
+  char cn[256] = {};
+  if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn) > 0)
+    out.emplace_back(cn);
+  auto* sans =
+    static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  for (int i = 0; sans != nullptr && i < sk_GENERAL_NAME_num(sans); ++i) {
+    const GENERAL_NAME* n = sk_GENERAL_NAME_value(sans, i);
+    if (n->type != GEN_DNS)
+      continue;
+    std::string dns(reinterpret_cast<const char*>(ASN1_STRING_get0_data(n->d.dNSName)),
+                    static_cast<std::size_t>(ASN1_STRING_length(n->d.dNSName)));
+    if (std::find(out.begin(), out.end(), dns) == out.end())
+      out.push_back(std::move(dns));
+  }
+  GENERAL_NAMES_free(sans);
+  X509_free(cert);
+  return out;
+}
 
 expected<std::shared_ptr<tls_server_context>> tls_server_context::load(tls_files files) {
   std::shared_ptr<tls_server_context> out{new tls_server_context(std::move(files))};

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/base/expected.hpp"
 
@@ -16,6 +17,10 @@ class context;
 }
 
 namespace sreh::net {
+
+/// The names a PEM certificate is for: its subject's CN and its DNS subjectAltNames (the
+/// cluster checks that a node's own certificate names its id). The error names the file.
+[[nodiscard]] expected<std::vector<std::string>> certificate_names(const std::string& pem_file);
 
 struct tls_files {
   std::string cert_file;      // PEM: the certificate chain, the server's first

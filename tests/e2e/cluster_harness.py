@@ -94,10 +94,12 @@ class ClusterNode(Node):
 
 class Cluster:
     def __init__(self, workdir, names=("node-a", "node-b", "node-c"), heartbeat_ms=200,
-                 lease_ttl_ms=1500, node_extra="", auth=None, token=None, roles=None):
+                 lease_ttl_ms=1500, node_extra="", auth=None, token=None, roles=None,
+                 topology_extra=""):
         """`auth`: the config's auth block (default: the harness admin token); `token`: what
         the nodes' request helpers send (default: the harness admin token); `roles`: {node:
-        "[worker]"} where a node should not have all three roles."""
+        "[worker]"} where a node should not have all three roles; `topology_extra`: more of the
+        topology file (its `tls:`)."""
         self.dir = workdir
         tag = os.path.basename(workdir)
         self.pg = Postgres(tag).start()
@@ -117,7 +119,7 @@ class Cluster:
                          f"    roles: {(roles or {}).get(n, '[api, worker, relay]')}\n")
             self.nodes[n] = ClusterNode(self, n, http)
         with open(self.topology, "w") as f:
-            f.write("".join(lines))
+            f.write("".join(lines) + topology_extra)
         with open(self.config, "w") as f:
             f.write(f"store:\n  kind: postgres\n  url: {self.pg.url}\n"
                     f"nats:\n  url: {self.nats.url}\n"
