@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/base/json.hpp"
 #include "core/llm/wire.hpp"
 
 namespace sreh::llm {
@@ -97,6 +98,41 @@ chat_request build(const context_input& in, const std::vector<entry>& entries) {
 }
 
 } // namespace
+
+std::vector<prior_step> prior_steps_of(const std::vector<step>& journal) {
+  std::vector<prior_step> out;
+  for (auto& s : journal) {
+    if (s.state == step_state::intent)
+      continue;
+    prior_step p;
+    p.journal_step = s.n;
+    std::string call_id;
+    if (auto d = json::parse(s.decision, 32); d && d->IsObject()) {
+      p.thought = wire::string_or(*d, "thought");
+      call_id = wire::string_or(*d, "tool_call_id");
+    }
+    if (s.kind == step_kind::tool) {
+      p.has_call = true;
+      p.call = {call_id.empty() ? "call_" + std::to_string(s.n) : call_id, s.tool,
+                s.args.empty() ? std::string{"{}"} : s.args};
+      if (s.state == step_state::succeeded) {
+        p.result = s.result;
+      } else {
+        p.is_error = true;
+        p.result = std::string{to_string(s.state)} + ": " + s.error;
+      }
+    } else if (s.kind == step_kind::conclude) {
+      p.conclusion_bearing = true;
+      p.result = s.result;
+      if (auto r = json::parse(s.result, 32); r && r->IsObject())
+        p.result = "conclusion: " + wire::string_or(*r, "conclusion");
+    } else {
+      continue;
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
 
 std::int64_t estimate_tokens(std::string_view text) {
   return static_cast<std::int64_t>((text.size() + 3) / 4);

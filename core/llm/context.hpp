@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/llm/types.hpp"
+#include "core/model/step.hpp"
 
 namespace sreh::llm {
 
@@ -25,6 +26,13 @@ struct prior_step {
   bool is_error = false;
   bool conclusion_bearing = false; // kept in full whatever its age
 };
+
+/// The prior steps of a journal as the model saw them: a finished `tool` step is a call with its
+/// result (a failed or in-doubt one an error result naming its state), a `conclude` step a
+/// conclusion-bearing note; steps still at their intent and the other kinds are left out. The
+/// thought comes from the step's decision JSON (`thought`), the call id from its
+/// `tool_call_id` when the gateway recorded one, else `call_<n>`.
+[[nodiscard]] std::vector<prior_step> prior_steps_of(const std::vector<step>& journal);
 
 struct context_input {
   std::string system_prompt; // versioned and pinned per run by the caller

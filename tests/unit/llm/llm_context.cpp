@@ -190,3 +190,45 @@ CAF_TEST(token estimate) {
   r.messages.push_back(message::user("abcdabcd"));
   CAF_CHECK_EQUAL(estimate_tokens(r), 1 + 4 + 2 + 4);
 }
+
+CAF_TEST(prior steps from a journal) {
+  std::vector<step> journal(5);
+  journal[0].n = 1;
+  journal[0].kind = step_kind::tool;
+  journal[0].state = step_state::succeeded;
+  journal[0].tool = "logs.search";
+  journal[0].args = R"({"q":"oom"})";
+  journal[0].decision = R"({"thought":"look for OOMs","detail":{},"policy":{}})";
+  journal[0].result = R"({"hits":3})";
+  journal[1].n = 2;
+  journal[1].kind = step_kind::tool;
+  journal[1].state = step_state::failed;
+  journal[1].tool = "deploy.history";
+  journal[1].decision = R"({"thought":"","tool_call_id":"toolu_9"})";
+  journal[1].error = "unknown service";
+  journal[2].n = 3;
+  journal[2].kind = step_kind::approval; // not the model's to see
+  journal[2].state = step_state::succeeded;
+  journal[3].n = 4;
+  journal[3].kind = step_kind::conclude;
+  journal[3].state = step_state::succeeded;
+  journal[3].result = R"({"conclusion":"the v42 deploy leaks memory"})";
+  journal[4].n = 5;
+  journal[4].kind = step_kind::tool; // still at its intent
+  auto got = prior_steps_of(journal);
+  CAF_REQUIRE_EQUAL(got.size(), 3u);
+  CAF_CHECK(got[0].has_call);
+  CAF_CHECK_EQUAL(got[0].call.id, "call_1");
+  CAF_CHECK_EQUAL(got[0].call.name, "logs.search");
+  CAF_CHECK_EQUAL(got[0].call.arguments, R"({"q":"oom"})");
+  CAF_CHECK_EQUAL(got[0].thought, "look for OOMs");
+  CAF_CHECK_EQUAL(got[0].result, R"({"hits":3})");
+  CAF_CHECK(!got[0].is_error);
+  CAF_CHECK_EQUAL(got[1].call.id, "toolu_9");
+  CAF_CHECK(got[1].is_error);
+  CAF_CHECK_EQUAL(got[1].result, "failed: unknown service");
+  CAF_CHECK(!got[2].has_call);
+  CAF_CHECK(got[2].conclusion_bearing);
+  CAF_CHECK_EQUAL(got[2].journal_step, 4);
+  CAF_CHECK_EQUAL(got[2].result, "conclusion: the v42 deploy leaks memory");
+}
