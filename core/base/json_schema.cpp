@@ -1,8 +1,9 @@
 #include "core/base/json_schema.hpp"
 
 #include <fmt/format.h>
+#include <rapidjson/pointer.h>
+#include <rapidjson/schema.h>
 #include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "core/base/json.hpp"
 
@@ -18,153 +19,135 @@ std::string type_name(const rapidjson::Value& v) {
 }
 
 std::string show(const rapidjson::Value& v) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  v.Accept(w);
-  std::string s = buf.GetString();
+  std::string s = json::stringify(v);
   if (s.size() > 60)
     s = s.substr(0, 57) + "...";
   return s;
 }
 
-bool has_type(const rapidjson::Value& v, std::string_view t) {
-  if (t == "integer")
-    return v.IsInt64() || v.IsUint64() ||
-           (v.IsDouble() &&
-            v.GetDouble() == static_cast<double>(static_cast<long long>(v.GetDouble())));
-  if (t == "number")
-    return v.IsNumber();
-  if (t == "boolean")
-    return v.IsBool();
-  return type_name(v) == t;
-}
-
-std::string where(const std::string& path) {
-  return path.empty() ? std::string{"arguments"} : fmt::format("field '{}'", path);
-}
-
-sreh::error fail(const std::string& path, const std::string& what) {
-  return {errc::invalid_argument, fmt::format("{}: {}", where(path), what)};
-}
-
-sreh::error check(const rapidjson::Value& schema, const rapidjson::Value& v,
-                  const std::string& path);
-
-sreh::error check_type(const rapidjson::Value& schema, const rapidjson::Value& v,
-                       const std::string& path) {
-  auto t = schema.FindMember("type");
-  if (t == schema.MemberEnd())
-    return {};
-  if (t->value.IsString()) {
-    if (!has_type(v, t->value.GetString()))
-      return fail(path, fmt::format("expected {}, got {}", t->value.GetString(), type_name(v)));
-    return {};
-  }
-  if (t->value.IsArray()) {
-    std::string names;
-    for (auto& alt : t->value.GetArray()) {
-      if (alt.IsString() && has_type(v, alt.GetString()))
-        return {};
-      names += names.empty() ? "" : " or ";
-      names += alt.IsString() ? alt.GetString() : "?";
+/// The pointer's tokens as users read a path: "services[0].name"; empty at the top.
+std::string dotted(const rapidjson::Pointer& p, const rapidjson::Value& root) {
+  std::string out;
+  const rapidjson::Value* at = &root;
+  for (std::size_t i = 0; i < p.GetTokenCount(); ++i) {
+    const auto& t = p.GetTokens()[i];
+    std::string name{t.name, t.length};
+    if (at != nullptr && at->IsArray()) {
+      out += "[" + name + "]";
+      at = t.index < at->Size() ? &(*at)[t.index] : nullptr;
+    } else {
+      out += (out.empty() ? "" : ".") + name;
+      const rapidjson::Value* next = nullptr;
+      if (at != nullptr && at->IsObject())
+        if (auto m = at->FindMember(name.c_str()); m != at->MemberEnd())
+          next = &m->value;
+      at = next;
     }
-    return fail(path, fmt::format("expected {}, got {}", names, type_name(v)));
   }
-  return {};
+  return out;
 }
 
-sreh::error check_object(const rapidjson::Value& schema, const rapidjson::Value& v,
-                         const std::string& path) {
-  auto props = schema.FindMember("properties");
-  if (auto req = schema.FindMember("required"); req != schema.MemberEnd() && req->value.IsArray())
-    for (auto& name : req->value.GetArray())
-      if (name.IsString() && !v.HasMember(name.GetString()))
-        return fail(path.empty() ? name.GetString() : path + "." + name.GetString(), "is required");
-  bool closed = false;
-  if (auto ap = schema.FindMember("additionalProperties");
-      ap != schema.MemberEnd() && ap->value.IsBool())
-    closed = !ap->value.GetBool();
-  for (auto& m : v.GetObject()) {
-    std::string sub = path.empty() ? m.name.GetString() : path + "." + m.name.GetString();
-    const rapidjson::Value* ps = nullptr;
-    if (props != schema.MemberEnd() && props->value.IsObject()) {
-      auto p = props->value.FindMember(m.name);
-      if (p != props->value.MemberEnd())
-        ps = &p->value;
-    }
-    if (ps == nullptr) {
-      if (closed)
-        return fail(sub, "is not a known argument");
-      continue;
-    }
-    if (auto err = check(*ps, m.value, sub))
-      return err;
-  }
-  return {};
+std::string pointer_text(const rapidjson::Pointer& p) {
+  rapidjson::StringBuffer buf;
+  p.Stringify(buf);
+  return buf.GetString();
 }
 
-sreh::error check_scalar(const rapidjson::Value& schema, const rapidjson::Value& v,
-                         const std::string& path) {
-  if (v.IsNumber()) {
-    double d = v.GetDouble();
-    if (auto m = schema.FindMember("minimum");
-        m != schema.MemberEnd() && m->value.IsNumber() && d < m->value.GetDouble())
-      return fail(path, fmt::format("must be >= {}, got {}", show(m->value), show(v)));
-    if (auto m = schema.FindMember("maximum");
-        m != schema.MemberEnd() && m->value.IsNumber() && d > m->value.GetDouble())
-      return fail(path, fmt::format("must be <= {}, got {}", show(m->value), show(v)));
-  }
-  if (v.IsString()) {
-    auto len = v.GetStringLength();
-    if (auto m = schema.FindMember("minLength");
-        m != schema.MemberEnd() && m->value.IsUint() && len < m->value.GetUint())
-      return fail(path, fmt::format("must be at least {} characters", m->value.GetUint()));
-    if (auto m = schema.FindMember("maxLength");
-        m != schema.MemberEnd() && m->value.IsUint() && len > m->value.GetUint())
-      return fail(path, fmt::format("must be at most {} characters", m->value.GetUint()));
-  }
-  return {};
-}
-
-sreh::error check(const rapidjson::Value& schema, const rapidjson::Value& v,
-                  const std::string& path) {
+const rapidjson::Value* member(const rapidjson::Value& schema, const char* key) {
   if (!schema.IsObject())
-    return {};
-  if (auto err = check_type(schema, v, path))
-    return err;
-  if (auto e = schema.FindMember("enum"); e != schema.MemberEnd() && e->value.IsArray()) {
-    bool found = false;
+    return nullptr;
+  auto m = schema.FindMember(key);
+  return m == schema.MemberEnd() ? nullptr : &m->value;
+}
+
+std::string type_list(const rapidjson::Value* t) {
+  if (t == nullptr)
+    return "another type";
+  if (t->IsString())
+    return t->GetString();
+  std::string names;
+  if (t->IsArray())
+    for (auto& alt : t->GetArray())
+      names += (names.empty() ? "" : " or ") + std::string{alt.IsString() ? alt.GetString() : "?"};
+  return names;
+}
+
+/// What the failing keyword means for this value, in words.
+std::string what(std::string_view keyword, const rapidjson::Value& schema,
+                 const rapidjson::Value& v) {
+  auto num = [&](const char* k) {
+    auto* m = member(schema, k);
+    return m != nullptr ? show(*m) : std::string{"?"};
+  };
+  if (keyword == "type")
+    return fmt::format("expected {}, got {}", type_list(member(schema, "type")), type_name(v));
+  if (keyword == "enum") {
     std::string allowed;
-    for (auto& alt : e->value.GetArray()) {
-      found = found || alt == v;
-      allowed += (allowed.empty() ? "" : ", ") + show(alt);
-    }
-    if (!found)
-      return fail(path, fmt::format("must be one of {}, got {}", allowed, show(v)));
+    if (auto* e = member(schema, "enum"); e != nullptr && e->IsArray())
+      for (auto& alt : e->GetArray())
+        allowed += (allowed.empty() ? "" : ", ") + show(alt);
+    return fmt::format("must be one of {}, got {}", allowed, show(v));
   }
-  if (v.IsObject())
-    return check_object(schema, v, path);
-  if (v.IsArray()) {
-    auto n = v.Size();
-    if (auto m = schema.FindMember("minItems");
-        m != schema.MemberEnd() && m->value.IsUint() && n < m->value.GetUint())
-      return fail(path, fmt::format("needs at least {} items", m->value.GetUint()));
-    if (auto m = schema.FindMember("maxItems");
-        m != schema.MemberEnd() && m->value.IsUint() && n > m->value.GetUint())
-      return fail(path, fmt::format("takes at most {} items", m->value.GetUint()));
-    if (auto items = schema.FindMember("items"); items != schema.MemberEnd())
-      for (rapidjson::SizeType i = 0; i < n; ++i)
-        if (auto err = check(items->value, v[i], fmt::format("{}[{}]", path, i)))
-          return err;
-    return {};
-  }
-  return check_scalar(schema, v, path);
+  if (keyword == "minimum")
+    return fmt::format("must be >= {}, got {}", num("minimum"), show(v));
+  if (keyword == "maximum")
+    return fmt::format("must be <= {}, got {}", num("maximum"), show(v));
+  if (keyword == "minLength")
+    return fmt::format("must be at least {} characters", num("minLength"));
+  if (keyword == "maxLength")
+    return fmt::format("must be at most {} characters", num("maxLength"));
+  if (keyword == "minItems")
+    return fmt::format("needs at least {} items", num("minItems"));
+  if (keyword == "maxItems")
+    return fmt::format("takes at most {} items", num("maxItems"));
+  if (keyword == "pattern")
+    return fmt::format("must match the pattern {}, got {}", num("pattern"), show(v));
+  if (keyword == "additionalProperties")
+    return "is not a known argument";
+  if (keyword == "multipleOf")
+    return fmt::format("must be a multiple of {}, got {}", num("multipleOf"), show(v));
+  return fmt::format("does not satisfy '{}' of its schema, got {}", keyword, show(v));
+}
+
+/// The first name of `required` that `v` lacks.
+std::string missing_required(const rapidjson::Value& schema, const rapidjson::Value& v) {
+  if (auto* req = member(schema, "required"); req != nullptr && req->IsArray() && v.IsObject())
+    for (auto& name : req->GetArray())
+      if (name.IsString() && !v.HasMember(name.GetString()))
+        return name.GetString();
+  return {};
 }
 
 } // namespace
 
 sreh::error validate(const rapidjson::Value& schema, const rapidjson::Value& value) {
-  return check(schema, value, "");
+  if (!schema.IsObject())
+    return {};
+  rapidjson::SchemaDocument doc(schema);
+  rapidjson::SchemaValidator validator(doc);
+  if (value.Accept(validator))
+    return {};
+  std::string keyword = validator.GetInvalidSchemaKeyword();
+  rapidjson::Pointer at = validator.GetInvalidDocumentPointer();
+  const rapidjson::Value* sub = validator.GetInvalidSchemaPointer().Get(schema);
+  const rapidjson::Value* bad = at.Get(value);
+  static const rapidjson::Value null_value;
+  const rapidjson::Value& s = sub != nullptr ? *sub : null_value;
+  const rapidjson::Value& v = bad != nullptr ? *bad : null_value;
+  std::string text;
+  if (keyword == "required") {
+    auto name = missing_required(s, v);
+    at = at.Append(name.c_str(), static_cast<rapidjson::SizeType>(name.size()));
+    text = "is required";
+  } else {
+    text = what(keyword, s, v);
+  }
+  auto path = dotted(at, value);
+  // The old message's words, then the keyword and the JSON pointer (RFC 6901) of the value.
+  return {errc::invalid_argument,
+          fmt::format("{}: {} (keyword '{}' at pointer \"{}\")",
+                      path.empty() ? std::string{"arguments"} : "field '" + path + "'", text,
+                      keyword, pointer_text(at))};
 }
 
 sreh::error validate(std::string_view schema_json, std::string_view value_json) {

@@ -70,10 +70,13 @@ CAF_TEST(arguments that break the tool schema fail the step and never reach the 
   auto rep = submit("bad args");
   auto steps = load_steps(rep.run_id);
   CAF_REQUIRE(steps.size() >= 2u);
-  CAF_CHECK_EQUAL(steps[0].error, std::string{"invalid arguments for 'probe.write': field "
-                                              "'action': expected string, got integer"});
-  CAF_CHECK_EQUAL(steps[1].error, std::string{"invalid arguments for 'probe.write': field "
-                                              "'bogus': is not a known argument"});
+  CAF_CHECK_EQUAL(steps[0].error,
+                  std::string{"invalid arguments for 'probe.write': field 'action': expected "
+                              "string, got integer (keyword 'type' at pointer \"/action\")"});
+  CAF_CHECK_EQUAL(steps[1].error,
+                  std::string{"invalid arguments for 'probe.write': field 'bogus': is not a "
+                              "known argument (keyword 'additionalProperties' at pointer "
+                              "\"/bogus\")"});
   CAF_CHECK_EQUAL(probes->writes.size(), 0u);
 }
 

@@ -1,0 +1,51 @@
+#pragma once
+// Small helpers the codecs share: tolerant field access on parsed JSON, and the error-body
+// parser. Internal to core/llm.
+
+#include <rapidjson/document.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/llm/types.hpp"
+
+namespace sreh::llm::wire {
+
+/// The member `key` of `v` when `v` is an object and has it (any type), else null.
+[[nodiscard]] const rapidjson::Value* member(const rapidjson::Value& v, const char* key);
+
+/// The string member `key`, or `fallback` when absent, null or not a string.
+[[nodiscard]] std::string string_or(const rapidjson::Value& v, const char* key,
+                                    std::string fallback = {});
+
+/// The integer member `key` (an integral number; a double with an integral value is accepted).
+[[nodiscard]] std::optional<std::int64_t> int_of(const rapidjson::Value& v, const char* key);
+
+/// A value as text: strings as they are, numbers and the rest as compact JSON, null as "".
+[[nodiscard]] std::string text_of(const rapidjson::Value& v);
+
+/// Arguments as the model sent them: a string is taken as the JSON text it holds (an empty one
+/// is "{}"); an object (some servers send one) is serialized.
+[[nodiscard]] std::string arguments_of(const rapidjson::Value* v);
+
+/// `s` cut to at most `max` bytes, never inside a UTF-8 sequence.
+[[nodiscard]] std::string_view utf8_prefix(std::string_view s, std::size_t max);
+
+} // namespace sreh::llm::wire
+
+namespace sreh::llm {
+
+/// Parses an error body of either wire format into a neutral error; never fails. Shapes:
+/// OpenAI `{"error":{"message","type","param","code"}}` (code string, integer or null),
+/// vLLM < 0.10.1 flat `{"object":"error","message","type","code":400}`, llama.cpp
+/// `{"error":{"code":400,"message","type":"exceed_context_size_error"}}`, Ollama
+/// `{"error":"text"}`, Anthropic `{"type":"error","error":{"type":"overloaded_error",
+/// "message"},"request_id"}`. A body that is not JSON becomes the message (cut to 300 bytes).
+[[nodiscard]] api_error parse_error_body(int http_status, std::string_view body);
+
+/// The same from an already parsed value (a stream's error event or chunk).
+[[nodiscard]] api_error error_from_json(int http_status, const rapidjson::Value& v);
+
+} // namespace sreh::llm

@@ -1,0 +1,234 @@
+#define CAF_SUITE llm_context
+#include <caf/test/unit_test.hpp>
+
+#include <string>
+
+#include "core/llm/context.hpp"
+
+using namespace sreh;
+using namespace sreh::llm;
+
+namespace {
+
+prior_step call_step(std::int64_t n, std::string result, bool conclusion = false) {
+  prior_step s;
+  s.journal_step = n;
+  s.thought = "checking " + std::to_string(n);
+  s.has_call = true;
+  s.call = {"call_" + std::to_string(n), "logs.search", R"({"q":"x"})"};
+  s.result = std::move(result);
+  s.conclusion_bearing = conclusion;
+  return s;
+}
+
+context_input base_input() {
+  context_input in;
+  in.system_prompt = "You are sreh's reasoner (prompt v1).";
+  in.goal = "checkout p99 is high";
+  in.labels = {{"alertname", "HighLatency"}, {"service", "checkout"}};
+  in.snapshot = "deploy checkout v42 at 10:01";
+  in.tools = {{"logs.search", "Search logs", R"({"type":"object"})"}};
+  in.model = "m";
+  in.max_tokens = 300;
+  return in;
+}
+
+/// The tool results of a request, in order.
+std::vector<std::string> results(const chat_request& r) {
+  std::vector<std::string> out;
+  for (auto& m : r.messages)
+    if (m.role == role::tool)
+      out.push_back(m.result.content);
+  return out;
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+} // namespace
+
+CAF_TEST(everything fits and is sent in full) {
+  auto in = base_input();
+  in.steps.push_back(call_step(1, R"({"lines":3})"));
+  prior_step note;
+  note.journal_step = 2;
+  note.result = "deploy v42 correlates with the latency";
+  note.conclusion_bearing = true;
+  in.steps.push_back(note);
+  in.steps.push_back(call_step(3, R"({"lines":0})"));
+  in.steps.back().is_error = true;
+  auto out = assemble_context(in, {});
+  auto& r = out.request;
+  CAF_CHECK_EQUAL(r.system, in.system_prompt);
+  CAF_CHECK_EQUAL(r.model, "m");
+  CAF_CHECK_EQUAL(r.max_tokens, 300);
+  CAF_REQUIRE_EQUAL(r.messages.size(), 6u); // opening, call+result, note, call+result
+  CAF_CHECK_EQUAL(r.messages[0].text, "Goal: checkout p99 is high\n\nAlert labels:\n"
+                                      "- alertname=HighLatency\n- service=checkout\n\n"
+                                      "Current state:\ndeploy checkout v42 at 10:01");
+  CAF_CHECK(r.messages[1].role == role::assistant);
+  CAF_CHECK_EQUAL(r.messages[1].text, "checking 1");
+  CAF_REQUIRE_EQUAL(r.messages[1].tool_calls.size(), 1u);
+  CAF_CHECK_EQUAL(r.messages[2].result.tool_call_id, "call_1");
+  CAF_CHECK_EQUAL(r.messages[2].result.content, R"({"lines":3})");
+  CAF_CHECK_EQUAL(r.messages[3].text, "[journal step 2] deploy v42 correlates with the latency");
+  CAF_CHECK(r.messages[5].result.is_error);
+  CAF_CHECK_EQUAL(r.tools.size(), 1u);
+  CAF_CHECK_EQUAL(out.report.summarized + out.report.truncated + out.report.omitted, 0u);
+  CAF_CHECK_EQUAL(out.report.bytes_removed, 0u);
+  CAF_CHECK(!out.report.over_budget);
+  CAF_CHECK_EQUAL(out.report.estimated_tokens, estimate_tokens(r));
+}
+
+CAF_TEST(a long result is truncated with a pointer to the journal) {
+  auto in = base_input();
+  in.steps.push_back(call_step(7, std::string(5000, 'x') + "é"));
+  context_budget b;
+  b.max_result_bytes = 1000;
+  auto out = assemble_context(in, b);
+  auto got = results(out.request);
+  CAF_REQUIRE_EQUAL(got.size(), 1u);
+  CAF_CHECK(got[0].size() <= 1000u);
+  CAF_CHECK(contains(got[0], "[truncated: 5002 bytes; full result in journal step 7]"));
+  CAF_CHECK_EQUAL(out.report.truncated, 1u);
+  CAF_CHECK_EQUAL(out.report.bytes_removed, 5002u - got[0].find("\n[truncated"));
+}
+
+CAF_TEST(older results become summaries and the last K and conclusions stay whole) {
+  auto in = base_input();
+  std::string big(2000, 'r');
+  for (int i = 1; i <= 8; ++i)
+    in.steps.push_back(call_step(i, "line one\nof step " + std::to_string(i) + " " + big, i == 2));
+  context_budget b;
+  b.keep_last = 3;
+  b.max_input_tokens = 2500; // the whole is ~4,300
+  b.summary_bytes = 20;
+  auto out = assemble_context(in, b);
+  auto got = results(out.request);
+  CAF_REQUIRE_EQUAL(got.size(), 8u);
+  CAF_CHECK(contains(got[0], "[summarized: line one of step 1 r"));
+  CAF_CHECK(contains(got[0], "(2019 bytes); full result in journal step 1]"));
+  CAF_CHECK_EQUAL(got[1], in.steps[1].result); // conclusion-bearing
+  for (std::size_t i = 5; i < 8; ++i)
+    CAF_CHECK_EQUAL(got[i], in.steps[i].result); // the last 3
+  CAF_CHECK(out.report.summarized >= 1u);
+  CAF_CHECK(out.report.estimated_tokens <= 2500);
+  CAF_CHECK(!out.report.over_budget);
+  // Summarized oldest first, and only as far as needed: the last summarized one is followed by
+  // whole ones only.
+  std::size_t summarized = 0;
+  for (std::size_t i = 0; i < 5; ++i)
+    summarized += contains(got[i], "[summarized:") ? 1 : 0;
+  CAF_CHECK_EQUAL(summarized, out.report.summarized);
+  // Every call still has its result right after it.
+  auto& m = out.request.messages;
+  for (std::size_t i = 0; i < m.size(); ++i)
+    if (!m[i].tool_calls.empty()) {
+      CAF_REQUIRE(i + 1 < m.size());
+      CAF_CHECK(m[i + 1].role == role::tool);
+      CAF_CHECK_EQUAL(m[i + 1].result.tool_call_id, m[i].tool_calls[0].id);
+    }
+}
+
+CAF_TEST(when summaries are not enough the oldest steps are left out whole) {
+  auto in = base_input();
+  for (int i = 1; i <= 30; ++i)
+    in.steps.push_back(call_step(i, std::string(400, 'a')));
+  context_budget b;
+  b.keep_last = 2;
+  b.max_input_tokens = 600;
+  auto out = assemble_context(in, b);
+  auto& rep = out.report;
+  CAF_CHECK(rep.omitted > 0u);
+  CAF_CHECK(!rep.over_budget);
+  CAF_CHECK(rep.estimated_tokens <= 600);
+  CAF_CHECK(contains(out.request.messages[0].text, "earlier steps are left out to fit the "
+                                                   "context: journal steps 1, 2"));
+  // Calls and results stay paired: as many of each.
+  std::size_t calls = 0, res = 0;
+  for (auto& m : out.request.messages) {
+    calls += m.tool_calls.size();
+    res += m.role == role::tool ? 1 : 0;
+  }
+  CAF_CHECK_EQUAL(calls, res);
+  CAF_CHECK_EQUAL(calls, 30u - rep.omitted);
+  auto got = results(out.request);
+  CAF_CHECK_EQUAL(got.back(), std::string(400, 'a'));
+  CAF_CHECK(rep.bytes_removed > rep.omitted * 400u);
+}
+
+CAF_TEST(what is always kept may not fit and the report says so) {
+  auto in = base_input();
+  in.goal = std::string(4000, 'g');
+  in.steps.push_back(call_step(1, "small"));
+  context_budget b;
+  b.max_input_tokens = 100;
+  auto out = assemble_context(in, b);
+  CAF_CHECK(out.report.over_budget);
+  CAF_CHECK_EQUAL(out.report.budget_tokens, 100);
+  CAF_CHECK(contains(out.request.messages[0].text, in.goal)); // the goal is never cut
+  CAF_CHECK_EQUAL(results(out.request).size(), 1u);           // the last K stay
+}
+
+CAF_TEST(a call without id gets one from its journal step) {
+  auto in = base_input();
+  in.steps.push_back(call_step(4, "r"));
+  in.steps.back().call.id.clear();
+  auto out = assemble_context(in, {});
+  CAF_CHECK_EQUAL(out.request.messages[1].tool_calls[0].id, "call_4");
+  CAF_CHECK_EQUAL(out.request.messages[2].result.tool_call_id, "call_4");
+}
+
+CAF_TEST(token estimate) {
+  CAF_CHECK_EQUAL(estimate_tokens(""), 0);
+  CAF_CHECK_EQUAL(estimate_tokens("abc"), 1);
+  CAF_CHECK_EQUAL(estimate_tokens("abcd"), 1);
+  CAF_CHECK_EQUAL(estimate_tokens("abcde"), 2);
+  chat_request r;
+  r.system = "abcd";
+  r.messages.push_back(message::user("abcdabcd"));
+  CAF_CHECK_EQUAL(estimate_tokens(r), 1 + 4 + 2 + 4);
+}
+
+CAF_TEST(prior steps from a journal) {
+  std::vector<step> journal(5);
+  journal[0].n = 1;
+  journal[0].kind = step_kind::tool;
+  journal[0].state = step_state::succeeded;
+  journal[0].tool = "logs.search";
+  journal[0].args = R"({"q":"oom"})";
+  journal[0].decision = R"({"thought":"look for OOMs","detail":{},"policy":{}})";
+  journal[0].result = R"({"hits":3})";
+  journal[1].n = 2;
+  journal[1].kind = step_kind::tool;
+  journal[1].state = step_state::failed;
+  journal[1].tool = "deploy.history";
+  journal[1].decision = R"({"thought":"","tool_call_id":"toolu_9"})";
+  journal[1].error = "unknown service";
+  journal[2].n = 3;
+  journal[2].kind = step_kind::approval; // not the model's to see
+  journal[2].state = step_state::succeeded;
+  journal[3].n = 4;
+  journal[3].kind = step_kind::conclude;
+  journal[3].state = step_state::succeeded;
+  journal[3].result = R"({"conclusion":"the v42 deploy leaks memory"})";
+  journal[4].n = 5;
+  journal[4].kind = step_kind::tool; // still at its intent
+  auto got = prior_steps_of(journal);
+  CAF_REQUIRE_EQUAL(got.size(), 3u);
+  CAF_CHECK(got[0].has_call);
+  CAF_CHECK_EQUAL(got[0].call.id, "call_1");
+  CAF_CHECK_EQUAL(got[0].call.name, "logs.search");
+  CAF_CHECK_EQUAL(got[0].call.arguments, R"({"q":"oom"})");
+  CAF_CHECK_EQUAL(got[0].thought, "look for OOMs");
+  CAF_CHECK_EQUAL(got[0].result, R"({"hits":3})");
+  CAF_CHECK(!got[0].is_error);
+  CAF_CHECK_EQUAL(got[1].call.id, "toolu_9");
+  CAF_CHECK(got[1].is_error);
+  CAF_CHECK_EQUAL(got[1].result, "failed: unknown service");
+  CAF_CHECK(!got[2].has_call);
+  CAF_CHECK(got[2].conclusion_bearing);
+  CAF_CHECK_EQUAL(got[2].journal_step, 4);
+  CAF_CHECK_EQUAL(got[2].result, "conclusion: the v42 deploy leaks memory");
+}
