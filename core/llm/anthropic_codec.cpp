@@ -290,7 +290,7 @@ sreh::error stream_assembler::feed(std::string_view data) {
 
 sreh::error stream_assembler::feed_bytes(std::string_view bytes) {
   sreh::error first;
-  sse_.feed(bytes, [&](const sse_message& m) {
+  sse_.feed(bytes, [&](const sse_event& m) {
     auto err = feed(m.data);
     if (err && !first)
       first = std::move(err);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/base/expected.hpp"
-#include "core/llm/sse.hpp"
+#include "core/base/sse.hpp"
 #include "core/llm/types.hpp"
 
 namespace sreh::llm::anthropic {
@@ -62,7 +62,7 @@ class stream_assembler {
   std::optional<api_error> error_;
   bool done_ = false;
   bool stop_seen_ = false;
-  sse_decoder sse_;
+  sse_parser sse_;
 };
 
 } // namespace sreh::llm::anthropic

@@ -314,7 +314,7 @@ sreh::error stream_assembler::feed_error(std::string_view payload) {
 
 sreh::error stream_assembler::feed_bytes(std::string_view bytes) {
   sreh::error first;
-  sse_.feed(bytes, [&](const sse_message& m) {
+  sse_.feed(bytes, [&](const sse_event& m) {
     sreh::error err;
     if (!m.error.empty())
       err = feed_error(m.error);

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/base/expected.hpp"
-#include "core/llm/sse.hpp"
+#include "core/base/sse.hpp"
 #include "core/llm/types.hpp"
 
 namespace sreh::llm::openai {
@@ -69,7 +69,7 @@ class stream_assembler {
   std::optional<api_error> error_;
   bool done_ = false;
   bool finish_seen_ = false;
-  sse_decoder sse_;
+  sse_parser sse_;
 };
 
 } // namespace sreh::llm::openai

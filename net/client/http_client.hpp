@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/base/expected.hpp"
+#include "core/base/sse.hpp"
 
 namespace sreh::net {
 
@@ -34,12 +35,8 @@ struct client_tls {
   const std::string& body = {}, const std::map<std::string, std::string>& headers = {},
   std::chrono::milliseconds timeout = std::chrono::seconds(30), const client_tls* tls = nullptr);
 
-/// One server-sent event.
-struct sse_event {
-  std::string id;
-  std::string event; // "message" when absent
-  std::string data;
-};
+/// One server-sent event (core/base/sse.hpp).
+using sse_event = sreh::sse_event;
 
 /// Reads an SSE stream until `on_event` returns false, the server closes, or an error.
 /// Sends `Last-Event-ID` when `last_event_id` is not empty. Comment lines (heartbeats) are skipped.

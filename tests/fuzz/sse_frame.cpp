@@ -12,7 +12,7 @@ namespace {
 
 std::vector<sreh::net::sse_event> parse(std::string_view bytes, std::size_t chunk) {
   std::vector<sreh::net::sse_event> out;
-  sreh::net::sse_parser p;
+  sreh::sse_parser p;
   for (std::size_t i = 0; i < bytes.size(); i += chunk)
     p.feed(bytes.substr(i, chunk), [&](const sreh::net::sse_event& e) {
       out.push_back(e);

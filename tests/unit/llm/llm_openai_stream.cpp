@@ -223,9 +223,9 @@ CAF_TEST(raw bytes split anywhere give the same answer) {
 }
 
 CAF_TEST(sse decoder joins data lines and flushes at the end) {
-  sse_decoder d;
-  std::vector<sse_message> got;
-  auto on = [&](const sse_message& m) {
+  sse_parser d;
+  std::vector<sse_event> got;
+  auto on = [&](const sse_event& m) {
     got.push_back(m);
     return true;
   };
@@ -237,5 +237,5 @@ CAF_TEST(sse decoder joins data lines and flushes at the end) {
   CAF_CHECK(d.flush(on));
   CAF_REQUIRE_EQUAL(got.size(), 2u);
   CAF_CHECK_EQUAL(got[1].data, "tail");
-  CAF_CHECK(!d.feed("data: x\n\ndata: y\n\n", [](const sse_message&) { return false; }));
+  CAF_CHECK(!d.feed("data: x\n\ndata: y\n\n", [](const sse_event&) { return false; }));
 }

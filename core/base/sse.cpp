@@ -1,8 +1,8 @@
-#include "core/llm/sse.hpp"
+#include "core/base/sse.hpp"
 
-namespace sreh::llm {
+namespace sreh {
 
-bool sse_decoder::feed(std::string_view bytes, const std::function<bool(const sse_message&)>& on) {
+bool sse_parser::feed(std::string_view bytes, const callback& on) {
   for (char c : bytes) {
     if (skip_lf_) {
       skip_lf_ = false;
@@ -23,7 +23,7 @@ bool sse_decoder::feed(std::string_view bytes, const std::function<bool(const ss
   return true;
 }
 
-bool sse_decoder::flush(const std::function<bool(const sse_message&)>& on) {
+bool sse_parser::flush(const callback& on) {
   if (!partial_.empty()) {
     std::string l;
     l.swap(partial_);
@@ -33,13 +33,14 @@ bool sse_decoder::flush(const std::function<bool(const sse_message&)>& on) {
   return line("", on);
 }
 
-bool sse_decoder::line(std::string_view l, const std::function<bool(const sse_message&)>& on) {
+bool sse_parser::line(std::string_view l, const callback& on) {
   if (l.empty()) {
     if (!has_data_ && pending_.error.empty()) {
       pending_ = {};
       return true;
     }
-    sse_message m = std::move(pending_);
+    sse_event m = std::move(pending_);
+    m.id = last_id_;
     pending_ = {};
     has_data_ = false;
     return on(m);
@@ -61,8 +62,11 @@ bool sse_decoder::line(std::string_view l, const std::function<bool(const sse_me
     pending_.event = std::string{value};
   } else if (field == "error") {
     pending_.error = std::string{value};
+  } else if (field == "id") {
+    if (value.find('\0') == std::string_view::npos)
+      last_id_.assign(value);
   }
   return true;
 }
 
-} // namespace sreh::llm
+} // namespace sreh
