@@ -15,6 +15,7 @@
 #include "actors/tools/tool.hpp"
 #include "app/cli/cluster_check.hpp"
 #include "app/serve/plugins.hpp"
+#include "config/flows/flow_file.hpp"
 #include "config/node/node_config.hpp"
 #include "config/policy/policy_config.hpp"
 #include "config/templates/template_file.hpp"
@@ -145,6 +146,29 @@ expected<std::shared_ptr<const net::token_table>> load_tokens(const config::node
   return std::make_shared<const net::token_table>(std::move(*table));
 }
 
+/// The tools the flows of `flows: DIR` call, against the tools this node offers.
+sreh::error check_flow_tools(const config::node_config& cfg, const actors::tool_registry& tools) {
+  std::vector<std::string> names;
+  for (const auto& t : tools.all())
+    names.push_back(t->name());
+  return config::check_flow_tools(cfg.flows.loaded, names);
+}
+
+/// `sreh config check FLOW_FILE`: everything but its tools (the node's toolsets decide those)
+/// and the flows it calls (its folder decides those).
+int check_flow_file(const std::string& path, const std::string& text) {
+  auto f = config::load_flow_string(text, path);
+  if (!f) {
+    std::fprintf(stderr, "%s\n", f.error().message.c_str());
+    return 1;
+  }
+  std::printf("%s: ok (flow '%s', %zu inputs, %zu steps, version %s; its tools are checked when "
+              "a node loads it)\n",
+              path.c_str(), f->name.c_str(), f->inputs.size(), f->all_steps().size(),
+              f->version.c_str());
+  return 0;
+}
+
 } // namespace
 
 int serve_command(int argc, char** argv) {
@@ -182,6 +206,8 @@ int serve_command(int argc, char** argv) {
   auto provider = make_tools_and_provider(regs, *cfg, *tools);
   if (!provider)
     return fail(provider.error().message);
+  if (auto err = check_flow_tools(*cfg, *tools))
+    return fail(err.message);
   auto policy = config::node_policy(*cfg);
   if (!policy)
     return fail(policy.error().message);
@@ -228,7 +254,8 @@ int config_check_command(int argc, char** argv) {
   bool ok = argc == 2 || (argc == 4 && std::string_view{argv[2]} == "--node-id");
   if (!ok || std::string_view{argv[0]} != "check") {
     std::fputs(
-      "usage: sreh config check FILE [--node-id ID]   (a node config or a Work template)\n",
+      "usage: sreh config check FILE [--node-id ID]   (a node config, a Work template or a "
+      "flow)\n",
       stderr);
     return 2;
   }
@@ -247,6 +274,8 @@ int config_check_command(int argc, char** argv) {
                 works::to_string(t->on_trigger));
     return 0;
   }
+  if (auto text = config::yaml::read_text_file(argv[1]); text && config::looks_like_flow(*text))
+    return check_flow_file(argv[1], *text);
   const auto regs = registries();
   auto cfg = config::load_file(argv[1], set, &regs.kinds); // finalized: topology, templates
   if (!cfg) {
@@ -263,6 +292,12 @@ int config_check_command(int argc, char** argv) {
     for (const auto& t : cfg->works.loaded)
       std::printf(" %s (%s)", t.name.c_str(), t.kind.c_str());
     std::printf("%s\n", cfg->works.loaded.empty() ? " none" : "");
+  }
+  if (!cfg->flows.dir.empty()) {
+    std::printf("flows in %s:", cfg->flows.dir.c_str());
+    for (const auto& f : cfg->flows.loaded)
+      std::printf(" %s", f.name.c_str());
+    std::printf("%s\n", cfg->flows.loaded.empty() ? " none" : "");
   }
   return 0;
 }

@@ -419,7 +419,7 @@ void read_top(reader& r, const entry& root, node_config& cfg) {
   auto entries =
     r.entries(root, {"node_id", "listen", "data_dir", "policy_mode", "policy_file", "store",
                      "logging", "limits", "budget", "model", "tools", "auth", "sandbox", "nats",
-                     "cluster", "works", "prometheus", "alertmanager"});
+                     "cluster", "works", "flows", "prometheus", "alertmanager"});
   for (const auto& e : entries) {
     if (e.key == "node_id") {
       cfg.node_id = r.string(e);
@@ -461,6 +461,8 @@ void read_top(reader& r, const entry& root, node_config& cfg) {
       read_prometheus(r, e, cfg.prometheus);
     } else if (e.key == "alertmanager") {
       read_alertmanager(r, e, cfg.alertmanager);
+    } else if (e.key == "flows") {
+      cfg.flows.dir = read_path(r, e, cfg.source);
     } else if (e.key == "works") {
       for (const auto& x :
            r.entries(e, {"templates", "check_every", "world_sync", "passivate_after"})) {
