@@ -147,7 +147,8 @@ expected<std::shared_ptr<const net::token_table>> load_tokens(const config::node
 }
 
 /// The tools the flows of `flows: DIR` call, against the tools this node offers.
-sreh::error check_flow_tools(const config::node_config& cfg, const actors::tool_registry& tools) {
+sreh::error check_tools_of_flows(const config::node_config& cfg,
+                                 const actors::tool_registry& tools) {
   std::vector<std::string> names;
   for (const auto& t : tools.all())
     names.push_back(t->name());
@@ -206,7 +207,7 @@ int serve_command(int argc, char** argv) {
   auto provider = make_tools_and_provider(regs, *cfg, *tools);
   if (!provider)
     return fail(provider.error().message);
-  if (auto err = check_flow_tools(*cfg, *tools))
+  if (auto err = check_tools_of_flows(*cfg, *tools))
     return fail(err.message);
   auto policy = config::node_policy(*cfg);
   if (!policy)

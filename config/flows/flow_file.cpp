@@ -10,6 +10,7 @@
 
 #include "config/flows/flow_read.hpp"
 #include "core/base/json.hpp"
+#include "core/flows/inputs.hpp"
 
 namespace sreh::config {
 
@@ -123,16 +124,24 @@ sreh::error check_call(const flow& f, const flow_call& call, const std::vector<f
   auto inputs = json::parse_object(call.inputs_json);
   if (!inputs)
     return {errc::invalid_argument, at(f, call.flow_pos, inputs.error().message)};
-  for (const auto& m : inputs->GetObject())
-    if (callee->input(m.name.GetString()) == nullptr) {
-      std::vector<std::string_view> in;
+  for (const auto& m : inputs->GetObject()) {
+    const auto* in = callee->input(m.name.GetString());
+    if (in == nullptr) {
+      std::vector<std::string_view> names;
       for (const auto& i : callee->inputs)
-        in.push_back(i.name);
+        names.push_back(i.name);
       return {errc::invalid_argument,
               at(f, call.flow_pos,
                  fmt::format("flow '{}': {}", call.flow,
-                             yaml::unknown("input", m.name.GetString(), in)))};
+                             yaml::unknown("input", m.name.GetString(), names)))};
     }
+    // A value with placeholders is known only at run time; a literal is checked now.
+    const bool later = m.value.IsString() &&
+                       std::string_view{m.value.GetString()}.find("${") != std::string_view::npos;
+    if (auto v = input_value(*in, m.value); !later && !v)
+      return {errc::invalid_argument,
+              at(f, call.flow_pos, fmt::format("flow '{}': {}", call.flow, v.error().message))};
+  }
   for (const auto& i : callee->inputs)
     if (i.required() && !inputs->HasMember(i.name.c_str()))
       return {errc::invalid_argument,

@@ -234,6 +234,9 @@ CAF_TEST(a folder checks the flows its steps call) {
   d.write("b.yaml", "flow: b\nsteps:\n  - {id: call, flow: a}\n");
   CAF_CHECK_EQUAL(d.load(),
                   b + ":3:22: steps[0].flow: flow 'a' needs input 'host' (it has no default)");
+  d.write("b.yaml", "flow: b\nsteps:\n  - {id: call, flow: a, inputs: {host: 7}}\n");
+  CAF_CHECK_EQUAL(d.load(),
+                  b + ":3:22: steps[0].flow: flow 'a': inputs.host: expected a string, got number");
   d.write("b.yaml", "flow: b\nsteps:\n  - {id: call, flow: a, inputs: {host: h}}\n");
   CAF_CHECK_EQUAL(d.load(), "(ok)");
   d.write("a.yaml", "flow: a\nsteps:\n  - {id: back, flow: b}\n");
