@@ -2,6 +2,8 @@
 // and expression paths name, and the expressions' types.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "config/flows/flow_read.hpp"
 #include "core/expr/expression.hpp"
 #include "core/flows/graph.hpp"
@@ -43,6 +45,23 @@ void check_acyclic(load_state& s, const graph& g) {
   s.r.fail(back, fmt::format("the steps form a cycle: {} (a flow is acyclic: retries repeat a "
                              "step)",
                              fmt::join(cycle, " → ")));
+}
+
+/// Every step but the first of its list is where some step goes on to; one that none does is
+/// dead (a typo in a jump, or a `next: end` before it).
+void check_reached(load_state& s, const graph& g) {
+  for (const auto* st : s.f.all_steps()) {
+    auto where = s.f.locate(st->id);
+    if (where->index == 0)
+      continue;
+    bool reached = std::any_of(g.edges.begin(), g.edges.end(),
+                               [&](const graph_edge& e) { return e.to == st->id; });
+    if (!reached)
+      s.r.fail(s.ids.at(st->id),
+               fmt::format("step '{}' is never reached: no step goes on to it (a jump or a "
+                           "'next: end' before it passes it by)",
+                           st->id));
+  }
 }
 
 /// What is wrong with `ref` in a text of step `step`, or "".
@@ -143,6 +162,7 @@ void check_flow(load_state& s) {
   check_targets(s);
   auto g = make_graph(s.f);
   check_acyclic(s, g);
+  check_reached(s, g);
   for (const auto& t : s.texts)
     check_text(s, g, t);
 }

@@ -17,7 +17,8 @@ struct flow_options {
 
 /// Loads one flow file. Errors read `FILE:LINE:COLUMN: path: what`: unknown keys (with a hint),
 /// wrong types, a step with no kind or two, a duplicate step id, a jump (then, else, next,
-/// goto) to no step or out of its own list, a cycle (with its path), an unknown tool, a
+/// goto) to no step or out of its own list, a cycle (with its path), a step never reached, an
+/// unknown tool, a
 /// placeholder or path naming no input, or a step that does not come before, an expression that
 /// does not parse or compares values of two kinds, a default of the wrong type.
 [[nodiscard]] expected<flows::flow> load_flow_file(const std::string& path,

@@ -157,6 +157,13 @@ CAF_TEST(the steps may not form a cycle) {
                   "acyclic: retries repeat a step)");
 }
 
+CAF_TEST(every step is reached) {
+  CAF_CHECK_EQUAL(err(with("    args: {host: \"${inputs.host}\"}\n  - id: freed",
+                           "    args: {host: \"${inputs.host}\"}\n    next: end\n  - id: freed")),
+                  "f.yaml:18:9: steps[3].id: step 'freed' is never reached: no step goes on to "
+                  "it (a jump or a 'next: end' before it passes it by)");
+}
+
 CAF_TEST(tools must be known when the loader is told which are) {
   CAF_CHECK_EQUAL(err(with("tool: host.cleanup_disk", "tool: host.cleanup")),
                   "f.yaml:15:11: steps[2].tool: unknown tool 'host.cleanup' (expected one of "
