@@ -295,6 +295,15 @@ int config_check_command(int argc, char** argv) {
     std::printf("%s\n", cfg->works.loaded.empty() ? " none" : "");
   }
   if (!cfg->flows.dir.empty()) {
+    // The flows' tools are the node's: install its toolsets (no I/O happens until a call) to
+    // check them as serve does.
+    actors::tool_registry tools;
+    auto installed = regs.toolsets.install(*cfg, tools);
+    auto err = installed ? check_tools_of_flows(*cfg, tools) : installed.error();
+    if (err) {
+      std::fprintf(stderr, "%s\n", err.message.c_str());
+      return 1;
+    }
     std::printf("flows in %s:", cfg->flows.dir.c_str());
     for (const auto& f : cfg->flows.loaded)
       std::printf(" %s", f.name.c_str());

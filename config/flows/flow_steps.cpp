@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <limits>
 
 #include "config/flows/flow_read.hpp"
 

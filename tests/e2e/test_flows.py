@@ -58,6 +58,11 @@ def test_the_node_serves_its_flows():
         assert status == 404, doc
         assert doc["detail"].startswith("no flow 'rollback' (this node has: cert-rotation, "), doc
 
+        code, out, err = sreh_cli(["config", "check", node.config])
+        assert code == 0, err
+        assert "flows in " in out and "cert-rotation disk-cleanup gpu-host-drain " \
+            "rollback-service" in out, out
+
         server = ["--server", f"127.0.0.1:{node.port}"]
         code, out, err = sreh_cli(["flows"] + server)
         assert code == 0, err
@@ -81,10 +86,14 @@ def test_a_flow_calling_a_tool_the_node_lacks_stops_it():
     """Without the sandbox the node has none of the tools the examples call."""
     with TempDir() as d:
         fdir = flows_dir(d)
-        out = Node(d, config_extra=f"flows: {fdir}\n").start_fails()
+        node = Node(d, config_extra=f"flows: {fdir}\n")
+        out = node.start_fails()
         assert "sreh exited with 1" in out, out
-        assert os.path.join(fdir, "cert-rotation.yaml") + ":11:11: steps[0].tool: unknown tool " \
-            "'cert.rotate'" in out, out
+        where = os.path.join(fdir, "cert-rotation.yaml") + ":11:11: steps[0].tool: unknown tool " \
+            "'cert.rotate'"
+        assert where in out, out
+        code, out, err = sreh_cli(["config", "check", node.config])
+        assert code == 1 and where in err, (code, out, err)
 
 
 def test_a_broken_flow_stops_the_node_naming_the_place():
