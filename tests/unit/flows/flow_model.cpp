@@ -155,7 +155,9 @@ CAF_TEST(references name inputs step outputs statuses and world state) {
   CAF_CHECK(parse_reference("steps.look.output")->path.empty());
   CAF_CHECK(parse_reference("steps.look.status")->kind == reference::step_status);
   CAF_CHECK(parse_reference("inputs.host")->kind == reference::input);
-  CAF_CHECK_EQUAL(parse_reference("world.g1.disk_used")->name, std::string{"g1"});
+  auto world = parse_reference("world.g1.disk_used");
+  CAF_REQUIRE(world.has_value());
+  CAF_CHECK_EQUAL(world->name, std::string{"g1"});
   for (auto bad :
        {"inputs", "inputs.a.b", "steps.x", "steps.x.result", "world.g1", "env.HOME", "inputs..a"})
     if (parse_reference(bad))
