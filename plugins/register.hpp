@@ -21,6 +21,10 @@ void register_testkit(actors::toolset_registry& r);
 /// scenario (plugins/tools/sandbox); its banner line names the scenario, alert and goal.
 void register_sandbox(actors::toolset_registry& r);
 
+/// `sandbox.scenario: FILE`: GET /sandbox/metrics, the sandbox world as a Prometheus exporter
+/// (every entity's metrics and baselines, for the live demo's Prometheus to scrape).
+void register_sandbox_routes(std::vector<net::route_group>& routes);
+
 /// `prometheus.url: http://host:port`: prometheus.query, query_range, alerts, targets, series
 /// over that server's HTTP API (plugins/sre/prometheus).
 void register_prometheus(actors::toolset_registry& r);

@@ -5,7 +5,8 @@
 #       start alertmanager on 127.0.0.1:PORT (data in DIR/data, log in DIR/server.log) with one
 #       route to a webhook receiver at WEBHOOK_URL (sreh's POST /v1/alerts/alertmanager),
 #       authenticated with the bearer token in TOKEN_FILE, grouping by alertname and service
-#       (group_wait 1s, group_interval 1s); wait until it is ready; print http://127.0.0.1:PORT
+#       (group_wait 1s, group_interval 1s; a critical alert inhibits the service's warnings);
+#       wait until it is ready; print http://127.0.0.1:PORT
 #   scripts/alertmanager.sh stop DIR
 #       stop it (SIGTERM, SIGKILL after 10 s), remove DIR
 #
@@ -39,6 +40,11 @@ route:
   group_wait: 1s
   group_interval: 1s
   repeat_interval: 1h
+# A critical alert of a service mutes its warnings (the page says it all).
+inhibit_rules:
+  - source_matchers: [severity="critical"]
+    target_matchers: [severity="warning"]
+    equal: [service]
 receivers:
   - name: sreh
     webhook_configs:

@@ -9,6 +9,7 @@ packages=(
   libsqlite3-dev libyaml-cpp-dev libssl-dev libpqxx-dev libnats-dev postgresql nats-server
   wrk clang clang-format libclang-rt-14-dev
   prometheus prometheus-alertmanager # promtool checks /metrics; the live demo and its tests
+  faketime nftables # the fault matrix's clock jumps and partition (scripts/fault-matrix.sh)
 )
 
 missing=()

@@ -128,6 +128,8 @@ using tool_ptr = std::shared_ptr<tool>;
 class tool_registry {
  public:
   void add(tool_ptr t);
+  /// Takes the tool `name` out (`tools.disable`); false when there is none.
+  bool remove(std::string_view name);
   [[nodiscard]] tool_ptr find(std::string_view name) const;
   [[nodiscard]] std::vector<tool_ptr> all() const;
   /// The tools that declare a capability of `kind`, each with that capability, in name order.

@@ -37,6 +37,14 @@ void tool_registry::add(tool_ptr t) {
   tools_[name] = std::move(t);
 }
 
+bool tool_registry::remove(std::string_view name) {
+  auto i = tools_.find(name);
+  if (i == tools_.end())
+    return false;
+  tools_.erase(i);
+  return true;
+}
+
 tool_ptr tool_registry::find(std::string_view name) const {
   auto i = tools_.find(name);
   return i == tools_.end() ? nullptr : i->second;

@@ -29,6 +29,10 @@ class world_source {
   /// Observes the graph now (`wall_now`: the node's wall clock, for a source that moves its own
   /// clock with it). May block: it runs on the tool pool, never on an actor's thread.
   [[nodiscard]] virtual expected<world_observation> observe(timestamp_us wall_now) = 0;
+  /// The source's world now in the Prometheus text exposition format, for Prometheus to scrape
+  /// as it scrapes a production's exporters (the sandbox's simulated production: the live demo,
+  /// docs/prometheus.md); "" when the source exports nothing. Thread-safe; may block briefly.
+  [[nodiscard]] virtual std::string exposition() const { return {}; }
 };
 
 using world_source_ptr = std::shared_ptr<world_source>;

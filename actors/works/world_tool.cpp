@@ -1,12 +1,41 @@
 #include "actors/works/world_tool.hpp"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 
 #include "core/base/json.hpp"
 
 namespace sreh::actors {
 
 namespace {
+
+/// The observation kind of a world kind: GPU nodes are hosts (subkind gpu), flags are no
+/// entity of the graph; other kinds as they are.
+std::optional<obs::entity_ref> ref_of(const rapidjson::Value& e) {
+  auto str = [&e](const char* key, const char* sub = nullptr) -> std::string {
+    const rapidjson::Value* v = &e;
+    for (const char* k : {key, sub}) {
+      if (k == nullptr)
+        break;
+      auto m = v->FindMember(k);
+      if (m == v->MemberEnd())
+        return {};
+      v = &m->value;
+    }
+    return v->IsString() ? v->GetString() : "";
+  };
+  obs::entity_ref r{str("id"), str("kind"), {}};
+  if (r.name.empty() || r.kind == "flag")
+    return std::nullopt;
+  if (r.kind == "gpu_node" || r.kind == "host") {
+    r.subkind = r.kind == "host" ? "vm" : "gpu";
+    r.kind = "host";
+  } else if (r.kind == "job") {
+    r.subkind = str("props", "type");
+  }
+  return r;
+}
 
 class world_tool final : public tool {
  public:
@@ -59,6 +88,47 @@ class world_tool final : public tool {
     w.EndArray();
     w.EndObject();
     return tool_result::success({buf.GetString(), buf.GetSize()});
+  }
+
+  /// The whole graph for a reasoner (no arguments): its services, hosts and jobs and the
+  /// dependencies between them.
+  std::vector<obs::capability> provides() const override {
+    obs::capability c;
+    c.kind = obs::capability_kind::topology;
+    return {c};
+  }
+
+  /// A `topology` of the entities listed (complete without `entity`): a dependency on a host
+  /// is where the service or job runs, any other a call.
+  obs::observations observe(std::string_view args, std::string_view result) const override {
+    auto a = json::parse_object(args);
+    auto doc = json::parse_object(result);
+    if (!a || !doc || !doc->HasMember("entities") || !(*doc)["entities"].IsArray())
+      return {};
+    obs::topology t;
+    t.complete = !a->HasMember("entity") && !a->HasMember("kind");
+    std::map<std::string, obs::entity_ref> refs;
+    for (const auto& e : (*doc)["entities"].GetArray())
+      if (auto r = e.IsObject() ? ref_of(e) : std::nullopt) {
+        refs[r->name] = *r;
+        t.entities.push_back(std::move(*r));
+      }
+    for (const auto& e : (*doc)["entities"].GetArray()) {
+      auto from = e.IsObject() ? ref_of(e) : std::nullopt;
+      auto deps = from ? e.FindMember("depends_on") : e.MemberEnd();
+      if (!from || deps == e.MemberEnd() || !deps->value.IsArray())
+        continue;
+      for (const auto& d : deps->value.GetArray()) {
+        auto to = d.IsString() ? refs.find(d.GetString()) : refs.end();
+        if (to == refs.end())
+          continue;
+        auto rel = to->second.kind != "host" ? obs::relation::calls
+                   : from->kind == "job"     ? obs::relation::job_on
+                                             : obs::relation::runs_on;
+        t.edges.push_back({from->name, rel, to->first});
+      }
+    }
+    return {std::move(t)};
   }
 
  private:

@@ -92,8 +92,10 @@ const char* const usage_text = R"(usage:
   sreh works [--state S] [--kind K] [--severity S] [--label k=v] [--text T] [--limit N] [--json]
   sreh work create TEMPLATE [--field k=v]... [--idempotency-key K] [--json]
   sreh work show|ack|resolve|reopen|cancel|comment|trigger WORK [--text TEXT] [--json]
-common options: --server HOST:PORT (default: $SREH_SERVER, else 127.0.0.1:7070)
+common options: --server [https://]HOST:PORT (default: $SREH_SERVER, else 127.0.0.1:7070)
                 --token-file F (the bearer token: $SREH_TOKEN, else F, else ./data/admin.token)
+                --ca-file F (https: the CA of the node's certificate; $SREH_CA_FILE)
+                --cert F --key F (https: a client certificate; $SREH_CERT_FILE, $SREH_KEY_FILE)
 )";
 
 style make_style() {
@@ -118,6 +120,7 @@ std::optional<options> parse_options(int argc, char** argv,
   options o;
   std::string server = "127.0.0.1:7070";
   std::optional<std::string> token_file;
+  std::map<std::string, std::string> tls_files; // --ca-file, --cert, --key
   if (const char* env = std::getenv("SREH_SERVER"); env && *env)
     server = env;
   auto takes = [](const std::vector<std::string>& v, const std::string& s) {
@@ -132,7 +135,8 @@ std::optional<options> parse_options(int argc, char** argv,
         inline_value = name.substr(eq + 1);
         name = name.substr(0, eq);
       }
-      if (name == "server" || name == "token-file" || takes(with_value, name)) {
+      if (name == "server" || name == "token-file" || name == "ca-file" || name == "cert" ||
+          name == "key" || takes(with_value, name)) {
         std::string v;
         if (inline_value) {
           v = *inline_value;
@@ -146,6 +150,8 @@ std::optional<options> parse_options(int argc, char** argv,
           server = v;
         else if (name == "token-file")
           token_file = v;
+        else if (name == "ca-file" || name == "cert" || name == "key")
+          tls_files[name] = v;
         else
           o.values[name].push_back(v);
       } else if (takes(flags, name) && !inline_value) {
@@ -158,6 +164,22 @@ std::optional<options> parse_options(int argc, char** argv,
       o.positional.push_back(a);
     }
   }
+  for (auto [name, env] : {std::pair{"ca-file", "SREH_CA_FILE"},
+                           std::pair{"cert", "SREH_CERT_FILE"}, std::pair{"key", "SREH_KEY_FILE"}})
+    if (const char* v = std::getenv(env); v && *v && !tls_files.count(name))
+      tls_files[name] = v;
+  if (server.rfind("https://", 0) == 0) {
+    server = server.substr(8);
+    o.tls = net::client_tls{tls_files["ca-file"], tls_files["cert"], tls_files["key"]};
+    if (o.tls->cert_file.empty() != o.tls->key_file.empty()) {
+      usage_error("--cert and --key go together");
+      return std::nullopt;
+    }
+  } else if (server.rfind("http://", 0) == 0) {
+    server = server.substr(7);
+  }
+  if (!server.empty() && server.back() == '/')
+    server.pop_back();
   if (auto err = config::parse_listen(server, "--server", o.host, o.port)) {
     usage_error(err.message);
     return std::nullopt;
@@ -200,7 +222,8 @@ std::optional<rapidjson::Document> call(const options& o, const std::string& met
                                         const std::string& body,
                                         const std::map<std::string, std::string>& headers,
                                         net::http_response* raw) {
-  auto r = net::http_request(o.host, o.port, method, target, body, o.headers(headers));
+  auto r = net::http_request(o.host, o.port, method, target, body, o.headers(headers),
+                             std::chrono::seconds(30), o.tls ? &*o.tls : nullptr);
   if (!r) {
     exit_code = (r.error().code == errc::unavailable || r.error().code == errc::deadline)
                   ? unreachable(o, r.error())

@@ -45,8 +45,9 @@ struct style {
 struct options {
   std::string host = "127.0.0.1";
   std::uint16_t port = 7070;
-  std::string token;        // bearer token ("" = none)
-  std::string token_source; // where it came from, for messages
+  std::optional<net::client_tls> tls; // an https:// server
+  std::string token;                  // bearer token ("" = none)
+  std::string token_source;           // where it came from, for messages
   std::vector<std::string> positional;
   std::map<std::string, std::vector<std::string>> values; // --name VALUE (repeatable)
   std::map<std::string, bool> flags;                      // --name
@@ -56,7 +57,9 @@ struct options {
     return it == values.end() || it->second.empty() ? nullptr : &it->second.back();
   }
   [[nodiscard]] bool flag(const std::string& name) const { return flags.count(name) > 0; }
-  [[nodiscard]] std::string where() const { return host + ":" + std::to_string(port); }
+  [[nodiscard]] std::string where() const {
+    return (tls ? "https://" : "") + host + ":" + std::to_string(port);
+  }
   /// `Authorization: Bearer ...` when there is a token, plus `extra`.
   [[nodiscard]] std::map<std::string, std::string>
   headers(std::map<std::string, std::string> extra = {}) const;

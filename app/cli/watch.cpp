@@ -113,7 +113,7 @@ int watch_run(const options& o, const std::string& run_id) {
           last_id = ev.id;
         return tl.print(ev);
       },
-      o.headers());
+      o.headers(), o.tls ? &*o.tls : nullptr);
     if (tl.end())
       return *tl.end();
     bool transport = err.code == errc::unavailable || err.code == errc::deadline;

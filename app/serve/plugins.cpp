@@ -14,6 +14,7 @@ node_registries registries() {
   });
   plugins::register_testkit(r.toolsets);
   plugins::register_sandbox(r.toolsets);
+  plugins::register_sandbox_routes(r.routes);
   plugins::register_prometheus(r.toolsets);
   plugins::register_http_probe(r.toolsets);
   plugins::register_shell(r.toolsets);

@@ -23,6 +23,7 @@
 #include "core/base/logger.hpp"
 #include "net/http/auth.hpp"
 #include "net/http/http_front.hpp"
+#include "net/http/tls.hpp"
 #include "net/node/node_parts.hpp"
 #include "persistence/store/data_dir_lock.hpp"
 
@@ -81,14 +82,25 @@ expected<config::node_config> load_config(const serve_args& args,
   return cfg;
 }
 
-/// Blocks until SIGINT or SIGTERM.
-void wait_for_signal() {
+/// Blocks until SIGINT or SIGTERM; on SIGHUP reads the TLS files again (when `tls` is set).
+void wait_for_signal(net::tls_server_context* tls) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   int sig = 0;
-  sigwait(&set, &sig);
+  while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
+    if (tls == nullptr) {
+      logger("node")->info("received SIGHUP: nothing to reload (no tls)");
+    } else if (auto err = tls->reload()) {
+      logger("node")->error(
+        "received SIGHUP: TLS reload failed, keeping the certificate in use: {}", err.message);
+    } else {
+      logger("node")->info("received SIGHUP: TLS certificate reloaded from {}",
+                           tls->files().cert_file);
+    }
+  }
   logger("node")->info("received {}, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
@@ -181,6 +193,7 @@ int serve_command(int argc, char** argv) {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -203,6 +216,15 @@ int serve_command(int argc, char** argv) {
   auto tokens = load_tokens(*cfg);
   if (!tokens)
     return fail(tokens.error().message);
+  std::shared_ptr<net::tls_server_context> tls;
+  if (!cfg->tls.cert_file.empty()) {
+    auto loaded = net::tls_server_context::load(
+      {cfg->tls.cert_file, cfg->tls.key_file, cfg->tls.client_ca_file});
+    if (!loaded)
+      return fail(loaded.error().message);
+    tls = std::move(*loaded);
+  }
+  const char* scheme = tls ? "https" : "http";
   auto tools = std::make_shared<actors::tool_registry>();
   auto provider = make_tools_and_provider(regs, *cfg, *tools);
   if (!provider)
@@ -222,29 +244,30 @@ int serve_command(int argc, char** argv) {
   auto http = std::make_shared<net::http_front>(
     net::server_context{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens, api,
                         n.relay(), n.feed(), &n.tools(), regs.routes, &n.tree(), &n.metrics(),
-                        n.works()},
+                        n.works(), tls},
     host, port);
   if (!api)
     log->info("no api role: serving only /healthz, /readyz, /v1/stats, /v1/actors and "
               "/v1/cluster/nodes");
   if (auto err = n.supervise(http))
     return fail(err.message);
-  log->info("sreh {} node '{}' serving on http://{}:{} (store: {} {}, model: {}, tools: {})",
-            SREH_VERSION, cfg->node_id, host, http->port(), cfg->store.kind, cfg->store.path,
-            provider->provider->name(), tools->all().size());
+  log->info("sreh {} node '{}' serving on {}://{}:{}{} (store: {} {}, model: {}, tools: {})",
+            SREH_VERSION, cfg->node_id, scheme, host, http->port(),
+            tls && !cfg->tls.client_ca_file.empty() ? " (client certificates required)" : "",
+            cfg->store.kind, cfg->store.path, provider->provider->name(), tools->all().size());
   if (const auto& topo = cfg->cluster.topo)
     log->info("member of cluster '{}' ({} nodes, topology {}); data dir {}", topo->name,
               topo->nodes.size(), topo->source, cfg->data_dir);
   const auto& hint = provider->banner; // e.g. the sandbox scenario's goal and alert
   std::fprintf(stderr,
-               "\n  sreh is up: http://%s:%u   (Ctrl-C stops it; runs are durable in %s)\n%s"
-               "        sreh runs          curl -N http://%s:%u/v1/events\n\n",
-               host.c_str(), http->port(), cfg->store.path.c_str(),
+               "\n  sreh is up: %s://%s:%u   (Ctrl-C stops it; runs are durable in %s)\n%s"
+               "        sreh runs          curl -N %s://%s:%u/v1/events\n\n",
+               scheme, host.c_str(), http->port(), cfg->store.path.c_str(),
                hint.empty() ? "  try:  sreh submit \"checkout is failing - find out why and fix "
                               "it\" --watch\n"
                             : hint.c_str(),
-               host.c_str(), http->port());
-  wait_for_signal();
+               scheme, host.c_str(), http->port());
+  wait_for_signal(tls.get());
   parts->reset(); // the front and the relay, the actors, then the writer, then the store
   log->info("stopped cleanly");
   return 0;

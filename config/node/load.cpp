@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -243,9 +244,13 @@ void read_shell(reader& r, const entry& section, shell_config& out) {
 }
 
 void read_tools(reader& r, const entry& section, tool_config& out) {
-  for (const auto& e : r.entries(section, {"testkit", "record_file", "http_probe", "shell"})) {
+  for (const auto& e :
+       r.entries(section, {"testkit", "record_file", "http_probe", "shell", "disable"})) {
     if (e.key == "testkit")
       out.testkit = r.boolean(e);
+    else if (e.key == "disable")
+      for (const auto& x : r.items(e))
+        out.disable.push_back(r.non_empty_string(x));
     else if (e.key == "http_probe")
       read_http_probe(r, e, out.http_probe);
     else if (e.key == "shell")
@@ -389,10 +394,57 @@ void read_alertmanager(reader& r, const entry& section, alertmanager_config& out
   }
 }
 
+/// A PromQL template of `prometheus.entities`: it must name the entity (`$entity`).
+std::string read_entity_query(reader& r, const entry& e) {
+  auto q = r.non_empty_string(e);
+  if (q.find("$entity") == std::string::npos)
+    r.fail(e, fmt::format("'{}' does not name the entity: write $entity where its name goes "
+                          "(service=\"$entity\")",
+                          q));
+  return q;
+}
+
+void read_prometheus_entities(reader& r, const entry& section, prometheus_config& out) {
+  for (const auto& kind : r.pairs(section)) {
+    static constexpr std::string_view kinds[] = {"service", "database", "cache",
+                                                 "queue",   "host",     "job"};
+    if (std::find(std::begin(kinds), std::end(kinds), kind.key) == std::end(kinds))
+      r.fail(kind, fmt::format("'{}' is not an entity kind the reasoner observes (service, "
+                               "database, cache, queue, host, job)",
+                               kind.key));
+    auto& m = out.entities[kind.key];
+    for (const auto& part : r.entries(kind, {"metrics", "fields"})) {
+      for (const auto& x : r.pairs(part)) {
+        if (part.key == "fields") {
+          m.fields[x.key] = read_entity_query(r, x);
+          continue;
+        }
+        auto& metric = m.metrics[x.key];
+        if (!x.value.is_mapping()) {
+          metric.query = read_entity_query(r, x);
+          continue;
+        }
+        for (const auto& y : r.entries(x, {"query", "baseline"}))
+          (y.key == "query" ? metric.query : metric.baseline) = read_entity_query(r, y);
+        if (metric.query.empty())
+          r.fail(x, "needs a query (or write the PromQL itself as the value)");
+      }
+    }
+    if (m.metrics.empty())
+      r.fail(kind, "names no metrics");
+  }
+}
+
 void read_prometheus(reader& r, const entry& section, prometheus_config& out) {
-  for (const auto& e :
-       r.entries(section, {"url", "timeout_ms", "max_series", "max_points", "allow", "deny"})) {
-    if (e.key == "url") {
+  for (const auto& e : r.entries(section, {"url", "timeout_ms", "max_series", "max_points", "allow",
+                                           "deny", "entities", "baseline"})) {
+    if (e.key == "entities") {
+      read_prometheus_entities(r, e, out);
+    } else if (e.key == "baseline") {
+      out.baseline = r.string(e);
+      if (!out.baseline.empty() && out.baseline.find("$query") == std::string::npos)
+        r.fail(e, "must contain $query (the metric's expression), or be \"\" for no baselines");
+    } else if (e.key == "url") {
       read_server_url(r, e, out);
     } else if (e.key == "timeout_ms") {
       out.timeout_ms = r.integer(e, 1, 600'000);
@@ -413,13 +465,15 @@ void read_prometheus(reader& r, const entry& section, prometheus_config& out) {
       }
     }
   }
+  if (!out.entities.empty() && out.url.empty())
+    r.fail(section, "entities need the url of the Prometheus to query");
 }
 
 void read_top(reader& r, const entry& root, node_config& cfg) {
   auto entries =
     r.entries(root, {"node_id", "listen", "data_dir", "policy_mode", "policy_file", "store",
                      "logging", "limits", "budget", "model", "tools", "auth", "sandbox", "nats",
-                     "cluster", "works", "flows", "prometheus", "alertmanager"});
+                     "cluster", "works", "flows", "prometheus", "alertmanager", "tls"});
   for (const auto& e : entries) {
     if (e.key == "node_id") {
       cfg.node_id = r.string(e);
@@ -463,6 +517,13 @@ void read_top(reader& r, const entry& root, node_config& cfg) {
       read_alertmanager(r, e, cfg.alertmanager);
     } else if (e.key == "flows") {
       cfg.flows.dir = read_path(r, e, cfg.source);
+    } else if (e.key == "tls") {
+      for (const auto& x : r.entries(e, {"cert_file", "key_file", "client_ca_file"}))
+        (x.key == "cert_file"  ? cfg.tls.cert_file
+         : x.key == "key_file" ? cfg.tls.key_file
+                               : cfg.tls.client_ca_file) = read_path(r, x, cfg.source);
+      if (cfg.tls.cert_file.empty() || cfg.tls.key_file.empty())
+        r.fail(e, "needs cert_file and key_file (PEM files of the certificate and its key)");
     } else if (e.key == "works") {
       for (const auto& x :
            r.entries(e, {"templates", "check_every", "world_sync", "passivate_after"})) {

@@ -120,6 +120,9 @@ struct tool_config {
   bool testkit = false;
   /// Where the `test.record` tool appends the idempotency keys it executed (crash tests).
   std::string record_file;
+  /// Tools the toolsets offer that this node does not (`disable: [service.describe, ...]`):
+  /// e.g. the sandbox's describe tools when its metrics come from Prometheus instead.
+  std::vector<std::string> disable;
   http_probe_config http_probe;
   shell_config shell;
 };
@@ -156,6 +159,21 @@ struct prometheus_config {
   std::int64_t max_points = 10'000; // points of a range query over all its series
   std::vector<std::string> allow;   // PromQL a query must match (one regex of these; none = any)
   std::vector<std::string> deny;    // PromQL no query may match
+  /// The reasoner's metrics of an entity kind (`entities.KIND`), each a PromQL expression with
+  /// `$entity` for the entity's name: with any, `prometheus.query {"entity", "kind"}` describes
+  /// an entity for the reasoner (docs/prometheus.md).
+  struct promql_metric {
+    std::string query;
+    std::string baseline; // the metric's usual value; "" = `baseline` below with $query
+  };
+  struct entity_mapping {
+    std::map<std::string, promql_metric> metrics; // reasoner metric → PromQL
+    std::map<std::string, std::string> fields;    // numeric state (replicas, ...) → PromQL
+  };
+  std::map<std::string, entity_mapping> entities; // by kind: service, database, ..., host, job
+  /// The baseline of a metric without its own: `$query` stands for the metric's expression;
+  /// "" = no baseline.
+  std::string baseline = "avg_over_time(($query)[1h:1m] offset 1d)";
 };
 
 /// Alertmanager (plugins/sre/alertmanager, docs/alertmanager.md): the webhook receiver
@@ -179,6 +197,14 @@ struct alertmanager_config {
     {"critical", "sev1"}, {"page", "sev1"}, {"error", "sev2"}, {"high", "sev2"},
     {"warning", "sev3"},  {"warn", "sev3"}, {"info", "sev4"},  {"low", "sev4"}};
   std::int64_t max_alerts = 1000; // per notification; more is a 413
+};
+
+/// HTTPS on the front (docs/security.md): on when `cert_file` is set. Paths relative to the
+/// config file; the files are read at start and again on SIGHUP.
+struct tls_config {
+  std::string cert_file;      // PEM certificate chain, the server's first
+  std::string key_file;       // PEM private key
+  std::string client_ca_file; // PEM CAs of the client certificates required; "" = none required
 };
 
 /// Cluster mode (docs/cluster.md): on when `topology` is set.
@@ -234,6 +260,7 @@ struct node_config {
   flows_config flows;
   prometheus_config prometheus;
   alertmanager_config alertmanager;
+  tls_config tls;
   std::string source; // file it was loaded from ("" = defaults)
   // Whether listen / data_dir were given (file or command line) rather than defaulted: in
   // cluster mode the defaults follow the topology (listen) and the node id (data_dir).

@@ -145,6 +145,7 @@ inline constexpr std::string_view entity = "entity"; // the entity observed
 inline constexpr std::string_view window = "window"; // a duration like "2h"
 inline constexpr std::string_view limit = "limit";   // at most this many lines
 inline constexpr std::string_view metric = "metric"; // a metric name
+inline constexpr std::string_view kind = "kind";     // the kind of the entity observed
 } // namespace role
 
 /// One capability a tool declares. For the observing kinds, `args` maps a role to the tool's

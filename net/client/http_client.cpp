@@ -2,10 +2,14 @@
 // a private io_context, so that every step has a timeout (synchronous Beast calls have none).
 #include "net/client/http_client.hpp"
 
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <openssl/ssl.h>
+
 #include <cctype>
 
 #include "core/base/json.hpp"
 #include "net/http/beast.hpp"
+#include "net/http/maybe_tls_stream.hpp"
 #include "net/sse/sse_format.hpp"
 
 namespace sreh::net {
@@ -83,8 +87,42 @@ std::string problem_detail(unsigned status, const std::string& body) {
   return "HTTP " + std::to_string(status) + (text.empty() ? "" : ": " + text);
 }
 
-/// A connected stream, or the error naming host and port.
-sreh::error connect(asio::io_context& ioc, beast::tcp_stream& stream, const std::string& host,
+/// A plain stream, or with `tls` a TLS stream whose context verifies the server.
+expected<maybe_tls_stream> make_stream(asio::io_context& ioc, const std::string& host,
+                                       const client_tls* tls) {
+  if (tls == nullptr)
+    return maybe_tls_stream{tcp::socket{ioc}};
+  namespace ssl = asio::ssl;
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
+  beast::error_code ec;
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                     ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
+                   ec);
+  if (tls->ca_file.empty())
+    ctx->set_default_verify_paths(ec);
+  else
+    ctx->load_verify_file(tls->ca_file, ec);
+  if (ec)
+    return sreh::error{errc::invalid_argument, "CA file '" + tls->ca_file + "': " + ec.message()};
+  ctx->set_verify_mode(ssl::verify_peer, ec);
+  ctx->set_verify_callback(ssl::host_name_verification(host), ec);
+  if (!tls->cert_file.empty()) {
+    if (ctx->use_certificate_chain_file(tls->cert_file, ec); ec)
+      return sreh::error{errc::invalid_argument,
+                         "client certificate '" + tls->cert_file + "': " + ec.message()};
+    if (ctx->use_private_key_file(tls->key_file, ssl::context::pem, ec); ec)
+      return sreh::error{errc::invalid_argument,
+                         "client key '" + tls->key_file + "': " + ec.message()};
+  }
+  maybe_tls_stream s{tcp::socket{ioc}, std::move(ctx)};
+  // SNI: the name the server's certificate is chosen by (never an IP address).
+  if (asio::ip::make_address(host, ec); ec)
+    SSL_set_tlsext_host_name(s.tls_layer().native_handle(), host.c_str());
+  return s;
+}
+
+/// Connects `stream` (and does the TLS handshake), or the error naming host and port.
+sreh::error connect(asio::io_context& ioc, maybe_tls_stream& stream, const std::string& host,
                     std::uint16_t port, std::chrono::milliseconds timeout) {
   auto where = host + ":" + std::to_string(port);
   tcp::resolver resolver(ioc);
@@ -94,10 +132,19 @@ sreh::error connect(asio::io_context& ioc, beast::tcp_stream& stream, const std:
     return {errc::unavailable, where + ": cannot resolve host: " + ec.message()};
   stream.expires_after(std::min<std::chrono::milliseconds>(timeout, connect_timeout));
   ec = run_op(ioc, [&](auto done) {
-    stream.async_connect(results, [done](beast::error_code e, const tcp::endpoint&) { done(e); });
+    stream.tcp_layer().async_connect(
+      results, [done](beast::error_code e, const tcp::endpoint&) { done(e); });
   });
   if (ec)
     return transport_error(where, "connect", ec);
+  if (stream.tls()) {
+    ec = run_op(ioc, [&](auto done) {
+      stream.tls_layer().async_handshake(asio::ssl::stream_base::client,
+                                         [done](beast::error_code e) { done(e); });
+    });
+    if (ec)
+      return transport_error(where, "TLS handshake", ec);
+  }
   return {};
 }
 
@@ -132,11 +179,14 @@ expected<http_response> http_request(const std::string& host, std::uint16_t port
                                      const std::string& method, const std::string& target,
                                      const std::string& body,
                                      const std::map<std::string, std::string>& headers,
-                                     std::chrono::milliseconds timeout) {
+                                     std::chrono::milliseconds timeout, const client_tls* tls) {
   auto where = host + ":" + std::to_string(port);
   try {
     asio::io_context ioc;
-    beast::tcp_stream stream(ioc);
+    auto made = make_stream(ioc, host, tls);
+    if (!made)
+      return made.error();
+    auto& stream = *made;
     if (auto err = connect(ioc, stream, host, port, timeout))
       return err;
     auto req = make_request(host, port, method, target, body, headers);
@@ -175,11 +225,14 @@ expected<http_response> http_request(const std::string& host, std::uint16_t port
 sreh::error sse_stream(const std::string& host, std::uint16_t port, const std::string& target,
                        const std::string& last_event_id,
                        const std::function<bool(const sse_event&)>& on_event,
-                       const std::map<std::string, std::string>& headers) {
+                       const std::map<std::string, std::string>& headers, const client_tls* tls) {
   auto where = host + ":" + std::to_string(port);
   try {
     asio::io_context ioc;
-    beast::tcp_stream stream(ioc);
+    auto made = make_stream(ioc, host, tls);
+    if (!made)
+      return made.error();
+    auto& stream = *made;
     if (auto err = connect(ioc, stream, host, port, connect_timeout))
       return err;
     auto hdrs = headers;

@@ -17,13 +17,22 @@ struct http_response {
   std::map<std::string, std::string> headers; // lower-case names
 };
 
-/// A synchronous HTTP/1.1 client for the CLI and tools (one request per connection).
-/// Errors name the host, port and what failed (connect refused, timeout, bad response).
-[[nodiscard]] expected<http_response>
-http_request(const std::string& host, std::uint16_t port, const std::string& method,
-             const std::string& target, const std::string& body = {},
-             const std::map<std::string, std::string>& headers = {},
-             std::chrono::milliseconds timeout = std::chrono::seconds(30));
+/// HTTPS for a request: the server's certificate is verified against `ca_file` (else the
+/// system's CAs) and the host name; with `cert_file` and `key_file`, a client certificate for
+/// a server that asks for one (mutual TLS).
+struct client_tls {
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+};
+
+/// A synchronous HTTP/1.1 client for the CLI and tools (one request per connection), over TLS
+/// when `tls` is given. Errors name the host, port and what failed (connect refused, timeout,
+/// a certificate that does not verify, bad response).
+[[nodiscard]] expected<http_response> http_request(
+  const std::string& host, std::uint16_t port, const std::string& method, const std::string& target,
+  const std::string& body = {}, const std::map<std::string, std::string>& headers = {},
+  std::chrono::milliseconds timeout = std::chrono::seconds(30), const client_tls* tls = nullptr);
 
 /// One server-sent event.
 struct sse_event {
@@ -37,6 +46,7 @@ struct sse_event {
 [[nodiscard]] sreh::error sse_stream(const std::string& host, std::uint16_t port,
                                      const std::string& target, const std::string& last_event_id,
                                      const std::function<bool(const sse_event&)>& on_event,
-                                     const std::map<std::string, std::string>& headers = {});
+                                     const std::map<std::string, std::string>& headers = {},
+                                     const client_tls* tls = nullptr);
 
 } // namespace sreh::net

@@ -2,4 +2,5 @@
 // BOOST_BEAST_SEPARATE_COMPILATION are set on the target): the other Beast TUs only instantiate
 // templates.
 #include <boost/asio/impl/src.hpp>
+#include <boost/asio/ssl/impl/src.hpp>
 #include <boost/beast/src.hpp>

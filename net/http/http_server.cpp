@@ -112,7 +112,9 @@ struct http_server::impl {
     connection_slot slot(core, client);
     const bool client_full = lim.max_connections_per_client > 0 &&
                              slot.client_connections() > lim.max_connections_per_client;
-    auto s = std::make_shared<http_session>(core, std::move(socket), std::move(slot));
+    auto stream = core->ctx.tls ? maybe_tls_stream{std::move(socket), core->ctx.tls->current()}
+                                : maybe_tls_stream{std::move(socket)};
+    auto s = std::make_shared<http_session>(core, std::move(stream), std::move(slot));
     if (core->connections.load() > lim.max_connections) {
       // The oldest waiting connection goes; a full address sheds only its own, so that one
       // address cannot push everyone else's keep-alive connections out.

@@ -15,6 +15,7 @@
 #include "core/base/id.hpp"
 #include "core/base/metrics.hpp"
 #include "net/http/auth.hpp"
+#include "net/http/tls.hpp"
 #include "net/nats/event_feed.hpp"
 #include "net/nats/relay.hpp"
 #include "persistence/store/store.hpp"
@@ -61,6 +62,8 @@ struct server_context {
   metrics::registry* metrics = nullptr;
   /// The Works control plane (null: the Works routes answer 503).
   actors::works_api* works = nullptr;
+  /// HTTPS (`tls:`): every connection starts with a TLS handshake (null: plain HTTP).
+  std::shared_ptr<tls_server_context> tls = {};
 };
 
 /// The Beast HTTP/1.1 server: REST under /v1, SSE streams, /healthz, /readyz. Runs its own

@@ -48,15 +48,37 @@ bool is_quiet_close(const beast::error_code& ec) {
 
 } // namespace
 
-http_session::http_session(std::shared_ptr<server_core> core, tcp::socket&& socket,
+http_session::http_session(std::shared_ptr<server_core> core, maybe_tls_stream&& stream,
                            connection_slot slot)
-  : core_(std::move(core)), stream_(std::move(socket)), slot_(std::move(slot)) {
+  : core_(std::move(core)), stream_(std::move(stream)), slot_(std::move(slot)) {
   waiting_since.store(steady_now_ns()); // from the accept: sheddable before its first read
 }
 
 void http_session::start() {
   slot_.bind(weak_from_this());
-  asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->do_read(); });
+  asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+    if (self->stream_.tls())
+      return self->handshake();
+    self->do_read();
+  });
+}
+
+void http_session::handshake() {
+  stream_.expires_after(ms(core_->ctx.cfg.limits.header_timeout_ms));
+  stream_.tls_layer().async_handshake(
+    asio::ssl::stream_base::server, buffer_.data(),
+    [self = shared_from_this()](beast::error_code ec, std::size_t used) {
+      if (ec) {
+        // A client without a valid certificate (mutual TLS), plain HTTP on the TLS port, a
+        // protocol or cipher it cannot agree on.
+        if (!is_quiet_close(ec))
+          self->core_->log->info("TLS handshake refused: {}", ec.message());
+        self->core_->tls_refused.fetch_add(1);
+        return self->close();
+      }
+      self->buffer_.consume(used);
+      self->do_read();
+    });
 }
 
 void http_session::limit_to_health(std::string why) {

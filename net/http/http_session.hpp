@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "net/http/http_message.hpp"
+#include "net/http/maybe_tls_stream.hpp"
 #include "net/http/server_core.hpp"
 
 namespace sreh::net {
@@ -19,9 +20,9 @@ namespace sreh::net {
 /// responder callbacks, which post onto it.
 class http_session : public connection, public std::enable_shared_from_this<http_session> {
  public:
-  http_session(std::shared_ptr<server_core> core, tcp::socket&& socket, connection_slot slot);
+  http_session(std::shared_ptr<server_core> core, maybe_tls_stream&& stream, connection_slot slot);
 
-  /// Starts the read loop.
+  /// Starts the read loop (after the TLS handshake, on an HTTPS front).
   void start();
   /// Before start: the connection may ask only /healthz and /readyz (one request, then it
   /// closes); anything else gets 503 with `why`.
@@ -29,6 +30,8 @@ class http_session : public connection, public std::enable_shared_from_this<http
   void shutdown() override;
 
  private:
+  /// HTTPS: the server side of the handshake, within limits.header_timeout_ms.
+  void handshake();
   void do_read();
   /// Reads a request header, the whole of which must arrive within limits.header_timeout_ms.
   void read_header();
@@ -49,7 +52,7 @@ class http_session : public connection, public std::enable_shared_from_this<http
   void log_request(int status) const;
 
   std::shared_ptr<server_core> core_;
-  beast::tcp_stream stream_;
+  maybe_tls_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<http::response<http::string_body>> res_;

@@ -72,6 +72,7 @@ struct server_core {
   std::atomic<std::uint64_t> shed{0};    // idle or incomplete connections closed for newcomers
   std::atomic<std::uint64_t> limited{0}; // connections let ask only /healthz and /readyz
   std::atomic<std::uint64_t> header_timeouts{0}; // headers that did not arrive in time
+  std::atomic<std::uint64_t> tls_refused{0};     // TLS handshakes that failed
   std::atomic<std::int64_t> overload_logged_ns{0};
   // Requests by method, route (the pattern, "unmatched" or "none" before routing) and status.
   metrics::family<metrics::counter>* requests = nullptr;

@@ -64,6 +64,15 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
   auto world = std::make_shared<actors::world_view>();
   if (!tools->world_sources().empty())
     tools->add(actors::make_world_tool(world));
+  for (const auto& name : cfg.tools.disable)
+    if (!tools->remove(name)) {
+      std::string names;
+      for (const auto& t : tools->all())
+        names += (names.empty() ? "" : ", ") + t->name();
+      return sreh::error{errc::invalid_argument,
+                         fmt::format("tools.disable: this node has no tool '{}' (it has: {})", name,
+                                     names.empty() ? "none" : names)};
+    }
   p->tools_ = std::move(tools);
   p->node_ =
     std::make_unique<actors::node>(cfg, *p->store_, *p->writer_, *p->tools_, std::move(policy),

@@ -79,7 +79,7 @@ struct sse_session::live_queue {
   }
 };
 
-sse_session::sse_session(std::shared_ptr<server_core> core, beast::tcp_stream&& stream,
+sse_session::sse_session(std::shared_ptr<server_core> core, maybe_tls_stream&& stream,
                          beast::flat_buffer&& buffer, sse_spec spec, connection_slot slot,
                          std::string request_id, unsigned version)
   : core_(std::move(core)), stream_(std::move(stream)), buffer_(std::move(buffer)),

@@ -10,6 +10,7 @@
 #include "core/base/expected.hpp"
 #include "core/model/event.hpp"
 #include "net/http/http_message.hpp"
+#include "net/http/maybe_tls_stream.hpp"
 #include "net/http/server_core.hpp"
 
 namespace sreh::net {
@@ -25,7 +26,7 @@ namespace sreh::net {
 /// the shared `live_queue` under its mutex and posts a drain.
 class sse_session : public connection, public std::enable_shared_from_this<sse_session> {
  public:
-  sse_session(std::shared_ptr<server_core> core, beast::tcp_stream&& stream,
+  sse_session(std::shared_ptr<server_core> core, maybe_tls_stream&& stream,
               beast::flat_buffer&& buffer, sse_spec spec, connection_slot slot,
               std::string request_id, unsigned version);
   ~sse_session() override;
@@ -51,7 +52,7 @@ class sse_session : public connection, public std::enable_shared_from_this<sse_s
   void close(std::string_view why);
 
   std::shared_ptr<server_core> core_;
-  beast::tcp_stream stream_;
+  maybe_tls_stream stream_;
   beast::flat_buffer buffer_;
   sse_spec spec_;
   connection_slot slot_;

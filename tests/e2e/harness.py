@@ -78,17 +78,24 @@ class Node:
     """One `sreh serve` process with its own data dir and config."""
 
     def __init__(self, workdir, config_extra="", env_extra=None, port=None, auth=None,
-                 token=TOKEN, testkit=True):
+                 token=TOKEN, testkit=True, config_file=None, tls=None):
         """`auth`: the config's auth block (None: DEFAULT_AUTH, the harness admin token; "" for
         none written, i.e. the node's own default). `token`: what the request helpers send.
-        `testkit`: register the test tools (test.echo, test.record, ...; off on a real node)."""
+        `testkit`: register the test tools (test.echo, test.record, ...; off on a real node).
+        `config_file`: serve that file as it is (an example's), with only the listen address
+        and data dir given on the command line; the other arguments but `env_extra`, `port`
+        and `token` then do nothing. `tls`: an ssl.SSLContext the request helpers connect with
+        (the node serves HTTPS)."""
         self.dir = workdir
+        self.tls = tls
         self.token = token
         self.port = port or free_port()
         self.data = os.path.join(workdir, "data")
         self.record = os.path.join(workdir, "record.log")
-        self.config = os.path.join(workdir, "sreh.yaml")
-        with open(self.config, "w") as f:
+        self.config = config_file or os.path.join(workdir, "sreh.yaml")
+        self.serve_args = ([] if config_file is None else
+                           ["--listen", f"127.0.0.1:{self.port}", "--data-dir", self.data])
+        with open(os.devnull if config_file else self.config, "w") as f:
             f.write(f"listen: 127.0.0.1:{self.port}\n"
                     f"data_dir: {self.data}\n" +
                     (f"tools:\n  testkit: true\n  record_file: {self.record}\n" if testkit else "") +
@@ -105,7 +112,7 @@ class Node:
         env.update(self.env_extra)
         env.update(env_extra or {})
         self.log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([SREH, "serve", "--config", self.config],
+        self.proc = subprocess.Popen([SREH, "serve", "--config", self.config] + self.serve_args,
                                      stdout=self.log, stderr=subprocess.STDOUT, env=env)
         _procs.append(self.proc)
         if wait:
@@ -175,7 +182,10 @@ class Node:
 
     def request(self, method, path, body=None, headers=None, timeout=10, token=...):
         """`token`: sent as a bearer token (default: the node's; None sends none)."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        conn = (http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout,
+                                            context=self.tls)
+                if getattr(self, "tls", None) else
+                http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout))
         try:
             h = _with_token(headers, self.token if token is ... else token)
             if body is not None and not isinstance(body, (bytes, bytearray)):

@@ -235,8 +235,79 @@ def test_the_alertmanager_tools_and_a_silence_reconciled_after_kill9():
             subprocess.run([script, "stop", am_dir], check=False)
 
 
+def test_silences_with_bad_matchers_are_refused():
+    """A silence with no matcher, a matcher that matches everything (an empty value) or a label
+    name Alertmanager refuses fails as a tool error naming why, and no silence is made."""
+    with TempDir() as d:
+        am_dir = os.path.join(d, "am")
+        script = os.path.join(SOURCE, "scripts", "alertmanager.sh")
+        token_file = os.path.join(d, "am.token")
+        with open(token_file, "w") as f:
+            f.write(AM_TOKEN)
+        am = subprocess.run([script, "start", am_dir, str(free_port()),
+                             "http://127.0.0.1:9/unused", token_file],
+                            check=True, capture_output=True, text=True).stdout.strip()
+        try:
+            bad = [{}, {"service": ""}, {"1-bad name": "x"}, {"service": 3}]
+            node = Node(d, config_extra=(
+                f"alertmanager:\n  url: {am}\n"
+                "model:\n  provider: scripted\n  script:\n" + "".join(
+                    f"    - {{tool: alertmanager.silence, args: {{labels: {json.dumps(b)}, "
+                    "duration: 30m, comment: bad}}\n" for b in bad))).start()
+            rid = node.submit("silence badly", key="bad-silences")
+            node.wait_run(rid)
+            steps = [s for s in node.steps(rid) if s["kind"] == "tool"]
+            assert [s["state"] for s in steps] == ["failed"] * 4, steps
+            errors = [s["error"] for s in steps]
+            assert "a silence needs at least one matcher" in errors[0], errors[0]
+            assert "Alertmanager" in errors[1] and "HTTP 400" in errors[1], errors[1]
+            assert "Alertmanager" in errors[2] and "HTTP 400" in errors[2], errors[2]
+            assert "labels.service: expected a string" in errors[3], errors[3]
+            assert am_get(am, "/api/v2/silences") == [], am_get(am, "/api/v2/silences")
+            node.stop()
+        finally:
+            subprocess.run([script, "stop", am_dir], check=False)
+
+
+def test_kill9_while_alertmanager_posts_then_its_retry_lands_once():
+    """The node dies (kill -9) in the middle of Alertmanager's post: once after the Work committed
+    and before the alerts were merged into it, once after everything committed but before the
+    answer. Alertmanager saw no 2xx, so it retries; after the restart the retry lands and exactly
+    one Work exists, with the alerts merged once."""
+    for point in ("alertmanager_created", "alertmanager_committed"):
+        with TempDir() as d:
+            node = node_for(d)
+            node.start(env_extra={"SREH_FAILPOINT": f"{point}:1"})
+            token_file = os.path.join(d, "am.token")
+            with open(token_file, "w") as f:
+                f.write(AM_TOKEN)
+            am_dir = os.path.join(d, "am")
+            script = os.path.join(SOURCE, "scripts", "alertmanager.sh")
+            am = subprocess.run([script, "start", am_dir, str(free_port()),
+                                 f"http://127.0.0.1:{node.port}/v1/alerts/alertmanager",
+                                 token_file], check=True, capture_output=True, text=True).stdout
+            try:
+                am_post_alerts(am.strip(), [{
+                    "labels": {"alertname": "HighErrorRate", "service": "frontend",
+                               "severity": "critical"},
+                    "annotations": {"summary": "frontend 5xx above 5% for 5m"}}])
+                assert node.wait_exit(timeout=30) == -9, node.log_text()
+                node.start()
+                w = wait_until(lambda: next(
+                    (x for x in works(node) if alert_entries(work(node, x["id"]))), None), 60,
+                    f"Alertmanager's retry after the crash at {point}")
+                assert len(works(node)) == 1, (point, works(node))
+                entries = alert_entries(work(node, w["id"]))
+                assert len(entries) == 1 and len(entries[0]["firing"]) == 1, (point, entries)
+                node.stop()
+            finally:
+                subprocess.run([script, "stop", am_dir], check=False)
+
+
 if __name__ == "__main__":
     run_tests([
+        test_silences_with_bad_matchers_are_refused,
+        test_kill9_while_alertmanager_posts_then_its_retry_lands_once,
         test_payloads_old_and_new_repeats_and_bad_input,
         test_real_alertmanager_opens_an_incident_that_resolves,
         test_the_alertmanager_tools_and_a_silence_reconciled_after_kill9,

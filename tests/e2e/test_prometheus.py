@@ -88,6 +88,85 @@ def test_every_tool_against_a_real_prometheus():
         prom.close()
 
 
+SANDBOX = os.path.join(SOURCE, "examples", "scenarios", "shop-checkout-bad-deploy.yaml")
+ENTITY_SCRIPT = [
+    ("prometheus.query", {"entity": "checkout", "kind": "service"}),
+    ("prometheus.query", {"entity": "orders-db", "kind": "database"}),
+    ("prometheus.query", {"entity": "nope", "kind": "service"}),
+    ("prometheus.query", {"entity": "checkout", "kind": "host"}),
+    ("prometheus.query", {"entity": "checkout", "query": "up"}),
+    ("prometheus.query", {"entity": "order-events", "kind": "queue"}),
+]
+ENTITIES = """  baseline: ""
+  entities:
+    service:
+      metrics:
+        error_rate: {query: 'sandbox_error_rate{entity="$entity"}', baseline: 'sandbox_error_rate_baseline{entity="$entity"}'}
+        latency_p99_ms: '1000 * sandbox_latency_p99_seconds{entity="$entity"}'
+      fields: {replicas: 'sandbox_replicas{entity="$entity"}'}
+    database:
+      metrics:
+        connections: {query: 'sandbox_connections{entity="$entity"}', baseline: 'sandbox_connections_baseline{entity="$entity"}'}
+      fields: {max_connections: 'sandbox_max_connections{entity="$entity"}'}
+    queue:
+      metrics:
+        rps: 'sandbox_rps{entity="$entity"'
+"""
+
+
+def test_entities_described_from_the_sandbox_exporter():
+    """prometheus.query {entity, kind}: the `prometheus.entities` mapping evaluated against a
+    real Prometheus that scrapes the sandbox's GET /sandbox/metrics (which promtool accepts):
+    metrics now, their baselines and fields, each PromQL shown; an entity Prometheus does not
+    know, an unmapped kind, both modes at once and a broken mapping are clear tool errors."""
+    with TempDir() as d:
+        prom = Prometheus()
+        node = Node(d, config_extra=script_block(ENTITY_SCRIPT) + (
+            f"sandbox:\n  scenario: {SANDBOX}\n"
+            f"prometheus:\n  url: http://127.0.0.1:{prom.port}\n" + ENTITIES))
+        node.start(wait=True)
+        token_file = os.path.join(d, "scrape.token")
+        with open(token_file, "w") as f:
+            f.write(node.token)
+        status, hdrs, text = node.request("GET", "/sandbox/metrics")
+        assert status == 200 and hdrs["content-type"].startswith("text/plain; version=0.0.4"), status
+        lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True)
+        assert lint.returncode == 0, lint.stdout + lint.stderr
+        assert b'sandbox_error_rate{entity="checkout",kind="service"}' in text, text[:400]
+        prom.url = subprocess.run([os.path.join(SOURCE, "scripts", "prometheus.sh"), "start",
+                                   "--token-file", token_file, prom.dir, str(prom.port),
+                                   f"127.0.0.1:{node.port}/sandbox/metrics"], capture_output=True,
+                                  text=True, check=True, timeout=60).stdout.strip()
+        try:
+            wait_until(lambda: prom.api("/api/v1/query", query="sandbox_error_rate")["result"],
+                       30, "a first scrape of /sandbox/metrics")
+            status, _, doc = node.json("POST", "/v1/goals", {"goal": "describe from prometheus"})
+            assert status == 201, doc
+            node.wait_run(doc["run"]["id"])
+            steps = [s for s in node.steps(doc["run"]["id"]) if s["kind"] == "tool"]
+            assert len(steps) == len(ENTITY_SCRIPT), steps
+            checkout = steps[0]["result"]
+            assert checkout["current"]["error_rate"] > 0.05, checkout
+            assert checkout["baseline"] == {"error_rate": 0.002}, checkout
+            assert checkout["fields"] == {"replicas": 3}, checkout
+            assert checkout["queries"]["error_rate"] == {
+                "query": 'sandbox_error_rate{entity="checkout"}',
+                "baseline": 'sandbox_error_rate_baseline{entity="checkout"}'}, checkout
+            db = steps[1]["result"]
+            assert db["fields"] == {"max_connections": 200} and db["baseline"]["connections"] == 60
+            errors = [s["error"] for s in steps[2:]]
+            assert all(s["state"] == "failed" for s in steps[2:]), steps[2:]
+            assert "Prometheus has no series for service 'nope'" in errors[0], errors[0]
+            assert "prometheus.entities maps no kind 'host' (it maps database, queue, service)" \
+                in errors[1], errors[1]
+            assert "give either `query` (PromQL) or `entity`" in errors[2], errors[2]
+            assert "Prometheus bad_data (HTTP 400)" in errors[3], errors[3]
+            assert "prometheus.entities.queue.metrics.rps" in errors[3], errors[3]
+            node.stop()
+        finally:
+            prom.close()
+
+
 def test_an_unreachable_prometheus_is_named():
     port = free_port()  # nothing listens there
     with TempDir() as d:
@@ -111,6 +190,7 @@ def test_a_bad_prometheus_config_is_refused():
 if __name__ == "__main__":
     run_tests([
         test_every_tool_against_a_real_prometheus,
+        test_entities_described_from_the_sandbox_exporter,
         test_an_unreachable_prometheus_is_named,
         test_a_bad_prometheus_config_is_refused,
     ])

@@ -91,6 +91,7 @@ std::optional<planned_call> toolbox::describe(const std::string& name,
     return listing(k);
   arguments args;
   fill(args, e->second, obs::role::entity, json::quote(name));
+  fill(args, e->second, obs::role::kind, json::quote(k));
   return call_of(e->first, args);
 }
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/base/failpoint.hpp"
 #include "core/base/json.hpp"
 #include "core/base/logger.hpp"
 #include "net/http/auth.hpp"
@@ -41,6 +42,8 @@ void annotate(net::server_context* c, const net::request& req, net::responder re
                       res.post([req, res, created, r = std::move(r)] {
                         if (r.err)
                           return res.send(net::problem(r.err, req));
+                        // Crash tests: everything committed, nothing answered yet.
+                        failpoint("alertmanager_committed", 1);
                         res.send(
                           net::json_reply(created ? 201 : 200,
                                           answer(r.w, created, created ? "opened" : "updated")));
@@ -112,6 +115,8 @@ void receive(net::server_context& ctx, const net::request& req, net::responder r
           ->warn("alertmanager webhook refused (request {}): {}", req.request_id, why);
         return res.send(net::problem(422, "unprocessable", why, req));
       }
+      // Crash tests: the Work committed, the alerts not merged into it yet.
+      failpoint("alertmanager_created", 1);
       annotate(c, req, res, r.w.id, statuses, r.created);
     });
   });

@@ -7,9 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/base/json.hpp"
-#include "net/client/http_client.hpp"
-#include "net/http/url.hpp"
+#include "plugins/sre/prometheus/entity.hpp"
+#include "plugins/sre/prometheus/server.hpp"
 
 namespace sreh::plugins::prometheus {
 
@@ -18,70 +17,6 @@ namespace {
 using actors::risk_class;
 using actors::tool_call;
 using actors::tool_result;
-using params = std::vector<std::pair<std::string, std::string>>;
-
-/// The server, its limits and the PromQL rules, shared by the five tools.
-class server {
- public:
-  explicit server(const config::prometheus_config& c) : cfg_(c) {
-    for (const auto& a : c.allow)
-      allow_.emplace_back(a, std::regex{a, std::regex::ECMAScript});
-    for (const auto& d : c.deny)
-      deny_.emplace_back(d, std::regex{d, std::regex::ECMAScript});
-  }
-
-  [[nodiscard]] const config::prometheus_config& cfg() const { return cfg_; }
-
-  /// "" when `promql` may run, else why not.
-  [[nodiscard]] std::string refuse(const std::string& promql) const {
-    for (const auto& [text, re] : deny_)
-      if (std::regex_search(promql, re))
-        return fmt::format("query '{}' is denied by prometheus.deny ('{}')", promql, text);
-    if (allow_.empty())
-      return {};
-    for (const auto& [text, re] : allow_)
-      if (std::regex_search(promql, re))
-        return {};
-    return fmt::format("query '{}' matches nothing in prometheus.allow", promql);
-  }
-
-  /// GET `path` with `ps`: the `data` of a success, or the error in words.
-  [[nodiscard]] expected<rapidjson::Document> get(const std::string& tool, const std::string& path,
-                                                  const params& ps) const {
-    std::string target = cfg_.path_prefix + path;
-    char sep = '?';
-    for (const auto& [k, v] : ps) {
-      target += sep + k + "=" + net::percent_encode(v);
-      sep = '&';
-    }
-    auto res =
-      net::http_request(cfg_.host, cfg_.port, "GET", target, {}, {{"Accept", "application/json"}},
-                        std::chrono::milliseconds{cfg_.timeout_ms});
-    if (!res)
-      return sreh::error{errc::unavailable, fmt::format("{}: Prometheus at {} is unreachable: {}",
-                                                        tool, cfg_.url, res.error().message)};
-    auto doc = json::parse_object(res->body);
-    if (!doc)
-      return sreh::error{errc::unavailable,
-                         fmt::format("{}: Prometheus at {} answered HTTP {} with no JSON: {}", tool,
-                                     cfg_.url, res->status, res->body.substr(0, 200))};
-    auto str = [&](const char* key) -> std::string {
-      auto m = doc->FindMember(key);
-      return m != doc->MemberEnd() && m->value.IsString() ? m->value.GetString() : "";
-    };
-    if (str("status") != "success") {
-      auto type = str("errorType");
-      return sreh::error{type == "bad_data" ? errc::invalid_argument : errc::unavailable,
-                         fmt::format("{}: Prometheus {} (HTTP {}): {}", tool,
-                                     type.empty() ? "error" : type, res->status, str("error"))};
-    }
-    return doc;
-  }
-
- private:
-  config::prometheus_config cfg_;
-  std::vector<std::pair<std::string, std::regex>> allow_, deny_;
-};
 
 /// The common part of the five tools.
 class prom_tool : public actors::tool {
@@ -97,7 +32,7 @@ class prom_tool : public actors::tool {
   bool idempotent() const override { return true; }
   bool blocking() const override { return true; }
   std::chrono::milliseconds timeout() const override {
-    return std::chrono::milliseconds{srv_->cfg().timeout_ms + 1000};
+    return std::chrono::milliseconds{srv_->cfg().timeout_ms * queries() + 1000};
   }
 
  protected:
@@ -106,22 +41,13 @@ class prom_tool : public actors::tool {
     return srv_->get(name_, path, ps);
   }
   [[nodiscard]] const server& srv() const { return *srv_; }
+  /// The most requests one call makes.
+  [[nodiscard]] virtual std::int64_t queries() const { return 1; }
 
  private:
   std::shared_ptr<const server> srv_;
   std::string name_, description_, schema_;
 };
-
-std::string arg(const rapidjson::Value& args, const char* key) {
-  auto m = args.FindMember(key);
-  if (m == args.MemberEnd())
-    return {};
-  if (m->value.IsString())
-    return m->value.GetString();
-  if (m->value.IsNumber())
-    return json::stringify(m->value);
-  return {};
-}
 
 /// Writes `array` keeping at most `max` items; returns how many there were.
 std::size_t capped_array(json::writer& w, const rapidjson::Value& array, std::size_t max) {
@@ -136,14 +62,6 @@ std::size_t capped_array(json::writer& w, const rapidjson::Value& array, std::si
   return n;
 }
 
-const rapidjson::Value& member(const rapidjson::Value& v, const char* key) {
-  static const rapidjson::Value null;
-  if (!v.IsObject())
-    return null;
-  auto m = v.FindMember(key);
-  return m == v.MemberEnd() ? null : m->value;
-}
-
 void put_warnings(json::writer& w, const rapidjson::Document& doc) {
   const auto& warnings = member(doc, "warnings");
   if (warnings.IsArray() && !warnings.GetArray().Empty()) {
@@ -153,7 +71,8 @@ void put_warnings(json::writer& w, const rapidjson::Document& doc) {
 }
 
 /// An instant or range query: resultType, the series (capped), their count and whether
-/// anything was cut.
+/// anything was cut. The instant one also describes an entity for the reasoner from the
+/// `prometheus.entities` mapping (`{"entity", "kind"}` instead of `query`: entity.hpp).
 class query_tool final : public prom_tool {
  public:
   query_tool(std::shared_ptr<const server> s, bool range)
@@ -166,15 +85,41 @@ class query_tool final : public prom_tool {
                     R"("end":{"type":["string","number"]},"step":{"type":["string","number"]}},)"
                     R"("required":["query","start","end","step"],"additionalProperties":false})"
                   : R"({"type":"object","properties":{"query":{"type":"string","minLength":1,)"
-                    R"("maxLength":4096},"time":{"type":["string","number"]}},)"
-                    R"("required":["query"],"additionalProperties":false})"),
+                    R"("maxLength":4096},"time":{"type":["string","number"]},)"
+                    R"("entity":{"type":"string","minLength":1,"maxLength":256},)"
+                    R"("kind":{"type":"string","minLength":1,"maxLength":64}},)"
+                    R"("additionalProperties":false})"),
       range_(range) {}
+
+  std::vector<obs::capability> provides() const override {
+    if (auto c = entity_capability(srv().cfg()); c && !range_)
+      return {*c};
+    return {};
+  }
+
+  obs::observations observe(std::string_view args, std::string_view result) const override {
+    auto a = json::parse_object(args);
+    if (range_ || !a || arg(*a, "entity").empty())
+      return {};
+    return observe_entity(result);
+  }
 
   tool_result execute(const tool_call& call) override {
     auto args = json::parse_object(call.args);
     if (!args)
       return tool_result::failure(name() + ": " + args.error().message);
     auto q = arg(*args, "query");
+    if (!range_) {
+      const bool entity = !arg(*args, "entity").empty();
+      if (entity == !q.empty())
+        return tool_result::failure(
+          name() +
+          ": give either `query` (PromQL) or `entity` (with `kind`: the entity "
+          "described by the prometheus.entities mapping), not " +
+          (entity ? "both" : "neither"));
+      if (entity)
+        return describe_entity(srv(), name(), *args);
+    }
     if (auto why = srv().refuse(q); !why.empty())
       return tool_result::failure(name() + ": " + why);
     params ps{{"query", q}};
@@ -236,6 +181,10 @@ class query_tool final : public prom_tool {
     put_warnings(w, doc);
     w.EndObject();
     return {buf.GetString(), buf.GetSize()};
+  }
+
+  std::int64_t queries() const override {
+    return range_ ? 1 : std::max<std::int64_t>(1, max_entity_queries(srv().cfg()));
   }
 
   bool range_;

@@ -4,6 +4,8 @@
 
 #include <cctype>
 
+#include "net/http/auth.hpp"
+#include "net/http/routes/routes.hpp"
 #include "plugins/tools/sandbox/scenario.hpp"
 #include "plugins/tools/sandbox/world.hpp"
 
@@ -56,6 +58,27 @@ void register_sandbox(actors::toolset_registry& r) {
            out.add_world_source(sandbox::make_world_source(world, cfg.sandbox.time_scale));
            return hint(world->spec());
          }});
+}
+
+void register_sandbox_routes(std::vector<net::route_group>& routes) {
+  routes.push_back([](net::router& r, net::server_context& ctx) {
+    if (ctx.tools == nullptr)
+      return;
+    for (const auto& source : ctx.tools->world_sources()) {
+      if (source->name() != "sandbox")
+        continue;
+      // A viewer's token, as for GET /metrics: `authorization: {credentials_file}` in the
+      // scrape config.
+      r.add("GET", "/sandbox/metrics", net::access::viewer,
+            [source](const net::request&, net::responder s) {
+              net::reply rep;
+              rep.status = 200;
+              rep.content_type = "text/plain; version=0.0.4; charset=utf-8";
+              rep.body = source->exposition();
+              s.send(std::move(rep));
+            });
+    }
+  });
 }
 
 } // namespace sreh::plugins

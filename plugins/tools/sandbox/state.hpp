@@ -113,6 +113,9 @@ struct world_access {
   static const world::state& state(const world& w) { return *w.state_; }
 };
 
+/// The world now in the Prometheus text format (exporter.cpp).
+[[nodiscard]] std::string exposition(const world& w);
+
 } // namespace detail
 
 } // namespace sreh::plugins::sandbox

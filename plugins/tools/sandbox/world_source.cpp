@@ -18,6 +18,8 @@ class sandbox_world_source final : public actors::world_source {
 
   std::string name() const override { return "sandbox"; }
 
+  std::string exposition() const override { return detail::exposition(*w_); }
+
   expected<actors::world_observation> observe(timestamp_us wall_now) override {
     move_clock(wall_now);
     auto lock = detail::world_access::lock(*w_);

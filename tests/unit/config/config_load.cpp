@@ -322,3 +322,47 @@ CAF_TEST(flows are loaded from a folder relative to the config file) {
                     "got 'soon'");
   std::filesystem::remove_all(dir);
 }
+
+CAF_TEST(prometheus entities map reasoner metrics to promql) {
+  auto cfg =
+    load_string("prometheus:\n"
+                "  url: http://127.0.0.1:9090\n"
+                "  entities:\n"
+                "    service:\n"
+                "      metrics:\n"
+                "        error_rate: 'sum(rate(x{code=~\"5..\",service=\"$entity\"}[5m]))'\n"
+                "        latency_p99_ms: {query: 'p99{s=\"$entity\"}', baseline: "
+                "'p99_usual{s=\"$entity\"}'}\n"
+                "      fields: {replicas: 'r{s=\"$entity\"}'}\n",
+                "cfg.yaml");
+  CAF_REQUIRE(cfg.has_value());
+  const auto& m = cfg->prometheus.entities.at("service");
+  CAF_CHECK_EQUAL(m.metrics.at("error_rate").query,
+                  "sum(rate(x{code=~\"5..\",service=\"$entity\"}[5m]))");
+  CAF_CHECK_EQUAL(m.metrics.at("error_rate").baseline, "");
+  CAF_CHECK_EQUAL(m.metrics.at("latency_p99_ms").baseline, "p99_usual{s=\"$entity\"}");
+  CAF_CHECK_EQUAL(m.fields.at("replicas"), "r{s=\"$entity\"}");
+  CAF_CHECK_EQUAL(cfg->prometheus.baseline, "avg_over_time(($query)[1h:1m] offset 1d)");
+  const std::string url = "prometheus:\n  url: http://127.0.0.1:9090\n";
+  CAF_CHECK_EQUAL(err(url + "  entities: {pod: {metrics: {cpu: 'c{p=\"$entity\"}'}}}\n"),
+                  std::string{"cfg.yaml:3:19: prometheus.entities.pod: 'pod' is not an entity "
+                              "kind the reasoner observes (service, database, cache, queue, "
+                              "host, job)"});
+  CAF_CHECK_EQUAL(err(url + "  entities: {service: {metrics: {cpu: 'cpu_total'}}}\n"),
+                  std::string{"cfg.yaml:3:39: prometheus.entities.service.metrics.cpu: "
+                              "'cpu_total' does not name the entity: write $entity where its "
+                              "name goes (service=\"$entity\")"});
+  CAF_CHECK_EQUAL(err(url + "  entities: {service: {metrics: {}}}\n"),
+                  std::string{"cfg.yaml:3:23: prometheus.entities.service: names no metrics"});
+  CAF_CHECK_EQUAL(err(url + "  entities: {service: {metrix: {}}}\n"),
+                  std::string{"cfg.yaml:3:24: prometheus.entities.service.metrix: unknown key "
+                              "'metrix' (did you mean 'metrics'?)"});
+  CAF_CHECK_EQUAL(err(url + "  baseline: 'x offset 1d'\n"),
+                  std::string{"cfg.yaml:3:13: prometheus.baseline: must contain $query (the "
+                              "metric's expression), or be \"\" for no baselines"});
+  CAF_CHECK_EQUAL(err("prometheus:\n  entities: {job: {metrics: {t: 't{j=\"$entity\"}'}}}\n"),
+                  std::string{"cfg.yaml:2:3: prometheus: entities need the url of the "
+                              "Prometheus to query"});
+  CAF_CHECK_EQUAL(err("tools: {disable: [a, '']}\n"),
+                  std::string{"cfg.yaml:1:22: tools.disable[1]: must not be empty"});
+}
