@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "actors/tools/tool.hpp"
+#include "actors/works/world_tool.hpp"
 #include "app/cli/cluster_check.hpp"
 #include "app/serve/plugins.hpp"
 #include "config/flows/flow_file.hpp"
@@ -158,12 +159,18 @@ expected<std::shared_ptr<const net::token_table>> load_tokens(const config::node
   return std::make_shared<const net::token_table>(std::move(*table));
 }
 
-/// The tools the flows of `flows: DIR` call, against the tools this node offers.
+/// The tools the flows of `flows: DIR` call, against those this node will offer: its toolsets'
+/// (installed into `tools`), world.get when they have world sources, less `tools.disable`
+/// (as net::node_parts finishes the registry).
 sreh::error check_tools_of_flows(const config::node_config& cfg,
                                  const actors::tool_registry& tools) {
   std::vector<std::string> names;
+  const auto& off = cfg.tools.disable;
   for (const auto& t : tools.all())
-    names.push_back(t->name());
+    if (std::find(off.begin(), off.end(), t->name()) == off.end())
+      names.push_back(t->name());
+  if (!tools.world_sources().empty())
+    names.push_back(actors::make_world_tool(std::make_shared<actors::world_view>())->name());
   return config::check_flow_tools(cfg.flows.loaded, names);
 }
 
@@ -306,6 +313,17 @@ int config_check_command(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", cfg.error().message.c_str());
     return 1;
   }
+  if (!cfg->flows.dir.empty()) {
+    // The flows' tools are the node's: install its toolsets (no I/O happens until a call) to
+    // check them as serve does.
+    actors::tool_registry tools;
+    auto installed = regs.toolsets.install(*cfg, tools);
+    auto err = installed ? check_tools_of_flows(*cfg, tools) : installed.error();
+    if (err) {
+      std::fprintf(stderr, "%s\n", err.message.c_str());
+      return 1;
+    }
+  }
   std::printf("%s: ok (node '%s', listen %s, store %s, data dir %s)\n", argv[1],
               cfg->node_id.c_str(), cfg->listen.c_str(), cfg->store.kind.c_str(),
               cfg->data_dir.c_str());
@@ -318,15 +336,6 @@ int config_check_command(int argc, char** argv) {
     std::printf("%s\n", cfg->works.loaded.empty() ? " none" : "");
   }
   if (!cfg->flows.dir.empty()) {
-    // The flows' tools are the node's: install its toolsets (no I/O happens until a call) to
-    // check them as serve does.
-    actors::tool_registry tools;
-    auto installed = regs.toolsets.install(*cfg, tools);
-    auto err = installed ? check_tools_of_flows(*cfg, tools) : installed.error();
-    if (err) {
-      std::fprintf(stderr, "%s\n", err.message.c_str());
-      return 1;
-    }
     std::printf("flows in %s:", cfg->flows.dir.c_str());
     for (const auto& f : cfg->flows.loaded)
       std::printf(" %s", f.name.c_str());

@@ -96,6 +96,26 @@ def test_a_flow_calling_a_tool_the_node_lacks_stops_it():
         assert code == 1 and where in err, (code, out, err)
 
 
+def test_the_tools_the_node_will_offer_decide():
+    """world.get is there on a node whose tools have world sources; a disabled tool is not."""
+    with TempDir() as d:
+        fdir = os.path.join(d, "flows")
+        os.makedirs(fdir)
+        path = os.path.join(fdir, "look.yaml")
+        with open(path, "w") as f:
+            f.write("flow: look\nsteps:\n  - {id: world, tool: world.get}\n"
+                    "  - {id: host, tool: host.describe, args: {host: g1}}\n")
+        sandbox = f"flows: {fdir}\nsandbox:\n  scenario: {SCENARIO}\n"
+        code, out, err = sreh_cli(["config", "check", Node(d, config_extra=sandbox).config])
+        assert code == 0 and "flows in " in out, (code, out, err)
+        off = Node(d, testkit=False, config_extra=sandbox + "tools:\n  disable: [host.describe]\n")
+        code, out, err = sreh_cli(["config", "check", off.config])
+        assert code == 1 and f"{path}:4:22: steps[1].tool: unknown tool 'host.describe'" in err, \
+            (code, out, err)
+        out = off.start_fails()
+        assert f"{path}:4:22: steps[1].tool: unknown tool 'host.describe'" in out, out
+
+
 def test_a_broken_flow_stops_the_node_naming_the_place():
     with TempDir() as d:
         fdir = flows_dir(d)
@@ -124,6 +144,7 @@ if __name__ == "__main__":
     run_tests([
         test_the_node_serves_its_flows,
         test_a_flow_calling_a_tool_the_node_lacks_stops_it,
+        test_the_tools_the_node_will_offer_decide,
         test_a_broken_flow_stops_the_node_naming_the_place,
         test_config_check_takes_a_flow,
     ])
