@@ -470,10 +470,10 @@ void read_prometheus(reader& r, const entry& section, prometheus_config& out) {
 }
 
 void read_top(reader& r, const entry& root, node_config& cfg) {
-  auto entries =
-    r.entries(root, {"node_id", "listen", "data_dir", "policy_mode", "policy_file", "store",
-                     "logging", "limits", "budget", "model", "tools", "auth", "sandbox", "nats",
-                     "cluster", "works", "flows", "prometheus", "alertmanager", "tls"});
+  auto entries = r.entries(root, {"node_id", "listen",  "data_dir",   "policy_mode",  "policy_file",
+                                  "store",   "logging", "limits",     "budget",       "model",
+                                  "tools",   "auth",    "sandbox",    "nats",         "cluster",
+                                  "works",   "flows",   "prometheus", "alertmanager", "tls"});
   for (const auto& e : entries) {
     if (e.key == "node_id") {
       cfg.node_id = r.string(e);
