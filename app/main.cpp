@@ -21,7 +21,8 @@ node:
                           run a node (embedded default: SQLite in ./data, 127.0.0.1:7070);
                           the options replace the file's settings
   config check FILE [--node-id ID]
-                          validate a node config (its topology and Work templates too) or a Work template
+                          validate a node config (its topology, Work templates and flows too), a Work
+                          template or a flow
   cluster check TOPOLOGY_FILE [--timeout-ms N]
                           validate a topology and probe every node's addresses (TCP)
   eval [--json F] [--markdown F] [--mode autonomous|review] [--kb F] DIR|FILE...
@@ -48,6 +49,9 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
   nodes                   the cluster's members: alive or dead, link, load
   tools                   the tools this node offers: risk class, mutating, arguments
   templates               the Work templates this node loaded: kind, fields, double texting
+  flows                   the flows (runbooks) this node loaded: version, steps, inputs
+  flow show|graph NAME [--dot]
+                          a flow's inputs and steps; its graph as a text tree or Graphviz dot
   works [--state S] [--kind K] [--label k=v]
                           list Works (incidents, changes, ...)
   work create TEMPLATE --field k=v...
@@ -84,7 +88,7 @@ int main(int argc, char** argv) {
     return sreh::app::token_command(argc - 2, argv + 2);
   if (cmd == "submit" || cmd == "runs" || cmd == "show" || cmd == "watch" || cmd == "cancel" ||
       cmd == "approvals" || cmd == "approve" || cmd == "deny" || cmd == "nodes" || cmd == "tools" ||
-      cmd == "templates" || cmd == "works" || cmd == "work")
+      cmd == "templates" || cmd == "flows" || cmd == "flow" || cmd == "works" || cmd == "work")
     return sreh::app::run_client_command(cmd, argc - 2, argv + 2);
   std::fprintf(stderr, "sreh: unknown command '%s'\n\n%s", cmd.c_str(), usage);
   return 2;

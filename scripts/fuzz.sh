@@ -15,8 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${SREH_FUZZ_SECONDS:-20}"
-all=(json_parse codecs goal_request llm_streams url last_event_id sse_frame node_config policy topology scenario
-  knowledge_base kb_condition work_template alertmanager_webhook)
+all=(json_parse codecs goal_request llm_streams url last_event_id sse_frame node_config policy topology
+  scenario knowledge_base kb_condition work_template flow_file alertmanager_webhook)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 if ! build_log="$(scripts/build.sh fuzz "${targets[@]/#/sreh_fuzz_}" 2>&1)"; then

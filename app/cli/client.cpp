@@ -40,6 +40,10 @@ int run_client_command(const std::string& cmd, int argc, char** argv) {
     return tools(argc, argv);
   if (cmd == "templates")
     return templates(argc, argv);
+  if (cmd == "flows")
+    return flows(argc, argv);
+  if (cmd == "flow")
+    return flow(argc, argv);
   if (cmd == "works")
     return works(argc, argv);
   if (cmd == "work")

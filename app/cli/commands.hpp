@@ -32,6 +32,12 @@ namespace sreh::app::cli {
 /// `sreh templates`: the node's Work templates with their kind, fields and double texting.
 [[nodiscard]] int templates(int argc, char** argv);
 
+// flows.cpp
+/// `sreh flows`: the node's flows with their version, step count and inputs.
+[[nodiscard]] int flows(int argc, char** argv);
+/// `sreh flow show|graph NAME [--dot]`.
+[[nodiscard]] int flow(int argc, char** argv);
+
 // works.cpp
 /// `sreh works`: the node's Works with filters.
 [[nodiscard]] int works(int argc, char** argv);

@@ -15,8 +15,10 @@
 #include <string_view>
 
 #include "actors/tools/tool.hpp"
+#include "actors/works/world_tool.hpp"
 #include "app/cli/cluster_check.hpp"
 #include "app/serve/plugins.hpp"
+#include "config/flows/flow_file.hpp"
 #include "config/node/node_config.hpp"
 #include "config/policy/policy_config.hpp"
 #include "config/templates/template_file.hpp"
@@ -159,6 +161,36 @@ expected<std::shared_ptr<const net::token_table>> load_tokens(const config::node
   return std::make_shared<const net::token_table>(std::move(*table));
 }
 
+/// The tools the flows of `flows: DIR` call, against those this node will offer: its toolsets'
+/// (installed into `tools`), world.get when they have world sources, less `tools.disable`
+/// (as net::node_parts finishes the registry).
+sreh::error check_tools_of_flows(const config::node_config& cfg,
+                                 const actors::tool_registry& tools) {
+  std::vector<std::string> names;
+  const auto& off = cfg.tools.disable;
+  for (const auto& t : tools.all())
+    if (std::find(off.begin(), off.end(), t->name()) == off.end())
+      names.push_back(t->name());
+  if (!tools.world_sources().empty())
+    names.push_back(actors::make_world_tool(std::make_shared<actors::world_view>())->name());
+  return config::check_flow_tools(cfg.flows.loaded, names);
+}
+
+/// `sreh config check FLOW_FILE`: everything but its tools (the node's toolsets decide those)
+/// and the flows it calls (its folder decides those).
+int check_flow_file(const std::string& path, const std::string& text) {
+  auto f = config::load_flow_string(text, path);
+  if (!f) {
+    std::fprintf(stderr, "%s\n", f.error().message.c_str());
+    return 1;
+  }
+  std::printf("%s: ok (flow '%s', %zu inputs, %zu steps, version %s; its tools are checked when "
+              "a node loads it)\n",
+              path.c_str(), f->name.c_str(), f->inputs.size(), f->all_steps().size(),
+              f->version.c_str());
+  return 0;
+}
+
 } // namespace
 
 int serve_command(int argc, char** argv) {
@@ -217,6 +249,8 @@ int serve_command(int argc, char** argv) {
   auto provider = make_tools_and_provider(regs, *cfg, *tools);
   if (!provider)
     return fail(provider.error().message);
+  if (auto err = check_tools_of_flows(*cfg, *tools))
+    return fail(err.message);
   auto policy = config::node_policy(*cfg);
   if (!policy)
     return fail(policy.error().message);
@@ -264,7 +298,8 @@ int config_check_command(int argc, char** argv) {
   bool ok = argc == 2 || (argc == 4 && std::string_view{argv[2]} == "--node-id");
   if (!ok || std::string_view{argv[0]} != "check") {
     std::fputs(
-      "usage: sreh config check FILE [--node-id ID]   (a node config or a Work template)\n",
+      "usage: sreh config check FILE [--node-id ID]   (a node config, a Work template or a "
+      "flow)\n",
       stderr);
     return 2;
   }
@@ -283,11 +318,24 @@ int config_check_command(int argc, char** argv) {
                 works::to_string(t->on_trigger));
     return 0;
   }
+  if (auto text = config::yaml::read_text_file(argv[1]); text && config::looks_like_flow(*text))
+    return check_flow_file(argv[1], *text);
   const auto regs = registries();
   auto cfg = config::load_file(argv[1], set, &regs.kinds); // finalized: topology, templates
   if (!cfg) {
     std::fprintf(stderr, "%s\n", cfg.error().message.c_str());
     return 1;
+  }
+  if (!cfg->flows.dir.empty()) {
+    // The flows' tools are the node's: install its toolsets (no I/O happens until a call) to
+    // check them as serve does.
+    actors::tool_registry tools;
+    auto installed = regs.toolsets.install(*cfg, tools);
+    auto err = installed ? check_tools_of_flows(*cfg, tools) : installed.error();
+    if (err) {
+      std::fprintf(stderr, "%s\n", err.message.c_str());
+      return 1;
+    }
   }
   std::printf("%s: ok (node '%s', listen %s, store %s, data dir %s)\n", argv[1],
               cfg->node_id.c_str(), cfg->listen.c_str(), cfg->store.kind.c_str(),
@@ -299,6 +347,12 @@ int config_check_command(int argc, char** argv) {
     for (const auto& t : cfg->works.loaded)
       std::printf(" %s (%s)", t.name.c_str(), t.kind.c_str());
     std::printf("%s\n", cfg->works.loaded.empty() ? " none" : "");
+  }
+  if (!cfg->flows.dir.empty()) {
+    std::printf("flows in %s:", cfg->flows.dir.c_str());
+    for (const auto& f : cfg->flows.loaded)
+      std::printf(" %s", f.name.c_str());
+    std::printf("%s\n", cfg->flows.loaded.empty() ? " none" : "");
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/flows/flow_file.hpp"
 #include "config/node/node_config.hpp"
 #include "config/templates/template_file.hpp"
 
@@ -177,6 +178,14 @@ error finalize(node_config& cfg, const works::kind_registry* kinds) {
       return t.error().code == errc::not_found ? field_error("works.templates", t.error().message)
                                                : t.error();
     cfg.works.loaded = std::move(*t);
+  }
+  cfg.flows.loaded.clear();
+  if (!cfg.flows.dir.empty()) {
+    auto f = load_flow_dir(cfg.flows.dir);
+    if (!f)
+      return f.error().code == errc::not_found ? field_error("flows", f.error().message)
+                                               : f.error();
+    cfg.flows.loaded = std::move(*f);
   }
   if (const auto& name = cfg.alertmanager.receiver_template; !name.empty()) {
     const works::work_template* t = nullptr;

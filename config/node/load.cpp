@@ -470,10 +470,10 @@ void read_prometheus(reader& r, const entry& section, prometheus_config& out) {
 }
 
 void read_top(reader& r, const entry& root, node_config& cfg) {
-  auto entries =
-    r.entries(root, {"node_id", "listen", "data_dir", "policy_mode", "policy_file", "store",
-                     "logging", "limits", "budget", "model", "tools", "auth", "sandbox", "nats",
-                     "cluster", "works", "prometheus", "alertmanager", "tls"});
+  auto entries = r.entries(root, {"node_id", "listen",  "data_dir",   "policy_mode",  "policy_file",
+                                  "store",   "logging", "limits",     "budget",       "model",
+                                  "tools",   "auth",    "sandbox",    "nats",         "cluster",
+                                  "works",   "flows",   "prometheus", "alertmanager", "tls"});
   for (const auto& e : entries) {
     if (e.key == "node_id") {
       cfg.node_id = r.string(e);
@@ -515,6 +515,8 @@ void read_top(reader& r, const entry& root, node_config& cfg) {
       read_prometheus(r, e, cfg.prometheus);
     } else if (e.key == "alertmanager") {
       read_alertmanager(r, e, cfg.alertmanager);
+    } else if (e.key == "flows") {
+      cfg.flows.dir = read_path(r, e, cfg.source);
     } else if (e.key == "tls") {
       for (const auto& x : r.entries(e, {"cert_file", "key_file", "client_ca_file"}))
         (x.key == "cert_file"  ? cfg.tls.cert_file

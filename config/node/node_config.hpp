@@ -8,6 +8,7 @@
 
 #include "config/topology/topology.hpp"
 #include "core/base/expected.hpp"
+#include "core/flows/flow.hpp"
 #include "core/model/run.hpp"
 #include "core/works/kinds.hpp"
 #include "core/works/template.hpp"
@@ -228,6 +229,15 @@ struct works_config {
   std::int64_t passivate_after_ms = 30'000;
 };
 
+/// Flows (docs/flows.md): runbooks as steps, loaded from `flows: DIR`.
+struct flows_config {
+  /// A folder of flow files (*.yaml), relative to the config file; "" = none.
+  std::string dir;
+  /// Its flows, loaded and validated by `finalize`, except for their tools: those exist only
+  /// once the node's toolsets are installed, so app/serve checks them (config::check_flow_tools).
+  std::vector<flows::flow> loaded;
+};
+
 /// The node's configuration. Every field has a default so that no file is needed for the
 /// embedded default (SQLite under ./data, listening on 127.0.0.1:7070).
 struct node_config {
@@ -247,6 +257,7 @@ struct node_config {
   nats_config nats;
   cluster_config cluster;
   works_config works;
+  flows_config flows;
   prometheus_config prometheus;
   alertmanager_config alertmanager;
   tls_config tls;

@@ -20,8 +20,8 @@ namespace {
 using node = expression::node;
 
 struct token {
-  enum kind_t { name, number, op, lparen, rparen, and_, or_, end } kind = end;
-  std::string text;
+  enum kind_t { name, number, string, op, lparen, rparen, and_, or_, end } kind = end;
+  std::string text;    // a string's text without its quotes, escapes resolved
   std::size_t pos = 0; // 0-based
 };
 
@@ -36,6 +36,21 @@ bool name_start(char c) {
 
 bool name_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+}
+
+/// A string quoted with `quote` starting at `s[start]`; `\` escapes the next character.
+token quoted(std::string_view s, std::size_t start, std::size_t& i) {
+  const char quote = s[start];
+  std::string text;
+  for (i = start + 1; i < s.size() && s[i] != quote; ++i) {
+    if (s[i] == '\\' && i + 1 < s.size())
+      ++i;
+    text += s[i];
+  }
+  if (i == s.size())
+    throw syntax_error{start, fmt::format("unclosed {}", quote == '"' ? "\"" : "'")};
+  ++i;
+  return {token::string, std::move(text), start};
 }
 
 std::vector<token> tokenize(std::string_view s) {
@@ -76,6 +91,8 @@ std::vector<token> tokenize(std::string_view s) {
       auto text = std::string{s.substr(start, i - start)};
       auto k = text == "and" ? token::and_ : text == "or" ? token::or_ : token::name;
       out.push_back({k, text, start});
+    } else if (c == '"' || c == '\'') {
+      out.push_back(quoted(s, start, i));
     } else {
       throw syntax_error{start, fmt::format("unexpected '{}'", c)};
     }
@@ -86,8 +103,8 @@ std::vector<token> tokenize(std::string_view s) {
 
 class parser {
  public:
-  parser(std::vector<token> toks, std::vector<comparison>& out)
-    : toks_(std::move(toks)), out_(out) {}
+  parser(std::vector<token> toks, std::vector<comparison>& out, literals allowed)
+    : toks_(std::move(toks)), out_(out), allowed_(allowed) {}
 
   std::shared_ptr<const node> parse() {
     auto root = or_expr();
@@ -155,19 +172,40 @@ class parser {
     if (op.kind != token::op)
       throw syntax_error{
         op.pos, fmt::format("expected a comparison (< <= > >= == !=) after '{}'", lhs.text)};
-    const auto& num = next();
-    if (num.kind != token::number)
-      throw syntax_error{num.pos, fmt::format("expected a number after '{}'", op.text)};
-    out_.push_back({lhs.text, lhs.text.substr(0, dot), lhs.text.substr(dot + 1), op.text,
-                    std::strtod(num.text.c_str(), nullptr), lhs.pos});
+    auto rhs = literal(op);
+    auto number = std::holds_alternative<double>(rhs) ? std::get<double>(rhs) : 0.0;
+    out_.push_back({lhs.text, lhs.text.substr(0, dot), lhs.text.substr(dot + 1), op.text, number,
+                    std::move(rhs), lhs.pos});
     auto n = std::make_shared<node>();
     n->index = out_.size() - 1;
     return n;
   }
 
+  /// The value after `op`: a number, or (literals::any) a string or true / false, which only
+  /// == and != compare.
+  value literal(const token& op) {
+    const auto& v = next();
+    if (v.kind == token::number)
+      return std::strtod(v.text.c_str(), nullptr);
+    const bool flag = v.kind == token::name && (v.text == "true" || v.text == "false");
+    if (allowed_ == literals::numbers || (v.kind != token::string && !flag))
+      throw syntax_error{v.pos, allowed_ == literals::numbers
+                                  ? fmt::format("expected a number after '{}'", op.text)
+                                  : fmt::format("expected a number, a quoted string, true or "
+                                                "false after '{}'",
+                                                op.text)};
+    if (op.text != "==" && op.text != "!=")
+      throw syntax_error{op.pos, fmt::format("'{}' compares numbers; {} compares with == or !=",
+                                             op.text, flag ? "a boolean" : "a string")};
+    if (flag)
+      return v.text == "true";
+    return v.text;
+  }
+
   std::vector<token> toks_;
   std::size_t i_ = 0;
   std::vector<comparison>& out_;
+  literals allowed_;
 };
 
 bool compare(double x, const std::string& op, double y) {
@@ -182,6 +220,13 @@ bool compare(double x, const std::string& op, double y) {
   if (op == "==")
     return std::fabs(x - y) < 1e-9;
   return std::fabs(x - y) >= 1e-9;
+}
+
+/// `x op y` for values of one kind (strings and booleans: == and != only, checked by the parser).
+bool compare(const value& x, const std::string& op, const value& y) {
+  if (std::holds_alternative<double>(x))
+    return compare(std::get<double>(x), op, std::get<double>(y));
+  return (x == y) == (op == "==");
 }
 
 bool eval(const node& n, const std::vector<bool>& leaves) {
@@ -202,13 +247,31 @@ sreh::error at(std::size_t pos, std::string_view what) {
 
 } // namespace
 
-expected<expression> parse(std::string_view text) {
+const char* to_string(value_kind k) {
+  switch (k) {
+  case value_kind::number:
+    return "a number";
+  case value_kind::string:
+    return "a string";
+  case value_kind::boolean:
+    return "a boolean";
+  }
+  return "?";
+}
+
+value_kind kind_of(const value& v) {
+  return std::holds_alternative<double>(v)        ? value_kind::number
+         : std::holds_alternative<std::string>(v) ? value_kind::string
+                                                  : value_kind::boolean;
+}
+
+expected<expression> parse(std::string_view text, literals allowed) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
     return at(0, "empty expression");
   expression e;
   e.text_ = std::string{text};
   try {
-    e.root_ = parser{tokenize(text), e.comparisons_}.parse();
+    e.root_ = parser{tokenize(text), e.comparisons_, allowed}.parse();
   } catch (const syntax_error& err) {
     return at(err.pos, err.what);
   }
@@ -219,12 +282,42 @@ expected<bool> expression::evaluate(const lookup& values) const {
   std::vector<bool> leaves;
   leaves.reserve(comparisons_.size());
   for (const auto& c : comparisons_) {
+    if (!std::holds_alternative<double>(c.rhs))
+      return at(c.pos, fmt::format("'{}' is a number, compared with {}", c.path,
+                                   to_string(kind_of(c.rhs))));
     auto v = values(c.entity, c.metric);
     if (!v)
       return at(c.pos, v.error().message);
     leaves.push_back(compare(*v, c.op, c.value));
   }
   return eval(*root_, leaves);
+}
+
+expected<bool> expression::evaluate(const value_lookup& values) const {
+  std::vector<bool> leaves;
+  leaves.reserve(comparisons_.size());
+  for (const auto& c : comparisons_) {
+    auto v = values(c);
+    if (!v)
+      return at(c.pos, v.error().message);
+    if (kind_of(*v) != kind_of(c.rhs))
+      return at(c.pos, fmt::format("'{}' is {}, compared with {}", c.path, to_string(kind_of(*v)),
+                                   to_string(kind_of(c.rhs))));
+    leaves.push_back(compare(*v, c.op, c.rhs));
+  }
+  return eval(*root_, leaves);
+}
+
+sreh::error expression::check_types(const type_lookup& types) const {
+  for (const auto& c : comparisons_) {
+    auto k = types(c);
+    if (!k)
+      return at(c.pos, k.error().message);
+    if (*k && **k != kind_of(c.rhs))
+      return at(c.pos, fmt::format("'{}' is {}, compared with {}", c.path, to_string(**k),
+                                   to_string(kind_of(c.rhs))));
+  }
+  return {};
 }
 
 expected<bool> evaluate(std::string_view text, const lookup& values) {

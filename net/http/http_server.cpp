@@ -40,6 +40,7 @@ struct http_server::impl {
     add_approval_routes(core->routes, core->ctx);
     add_tool_routes(core->routes, core->ctx);
     add_template_routes(core->routes, core->ctx);
+    add_flow_routes(core->routes, core->ctx);
     add_work_routes(core->routes, core->ctx);
     add_metrics_route(core->routes, core->ctx);
     for (const auto& group : core->ctx.routes)

@@ -65,6 +65,9 @@ void add_metrics_route(router& r, server_context& ctx);
 /// GET /v1/templates, GET /v1/templates/{name}: the Work templates of works.templates.
 void add_template_routes(router& r, server_context& ctx);
 
+/// GET /v1/flows, GET /v1/flows/{name}: the flows of `flows: DIR` with their steps and graph.
+void add_flow_routes(router& r, server_context& ctx);
+
 /// GET /v1/works, POST /v1/works, GET /v1/works/{id}, POST /v1/works/{id}/{command},
 /// GET /v1/world, GET /v1/world/entities/{id}.
 void add_work_routes(router& r, server_context& ctx);

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -294,6 +295,32 @@ CAF_TEST(test tools are off unless the config asks for them) {
   CAF_CHECK(e.find("cfg.yaml:2:12") != std::string::npos);
   CAF_CHECK(e.find("tools.testkit") != std::string::npos);
   CAF_CHECK(e.find("maybe") != std::string::npos);
+}
+
+CAF_TEST(flows are loaded from a folder relative to the config file) {
+  auto demo = load_file(SREH_SOURCE_DIR "/examples/configs/demo.yaml");
+  CAF_REQUIRE(demo.has_value());
+  CAF_CHECK_EQUAL(demo->flows.dir, std::string{SREH_SOURCE_DIR "/examples/flows"});
+  CAF_CHECK_EQUAL(demo->flows.loaded.size(), 4u);
+  auto cfg = load_string("flows: " SREH_SOURCE_DIR "/examples/flows\n", "cfg.yaml");
+  CAF_REQUIRE(cfg.has_value());
+  CAF_CHECK_EQUAL(cfg->flows.loaded.size(), 4u);
+  CAF_CHECK_EQUAL(cfg->flows.loaded[0].name, std::string{"cert-rotation"});
+  auto none = load_string("flows: /nonexistent/flows\n", "cfg.yaml");
+  CAF_REQUIRE(!none.has_value());
+  CAF_CHECK_EQUAL(none.error().message, std::string{"cfg.yaml:1:8: flows: cannot read "
+                                                    "'/nonexistent/flows': No such file or "
+                                                    "directory"});
+  std::string dir = "/tmp/sreh_config_flows_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream{dir + "/a.yaml"} << "flow: a\nsteps:\n  - {id: w, wait: soon}\n";
+  auto bad = load_string("flows: " + dir + "\n", "cfg.yaml");
+  CAF_REQUIRE(!bad.has_value());
+  CAF_CHECK_EQUAL(bad.error().message,
+                  "cfg.yaml: " + dir +
+                    "/a.yaml:3:19: steps[0].wait: expected a duration like 30s, 15m, 1h or 2d, "
+                    "got 'soon'");
+  std::filesystem::remove_all(dir);
 }
 
 CAF_TEST(prometheus entities map reasoner metrics to promql) {

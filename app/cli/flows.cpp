@@ -1,0 +1,204 @@
+// `sreh flows`, `sreh flow show NAME`, `sreh flow graph NAME [--dot]`: the flows a node loaded,
+// one flow's inputs and steps, and its graph as a text tree or Graphviz dot.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "app/cli/commands.hpp"
+
+namespace sreh::app::cli {
+
+namespace {
+
+/// "service* window(=15m)": required ones marked with `*`, defaults after `=`.
+std::string inputs_of(const rapidjson::Value& inputs) {
+  std::string out;
+  if (!inputs.IsArray())
+    return out;
+  for (const auto& i : inputs.GetArray()) {
+    out += (out.empty() ? "" : " ") + str(i, "name") + ":" + str(i, "type");
+    if (i.HasMember("required") && i["required"].IsBool() && i["required"].GetBool())
+      out += "*";
+    else if (i.HasMember("default"))
+      out += "=" + str(i, "default");
+  }
+  return out;
+}
+
+/// The graph's edges leaving `id`, as "→ b, then → c, on failure → d" (branch edges left out:
+/// the tree shows them).
+std::string exits(const rapidjson::Value& edges, const std::string& id) {
+  std::string out;
+  if (!edges.IsArray())
+    return out;
+  for (const auto& e : edges.GetArray()) {
+    if (str(e, "from") != id)
+      continue;
+    auto label = str(e, "label");
+    if (label.rfind("branch ", 0) == 0)
+      continue;
+    out += (out.empty() ? "" : ", ") + (label.empty() ? "" : label + " ") + "→ " + str(e, "to");
+  }
+  return out;
+}
+
+/// The terminal columns of `s` (UTF-8: continuation bytes take none).
+std::size_t columns(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s)
+    n += (c & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
+/// The nodes of branch `branch` of `parallel` ("" "": the flow's own), as a tree.
+void print_tree(const style& st, const rapidjson::Value& g, const std::string& parallel,
+                const std::string& branch, const std::string& indent) {
+  const auto& nodes = member(g, "nodes");
+  if (!nodes.IsArray())
+    return;
+  for (const auto& n : nodes.GetArray()) {
+    if (str(n, "parallel") != parallel || str(n, "branch") != branch)
+      continue;
+    auto id = str(n, "id");
+    auto go = exits(member(g, "edges"), id);
+    // Columns line up whatever the depth: the id column ends at the same place.
+    const auto width = std::max<std::size_t>(8, 20 - std::min<std::size_t>(20, columns(indent)));
+    std::printf("%s%s  %s%s\n", indent.c_str(), st.bold(pad(id, width)).c_str(),
+                pad(str(n, "label"), 40).c_str(), go.empty() ? "" : st.dim("  " + go).c_str());
+    if (str(n, "kind") != "parallel")
+      continue;
+    std::vector<std::string> names;
+    for (const auto& b : nodes.GetArray())
+      if (str(b, "parallel") == id) {
+        auto name = str(b, "branch");
+        if (names.empty() || names.back() != name)
+          names.push_back(name);
+      }
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const bool last = i + 1 == names.size();
+      std::printf("%s  %s branch %s\n", indent.c_str(), last ? "└─" : "├─", names[i].c_str());
+      print_tree(st, g, id, names[i], indent + (last ? "     " : "  │  "));
+    }
+  }
+}
+
+std::string dot_quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s)
+    out += c == '\n'               ? std::string{"\\n"}
+           : c == '"' || c == '\\' ? std::string{'\\', c}
+                                   : std::string(1, c);
+  return out + "\"";
+}
+
+const char* dot_shape(const std::string& kind) {
+  return kind == "condition"  ? "diamond"
+         : kind == "approval" ? "hexagon"
+         : kind == "wait"     ? "ellipse"
+         : kind == "parallel" ? "box3d"
+         : kind == "flow"     ? "component"
+                              : "box";
+}
+
+void print_dot(const std::string& name, const rapidjson::Value& g) {
+  std::printf("digraph %s {\n  rankdir=TB;\n  node [fontname=\"Helvetica\"];\n",
+              dot_quote(name).c_str());
+  std::string cluster; // the branch being written, "parallel/branch"
+  const auto& nodes = member(g, "nodes");
+  if (nodes.IsArray())
+    for (const auto& n : nodes.GetArray()) {
+      auto where = str(n, "parallel").empty() ? "" : str(n, "parallel") + "/" + str(n, "branch");
+      if (where != cluster) {
+        if (!cluster.empty())
+          std::printf("  }\n");
+        if (!where.empty())
+          std::printf("  subgraph %s {\n    label=%s;\n", dot_quote("cluster_" + where).c_str(),
+                      dot_quote("branch " + str(n, "branch")).c_str());
+        cluster = where;
+      }
+      std::printf("  %s [shape=%s, label=%s];\n", dot_quote(str(n, "id")).c_str(),
+                  dot_shape(str(n, "kind")),
+                  dot_quote(str(n, "id") + "\n" + str(n, "label")).c_str());
+    }
+  if (!cluster.empty())
+    std::printf("  }\n");
+  const auto& edges = member(g, "edges");
+  if (edges.IsArray())
+    for (const auto& e : edges.GetArray())
+      std::printf(
+        "  %s -> %s%s;\n", dot_quote(str(e, "from")).c_str(), dot_quote(str(e, "to")).c_str(),
+        str(e, "label").empty() ? "" : (" [label=" + dot_quote(str(e, "label")) + "]").c_str());
+  std::printf("}\n");
+}
+
+void print_flow(const style& st, const rapidjson::Value& f) {
+  std::printf("%s  version %s%s\n", st.bold(str(f, "name")).c_str(), str(f, "version").c_str(),
+              str(f, "label").empty() ? "" : (" (" + str(f, "label") + ")").c_str());
+  if (auto d = str(f, "description"); !d.empty())
+    std::printf("  %s\n", st.dim(d).c_str());
+  std::printf("%s %s\n", st.dim("inputs").c_str(), inputs_of(member(f, "inputs")).c_str());
+  std::printf("%s %s\n", st.dim("source").c_str(), str(f, "source").c_str());
+  std::printf("%s\n", st.bold("steps").c_str());
+  print_tree(st, member(f, "graph"), "", "", "  ");
+}
+
+} // namespace
+
+int flows(int argc, char** argv) {
+  int code = exit_ok;
+  auto doc = get_listing(argc, argv, "flows", "/v1/flows", code);
+  if (!doc)
+    return code;
+  auto st = make_style();
+  const auto& list = member(*doc, "flows");
+  if (!list.IsArray() || list.GetArray().Empty()) {
+    std::printf("%s\n", st.dim("this node has no flows (flows: DIR)").c_str());
+    return exit_ok;
+  }
+  std::printf("%s\n", st.bold(pad("FLOW", 22) + "  " + pad("VERSION", 16) + "  " + pad("STEPS", 5) +
+                              "  INPUTS (* required)")
+                        .c_str());
+  for (const auto& f : list.GetArray()) {
+    std::printf("%s  %s  %s  %s\n", pad(str(f, "name"), 22).c_str(),
+                pad(str(f, "version"), 16).c_str(), pad(std::to_string(num(f, "steps")), 5).c_str(),
+                inputs_of(member(f, "inputs")).c_str());
+    if (auto d = str(f, "description"); !d.empty())
+      std::printf("  %s\n", st.dim(d).c_str());
+  }
+  return exit_ok;
+}
+
+int flow(int argc, char** argv) {
+  if (argc < 1)
+    return usage_error("flow needs a command: show, graph");
+  const std::string sub = argv[0];
+  if (sub != "show" && sub != "graph")
+    return usage_error("unknown flow command '" + sub +
+                       "' (show, graph; running one is not "
+                       "built yet)");
+  auto o = parse_options(argc - 1, argv + 1, {}, {"json", "dot"});
+  if (!o)
+    return exit_usage;
+  if (o->positional.size() != 1)
+    return usage_error("flow " + sub + " takes exactly one flow NAME");
+  if (sub == "show" && o->flag("dot"))
+    return usage_error("--dot is for flow graph");
+  int code = exit_ok;
+  auto doc = call_readable(*o, "GET", "/v1/flows/" + url_encode(o->positional[0]), code);
+  if (!doc)
+    return code;
+  const auto& f = member(*doc, "flow");
+  auto st = make_style();
+  if (sub == "show") {
+    print_flow(st, f);
+  } else if (o->flag("dot")) {
+    print_dot(str(f, "name"), member(f, "graph"));
+  } else {
+    std::printf("%s\n", st.bold(str(f, "name")).c_str());
+    print_tree(st, member(f, "graph"), "", "", "  ");
+  }
+  return exit_ok;
+}
+
+} // namespace sreh::app::cli
