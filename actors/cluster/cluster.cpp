@@ -40,12 +40,30 @@ struct peer_state {
   std::unordered_map<std::string, peer_actor> links;
   std::unordered_map<caf::actor_addr, std::string> ids;
   std::unordered_set<std::string> connecting;
+  /// Over TLS only the member with the smaller id dials (two TLS connections dialled at once
+  /// between one pair make CAF drop both, again and again); the other adopts the link from the
+  /// first load report it receives.
+  bool dial_up_only = false;
+  std::string self_id;
+  /// Members whose TLS handshake failed are dialled again only after this: each failed
+  /// handshake makes CAF 0.17's OpenSSL module drop this node's other links for a moment
+  /// (docs/security.md), so a member with a bad certificate is not retried every heartbeat.
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> not_before;
   static inline const char* name = "sreh.cluster";
 };
 
 /// The peer's own interface: the public one and its heartbeat timer.
 using peer_impl_actor = peer_actor::extend<caf::reacts_to<tick_atom>>;
 using peer_self = peer_impl_actor::stateful_pointer<peer_state>;
+
+/// Keeps `a` as the link to member `id` (monitored: its loss unlinks it).
+void adopt(peer_self self, const std::string& id, peer_actor a) {
+  auto& s = self->state;
+  self->monitor(a);
+  s.ids[a.address()] = id;
+  s.links[id] = a;
+  s.member->linked(id, a);
+}
 
 void connect_to(peer_self self, const config::cluster_member& m) {
   auto& st = self->state;
@@ -69,15 +87,15 @@ void connect_to(peer_self self, const config::cluster_member& m) {
         if (!self->system().assignable<peer_actor>(ifs))
           return s.member->unlinked(id, "its cluster port serves another interface than "
                                         "this node's peer (a different sreh version?)");
-        auto a = caf::actor_cast<peer_actor>(ptr);
-        self->monitor(a);
-        s.ids[a.address()] = id;
-        s.links[id] = a;
-        s.member->linked(id, a);
+        adopt(self, id, caf::actor_cast<peer_actor>(ptr));
       },
       [=](caf::error& err) {
-        self->state.connecting.erase(id);
-        self->state.member->unlinked(id, self->system().render(err));
+        auto& s = self->state;
+        s.connecting.erase(id);
+        auto why = self->system().render(err);
+        if (s.dial_up_only && why.find("handshake") != std::string::npos)
+          s.not_before[id] = std::chrono::steady_clock::now() + std::chrono::seconds{30};
+        s.member->unlinked(id, why);
       });
 }
 
@@ -93,6 +111,8 @@ peer_impl_actor::behavior_type peer_behavior(peer_self self, cluster_member* mem
   st.others = std::move(others);
   st.every = every;
   st.timeout = timeout;
+  st.self_id = member->self_id();
+  st.dial_up_only = st.rt->cfg.cluster.topo && st.rt->cfg.cluster.topo->tls.has_value();
   self->set_down_handler([=](caf::down_msg& msg) {
     auto& s = self->state;
     auto i = s.ids.find(msg.source);
@@ -107,9 +127,14 @@ peer_impl_actor::behavior_type peer_behavior(peer_self self, cluster_member* mem
   return {
     [=](tick_atom) {
       auto& s = self->state;
-      for (const auto& m : s.others)
-        if (s.links.count(m.id) == 0 && s.connecting.count(m.id) == 0)
+      const auto now = std::chrono::steady_clock::now();
+      for (const auto& m : s.others) {
+        auto wait = s.not_before.find(m.id);
+        if (s.links.count(m.id) == 0 && s.connecting.count(m.id) == 0 &&
+            (!s.dial_up_only || s.self_id < m.id) &&
+            (wait == s.not_before.end() || wait->second <= now))
           connect_to(self, m);
+      }
       const auto active = s.rt->counters.active.load();
       const auto parked = s.rt->counters.parked.load();
       const peer_load load{s.member->self_id(), active, parked};
@@ -118,7 +143,11 @@ peer_impl_actor::behavior_type peer_behavior(peer_self self, cluster_member* mem
       self->delayed_send(self, s.every, tick_atom::value);
     },
     [=](load_atom, const peer_load& load) {
-      self->state.member->reported(load.node_id, load.active_runs, load.parked_runs);
+      auto& s = self->state;
+      if (s.dial_up_only && s.links.count(load.node_id) == 0)
+        if (auto from = caf::actor_cast<peer_actor>(self->current_sender()))
+          adopt(self, load.node_id, from); // a member with a smaller id dialled this one
+      s.member->reported(load.node_id, load.active_runs, load.parked_runs);
     },
     [=](submit_atom a, goal_request& req) -> caf::result<kernel_reply> {
       return self->delegate(self->state.sup, a, std::move(req));

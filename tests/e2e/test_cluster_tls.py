@@ -1,7 +1,7 @@
 """Mutual TLS on the cluster links (the topology's `tls:`; docs/security.md): members with
 certificates the cluster CA signed link over TLS and run; a member whose certificate another CA
 signed is refused by the others (and cannot link to them), whatever id it claims; a node whose own
-certificate names another node does not start."""
+certificate names another node does not start; missing certificate files are load errors."""
 
 import os
 import shutil
@@ -34,28 +34,39 @@ def view(node, other):
     return {m["id"]: m for m in node.cluster_nodes()["nodes"]}[other]
 
 
-def test_members_link_over_mutual_tls_and_a_foreign_certificate_is_refused():
+def test_members_link_over_mutual_tls():
     with TempDir() as d:
-        certs(d, ["node-a", "node-b"], rogue=["node-c"])
+        certs(d, ["node-a", "node-b", "node-c"])
         cluster = Cluster(d, topology_extra=TLS, node_extra=(
             "model:\n  provider: scripted\n  script:\n    - {tool: test.echo, args: {x: 1}}\n"))
         try:
-            a, b, c = (cluster.nodes[n] for n in ("node-a", "node-b", "node-c"))
-            for n in (a, b, c):
-                n.start(wait=False)
-            for n in (a, b, c):
-                n.wait_ready(timeout=30)
-            cluster.wait_linked(["node-a", "node-b"])
-            assert "mutual TLS" in open(a.log_path).read()
-            # node-c is alive (its heartbeat is in the store) but no link to it is accepted.
-            wait_until(lambda: view(a, "node-c")["state"] == "alive" and
-                       view(a, "node-c").get("link_error"), 30, "node-a to try node-c and fail")
-            assert not view(a, "node-c")["connected"], view(a, "node-c")
-            wait_until(lambda: view(c, "node-a").get("link_error"), 30, "node-c to fail to link")
-            assert not view(c, "node-a")["connected"] and not view(c, "node-b")["connected"]
-            # The TLS cluster works: a run submitted on node-a finishes.
+            cluster.start_all()  # every member sees every other one alive and linked
+            assert "mutual TLS" in open(cluster.nodes["node-a"].log_path).read()
+            a = cluster.nodes["node-a"]
             rid = a.submit("over tls", key="tls-1")
             a.wait_run(rid, states=("succeeded",))
+        finally:
+            cluster.close()
+
+
+def test_a_member_with_a_foreign_certificate_is_refused_both_ways():
+    """node-c's certificate comes from another CA: node-a dials it and fails the handshake, and
+    node-c cannot link to anyone, while its heartbeat (in the store) says it is alive."""
+    with TempDir() as d:
+        certs(d, ["node-a", "node-b"], rogue=["node-c"])
+        cluster = Cluster(d, topology_extra=TLS)
+        try:
+            a, c = cluster.nodes["node-a"], cluster.nodes["node-c"]
+            for n in cluster.nodes.values():
+                n.start(wait=False)
+            for n in cluster.nodes.values():
+                n.wait_ready(timeout=30)
+            wait_until(lambda: view(a, "node-c")["state"] == "alive" and
+                       "handshake" in view(a, "node-c").get("link_error", ""), 30,
+                       "node-a to dial node-c and fail its handshake")
+            assert not view(a, "node-c")["connected"], view(a, "node-c")
+            for other in ("node-a", "node-b"):
+                assert not view(c, other)["connected"], view(c, other)
         finally:
             cluster.close()
 
@@ -87,7 +98,8 @@ def test_missing_certificate_files_are_load_errors():
 
 if __name__ == "__main__":
     run_tests([
-        test_members_link_over_mutual_tls_and_a_foreign_certificate_is_refused,
+        test_members_link_over_mutual_tls,
+        test_a_member_with_a_foreign_certificate_is_refused_both_ways,
         test_a_node_whose_certificate_names_another_node_does_not_start,
         test_missing_certificate_files_are_load_errors,
     ])
