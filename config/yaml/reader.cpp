@@ -14,6 +14,7 @@
 #include <set>
 
 #include "core/base/duration.hpp"
+#include "core/base/json.hpp"
 
 namespace sreh::config::yaml {
 
@@ -182,6 +183,10 @@ std::vector<entry> reader::pairs(const entry& e) {
     if (!k.is_scalar() || k.scalar().empty())
       fail(k.mark(), e.path, "expected a non-empty string key");
     const auto& key = k.scalar();
+    if (auto at = json::invalid_utf8_at(key))
+      fail(k.mark(), e.path,
+           fmt::format("a key is not valid UTF-8 (byte 0x{:02x} at offset {})",
+                       static_cast<unsigned char>(key[*at]), *at));
     auto path = child_path(e.path, key);
     if (!seen.insert(key).second)
       fail(k.mark(), path, "duplicate key");
@@ -220,10 +225,12 @@ std::vector<entry> reader::non_empty_items(const entry& e) {
 std::string reader::string(const entry& e) {
   if (!e.value.is_scalar())
     fail(e, fmt::format("expected a string, got {}", e.value.kind_name()));
-  if (!opts_.substitute_env)
-    return e.value.scalar();
-  std::string out, err;
-  if (!substitute_env(e.value.scalar(), out, err))
+  std::string out = e.value.scalar(), err;
+  // Every string read goes out again as JSON, in logs and in messages: it must be text.
+  if (auto at = json::invalid_utf8_at(out))
+    fail(e, fmt::format("not valid UTF-8 (byte 0x{:02x} at offset {})",
+                        static_cast<unsigned char>(out[*at]), *at));
+  if (opts_.substitute_env && !substitute_env(e.value.scalar(), out, err))
     fail(e, err);
   return out;
 }

@@ -145,6 +145,16 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
 
 } // namespace
 
+std::optional<std::size_t> invalid_utf8_at(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    auto n = utf8_length(s, i);
+    if (n == 0)
+      return i;
+    i += n;
+  }
+  return std::nullopt;
+}
+
 expected<rapidjson::Document> parse(std::string_view text, int max_depth) {
   auto scan = prescan(text, max_depth);
   if (auto at = scan.too_deep_at; at != std::string_view::npos)

@@ -4,6 +4,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -56,5 +57,8 @@ void write(writer& w, const approval& a);
 
 /// Escapes a string into a JSON string literal, with the quotes.
 [[nodiscard]] std::string quote(std::string_view s);
+
+/// The offset of the first byte of `s` that is not part of valid UTF-8, or nullopt.
+[[nodiscard]] std::optional<std::size_t> invalid_utf8_at(std::string_view s);
 
 } // namespace sreh::json

@@ -210,3 +210,26 @@ CAF_TEST(every file kind names file line and column for every kind of bad input)
   for (std::size_t i = 0; i < 4; ++i)
     CAF_CHECK(loaders[i].load(inputs[2].text[i]).find("(did you mean") != std::string::npos);
 }
+
+CAF_TEST(strings and keys that are not utf 8 are refused) {
+  // Whatever a config holds goes out again as JSON, in logs and in messages.
+  sreh::config::yaml::reader r{"cfg.yaml"};
+  auto root = r.parse("name: \"ok\"\nbad: \"a\x93z\"\n");
+  auto entries = r.pairs(root);
+  CAF_CHECK_EQUAL(r.string(entries[0]), "ok");
+  try {
+    (void)r.string(entries[1]);
+    CAF_FAIL("a string with the byte 0x93 was read");
+  } catch (const sreh::config::yaml::load_error& e) {
+    CAF_CHECK_EQUAL(e.message,
+                    std::string{"cfg.yaml:2:6: bad: not valid UTF-8 (byte 0x93 at offset 1)"});
+  }
+  auto keys = r.parse("lab\xffl: 1\n");
+  try {
+    (void)r.pairs(keys);
+    CAF_FAIL("a key with the byte 0xff was read");
+  } catch (const sreh::config::yaml::load_error& e) {
+    CAF_CHECK(e.message.find("a key is not valid UTF-8 (byte 0xff at offset 3)") !=
+              std::string::npos);
+  }
+}
