@@ -209,22 +209,11 @@ expected<flow> load_flow_file(const std::string& path, const flow_options& o) {
 }
 
 expected<std::vector<flow>> load_flow_dir(const std::string& dir, const flow_options& o) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    return sreh::error{errc::not_found, fmt::format("{}: not a directory of flows", dir)};
-  std::vector<std::string> files;
-  for (const auto& f : fs::directory_iterator(dir, ec)) {
-    auto ext = f.path().extension();
-    if (f.is_regular_file() && (ext == ".yaml" || ext == ".yml"))
-      files.push_back(f.path().string());
-  }
-  if (ec)
-    return sreh::error{errc::invalid_argument,
-                       fmt::format("{}: cannot list: {}", dir, ec.message())};
-  std::sort(files.begin(), files.end());
+  auto files = yaml::yaml_files_in(dir, "flows");
+  if (!files)
+    return files.error();
   std::vector<flow> out;
-  for (const auto& file : files) {
+  for (const auto& file : *files) {
     auto f = load_flow_file(file, o);
     if (!f)
       return f.error();

@@ -217,22 +217,11 @@ expected<work_template> load_template_file(const std::string& path, const templa
 
 expected<std::vector<work_template>> load_template_dir(const std::string& dir,
                                                        const template_options& o) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    return sreh::error{errc::not_found, fmt::format("{}: not a directory of Work templates", dir)};
-  std::vector<std::string> files;
-  for (const auto& f : fs::directory_iterator(dir, ec)) {
-    auto ext = f.path().extension();
-    if (f.is_regular_file() && (ext == ".yaml" || ext == ".yml"))
-      files.push_back(f.path().string());
-  }
-  if (ec)
-    return sreh::error{errc::invalid_argument,
-                       fmt::format("{}: cannot list: {}", dir, ec.message())};
-  std::sort(files.begin(), files.end());
+  auto files = yaml::yaml_files_in(dir, "Work templates");
+  if (!files)
+    return files.error();
   std::vector<work_template> out;
-  for (const auto& f : files) {
+  for (const auto& f : *files) {
     auto t = load_template_file(f, o);
     if (!t)
       return t.error();

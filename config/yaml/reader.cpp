@@ -6,11 +6,13 @@
 #include <rapidjson/writer.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <set>
 
 #include "core/base/duration.hpp"
@@ -392,6 +394,24 @@ expected<std::string> read_text_file(const std::string& path) {
   }
   ::close(fd);
   return text;
+}
+
+expected<std::vector<std::string>> yaml_files_in(const std::string& dir, std::string_view what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return sreh::error{errc::not_found, fmt::format("{}: not a directory of {}", dir, what)};
+  std::vector<std::string> files;
+  for (const auto& f : fs::directory_iterator(dir, ec)) {
+    auto ext = f.path().extension();
+    if (f.is_regular_file() && (ext == ".yaml" || ext == ".yml"))
+      files.push_back(f.path().string());
+  }
+  if (ec)
+    return sreh::error{errc::invalid_argument,
+                       fmt::format("{}: cannot list: {}", dir, ec.message())};
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 std::string content_version(std::string_view text) {

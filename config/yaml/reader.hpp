@@ -118,6 +118,11 @@ class reader {
 /// file does not exist, invalid_argument otherwise).
 [[nodiscard]] expected<std::string> read_text_file(const std::string& path);
 
+/// The `*.yaml` and `*.yml` files of `dir` (not recursive), in name order. `what` names its
+/// contents in the errors ("flows": "DIR: not a directory of flows").
+[[nodiscard]] expected<std::vector<std::string>> yaml_files_in(const std::string& dir,
+                                                               std::string_view what);
+
 /// Replaces `${NAME}` with the value of environment variable NAME; the error names the
 /// variable. Returns false and sets `error` when a variable is unset or the syntax is bad.
 [[nodiscard]] bool substitute_env(std::string_view in, std::string& out, std::string& error);

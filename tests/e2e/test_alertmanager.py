@@ -23,6 +23,25 @@ TOKENS = {"e2e-admin": ("admin", TOKEN), "alertmanager": ("operator", AM_TOKEN),
           "vera": ("viewer", "vera-token")}
 
 
+AM_SCRIPT = os.path.join(SOURCE, "scripts", "alertmanager.sh")
+
+
+def start_alertmanager(d, webhook):
+    """A real Alertmanager in d/am posting to `webhook` with AM_TOKEN; returns its URL and dir
+    (stop it with stop_alertmanager)."""
+    token_file = os.path.join(d, "am.token")
+    with open(token_file, "w") as f:
+        f.write(AM_TOKEN)
+    am_dir = os.path.join(d, "am")
+    url = subprocess.run([AM_SCRIPT, "start", am_dir, str(free_port()), webhook, token_file],
+                         check=True, capture_output=True, text=True).stdout.strip()
+    return url, am_dir
+
+
+def stop_alertmanager(am_dir):
+    subprocess.run([AM_SCRIPT, "stop", am_dir], check=False)
+
+
 def fixture(name):
     with open(os.path.join(FIXTURES, name)) as f:
         return json.load(f)
@@ -70,14 +89,7 @@ def am_post_alerts(url, alerts):
 def test_real_alertmanager_opens_an_incident_that_resolves():
     with TempDir() as d:
         node = node_for(d).start()
-        token_file = os.path.join(d, "am.token")
-        with open(token_file, "w") as f:
-            f.write(AM_TOKEN)
-        am_dir = os.path.join(d, "am")
-        script = os.path.join(SOURCE, "scripts", "alertmanager.sh")
-        am = subprocess.run([script, "start", am_dir, str(free_port()),
-                             f"http://127.0.0.1:{node.port}/v1/alerts/alertmanager", token_file],
-                            check=True, capture_output=True, text=True).stdout.strip()
+        am, am_dir = start_alertmanager(d, f"http://127.0.0.1:{node.port}/v1/alerts/alertmanager")
         try:
             now = datetime.datetime.now(datetime.timezone.utc)
             alert = {"labels": {"alertname": "HighErrorRate", "service": "frontend",
@@ -108,7 +120,7 @@ def test_real_alertmanager_opens_an_incident_that_resolves():
             assert last["resolved"] == firing[0]["firing"] and last["still_firing"] == 0, last
             assert len(works(node)) == 1
         finally:
-            subprocess.run([script, "stop", am_dir], check=False)
+            stop_alertmanager(am_dir)
         node.stop()
 
 
@@ -189,14 +201,7 @@ def test_the_alertmanager_tools_and_a_silence_reconciled_after_kill9():
     idempotency key in the silence's comment, so that after a kill -9 between the silence and
     its recorded outcome the restarted node finds it instead of silencing twice."""
     with TempDir() as d:
-        token_file = os.path.join(d, "am.token")
-        with open(token_file, "w") as f:
-            f.write(AM_TOKEN)
-        am_dir = os.path.join(d, "am")
-        script = os.path.join(SOURCE, "scripts", "alertmanager.sh")
-        am = subprocess.run([script, "start", am_dir, str(free_port()),
-                             "http://127.0.0.1:9/unused", token_file],
-                            check=True, capture_output=True, text=True).stdout.strip()
+        am, am_dir = start_alertmanager(d, "http://127.0.0.1:9/unused")
         try:
             am_post_alerts(am, [{"labels": {"alertname": "Noisy", "service": "batch"},
                                  "annotations": {"summary": "flapping during maintenance"}}])
@@ -232,21 +237,14 @@ def test_the_alertmanager_tools_and_a_silence_reconciled_after_kill9():
             assert risk["alertmanager.alerts"] == ("read_only", False), risk
             node.stop()
         finally:
-            subprocess.run([script, "stop", am_dir], check=False)
+            stop_alertmanager(am_dir)
 
 
 def test_silences_with_bad_matchers_are_refused():
     """A silence with no matcher, a matcher that matches everything (an empty value) or a label
     name Alertmanager refuses fails as a tool error naming why, and no silence is made."""
     with TempDir() as d:
-        am_dir = os.path.join(d, "am")
-        script = os.path.join(SOURCE, "scripts", "alertmanager.sh")
-        token_file = os.path.join(d, "am.token")
-        with open(token_file, "w") as f:
-            f.write(AM_TOKEN)
-        am = subprocess.run([script, "start", am_dir, str(free_port()),
-                             "http://127.0.0.1:9/unused", token_file],
-                            check=True, capture_output=True, text=True).stdout.strip()
+        am, am_dir = start_alertmanager(d, "http://127.0.0.1:9/unused")
         try:
             bad = [{}, {"service": ""}, {"1-bad name": "x"}, {"service": 3}]
             node = Node(d, config_extra=(
@@ -266,7 +264,7 @@ def test_silences_with_bad_matchers_are_refused():
             assert am_get(am, "/api/v2/silences") == [], am_get(am, "/api/v2/silences")
             node.stop()
         finally:
-            subprocess.run([script, "stop", am_dir], check=False)
+            stop_alertmanager(am_dir)
 
 
 def test_kill9_while_alertmanager_posts_then_its_retry_lands_once():
@@ -278,16 +276,10 @@ def test_kill9_while_alertmanager_posts_then_its_retry_lands_once():
         with TempDir() as d:
             node = node_for(d)
             node.start(env_extra={"SREH_FAILPOINT": f"{point}:1"})
-            token_file = os.path.join(d, "am.token")
-            with open(token_file, "w") as f:
-                f.write(AM_TOKEN)
-            am_dir = os.path.join(d, "am")
-            script = os.path.join(SOURCE, "scripts", "alertmanager.sh")
-            am = subprocess.run([script, "start", am_dir, str(free_port()),
-                                 f"http://127.0.0.1:{node.port}/v1/alerts/alertmanager",
-                                 token_file], check=True, capture_output=True, text=True).stdout
+            am, am_dir = start_alertmanager(
+                d, f"http://127.0.0.1:{node.port}/v1/alerts/alertmanager")
             try:
-                am_post_alerts(am.strip(), [{
+                am_post_alerts(am, [{
                     "labels": {"alertname": "HighErrorRate", "service": "frontend",
                                "severity": "critical"},
                     "annotations": {"summary": "frontend 5xx above 5% for 5m"}}])
@@ -301,7 +293,7 @@ def test_kill9_while_alertmanager_posts_then_its_retry_lands_once():
                 assert len(entries) == 1 and len(entries[0]["firing"]) == 1, (point, entries)
                 node.stop()
             finally:
-                subprocess.run([script, "stop", am_dir], check=False)
+                stop_alertmanager(am_dir)
 
 
 if __name__ == "__main__":
