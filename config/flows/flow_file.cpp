@@ -258,17 +258,7 @@ sreh::error check_flow_tools(const std::vector<flow>& flows,
 }
 
 bool looks_like_flow(const std::string& text) {
-  reader r{"check"};
-  try {
-    auto root = r.parse(text);
-    if (!root.value.is_mapping())
-      return false;
-    for (const auto& e : r.pairs(root))
-      if (e.key == "flow")
-        return true;
-  } catch (const yaml::load_error&) {
-  }
-  return false;
+  return yaml::has_top_level_key(text, "flow");
 }
 
 } // namespace sreh::config

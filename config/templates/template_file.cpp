@@ -236,17 +236,7 @@ expected<std::vector<work_template>> load_template_dir(const std::string& dir,
 }
 
 bool looks_like_template(const std::string& text) {
-  reader r{"check"};
-  try {
-    auto root = r.parse(text);
-    if (!root.value.is_mapping())
-      return false;
-    for (const auto& e : r.pairs(root))
-      if (e.key == "template")
-        return true;
-  } catch (const yaml::load_error&) {
-  }
-  return false;
+  return yaml::has_top_level_key(text, "template");
 }
 
 } // namespace sreh::config

@@ -396,6 +396,20 @@ expected<std::string> read_text_file(const std::string& path) {
   return text;
 }
 
+bool has_top_level_key(const std::string& text, std::string_view key) {
+  reader r{"check"};
+  try {
+    auto root = r.parse(text);
+    if (!root.value.is_mapping())
+      return false;
+    for (const auto& e : r.pairs(root))
+      if (e.key == key)
+        return true;
+  } catch (const load_error&) {
+  }
+  return false;
+}
+
 expected<std::vector<std::string>> yaml_files_in(const std::string& dir, std::string_view what) {
   namespace fs = std::filesystem;
   std::error_code ec;

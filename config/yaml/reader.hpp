@@ -118,6 +118,10 @@ class reader {
 /// file does not exist, invalid_argument otherwise).
 [[nodiscard]] expected<std::string> read_text_file(const std::string& path);
 
+/// Whether `text` is a YAML mapping with the top-level key `key` (what a file is, for `sreh config
+/// check`: a Work template has `template:`, a flow `flow:`). False for text that does not parse.
+[[nodiscard]] bool has_top_level_key(const std::string& text, std::string_view key);
+
 /// The `*.yaml` and `*.yml` files of `dir` (not recursive), in name order. `what` names its
 /// contents in the errors ("flows": "DIR: not a directory of flows").
 [[nodiscard]] expected<std::vector<std::string>> yaml_files_in(const std::string& dir,
