@@ -40,6 +40,7 @@ struct decision {
   std::string conclusion;    // for conclude / give_up
   std::string detail = "{}"; // JSON: hypotheses, evidence (journaled with the step)
   std::int64_t tokens = 0;
+  std::string idempotency_key; // the tool call's; "" = `<run id>:<n>` (a flow sets its own)
 };
 
 /// A model provider. `deterministic` providers (builtin, scripted) are pure functions of the

@@ -127,6 +127,9 @@ caf::result<kernel_reply> submit(kernel_self self, goal_request& req) {
   r.node_id = rt.cfg.node_id;
   r.created_at = r.updated_at = now;
   r.budget = req.budget;
+  r.kind = std::move(req.kind);
+  r.parent = std::move(req.parent);
+  r.spec = std::move(req.spec);
   if (r.budget.deadline_us > 0) // the request gives it relative to now
     r.budget.deadline_us += now;
   // The actor exists (and takes cancels) from now on; it answers the submitter once the run
@@ -206,6 +209,8 @@ kernel_impl_actor::behavior_type kernel_behavior(kernel_self self, runtime_ptr r
     [=](parked_atom, const std::string& run_id, const std::string& approval_id,
         std::int64_t until) { on_parked(self, run_id, approval_id, until); },
     [=](timer_atom) { on_timer(self); },
+    [=](await_atom, const std::string& run_id) { on_await(self, run_id); },
+    [=](ended_atom, const std::string& parent) { check_runs(self, parent, false, false); },
     [=](adopt_atom, const std::string& run_id) -> caf::result<void> {
       if (self->state.recovering)
         return caf::skip;

@@ -10,8 +10,6 @@
 
 namespace sreh::actors {
 
-namespace {
-
 void arm_timer(kernel_self self) {
   auto& st = self->state;
   if (st.timers.empty())
@@ -23,6 +21,8 @@ void arm_timer(kernel_self self) {
   auto wait = std::max<timestamp_us>(0, earliest - st.rt->clock.now_us());
   self->delayed_send(self, std::chrono::microseconds(wait), timer_atom::value);
 }
+
+namespace {
 
 void add_timer(kernel_self self, const approval& a) {
   if (a.state != approval_state::pending || a.expires_at == 0)
@@ -356,6 +356,7 @@ void cancel_op(kernel_self self, const std::string& id, const std::string& by,
           fmt::format(R"({{"approval":{},"reason":"run cancelled"}})", json::quote(ap.id))));
         b.approvals.push_back(std::move(ap));
       }
+      bool had_runs = cancelled.waiting_for == wait_reason::runs;
       cancelled.state = run_state::cancelled;
       cancelled.waiting_for = wait_reason::none;
       cancelled.error = "cancelled by " + by;
@@ -363,18 +364,24 @@ void cancel_op(kernel_self self, const std::string& id, const std::string& by,
                                       fmt::format(R"({{"message":{},"steps":{}}})",
                                                   json::quote(cancelled.error), cancelled.steps)));
       b.update = cancelled;
-      kernel_commit(self, std::move(b), [self, rp, id](const sreh::error& err) mutable {
-        if (err) {
-          rp.deliver(reply_error(err.code, err.message));
-        } else {
-          self->state.rt->counters.parked.fetch_sub(1, std::memory_order_relaxed);
-          kernel_reply rep;
-          rep.run_id = id;
-          rep.state = run_state::cancelled;
-          rp.deliver(rep);
-        }
-        release_run(self, id);
-      });
+      kernel_commit(
+        self, std::move(b),
+        [self, rp, id, by, had_runs, parent = cancelled.parent](const sreh::error& err) mutable {
+          if (err) {
+            rp.deliver(reply_error(err.code, err.message));
+          } else {
+            self->state.rt->counters.parked.fetch_sub(1, std::memory_order_relaxed);
+            if (had_runs)
+              cancel_runs_of(self, id, by);
+            if (!parent.empty())
+              check_runs(self, parent, false, false);
+            kernel_reply rep;
+            rep.run_id = id;
+            rep.state = run_state::cancelled;
+            rp.deliver(rep);
+          }
+          release_run(self, id);
+        });
     });
 }
 
@@ -384,6 +391,8 @@ void recover_parked(kernel_self self, recovery_item& item) {
   auto& rt = *self->state.rt;
   const auto& r = item.r;
   rt.counters.parked.fetch_add(1, std::memory_order_relaxed);
+  if (r.waiting_for == wait_reason::runs) // its runs may have ended while the node was down
+    return check_runs(self, r.id, false, true);
   if (r.waiting_for == wait_reason::timer) {
     if (!item.timer_until) {
       rt.log->warn("run {} waits for a timer it has no step for; it stays parked", r.id);
@@ -473,6 +482,10 @@ void on_timer(kernel_self self) {
     st.timers.erase(st.timers.begin());
     if (id.rfind("run_", 0) == 0) {
       with_run(self, id, [self, id] { wake_run(self, id); });
+      continue;
+    }
+    if (id.rfind("runs:", 0) == 0) { // a flow step's runs took longer than its timeout
+      check_runs(self, id.substr(5), true, false);
       continue;
     }
     read_store(

@@ -97,5 +97,17 @@ caf::result<kernel_reply> decide(kernel_self self, const std::string& approval_i
 caf::result<kernel_reply> cancel_parked(kernel_self self, const std::string& run_id,
                                         const std::string& by);
 void on_timer(kernel_self self);
+/// Arms the kernel's wake-up for the earliest deadline of `timers`.
+void arm_timer(kernel_self self);
+
+// -- flow runs waiting for their runs (kernel_runs.cpp) -----------------------------------------
+
+/// A flow run's actor parked it on the runs its last step started.
+void on_await(kernel_self self, const std::string& run_id);
+/// Wakes flow run `run_id` when the runs it waits for have a decided join (or, `timed_out`, when
+/// its step's timeout has passed); `arm`: else arm that timeout.
+void check_runs(kernel_self self, const std::string& run_id, bool timed_out, bool arm);
+/// Cancels the runs the last step of (cancelled) flow run `run_id` started.
+void cancel_runs_of(kernel_self self, const std::string& run_id, const std::string& by);
 
 } // namespace sreh::actors

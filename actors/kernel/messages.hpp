@@ -30,7 +30,7 @@ typename Inspector::result_type inspect(Inspector& f, approval_vote& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, goal_request& x) {
   return f(caf::meta::type_name("sreh::goal_request"), x.goal, x.idempotency_key, x.submitter,
-           x.labels, x.budget);
+           x.labels, x.budget, x.kind, x.parent, x.spec);
 }
 
 template <class Inspector>
@@ -65,6 +65,9 @@ using timer_atom = caf::atom_constant<caf::atom("timer")>;
 using adopt_atom = caf::atom_constant<caf::atom("adopt")>; // a run claimed from a dead node
 using load_atom = caf::atom_constant<caf::atom("load")>;   // a peer's load, pushed
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using await_atom = caf::atom_constant<caf::atom("await")>; // a flow run parked on its runs
+using ended_atom = caf::atom_constant<caf::atom("ended")>; // a run a flow run started ended
+using runs_atom = caf::atom_constant<caf::atom("runs")>;   // those runs' join is decided
 
 /// Reply of the kernel to submit, cancel and decide. Errors travel as values (they reach
 /// non-actor callers through the facade unchanged, and cross nodes in a cluster).
@@ -95,7 +98,8 @@ using kernel_actor =
 using kernel_impl_actor =
   kernel_actor::extend<caf::reacts_to<called_atom, std::uint64_t>,
                        caf::reacts_to<parked_atom, std::string, std::string, std::int64_t>,
-                       caf::reacts_to<timer_atom>>;
+                       caf::reacts_to<timer_atom>, caf::reacts_to<await_atom, std::string>,
+                       caf::reacts_to<ended_atom, std::string>>;
 
 inline kernel_reply reply_error(errc c, std::string msg) {
   kernel_reply r;

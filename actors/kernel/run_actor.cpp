@@ -153,6 +153,8 @@ void advance(self_ptr self) {
     return finish(self, run_state::cancelled, "cancelled by " + st.cancelled_by);
   if (auto why = j.budget_exhausted(st.rt->clock.now_us()); !why.empty())
     return fail(self, why);
+  if (j.r.kind == "flow")
+    return advance_flow(self);
   decision d;
   try {
     d = st.rt->provider->decide(run_context{j.r, j.steps, st.rt->tools, &st.model_memory});
@@ -246,8 +248,15 @@ void on_committed(self_ptr self, std::uint64_t token, sreh::error err, std::stri
   case after_commit::execute:
     failpoint("after_intent", st.journal.steps.back().n);
     return execute(self);
+  case after_commit::start_runs:
+    return start_runs(self);
+  case after_commit::park_runs:
+    self->send(st.kernel, await_atom::value, st.journal.r.id);
+    return self->quit();
   case after_commit::finish: {
     st.rt->counters.finished.fetch_add(1, std::memory_order_relaxed);
+    if (!st.journal.r.parent.empty()) // the flow run that started it may go on
+      self->send(st.kernel, ended_atom::value, st.journal.r.parent);
     if (auto* m = st.rt->metrics.runs_finished)
       m->with({to_string(st.journal.r.state)}).inc();
     kernel_reply rep;
@@ -294,6 +303,8 @@ void recover(self_ptr self) {
   if (j.steps.empty() || j.steps.back().state != step_state::intent)
     return advance(self);
   auto& s = j.steps.back();
+  if (s.kind == step_kind::subruns) // submitting them again finds the ones that exist (their keys)
+    return start_runs(self);
   auto t = st.rt->tools.find(s.tool);
   if (s.kind != step_kind::tool || !t || t->idempotent()) {
     // Read-only (or unknown) work is safe to repeat: run the step again.
@@ -398,6 +409,9 @@ run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, r
     [=](resume_atom, const approval& a) { resume(self, a); },
     [=](timer_atom) { on_timer_fired(self); },
     [=](called_atom, std::uint64_t token) { self->state.calls.complete(token); },
+    [=](runs_atom, const std::string& ends, bool timed_out) {
+      on_runs_joined(self, ends, timed_out);
+    },
   };
 }
 

@@ -23,7 +23,7 @@ using run_actor = caf::typed_actor<
   caf::reacts_to<tool_done_atom, std::int64_t, bool, std::string, std::string>,
   caf::reacts_to<reconciled_atom, std::int64_t, reconcile_result::status, std::string>,
   caf::reacts_to<resume_atom, approval>, caf::reacts_to<timer_atom>,
-  caf::reacts_to<called_atom, std::uint64_t>>;
+  caf::reacts_to<called_atom, std::uint64_t>, caf::reacts_to<runs_atom, std::string, bool>>;
 
 /// Spawns a run actor linked to `parent` for `r` (with the steps journaled so far). A new run
 /// is then sent `create` (commits it, answers the submitter, starts it); a run found unfinished

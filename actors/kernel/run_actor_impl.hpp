@@ -13,7 +13,20 @@
 namespace sreh::actors::run_impl {
 
 /// What to do once the pending commit is acknowledged.
-enum class after_commit { nothing, created, execute, advance, finish, park, park_timer };
+enum class after_commit {
+  nothing,
+  created,
+  execute,
+  advance,
+  finish,
+  park,
+  park_timer,
+  start_runs, // a flow step's runs: submit them (run_flow.cpp)
+  park_runs,  // then wait for them
+};
+
+/// A flow run's pinned definition, read from the run's spec once per actor (run_flow.cpp).
+struct flow_state;
 
 struct run_state_t {
   runtime_ptr rt;
@@ -31,8 +44,9 @@ struct run_state_t {
   std::vector<caf::typed_response_promise<kernel_reply>> cancel_waiters;
   caf::typed_response_promise<kernel_reply> creator; // the submitter, answered after the create
   std::string existing_run_id;                       // the create met this idempotency key
-  run_memory_ptr model_memory; // the provider's, between decisions (see run_memory)
-  pending_calls calls;         // store reads and checks in flight
+  run_memory_ptr model_memory;      // the provider's, between decisions (see run_memory)
+  pending_calls calls;              // store reads and checks in flight
+  std::shared_ptr<flow_state> flow; // a flow run's definition, once read
   static inline const char* name = "sreh.run";
 };
 
@@ -51,6 +65,18 @@ template <class Call, class Then>
 void call_on(self_ptr self, blocking_pool& pool, Call call, Then then) {
   call_blocking(run_actor{self}, self->state.calls, pool, std::move(call), std::move(then));
 }
+
+void finish(self_ptr self, run_state final_state, std::string message);
+void fail(self_ptr self, std::string why);
+
+// -- run_flow.cpp (flow runs: docs/flows.md) ------------------------------------------------------
+
+/// `advance` for a flow run: the flow's next action, journaled.
+void advance_flow(self_ptr self);
+/// The last step's runs are journaled: submit them to the kernel, then park on them.
+void start_runs(self_ptr self);
+/// The runs the last step started are over (their ends as JSON), or its timeout passed.
+void on_runs_joined(self_ptr self, const std::string& ends, bool timed_out);
 
 // -- run_verify.cpp -----------------------------------------------------------------------------
 

@@ -49,8 +49,10 @@ void run_journal::init(const runtime& rt, run initial, std::vector<step> journal
 }
 
 persistence::write_batch run_journal::take_create_batch() {
-  emit("run.created", fmt::format(R"({{"goal":{},"submitter":{},"labels":{}}})",
-                                  json::quote(r.goal), json::quote(r.submitter), r.labels));
+  emit("run.created",
+       fmt::format(R"({{"goal":{},"submitter":{},"labels":{},"kind":{},"parent":{}}})",
+                   json::quote(r.goal), json::quote(r.submitter), r.labels, json::quote(r.kind),
+                   r.parent.empty() ? "null" : json::quote(r.parent)));
   r.checkpoint = fmt::format(R"({{"run_seq":{}}})", run_seq_);
   persistence::write_batch b;
   b.create = r;
@@ -101,7 +103,8 @@ void run_journal::add_tool_intent(const decision& d, const std::string& policy) 
   s.state = step_state::intent;
   s.tool = d.tool;
   s.args = d.args.empty() ? "{}" : d.args;
-  s.idempotency_key = fmt::format("{}:{}", r.id, s.n);
+  s.idempotency_key =
+    d.idempotency_key.empty() ? fmt::format("{}:{}", r.id, s.n) : d.idempotency_key;
   s.decision = fmt::format(R"({{"thought":{},"detail":{},"policy":{}}})", json::quote(d.thought),
                            d.detail.empty() ? "{}" : d.detail, policy);
   s.started_at = rt_->clock.now_us();
@@ -247,6 +250,17 @@ bool run_journal::resume(const approval& a) {
   emit("run.resumed", fmt::format(R"({{"approval":{},"state":{}}})", json::quote(a.id),
                                   json::quote(to_string(a.state))));
   bool yes = a.state == approval_state::approved;
+  if (s.kind == step_kind::approval) { // a flow's approval step: the decision is its outcome
+    if (yes)
+      record_outcome(s.n, true, fmt::format(R"({{"approved_by":{}}})", json::quote(who_decided(a))),
+                     {});
+    else
+      record_outcome(s.n, false, "{}",
+                     a.state == approval_state::expired
+                       ? fmt::format("approval {} expired undecided", a.id)
+                       : fmt::format("denied by {}", who_decided(a)));
+    return false;
+  }
   if (a.kind == approval_kind::in_doubt) {
     if (yes) {
       record_outcome(s.n, true,
@@ -320,6 +334,63 @@ void run_journal::add_observation(std::int64_t for_step, bool holds, const std::
   steps.push_back(std::move(s));
   r.steps = static_cast<std::int64_t>(steps.size());
   touch(r.steps);
+}
+
+void run_journal::emit_flow_intent(const step& s) {
+  std::string thought;
+  if (auto d = json::parse_object(s.decision);
+      d && d->HasMember("thought") && (*d)["thought"].IsString())
+    thought = (*d)["thought"].GetString();
+  emit("step.intent",
+       fmt::format(R"({{"n":{},"kind":{},"args":{},"thought":{},"decision":{}}})", s.n,
+                   json::quote(to_string(s.kind)), s.args, json::quote(thought), s.decision));
+}
+
+void run_journal::add_flow_intent(step_kind kind, std::string args, std::string decision) {
+  step s;
+  s.run_id = r.id;
+  s.n = next_step_n();
+  s.kind = kind;
+  s.state = step_state::intent;
+  s.args = std::move(args);
+  s.decision = std::move(decision);
+  s.started_at = rt_->clock.now_us();
+  emit_flow_intent(s);
+  steps.push_back(std::move(s));
+  r.steps = static_cast<std::int64_t>(steps.size());
+  touch(r.steps);
+}
+
+void run_journal::add_flow_record(step_kind kind, bool ok, std::string result, std::string error,
+                                  std::string decision) {
+  step s;
+  s.run_id = r.id;
+  s.n = next_step_n();
+  s.kind = kind;
+  s.state = ok ? step_state::succeeded : step_state::failed;
+  s.decision = std::move(decision);
+  s.result = std::move(result);
+  s.error = std::move(error);
+  s.started_at = s.finished_at = rt_->clock.now_us();
+  emit_flow_intent(s);
+  emit_outcome(s);
+  steps.push_back(std::move(s));
+  r.steps = static_cast<std::int64_t>(steps.size());
+  touch(r.steps);
+}
+
+void run_journal::wait_for_runs(const std::string& run_ids) {
+  r.state = run_state::waiting;
+  r.waiting_for = wait_reason::runs;
+  emit("run.waiting",
+       fmt::format(R"({{"for":"runs","step":{},"runs":{}}})", steps.back().n, run_ids));
+}
+
+void run_journal::runs_joined(bool ok, std::string result, std::string error) {
+  r.state = run_state::running;
+  r.waiting_for = wait_reason::none;
+  emit("run.resumed", R"({"for":"runs"})");
+  record_outcome(steps.back().n, ok, std::move(result), std::move(error));
 }
 
 void run_journal::end_run(run_state final_state, std::string message) {

@@ -66,6 +66,19 @@ class run_journal {
   void add_observation(std::int64_t for_step, bool holds, const std::string& detail,
                        const std::string& description);
 
+  // -- flow runs (run_flow.cpp)
+  /// A step of a flow run with no effect of its own to run (an approval, the runs it starts):
+  /// its intent. `decision` tags it with its flow step.
+  void add_flow_intent(step_kind kind, std::string args, std::string decision);
+  /// A flow step's check, journaled with its outcome at once (a condition's choice, a wait's
+  /// check, a step that could not start).
+  void add_flow_record(step_kind kind, bool ok, std::string result, std::string error,
+                       std::string decision);
+  /// The run waits for the runs its last step started (their ids, a JSON array).
+  void wait_for_runs(const std::string& run_ids);
+  /// Those runs' join is decided: the last step's outcome, and the run runs again.
+  void runs_joined(bool ok, std::string result, std::string error);
+
   /// Moves the run to a terminal state (emits run.succeeded / run.failed / run.cancelled).
   void end_run(run_state final_state, std::string message);
 
@@ -81,6 +94,7 @@ class run_journal {
   step& step_at(std::int64_t n);
   void touch(std::int64_t n);
   void emit_outcome(const step& s);
+  void emit_flow_intent(const step& s);
 
   const runtime* rt_ = nullptr;
   std::int64_t run_seq_ = 0;

@@ -92,6 +92,8 @@ void on_timer_fired(self_ptr self) {
     return self->quit();
   }
   auto n = j.timer_fired();
+  if (n <= 0) // a flow's timer (a wait, a retry's backoff): the flow goes on
+    return advance(self);
   std::string description;
   if (auto doc = json::parse(j.steps.back().args);
       doc && doc->IsObject() && doc->HasMember("check"))

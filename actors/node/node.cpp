@@ -285,6 +285,8 @@ sreh::error node::start() {
   d.pool = std::make_unique<blocking_pool>(static_cast<std::size_t>(d.cfg.limits.tool_threads));
   d.store_pool =
     std::make_unique<blocking_pool>(static_cast<std::size_t>(d.cfg.limits.store_threads));
+  if (!d.world)
+    d.world = std::make_shared<world_view>();
   d.rt = std::shared_ptr<runtime>(new runtime{d.cfg,
                                               d.store,
                                               d.writer,
@@ -300,6 +302,7 @@ sreh::error node::start() {
                                               {},
                                               {}});
   d.rt->children = &d.tree;
+  d.rt->world = d.world;
   if (d.metrics != nullptr) {
     d.rt->metrics.step_seconds = &d.metrics->histogram(
       "sreh_step_duration_seconds", "Time from a step's intent to its outcome, by tool.", {"tool"});

@@ -11,6 +11,7 @@
 #include "actors/node/supervision.hpp"
 #include "actors/policy/action_holds.hpp"
 #include "actors/tools/tool.hpp"
+#include "actors/works/world_view.hpp"
 #include "config/node/node_config.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/id.hpp"
@@ -70,6 +71,9 @@ struct runtime {
   /// (null: not recorded, as in unit tests).
   supervision_table* children = nullptr;
   actor_metrics metrics{};
+  /// World state as the world sync last observed it: what flow expressions read
+  /// (`world.ENTITY.METRIC`). Set before the first run starts; never null on a node.
+  std::shared_ptr<const world_view> world{};
 };
 
 using runtime_ptr = std::shared_ptr<runtime>;

@@ -2,6 +2,8 @@
 // one flow's inputs and steps, and its graph as a text tree or Graphviz dot.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -169,14 +171,126 @@ int flows(int argc, char** argv) {
   return exit_ok;
 }
 
+namespace {
+
+/// `--input k=v` as JSON of the input's type (the flow's definition says which): a number, a
+/// bool, a list split at commas, else the text (a duration as written: "5m").
+bool write_input(json::writer& w, const rapidjson::Value& inputs, const std::string& kv) {
+  auto eq = kv.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    (void)usage_error("--input expects k=v, got '" + kv + "'");
+    return false;
+  }
+  auto k = kv.substr(0, eq);
+  auto v = kv.substr(eq + 1);
+  std::string type = "string";
+  if (inputs.IsArray())
+    for (const auto& i : inputs.GetArray())
+      if (str(i, "name") == k)
+        type = str(i, "type");
+  w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
+  if (type == "number") {
+    char* end = nullptr;
+    double d = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0') {
+      (void)usage_error("--input " + k + ": expected a number, got '" + v + "'");
+      return false;
+    }
+    w.Double(d);
+  } else if (type == "bool") {
+    if (v != "true" && v != "false") {
+      (void)usage_error("--input " + k + ": expected true or false, got '" + v + "'");
+      return false;
+    }
+    w.Bool(v == "true");
+  } else if (type == "list") {
+    w.StartArray();
+    std::size_t at = 0;
+    while (!v.empty() && at <= v.size()) {
+      auto comma = v.find(',', at);
+      auto item = v.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      w.String(item.c_str(), static_cast<rapidjson::SizeType>(item.size()));
+      if (comma == std::string::npos)
+        break;
+      at = comma + 1;
+    }
+    w.EndArray();
+  } else {
+    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+  }
+  return true;
+}
+
+/// `sreh flow run NAME [--input k=v]... [--label k=v]... [--idempotency-key K] [--watch]`.
+int run_flow(int argc, char** argv) {
+  auto o = parse_options(argc, argv, {"input", "label", "idempotency-key"}, {"watch", "json"});
+  if (!o)
+    return exit_usage;
+  if (o->positional.size() != 1)
+    return usage_error("flow run takes exactly one flow NAME");
+  const auto& name = o->positional[0];
+  int code = exit_ok;
+  auto def = call_readable(*o, "GET", "/v1/flows/" + url_encode(name), code);
+  if (!def)
+    return code;
+  const auto& inputs = member(member(*def, "flow"), "inputs");
+  rapidjson::StringBuffer buf;
+  json::writer w(buf);
+  w.StartObject();
+  w.Key("inputs");
+  w.StartObject();
+  if (auto it = o->values.find("input"); it != o->values.end())
+    for (const auto& kv : it->second)
+      if (!write_input(w, inputs, kv))
+        return exit_usage;
+  w.EndObject();
+  if (auto it = o->values.find("label"); it != o->values.end()) {
+    w.Key("labels");
+    w.StartObject();
+    for (const auto& kv : it->second) {
+      auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0)
+        return usage_error("--label expects k=v, got '" + kv + "'");
+      auto k = kv.substr(0, eq);
+      auto v = kv.substr(eq + 1);
+      w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
+      w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  std::map<std::string, std::string> headers;
+  if (const auto* k = o->value("idempotency-key"))
+    headers["Idempotency-Key"] = *k;
+  net::http_response raw;
+  auto doc = call(*o, "POST", "/v1/flows/" + url_encode(name) + "/runs", code,
+                  std::string(buf.GetString(), buf.GetSize()), headers, &raw);
+  if (!doc)
+    return code;
+  auto id = str(member(*doc, "run"), "id");
+  if (o->flag("json")) {
+    std::printf("%s\n", raw.body.c_str());
+  } else {
+    std::printf("%s\n", id.c_str());
+    if (raw.status == 200)
+      std::fprintf(stderr, "(the idempotency key names an existing run)\n");
+  }
+  std::fflush(stdout);
+  if (o->flag("watch"))
+    return watch_run(*o, id);
+  return exit_ok;
+}
+
+} // namespace
+
 int flow(int argc, char** argv) {
   if (argc < 1)
-    return usage_error("flow needs a command: show, graph");
+    return usage_error("flow needs a command: run, show, graph");
   const std::string sub = argv[0];
+  if (sub == "run")
+    return run_flow(argc - 1, argv + 1);
   if (sub != "show" && sub != "graph")
-    return usage_error("unknown flow command '" + sub +
-                       "' (show, graph; running one is not "
-                       "built yet)");
+    return usage_error("unknown flow command '" + sub + "' (run, show, graph)");
   auto o = parse_options(argc - 1, argv + 1, {}, {"json", "dot"});
   if (!o)
     return exit_usage;

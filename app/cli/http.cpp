@@ -87,6 +87,7 @@ const char* const usage_text = R"(usage:
   sreh tools [--json]
   sreh templates [--json]
   sreh flows [--json]
+  sreh flow run NAME [--input k=v]... [--label k=v]... [--idempotency-key K] [--watch] [--json]
   sreh flow show NAME [--json]
   sreh flow graph NAME [--dot] [--json]
   sreh works [--state S] [--kind K] [--severity S] [--label k=v] [--text T] [--limit N] [--json]

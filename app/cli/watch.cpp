@@ -51,6 +51,10 @@ class timeline {
     } else if (kind == "run.waiting") {
       line = st_.yellow("… waiting for " + str(data, "for")) +
              (str(data, "reason").empty() ? "" : " (" + str(data, "reason") + ")");
+      if (const auto& ids = member(data, "runs"); ids.IsArray())
+        for (const auto& id : ids.GetArray())
+          if (id.IsString())
+            line += std::string{"\n            "} + st_.dim("├ ") + id.GetString();
     } else if (kind == "run.created") {
       line = st_.cyan("● created") + "  " + truncate(str(data, "goal"), 120);
     } else if (kind == "run.started") {
@@ -78,6 +82,21 @@ class timeline {
     if (kind == "conclude") {
       auto concl = str(member(data, "result"), "conclusion");
       return "#" + std::to_string(n) + "  " + st_.bold("conclusion") + "  " + concl;
+    }
+    if (kind == "subruns") { // a flow step's runs: one line per branch, goal or flow
+      std::string out = "#" + std::to_string(n) + "  runs  " +
+                        (state == "succeeded" ? st_.green("→ ok") : st_.red("→ " + state));
+      if (state != "succeeded" && !str(data, "error").empty())
+        out += ": " + truncate(str(data, "error"), 120);
+      if (const auto& runs = member(member(data, "result"), "runs"); runs.IsArray())
+        for (const auto& r : runs.GetArray()) {
+          auto rs = str(r, "state");
+          out += "\n            " + st_.dim("├ ") + str(r, "key") + "  " + str(r, "run") + "  " +
+                 (rs == "succeeded" ? st_.green(rs) : st_.red(rs));
+          if (auto c = str(r, "conclusion"); !c.empty())
+            out += "  " + truncate(c, 100);
+        }
+      return out;
     }
     std::string head = "#" + std::to_string(n) + "  " + kind + "  " + st_.bold(str(data, "tool"));
     if (auto a = args_.find(n); a != args_.end() && a->second != "{}")

@@ -66,6 +66,8 @@ error parse_goal(const rapidjson::Value& v, goal_request& out) {
   return {};
 }
 
+} // namespace
+
 error parse_labels(const rapidjson::Value& v, goal_request& out) {
   if (!v.IsObject())
     return field_error("labels", fmt::format("expected an object, got {}", json::type_of(v)));
@@ -91,6 +93,8 @@ error parse_labels(const rapidjson::Value& v, goal_request& out) {
   out.labels = json::stringify(v);
   return {};
 }
+
+namespace {
 
 /// Reads an integer in [1, max] into `out`.
 error parse_limit(const rapidjson::Value& v, std::string_view path, std::int64_t max,

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include <string>
 #include <string_view>
 
@@ -15,7 +17,15 @@ struct goal_request {
   std::string submitter;       // identity of the caller
   std::string labels = "{}";   // JSON object of string → string
   run_budget budget;           // defaults from config, fields may be lowered by the request
+  // -- a run started by a flow (never from a request body): see `run`
+  std::string kind = "goal";
+  std::string parent;
+  std::string spec = "{}";
 };
+
+/// Reads `labels` of a request (an object of at most 32 string values; keys 1..63 bytes, values
+/// at most 256) into `out.labels`; errors name the label.
+[[nodiscard]] error parse_labels(const rapidjson::Value& v, goal_request& out);
 
 /// Parses the request body: `{"goal": "...", "labels": {...}, "budget": {"max_steps": 10, ...}}`.
 /// Unknown fields, wrong types and out-of-range values are errors naming the field.

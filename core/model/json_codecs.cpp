@@ -8,6 +8,27 @@ namespace sreh::json {
 
 using namespace detail;
 
+namespace {
+
+/// A flow run's pin without the flow's text: `"flow": {"name", "version", "inputs", "branch"?}`
+/// (nothing for a goal run).
+void write_flow_pin(writer& w, const std::string& spec) {
+  auto doc = json::parse_object(spec);
+  if (!doc || !doc->HasMember("flow") || !(*doc)["flow"].IsString())
+    return;
+  w.Key("flow");
+  w.StartObject();
+  w.Key("name"), w.String((*doc)["flow"].GetString());
+  for (const char* key : {"version", "parallel", "branch"})
+    if (auto m = doc->FindMember(key); m != doc->MemberEnd() && m->value.IsString())
+      w.Key(key), w.String(m->value.GetString());
+  if (auto m = doc->FindMember("inputs"); m != doc->MemberEnd() && m->value.IsObject())
+    w.Key("inputs"), raw(w, stringify(m->value));
+  w.EndObject();
+}
+
+} // namespace
+
 void write(writer& w, const run& r) {
   w.StartObject();
   w.Key("id"), str(w, r.id);
@@ -36,6 +57,9 @@ void write(writer& w, const run& r) {
   w.Key("conclusion"), str_or_null(w, r.conclusion);
   w.Key("error"), str_or_null(w, r.error);
   w.Key("labels"), raw(w, r.labels);
+  w.Key("kind"), str(w, r.kind);
+  w.Key("parent"), str_or_null(w, r.parent);
+  write_flow_pin(w, r.spec);
   w.EndObject();
 }
 
@@ -112,6 +136,8 @@ expected<run> run_from_json(std::string_view text) {
   f.text("conclusion", r.conclusion, true);
   f.text("error", r.error, true);
   f.raw_text("labels", r.labels);
+  f.text("kind", r.kind);
+  f.text("parent", r.parent, true);
   if (f.err())
     return f.err();
   return r;

@@ -10,8 +10,8 @@ namespace {
 
 constexpr std::array<const char*, 6> run_state_names{"pending",   "running", "waiting",
                                                      "succeeded", "failed",  "cancelled"};
-constexpr std::array<const char*, 5> wait_reason_names{"none", "approval", "timer", "model",
-                                                       "tool"};
+constexpr std::array<const char*, 6> wait_reason_names{"none",  "approval", "timer",
+                                                       "model", "tool",     "runs"};
 constexpr std::array<const char*, 7> run_input_names{"start", "wait",   "resume", "succeed",
                                                      "fail",  "cancel", "recover"};
 

@@ -16,7 +16,8 @@ namespace sreh {
 enum class run_state { pending, running, waiting, succeeded, failed, cancelled };
 
 /// What a waiting run waits for.
-enum class wait_reason { none, approval, timer, model, tool };
+/// `runs`: a flow run waits for the runs a step of it started (docs/flows.md).
+enum class wait_reason { none, approval, timer, model, tool, runs };
 
 /// Inputs that move a run between states.
 enum class run_input {
@@ -73,6 +74,13 @@ struct run {
   std::string conclusion;        // set when succeeded
   std::string error;             // set when failed or cancelled
   std::string labels = "{}";     // JSON object of string labels
+  // -- what drives the run (docs/flows.md)
+  std::string kind = "goal"; // goal: the reasoner chooses the steps; flow: a flow's steps
+  std::string parent;        // the flow run whose step started this one; "" for none
+  /// A flow run's pinned definition, as JSON: `{"flow", "version", "source", "text", "inputs",
+  /// "parallel"?, "branch"?}` (a branch run runs one branch of a parallel step). "{}" for a goal
+  /// run. Written when the run is created; never changes.
+  std::string spec = "{}";
 };
 
 } // namespace sreh

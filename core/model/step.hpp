@@ -9,7 +9,9 @@
 
 namespace sreh {
 
-enum class step_kind { reason, tool, approval, timer, observe, conclude };
+/// `subruns`: a flow step that starts runs of its own (a goal, another flow, parallel branches)
+/// and waits for them to end (docs/flows.md).
+enum class step_kind { reason, tool, approval, timer, observe, conclude, subruns };
 
 /// `intent` is committed before the side effect; the others are outcomes committed after it.
 enum class step_state { intent, succeeded, failed, in_doubt, cancelled };

@@ -244,13 +244,22 @@ CREATE TABLE world_history (
 );
 )sql";
 
-constexpr std::array<migration, 6> all_migrations{{
+// Flow runs (docs/flows.md): what drives a run, the flow run that started it, and a flow run's
+// pinned definition.
+constexpr std::string_view schema_v7 = R"sql(
+ALTER TABLE runs ADD COLUMN kind text NOT NULL DEFAULT 'goal';
+ALTER TABLE runs ADD COLUMN parent text NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN spec text NOT NULL DEFAULT '{}';
+)sql";
+
+constexpr std::array<migration, 7> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, hash_existing_events},
   {3, schema_v3, nullptr},
   {4, schema_v4, nullptr},
   {5, schema_v5, nullptr},
   {6, schema_v6, nullptr},
+  {7, schema_v7, nullptr},
 }};
 static_assert(follows_schema_history(all_migrations), "one numbering: store/schema_versions.hpp");
 

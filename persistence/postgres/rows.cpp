@@ -84,7 +84,10 @@ void add_run(array_columns& c, const run& r) {
     .text(r.checkpoint)
     .text(r.conclusion)
     .text(r.error)
-    .text(r.labels);
+    .text(r.labels)
+    .text(r.kind)
+    .text(r.parent)
+    .text(r.spec);
 }
 
 void add_step(array_columns& c, const step& s) {
@@ -174,6 +177,9 @@ expected<run> read_run(const pqxx::row& row) {
   r.conclusion = text(row, 16);
   r.error = text(row, 17);
   r.labels = text(row, 18);
+  r.kind = text(row, 19);
+  r.parent = text(row, 20);
+  r.spec = text(row, 21);
   return r;
 }
 

@@ -50,7 +50,7 @@ class array_columns {
 
 /// Adds `r` in the order of the run columns (19).
 void add_run(array_columns& cols, const run& r);
-inline constexpr std::size_t run_column_count = 19;
+inline constexpr std::size_t run_column_count = 22;
 /// Adds `s` in the order of the step columns (14).
 void add_step(array_columns& cols, const step& s);
 inline constexpr std::size_t step_column_count = 14;

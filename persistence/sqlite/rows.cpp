@@ -33,7 +33,10 @@ void bind_run(stmt_use& q, const run& r) {
     .bind(16, r.checkpoint)
     .bind(17, r.conclusion)
     .bind(18, r.error)
-    .bind(19, r.labels);
+    .bind(19, r.labels)
+    .bind(20, r.kind)
+    .bind(21, r.parent)
+    .bind(22, r.spec);
 }
 
 expected<run> read_run(const stmt_use& q) {
@@ -65,6 +68,9 @@ expected<run> read_run(const stmt_use& q) {
   r.conclusion = q.text(16);
   r.error = q.text(17);
   r.labels = q.text(18);
+  r.kind = q.text(19);
+  r.parent = q.text(20);
+  r.spec = q.text(21);
   return r;
 }
 

@@ -24,7 +24,7 @@ std::uint64_t bytes_of(const write_batch& b) {
   std::uint64_t n = 0;
   for (const auto* r : {b.create ? &*b.create : nullptr, b.update ? &*b.update : nullptr})
     if (r != nullptr)
-      n += r->checkpoint.size() + r->labels.size() + r->goal.size();
+      n += r->checkpoint.size() + r->labels.size() + r->goal.size() + r->spec.size();
   for (const auto& s : b.steps)
     n += s.args.size() + s.decision.size() + s.result.size();
   for (const auto& a : b.approvals)

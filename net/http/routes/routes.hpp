@@ -74,6 +74,10 @@ void add_work_routes(router& r, server_context& ctx);
 
 /// The `Idempotency-Key` header into `key` (left as is when absent); a problem when malformed.
 [[nodiscard]] std::optional<reply> read_idempotency_key(const request& req, std::string& key);
+/// Submits a run (a goal, or a flow: POST /v1/flows/{name}/runs) and answers 201 with
+/// `{"run": ...}` and a Location, 200 when the idempotency key named the same run, 422 when it
+/// named a run of another goal or flow with other inputs.
+void submit_run(server_context& ctx, const request& req, responder res, goal_request run);
 /// The `limit` query parameter (1..500): nothing when absent; `bad` set when malformed.
 [[nodiscard]] std::optional<int> read_limit(const request& req, std::optional<reply>& bad);
 

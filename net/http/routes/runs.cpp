@@ -1,6 +1,8 @@
 // REST handlers for goals and runs. No Beast here: handlers see `request` and answer through
 // `responder`. Kernel callbacks arrive on actor threads; they hop onto the connection's strand
 // (responder::post) before touching the store, which may block.
+#include <fmt/format.h>
+
 #include <charconv>
 
 #include "core/base/id.hpp"
@@ -44,20 +46,29 @@ void submit_goal(server_context& ctx, const request& req, responder res) {
     return res.send(problem(goal.error(), req));
   goal->idempotency_key = key;
   goal->submitter = req.who.name;
-  auto text = goal->goal;
+  submit_run(ctx, req, std::move(res), std::move(*goal));
+}
+
+} // namespace
+
+void submit_run(server_context& ctx, const request& req, responder res, goal_request g) {
+  auto text = g.goal;
+  auto spec = g.spec;
   auto* c = &ctx;
-  ctx.kernel.submit(std::move(*goal), [c, req, res, text](expected<actors::submit_reply> r) {
-    res.post([c, req, res, text, r = std::move(r)] {
+  ctx.kernel.submit(std::move(g), [c, req, res, text, spec](expected<actors::submit_reply> r) {
+    res.post([c, req, res, text, spec, r = std::move(r)] {
       if (!r)
         return res.send(problem(r.error(), req));
       auto loaded = load_run(*c, req, r->run_id);
       if (auto* p = std::get_if<reply>(&loaded))
         return res.send(std::move(*p));
       const auto& run = std::get<sreh::run>(loaded);
-      if (!r->created && run.goal != text)
-        return res.send(problem(
-          422, "idempotency-key-reuse",
-          "Idempotency-Key reused with a different goal (it names run " + run.id + ")", req));
+      if (!r->created && (run.goal != text || run.spec != spec))
+        return res.send(
+          problem(422, "idempotency-key-reuse",
+                  fmt::format("Idempotency-Key reused with a different {} (it names run {})",
+                              run.kind == "flow" ? "flow or inputs" : "goal", run.id),
+                  req));
       auto out = json_reply(r->created ? 201 : 200, envelope("run", run));
       if (r->created)
         out.headers.emplace_back("Location", "/v1/runs/" + run.id);
@@ -65,6 +76,8 @@ void submit_goal(server_context& ctx, const request& req, responder res) {
     });
   });
 }
+
+namespace {
 
 // -- GET /v1/runs ------------------------------------------------------------------------------
 

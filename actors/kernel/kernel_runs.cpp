@@ -1,0 +1,158 @@
+// Flow runs waiting for the runs a step of theirs started (a goal, another flow, the branches of
+// a parallel block; docs/flows.md). The waiting run has no actor. Whenever one of its runs ends
+// (or at start, or when the step's timeout passes) the kernel reads them from the store and, once
+// their join is decided, respawns the flow run with their ends. Cancelling a waiting flow run
+// cancels its runs.
+
+#include <fmt/format.h>
+
+#include "actors/kernel/kernel_state.hpp"
+#include "core/base/json.hpp"
+#include "core/flows/runner.hpp"
+
+namespace sreh::actors {
+
+namespace {
+
+/// The runs of the last step of a waiting flow run, read from the store.
+struct runs_view {
+  std::optional<run> r; // none: not waiting for runs (gone, woken, cancelled)
+  sreh::error err;
+  std::vector<step> steps;
+  std::vector<flows::child_end> ends;
+  flows::join_mode join = flows::join_mode::all;
+  bool single_goal = false;
+  timestamp_us deadline = 0;
+};
+
+/// The keys of the runs a subruns step started.
+std::vector<std::string> keys_of(const step& s) {
+  std::vector<std::string> keys;
+  auto doc = json::parse_object(s.args);
+  if (!doc || !doc->HasMember("runs") || !(*doc)["runs"].IsArray())
+    return keys;
+  for (const auto& x : (*doc)["runs"].GetArray())
+    if (x.IsObject() && x.HasMember("key") && x["key"].IsString())
+      keys.emplace_back(x["key"].GetString());
+  return keys;
+}
+
+/// Blocking: on the store pool.
+runs_view load_runs(persistence::store& s, const std::string& run_id) {
+  runs_view v;
+  auto r = s.get_run(run_id);
+  if (!r || !r->has_value() || (*r)->state != run_state::waiting ||
+      (*r)->waiting_for != wait_reason::runs)
+    return v;
+  auto steps = s.get_steps(run_id);
+  if (!steps) {
+    v.err = steps.error();
+    v.r = std::move(**r);
+    return v;
+  }
+  if (steps->empty() || steps->back().kind != step_kind::subruns ||
+      steps->back().state != step_state::intent)
+    return v;
+  const auto& last = steps->back();
+  if (auto doc = json::parse_object(last.args)) {
+    if (doc->HasMember("join") && (*doc)["join"].IsString() &&
+        std::string_view{(*doc)["join"].GetString()} == "any")
+      v.join = flows::join_mode::any;
+    if (doc->HasMember("single_goal") && (*doc)["single_goal"].IsBool())
+      v.single_goal = (*doc)["single_goal"].GetBool();
+    if (doc->HasMember("timeout_ms") && (*doc)["timeout_ms"].IsInt64() &&
+        (*doc)["timeout_ms"].GetInt64() > 0)
+      v.deadline = last.started_at + (*doc)["timeout_ms"].GetInt64() * 1000;
+  }
+  for (const auto& key : keys_of(last)) {
+    flows::child_end e;
+    e.key = key;
+    auto id = s.find_by_idempotency_key(run_id + "/" + key);
+    if (id && id->has_value()) {
+      e.run_id = **id;
+      auto child = s.get_run(e.run_id);
+      if (child && child->has_value() && is_terminal((*child)->state)) {
+        e.state = to_string((*child)->state);
+        e.conclusion = (*child)->conclusion;
+        e.error = (*child)->error;
+      }
+    }
+    v.ends.push_back(std::move(e));
+  }
+  v.steps = std::move(*steps);
+  v.r = std::move(**r);
+  return v;
+}
+
+std::string ends_json(const std::vector<flows::child_end>& ends) {
+  std::string out = "[";
+  for (const auto& e : ends)
+    out += fmt::format(R"({}{{"key":{},"run":{},"state":{},"conclusion":{},"error":{}}})",
+                       out.size() > 1 ? "," : "", json::quote(e.key), json::quote(e.run_id),
+                       json::quote(e.state), json::quote(e.conclusion), json::quote(e.error));
+  return out + "]";
+}
+
+} // namespace
+
+void check_runs(kernel_self self, const std::string& run_id, bool timed_out, bool arm) {
+  with_run(self, run_id, [self, run_id, timed_out, arm] {
+    if (self->state.runs.count(run_id) != 0)
+      return release_run(self, run_id); // awake: it parks again, and that checks
+    read_store(
+      self, [run_id](persistence::store& s) { return load_runs(s, run_id); },
+      [self, run_id, timed_out, arm](runs_view v) {
+        auto& st = self->state;
+        if (!v.r || st.runs.count(run_id) != 0)
+          return release_run(self, run_id);
+        if (v.err) {
+          st.rt->log->error("flow run {}: cannot read the runs it waits for: {}", run_id,
+                            v.err.message);
+          return release_run(self, run_id);
+        }
+        auto res = flows::join(v.join, v.single_goal, v.ends);
+        bool late = v.deadline != 0 && st.rt->clock.now_us() >= v.deadline;
+        if (res.decided || (timed_out && late)) {
+          st.rt->counters.parked.fetch_sub(1, std::memory_order_relaxed);
+          self->send(activate(self, std::move(*v.r), std::move(v.steps)), runs_atom::value,
+                     ends_json(v.ends), !res.decided);
+        } else if (arm && v.deadline != 0) {
+          st.timers.emplace(v.deadline, "runs:" + run_id);
+          arm_timer(self);
+        }
+        release_run(self, run_id);
+      });
+  });
+}
+
+void on_await(kernel_self self, const std::string& run_id) {
+  // The run's actor is quitting: from now on the run counts as passivated.
+  self->state.runs.erase(run_id);
+  self->state.rt->counters.parked.fetch_add(1, std::memory_order_relaxed);
+  check_runs(self, run_id, false, true);
+}
+
+void cancel_runs_of(kernel_self self, const std::string& run_id, const std::string& by) {
+  read_store(
+    self,
+    [run_id](persistence::store& s) {
+      std::vector<std::string> ids;
+      auto steps = s.get_steps(run_id);
+      if (!steps || steps->empty() || steps->back().kind != step_kind::subruns)
+        return ids;
+      for (const auto& key : keys_of(steps->back()))
+        if (auto id = s.find_by_idempotency_key(run_id + "/" + key); id && id->has_value())
+          ids.push_back(**id);
+      return ids;
+    },
+    [self, run_id, by](std::vector<std::string> ids) {
+      auto me = caf::actor_cast<kernel_impl_actor>(self);
+      for (const auto& id : ids)
+        self
+          ->request(me, caf::infinite, cancel_atom::value, id,
+                    fmt::format("{} (flow run {} was cancelled)", by, run_id))
+          .then([](kernel_reply&) {}, [](caf::error&) {});
+    });
+}
+
+} // namespace sreh::actors

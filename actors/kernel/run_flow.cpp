@@ -1,0 +1,398 @@
+// Flow runs (docs/flows.md, "Running a flow"): a run whose steps come from a flow instead of the
+// reasoner. `flows::next_action` (core/flows/runner.hpp) decides, from the pinned definition and
+// the journal, what the run does next; this file journals it with the run actor's protocol:
+// tool calls go through policy, approvals and the idempotency keys of any tool step; approvals
+// and timers park the run; a goal, another flow or a parallel block starts runs of its own and
+// parks until the kernel sees their join decided.
+
+#include <fmt/format.h>
+
+#include "actors/kernel/run_actor_impl.hpp"
+#include "config/flows/flow_file.hpp"
+#include "core/base/json.hpp"
+#include "core/flows/inputs.hpp"
+#include "core/flows/runner.hpp"
+
+namespace sreh::actors::run_impl {
+
+/// What a flow run reads from its spec once per actor.
+struct flow_state {
+  flows::flow f;
+  std::string parallel; // a branch run: the parallel step and the branch
+  std::string branch;
+  std::map<std::string, std::string> inputs;
+  std::map<std::string, flows::step_result> prior;
+};
+
+namespace {
+
+std::string member_text(const rapidjson::Value& o, const char* key) {
+  auto m = o.FindMember(key);
+  return m != o.MemberEnd() && m->value.IsString() ? std::string{m->value.GetString()}
+                                                   : std::string{};
+}
+
+expected<std::shared_ptr<flow_state>> read_spec(const run& r) {
+  auto doc = json::parse_object(r.spec);
+  if (!doc)
+    return sreh::error{errc::internal, "its spec is not JSON: " + doc.error().message};
+  auto fs = std::make_shared<flow_state>();
+  auto text = member_text(*doc, "text");
+  auto source = member_text(*doc, "source");
+  auto f = config::load_flow_string(text, source.empty() ? member_text(*doc, "flow") : source);
+  if (!f)
+    return sreh::error{errc::internal, "its pinned definition does not load: " + f.error().message};
+  fs->f = std::move(*f);
+  fs->parallel = member_text(*doc, "parallel");
+  fs->branch = member_text(*doc, "branch");
+  if (auto m = doc->FindMember("inputs"); m != doc->MemberEnd() && m->value.IsObject()) {
+    for (const auto& x : m->value.GetObject())
+      fs->inputs[x.name.GetString()] = json::stringify(x.value);
+  }
+  if (auto m = doc->FindMember("prior"); m != doc->MemberEnd() && m->value.IsObject())
+    for (const auto& x : m->value.GetObject()) {
+      flows::step_result res;
+      if (x.value.IsObject()) {
+        res.status = member_text(x.value, "status");
+        if (auto o = x.value.FindMember("output"); o != x.value.MemberEnd())
+          res.output = json::stringify(o->value);
+      }
+      fs->prior[x.name.GetString()] = std::move(res);
+    }
+  return fs;
+}
+
+/// What ties a journaled step to its flow step: `{"flow": {"step", "phase", "attempt"}}`, the
+/// `detail` of the step's decision (as the reasoner's hypotheses are for a goal run's steps).
+std::string flow_detail(const flows::action& a) {
+  return fmt::format(R"({{"flow":{{"step":{},"phase":{},"attempt":{}}}}})", json::quote(a.step),
+                     json::quote(to_string(a.phase)), a.attempt);
+}
+
+/// The decision of a flow's own step (not a tool call): the thought and the flow detail.
+std::string tag(const flows::action& a, const std::string& thought) {
+  return fmt::format(R"({{"thought":{},"detail":{}}})", json::quote(thought), flow_detail(a));
+}
+
+/// The journal as the runner reads it: every step with an outcome that belongs to a flow step.
+std::vector<flows::record> records_of(const std::vector<step>& steps) {
+  std::vector<flows::record> out;
+  out.reserve(steps.size());
+  for (const auto& s : steps) {
+    if (s.state == step_state::intent || s.decision.find("\"flow\"") == std::string::npos)
+      continue;
+    auto doc = json::parse_object(s.decision);
+    if (!doc)
+      continue;
+    auto d = doc->FindMember("detail");
+    if (d == doc->MemberEnd() || !d->value.IsObject())
+      continue;
+    auto f = d->value.FindMember("flow");
+    if (f == d->value.MemberEnd() || !f->value.IsObject())
+      continue;
+    flows::record r;
+    r.step = member_text(f->value, "step");
+    r.phase = flows::parse_phase(member_text(f->value, "phase")).value_or(flows::phase::run);
+    if (auto a = f->value.FindMember("attempt"); a != f->value.MemberEnd() && a->value.IsInt())
+      r.attempt = a->value.GetInt();
+    r.ok = s.state == step_state::succeeded;
+    r.result = s.result;
+    r.error = s.error;
+    r.started_at = s.started_at;
+    r.finished_at = s.finished_at;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+flows::world_lookup world_of(const runtime& rt) {
+  auto snap = rt.world ? rt.world->current() : nullptr;
+  return [snap](const std::string& entity, const std::string& metric) -> expected<expr::value> {
+    if (!snap)
+      return sreh::error{errc::unavailable, "world state has not been observed yet"};
+    for (const auto& e : snap->entities) {
+      if (e.id != entity)
+        continue;
+      if (auto m = e.metrics.find(metric); m != e.metrics.end())
+        return expr::value{m->second};
+      if (auto p = e.props.find(metric); p != e.props.end())
+        return expr::value{p->second};
+      return sreh::error{errc::not_found, fmt::format("world.{}.{}: {} '{}' has no metric '{}'",
+                                                      entity, metric, e.kind, entity, metric)};
+    }
+    return sreh::error{errc::not_found, fmt::format("world.{}.{}: no entity '{}' in world state",
+                                                    entity, metric, entity)};
+  };
+}
+
+std::string key_of(const run& r, const flows::action& a) {
+  if (a.phase == flows::phase::compensate)
+    return fmt::format("{}/{}/compensate", r.id, a.step);
+  return a.attempt > 1 ? fmt::format("{}/{}#{}", r.id, a.step, a.attempt)
+                       : fmt::format("{}/{}", r.id, a.step);
+}
+
+/// The request of one run a step starts, or why it cannot start.
+expected<goal_request> request_for(const runtime& rt, const run& parent, const flow_state& fs,
+                                   const flows::child_run& c, const std::string& prior) {
+  goal_request req;
+  req.idempotency_key = parent.id + "/" + c.key;
+  req.submitter = parent.submitter;
+  req.parent = parent.id;
+  req.budget = rt.cfg.budget;
+  switch (c.kind) {
+  case flows::child_run::goal_run:
+    req.goal = c.goal;
+    req.labels = c.labels;
+    return req;
+  case flows::child_run::flow_run: {
+    const flows::flow* callee = nullptr;
+    for (const auto& f : rt.cfg.flows.loaded)
+      if (f.name == c.flow)
+        callee = &f;
+    if (!callee)
+      return sreh::error{errc::not_found, fmt::format("no flow '{}' on this node", c.flow)};
+    auto inputs = flows::resolve_inputs(*callee, c.inputs);
+    if (!inputs)
+      return sreh::error{inputs.error().code,
+                         fmt::format("flow {}: {}", c.flow, inputs.error().message)};
+    req.kind = "flow";
+    req.goal = "flow " + callee->name;
+    req.labels = parent.labels;
+    req.budget.max_steps = std::max<std::int64_t>(req.budget.max_steps, flows::max_run_steps);
+    req.spec = flows::pin(*callee, *inputs);
+    return req;
+  }
+  case flows::child_run::branch_run: {
+    req.kind = "flow";
+    req.goal = fmt::format("flow {}: branch {} of {}", fs.f.name, c.branch, c.parallel);
+    req.labels = parent.labels;
+    req.budget.max_steps = std::max<std::int64_t>(req.budget.max_steps, flows::max_run_steps);
+    req.spec = flows::pin(fs.f, fs.inputs,
+                          fmt::format(R"(,"parallel":{},"branch":{},"prior":{})",
+                                      json::quote(c.parallel), json::quote(c.branch), prior));
+    return req;
+  }
+  }
+  return sreh::error{errc::internal, "unknown run kind"};
+}
+
+std::string runs_args(const flows::action& a, const std::vector<goal_request>& reqs) {
+  std::string runs = "[";
+  for (std::size_t i = 0; i < reqs.size(); ++i)
+    runs +=
+      fmt::format(R"({}{{"key":{},"kind":{},"goal":{}}})", i ? "," : "", json::quote(a.runs[i].key),
+                  json::quote(reqs[i].kind), json::quote(reqs[i].goal));
+  return fmt::format(R"({{"join":{},"timeout_ms":{},"single_goal":{},"runs":{}]}})",
+                     json::quote(to_string(a.join)), a.timeout_ms,
+                     a.runs.size() == 1 && a.runs.front().kind == flows::child_run::goal_run, runs);
+}
+
+} // namespace
+
+void advance_flow(self_ptr self) {
+  auto& st = self->state;
+  auto& j = st.journal;
+  if (!st.flow) {
+    auto fs = read_spec(j.r);
+    if (!fs)
+      return fail(self, fmt::format("flow run {}: {}", j.r.id, fs.error().message));
+    st.flow = std::move(*fs);
+  }
+  auto& fs = *st.flow;
+  auto records = records_of(j.steps);
+  flows::run_view view{fs.f,    fs.parallel,           fs.branch,       fs.inputs, fs.prior,
+                       records, st.rt->clock.now_us(), world_of(*st.rt)};
+  auto a = flows::next_action(view);
+  auto thought = a.step.empty() ? a.message : fmt::format("{}: {}", a.step, a.message);
+  switch (a.kind) {
+  case flows::action::call_tool: {
+    decision d;
+    d.kind = decision::call_tool;
+    d.tool = a.tool;
+    d.args = a.args;
+    d.thought = thought;
+    d.detail = flow_detail(a);
+    d.idempotency_key = key_of(j.r, a);
+    // The step's decision carries the flow tag: the journal is read back through it.
+    return propose(self, d);
+  }
+  case flows::action::approve: {
+    j.add_flow_intent(step_kind::approval,
+                      fmt::format(R"({{"approvers":{},"timeout_ms":{},"reason":{}}})",
+                                  a.approval.approvers, a.approval.timeout_ms,
+                                  json::quote(a.approval.reason)),
+                      tag(a, thought));
+    policy::decision pd;
+    pd.effect = policy::verdict::require_approval;
+    pd.rule_id = fmt::format("flow:{}/{}", fs.f.name, a.step);
+    pd.reason = a.approval.reason;
+    pd.approval.approvers = a.approval.approvers;
+    pd.approval.roles = a.approval.roles;
+    pd.approval.timeout_s = (a.approval.timeout_ms + 999) / 1000;
+    pd.approval.on_timeout = "deny";
+    st.parked_on = j.request_approval(j.steps.back().n, pd);
+    return commit(self, after_commit::park);
+  }
+  case flows::action::sleep:
+    j.add_timer(0, a.until_us, thought);
+    j.steps.back().decision = tag(a, thought);
+    return commit(self, after_commit::park_timer);
+  case flows::action::check:
+    j.add_flow_record(step_kind::observe, a.ok, a.result, a.error, tag(a, thought));
+    return commit(self, after_commit::advance);
+  case flows::action::start_runs: {
+    std::vector<goal_request> reqs;
+    for (const auto& c : a.runs) {
+      auto req = request_for(*st.rt, j.r, fs, c, a.output.empty() ? "{}" : a.output);
+      if (!req) { // the step fails at once; nothing started
+        j.add_flow_record(step_kind::subruns, false, "{}", req.error().message, tag(a, thought));
+        return commit(self, after_commit::advance);
+      }
+      reqs.push_back(std::move(*req));
+    }
+    j.add_flow_intent(step_kind::subruns, runs_args(a, reqs), tag(a, thought));
+    return commit(self, after_commit::start_runs);
+  }
+  case flows::action::succeed: {
+    decision d;
+    d.kind = decision::conclude;
+    d.thought = a.message;
+    d.conclusion = a.message;
+    d.detail = a.output.empty() ? "{}" : a.output;
+    j.add_conclusion(d);
+    return finish(self, run_state::succeeded, a.message);
+  }
+  case flows::action::fail:
+    return fail(self, a.message);
+  }
+}
+
+void start_runs(self_ptr self) {
+  auto& st = self->state;
+  auto& j = st.journal;
+  if (!st.flow) {
+    auto fs = read_spec(j.r);
+    if (!fs)
+      return fail(self, fmt::format("flow run {}: {}", j.r.id, fs.error().message));
+    st.flow = std::move(*fs);
+  }
+  // The requests are rebuilt from the flow (the same action as when the intent was journaled:
+  // the runner is a function of the journal, and the intent adds no record).
+  auto records = records_of(j.steps);
+  flows::run_view view{st.flow->f,     st.flow->parallel, st.flow->branch,       st.flow->inputs,
+                       st.flow->prior, records,           st.rt->clock.now_us(), world_of(*st.rt)};
+  auto a = flows::next_action(view);
+  if (a.kind != flows::action::start_runs) {
+    st.rt->log->error("flow run {}: step {} started runs the flow no longer asks for", j.r.id,
+                      j.steps.back().n);
+    return fail(self, "the flow's definition and its journal disagree");
+  }
+  auto pending = std::make_shared<std::size_t>(a.runs.size());
+  auto ids = std::make_shared<std::vector<std::string>>(a.runs.size());
+  auto failed = std::make_shared<std::string>();
+  for (std::size_t i = 0; i < a.runs.size(); ++i) {
+    auto req = request_for(*st.rt, j.r, *st.flow, a.runs[i], a.output.empty() ? "{}" : a.output);
+    if (!req) {
+      *failed = req.error().message;
+      if (--*pending == 0)
+        break;
+      continue;
+    }
+    auto done = [self, pending, ids, failed, i] {
+      if (--*pending > 0)
+        return;
+      auto& j = self->state.journal;
+      if (!failed->empty()) {
+        // Nothing is known of the runs that did start: the step fails, and cancelling the
+        // flow run cancels them.
+        self->state.journal.runs_joined(false, "{}", "cannot start its runs: " + *failed);
+        return commit(self, after_commit::advance);
+      }
+      std::string list = "[";
+      for (const auto& id : *ids)
+        list += (list.size() > 1 ? "," : "") + json::quote(id);
+      j.wait_for_runs(list + "]");
+      commit(self, after_commit::park_runs);
+    };
+    self->request(st.kernel, caf::infinite, submit_atom::value, std::move(*req))
+      .then(
+        [ids, failed, i, done](kernel_reply& rep) {
+          if (rep.err)
+            *failed = rep.err.message;
+          else
+            (*ids)[i] = rep.run_id;
+          done();
+        },
+        [failed, done](caf::error& e) {
+          *failed = caf::to_string(e);
+          done();
+        });
+  }
+  if (*pending == 0) {
+    j.runs_joined(false, "{}", "cannot start its runs: " + *failed);
+    commit(self, after_commit::advance);
+  }
+}
+
+void on_runs_joined(self_ptr self, const std::string& ends_json, bool timed_out) {
+  auto& st = self->state;
+  auto& j = st.journal;
+  if (j.steps.empty() || j.steps.back().kind != step_kind::subruns ||
+      j.steps.back().state != step_state::intent) {
+    st.rt->log->error("flow run {}: woken for runs it does not wait for", j.r.id);
+    return self->quit();
+  }
+  auto args = json::parse_object(j.steps.back().args);
+  auto join = flows::join_mode::all;
+  bool single_goal = false;
+  std::int64_t timeout_ms = 0;
+  if (args) {
+    if (member_text(*args, "join") == "any")
+      join = flows::join_mode::any;
+    if (auto m = args->FindMember("single_goal"); m != args->MemberEnd() && m->value.IsBool())
+      single_goal = m->value.GetBool();
+    if (auto m = args->FindMember("timeout_ms"); m != args->MemberEnd() && m->value.IsInt64())
+      timeout_ms = m->value.GetInt64();
+  }
+  std::vector<flows::child_end> ends;
+  if (auto doc = json::parse(ends_json); doc && doc->IsArray())
+    for (const auto& e : doc->GetArray()) {
+      if (!e.IsObject())
+        continue;
+      ends.push_back({member_text(e, "key"), member_text(e, "run"), member_text(e, "state"),
+                      member_text(e, "conclusion"), member_text(e, "error")});
+    }
+  auto res = flows::join(join, single_goal, ends);
+  if (!res.decided && timed_out) {
+    res.decided = true;
+    res.ok = false;
+    res.error = fmt::format("timed out after {} s", timeout_ms / 1000);
+    res.cancel.clear();
+    for (const auto& e : ends)
+      if (e.state.empty())
+        res.cancel.push_back(e.key);
+  }
+  if (!res.decided) {
+    st.rt->log->error("flow run {}: woken before its runs' join was decided", j.r.id);
+    return self->quit();
+  }
+  for (const auto& key : res.cancel)
+    for (const auto& e : ends)
+      if (e.key == key && !e.run_id.empty())
+        self
+          ->request(st.kernel, caf::infinite, cancel_atom::value, e.run_id,
+                    fmt::format("flow run {} (step {}: {})", j.r.id, j.steps.back().n,
+                                res.ok ? "join any succeeded" : "the join failed"))
+          .then([](kernel_reply&) {}, [](caf::error&) {});
+  std::string runs = "[";
+  for (const auto& e : ends)
+    runs += fmt::format(R"({}{{"key":{},"run":{},"state":{},"conclusion":{},"error":{}}})",
+                        runs.size() > 1 ? "," : "", json::quote(e.key), json::quote(e.run_id),
+                        json::quote(e.state.empty() ? "cancelled" : e.state),
+                        json::quote(e.conclusion), json::quote(e.error));
+  j.runs_joined(res.ok, fmt::format(R"({{"runs":{}],"output":{}}})", runs, res.output), res.error);
+  commit(self, after_commit::advance);
+}
+
+} // namespace sreh::actors::run_impl
