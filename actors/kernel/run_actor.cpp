@@ -208,6 +208,17 @@ void on_created(self_ptr self) {
   advance(self);
 }
 
+/// The run has parked (the kernel was told): stops this actor. A cancellation that came while
+/// the parking commit was in flight goes to the kernel, after the parking: it cancels the run
+/// parked.
+void park_quit(self_ptr self) {
+  auto& st = self->state;
+  for (auto& p : st.cancel_waiters)
+    p.delegate(st.kernel, cancel_atom::value, st.journal.r.id, st.cancelled_by);
+  st.cancel_waiters.clear();
+  self->quit();
+}
+
 void on_committed(self_ptr self, std::uint64_t token, sreh::error err, std::string existing) {
   auto& st = self->state;
   if (token != st.awaited)
@@ -252,7 +263,7 @@ void on_committed(self_ptr self, std::uint64_t token, sreh::error err, std::stri
     return start_runs(self);
   case after_commit::park_runs:
     self->send(st.kernel, await_atom::value, st.journal.r.id);
-    return self->quit();
+    return park_quit(self);
   case after_commit::finish: {
     st.rt->counters.finished.fetch_add(1, std::memory_order_relaxed);
     if (!st.journal.r.parent.empty()) // the flow run that started it may go on
@@ -276,13 +287,13 @@ void on_committed(self_ptr self, std::uint64_t token, sreh::error err, std::stri
                         ? (*until)["until_us"].GetInt64()
                         : 0;
     self->send(st.kernel, parked_atom::value, st.journal.r.id, std::string{}, at);
-    return self->quit();
+    return park_quit(self);
   }
   case after_commit::park: {
     // Passivation: the state is in the store; the kernel keeps the approval's timer and
     // respawns this run when the approval settles.
     self->send(st.kernel, parked_atom::value, st.journal.r.id, st.parked_on, std::int64_t{0});
-    return self->quit();
+    return park_quit(self);
   }
   case after_commit::nothing:
     return;
