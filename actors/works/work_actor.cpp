@@ -12,6 +12,8 @@
 #include "actors/works/orchestrator.hpp"
 #include "core/base/json.hpp"
 #include "core/expr/expression.hpp"
+#include "core/flows/inputs.hpp"
+#include "core/flows/runner.hpp"
 #include "core/works/lifecycle.hpp"
 
 namespace sreh::actors {
@@ -158,24 +160,60 @@ std::string run_labels(const work_actor_state& st) {
   return out + "}";
 }
 
+/// What the Work's next run pursues: the template's goal, or its flow with the inputs rendered
+/// from the Work's fields (read as each input's type).
+expected<goal_request> run_request(const work_actor_state& st) {
+  goal_request req;
+  req.budget = st.env->rt->cfg.budget;
+  if (st.t.flow.empty()) {
+    auto goal = works::render(st.t.goal.text, st.values);
+    if (!goal)
+      return goal.error();
+    req.goal = std::move(*goal);
+    return req;
+  }
+  const flows::flow* f = nullptr;
+  for (const auto& x : st.env->rt->cfg.flows.loaded)
+    if (x.name == st.t.flow)
+      f = &x;
+  if (f == nullptr)
+    return sreh::error{errc::not_found, fmt::format("no flow '{}' on this node", st.t.flow)};
+  std::string in = "{";
+  for (const auto& [name, text] : st.t.flow_inputs) {
+    auto v = works::render(text.text, st.values);
+    if (!v)
+      return sreh::error{v.error().code, fmt::format("inputs.{}: {}", name, v.error().message)};
+    const auto* spec = f->input(name);
+    in += fmt::format("{}{}:{}", in.size() > 1 ? "," : "", json::quote(name),
+                      spec ? flows::input_from_text(*spec, *v) : json::quote(*v));
+  }
+  auto inputs = flows::resolve_inputs(*f, in + "}");
+  if (!inputs)
+    return sreh::error{inputs.error().code,
+                       fmt::format("flow {}: {}", f->name, inputs.error().message)};
+  req.goal = "flow " + f->name;
+  req.kind = "flow";
+  req.spec = flows::pin(*f, *inputs);
+  req.budget.max_steps = std::max<std::int64_t>(req.budget.max_steps, flows::max_run_steps);
+  return req;
+}
+
 void start_run(self_ptr self) {
   run_op(self, [self] {
     auto& st = self->state;
     if (st.w.queued <= 0 || !st.w.active_run.empty() || works::is_closed(st.w.state))
       return done_op(self);
-    auto goal = works::render(st.t.goal.text, st.values);
-    if (!goal) {
+    auto req0 = run_request(st);
+    if (!req0) {
       auto before = st.w;
-      auto fx = works::on_run_refused(st.w, goal.error().message, st.env->rt->clock.now_us());
+      auto fx = works::on_run_refused(st.w, req0.error().message, st.env->rt->clock.now_us());
       return apply(self, std::move(fx), std::move(before), [self](auto&) { done_op(self); });
     }
     const auto n = st.w.triggers + 1;
-    goal_request req;
-    req.goal = std::move(*goal);
+    goal_request req = std::move(*req0);
     req.idempotency_key = works::run_key(st.w, n);
     req.submitter = st.w.creator;
     req.labels = run_labels(st);
-    req.budget = st.env->rt->cfg.budget;
     auto retry = [self](const std::string& why) {
       auto& st = self->state;
       st.env->log->warn("work {}: starting its run failed ({}); retrying", st.w.id, why);

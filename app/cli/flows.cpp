@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/cli/commands.hpp"
+#include "core/flows/inputs.hpp"
 
 namespace sreh::app::cli {
 
@@ -173,51 +174,23 @@ int flows(int argc, char** argv) {
 
 namespace {
 
-/// `--input k=v` as JSON of the input's type (the flow's definition says which): a number, a
-/// bool, a list split at commas, else the text (a duration as written: "5m").
+/// `--input k=v` as JSON of the input's type (the flow's definition says which; the node checks
+/// it and names what is wrong).
 bool write_input(json::writer& w, const rapidjson::Value& inputs, const std::string& kv) {
   auto eq = kv.find('=');
   if (eq == std::string::npos || eq == 0) {
     (void)usage_error("--input expects k=v, got '" + kv + "'");
     return false;
   }
-  auto k = kv.substr(0, eq);
-  auto v = kv.substr(eq + 1);
-  std::string type = "string";
+  flows::input_spec spec;
+  spec.name = kv.substr(0, eq);
   if (inputs.IsArray())
     for (const auto& i : inputs.GetArray())
-      if (str(i, "name") == k)
-        type = str(i, "type");
-  w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
-  if (type == "number") {
-    char* end = nullptr;
-    double d = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end != '\0') {
-      (void)usage_error("--input " + k + ": expected a number, got '" + v + "'");
-      return false;
-    }
-    w.Double(d);
-  } else if (type == "bool") {
-    if (v != "true" && v != "false") {
-      (void)usage_error("--input " + k + ": expected true or false, got '" + v + "'");
-      return false;
-    }
-    w.Bool(v == "true");
-  } else if (type == "list") {
-    w.StartArray();
-    std::size_t at = 0;
-    while (!v.empty() && at <= v.size()) {
-      auto comma = v.find(',', at);
-      auto item = v.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-      w.String(item.c_str(), static_cast<rapidjson::SizeType>(item.size()));
-      if (comma == std::string::npos)
-        break;
-      at = comma + 1;
-    }
-    w.EndArray();
-  } else {
-    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
-  }
+      if (str(i, "name") == spec.name)
+        spec.type = flows::parse_input_type(str(i, "type")).value_or(flows::input_type::string);
+  auto value = flows::input_from_text(spec, kv.substr(eq + 1));
+  w.Key(spec.name.c_str(), static_cast<rapidjson::SizeType>(spec.name.size()));
+  w.RawValue(value.c_str(), value.size(), rapidjson::kObjectType);
   return true;
 }
 

@@ -14,6 +14,36 @@ namespace sreh::config {
 
 namespace {
 
+/// A template whose runs follow a flow names one of the node's flows, only inputs it has, and
+/// every input it requires.
+sreh::error check_template_flows(const node_config& cfg) {
+  for (const auto& t : cfg.works.loaded) {
+    if (t.flow.empty())
+      continue;
+    const flows::flow* f = nullptr;
+    std::string names;
+    for (const auto& x : cfg.flows.loaded) {
+      names += (names.empty() ? "" : ", ") + x.name;
+      if (x.name == t.flow)
+        f = &x;
+    }
+    auto fail = [&](const std::string& what) {
+      return sreh::error{errc::invalid_argument,
+                         fmt::format("{}: run.flow: {}", t.flow_where, what)};
+    };
+    if (f == nullptr)
+      return fail(fmt::format("no flow '{}' (the node's flows: {})", t.flow,
+                              names.empty() ? "none; set flows: DIR" : names));
+    for (const auto& [name, _] : t.flow_inputs)
+      if (f->input(name) == nullptr)
+        return fail(fmt::format("flow {} has no input '{}'", f->name, name));
+    for (const auto& in : f->inputs)
+      if (in.required() && t.flow_inputs.count(in.name) == 0)
+        return fail(fmt::format("flow {} requires input '{}' (run.inputs)", f->name, in.name));
+  }
+  return {};
+}
+
 error field_error(std::string_view field, std::string_view what) {
   return error{errc::invalid_argument, fmt::format("{}: {}", field, what)};
 }
@@ -187,6 +217,8 @@ error finalize(node_config& cfg, const works::kind_registry* kinds) {
                                                : f.error();
     cfg.flows.loaded = std::move(*f);
   }
+  if (auto err = check_template_flows(cfg))
+    return err;
   if (const auto& name = cfg.alertmanager.receiver_template; !name.empty()) {
     const works::work_template* t = nullptr;
     for (const auto& x : cfg.works.loaded)

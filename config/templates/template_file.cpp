@@ -107,16 +107,31 @@ void read_sla(reader& r, const entry& e, sla_policy& sla) {
 }
 
 void read_run(reader& r, const entry& e, work_template& t) {
-  for (const auto& x : r.entries(e, {"goal", "labels"})) {
+  std::optional<entry> flow;
+  std::optional<entry> inputs;
+  for (const auto& x : r.entries(e, {"goal", "flow", "inputs", "labels"})) {
     if (x.key == "goal") {
       t.goal = template_text(r, x, t);
+    } else if (x.key == "flow") {
+      flow = x;
+      t.flow = r.non_empty_string(x);
+      t.flow_where = r.where(x.mark);
+    } else if (x.key == "inputs") {
+      inputs = x;
+      for (const auto& l : r.pairs(x))
+        t.flow_inputs[l.key] = template_text(r, l, t);
     } else {
       for (const auto& l : r.pairs(x))
         t.labels[l.key] = template_text(r, l, t);
     }
   }
-  if (t.goal.empty())
-    r.fail(e, "missing key 'goal'");
+  if (flow && !t.goal.empty())
+    r.fail(*flow, "a run has a goal or a flow, not both (a flow hands over to the reasoner "
+                  "with a goal step)");
+  if (inputs && !flow)
+    r.fail(*inputs, "inputs are for a flow (run.flow)");
+  if (t.goal.empty() && !flow)
+    r.fail(e, "missing key 'goal' (or 'flow')");
 }
 
 void read_done(reader& r, const entry& e, work_template& t) {

@@ -59,6 +59,32 @@ expected<std::string> input_value(const input_spec& in, const rapidjson::Value& 
   return bad(in, "unknown type");
 }
 
+std::string input_from_text(const input_spec& in, std::string_view text) {
+  switch (in.type) {
+  case input_type::number: {
+    auto doc = json::parse(text);
+    return doc && doc->IsNumber() ? std::string{text} : json::quote(text);
+  }
+  case input_type::boolean:
+    return text == "true" || text == "false" ? std::string{text} : json::quote(text);
+  case input_type::list: {
+    std::string out = "[";
+    std::size_t at = 0;
+    while (!text.empty()) {
+      auto comma = text.find(',', at);
+      out += (out.size() > 1 ? "," : "") +
+             json::quote(text.substr(at, comma == std::string_view::npos ? text.npos : comma - at));
+      if (comma == std::string_view::npos)
+        break;
+      at = comma + 1;
+    }
+    return out + "]";
+  }
+  default:
+    return json::quote(text);
+  }
+}
+
 expected<std::map<std::string, std::string>> resolve_inputs(const flow& f,
                                                             std::string_view inputs_json) {
   auto doc = json::parse_object(inputs_json.empty() ? std::string_view{"{}"} : inputs_json);

@@ -19,6 +19,12 @@ namespace sreh::flows {
 /// error (invalid_argument) reads "inputs.NAME: expected a number, got string".
 [[nodiscard]] expected<std::string> input_value(const input_spec& in, const rapidjson::Value& v);
 
+/// An input written as text (`sreh flow run --input k=v`, a Work template's `{field}`) as JSON of
+/// its type, before `input_value` checks it: a number or true/false as written (else the text,
+/// which then fails the check naming the input), a list split at commas, the rest the text (a
+/// duration as "5m").
+[[nodiscard]] std::string input_from_text(const input_spec& in, std::string_view text);
+
 /// A run's inputs from a JSON object (`{"host": "g1", "below": 0.7}`): every key an input of `f`,
 /// each value of its type, defaults filled in, every required one given. By name, as canonical
 /// JSON. Errors (invalid_argument) name the input.

@@ -116,8 +116,9 @@ expected<effects> apply_command(work& w, const work_template& t, work_command c,
                                      "double_texting is reject",
                                      w.id, w.active_run)};
     }
-    if (t.goal.empty())
-      return sreh::error{errc::conflict, fmt::format("template '{}' has no goal to run", t.name)};
+    if (!t.runs())
+      return sreh::error{errc::conflict,
+                         fmt::format("template '{}' has no goal or flow to run", t.name)};
     switch (action) {
     case trigger_action::start:
     case trigger_action::queue:
@@ -226,7 +227,7 @@ effects on_created(work& w, const work_template& t) {
      fmt::format(R"({{"template":{},"version":{},"kind":{},"title":{},"fields":{},"by":{}}})",
                  q(w.template_name), q(w.template_version), q(w.kind), q(w.title), w.fields,
                  q(w.creator))});
-  if (!t.goal.empty())
+  if (t.runs())
     queue_run(w, fx);
   return fx;
 }

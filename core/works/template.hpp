@@ -61,7 +61,12 @@ struct work_template {
   text_template title;
   std::vector<field_spec> fields;
   sla_policy sla;
-  text_template goal;                          // what each run of the Work pursues
+  text_template goal; // what each run of the Work pursues
+  /// Or a flow each run follows (docs/flows.md, "Works run flows"), with its inputs (texts with
+  /// `{field}` placeholders, read as the input's type); `goal` is then empty.
+  std::string flow;
+  std::map<std::string, text_template> flow_inputs;
+  std::string flow_where; // FILE:LINE:COL of `run.flow`, for the check against the node's flows
   std::map<std::string, text_template> labels; // put on each run
   std::string policy_scope;                    // the policy scope its runs' actions fall under
   std::optional<done_criteria> done;
@@ -70,6 +75,8 @@ struct work_template {
   std::string text;   // the file's text: stored with the first Work pinned to this version
 
   [[nodiscard]] const field_spec* field(std::string_view name) const;
+  /// Whether its Works have runs (a goal or a flow).
+  [[nodiscard]] bool runs() const { return !goal.empty() || !flow.empty(); }
 };
 
 /// The kinds every build knows; plugins add theirs (config::template_options).

@@ -7,6 +7,7 @@
 #include <future>
 #include <iterator>
 
+#include "actors/kernel/flow_tool.hpp"
 #include "actors/works/world_tool.hpp"
 #include "core/base/json.hpp"
 #include "persistence/postgres/postgres_store.hpp"
@@ -64,6 +65,10 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
   auto world = std::make_shared<actors::world_view>();
   if (!tools->world_sources().empty())
     tools->add(actors::make_world_tool(world));
+  // flow.run starts the node's flows from a run; it reaches the kernel once the node is up.
+  auto flow_kernel = std::make_shared<actors::flow_kernel>();
+  if (!cfg.flows.loaded.empty())
+    tools->add(actors::make_flow_tool(cfg, *p->store_, flow_kernel));
   for (const auto& name : cfg.tools.disable)
     if (!tools->remove(name)) {
       std::string names;
@@ -81,6 +86,7 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
   p->node_->use_hub(p->hub_, world);
   if (auto err = p->node_->start())
     return err;
+  flow_kernel->kernel = &p->node_->kernel();
   p->add_collectors();
   if (auto err = p->start_relay())
     return err;

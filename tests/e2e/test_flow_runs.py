@@ -247,6 +247,78 @@ def test_cancelling_a_flow_waiting_for_an_approval_starts_nothing():
         node.stop()
 
 
+ROLLBACK_TEMPLATE = """template: rollback
+kind: maintenance
+title: "roll back {service}"
+fields:
+  service: {type: string, required: true}
+  max_errors: {type: number, default: 0.01}
+run:
+  flow: rollback-service
+  inputs: {service: "{service}", max_error_rate: "{max_errors}"}
+"""
+
+
+def test_a_work_template_runs_a_flow():
+    with TempDir() as d:
+        tdir = os.path.join(d, "templates")
+        os.makedirs(tdir)
+        open(os.path.join(tdir, "rollback.yaml"), "w").write(ROLLBACK_TEMPLATE)
+        node = sandbox_node(d, "shop-checkout-bad-deploy",
+                            f"works:\n  templates: {tdir}\n  check_every: 1s\n").start()
+        status, _, doc = node.json("POST", "/v1/works",
+                                   {"template": "rollback", "fields": {"service": "checkout"}})
+        assert status == 201, doc
+        work_id = doc["work"]["id"]
+        run_id = None
+        try:
+            for _, kind, data in sse_events(node.port, "/v1/events", last_event_id=0, timeout=10,
+                                            token=SRE_TOKEN):
+                ev = json.loads(data)
+                if kind == "run.created" and ev["data"].get("kind") == "flow":
+                    run_id = ev["run_id"]
+                    break
+        except (AssertionError, OSError):
+            pass
+        assert run_id, ("the Work started no flow run", node.json("GET", f"/v1/works/{work_id}"))
+        r = wait_end(node, run_id)
+        assert r["state"] == "succeeded" and r["flow"]["name"] == "rollback-service", r
+        assert r["flow"]["inputs"] == {"service": "checkout", "max_error_rate": 0.01}, r
+        status, _, w = node.json("GET", f"/v1/works/{work_id}")
+        assert status == 200 and run_id in json.dumps(w), w
+        node.stop()
+
+
+def test_a_template_naming_no_flow_is_refused_at_start():
+    with TempDir() as d:
+        tdir = os.path.join(d, "templates")
+        os.makedirs(tdir)
+        open(os.path.join(tdir, "rollback.yaml"), "w").write(
+            ROLLBACK_TEMPLATE.replace("rollback-service", "roll-back"))
+        node = sandbox_node(d, "shop-checkout-bad-deploy", f"works:\n  templates: {tdir}\n")
+        out = node.start_fails()
+        assert "rollback.yaml:8:" in out and "run.flow: no flow 'roll-back'" in out, out
+
+
+def test_the_reasoner_starts_a_flow_with_flow_run():
+    with TempDir() as d:
+        script = ("model:\n  provider: scripted\n  script:\n    - {tool: flow.run, args: "
+                  "{flow: disk-cleanup, inputs: {host: node-c}}}\n")
+        node = sandbox_node(d, "shop-node-c-disk-full", script).start()
+        status, _, doc = node.json("POST", "/v1/goals", {"goal": "node-c is full"},
+                                   headers={"Idempotency-Key": "g-1"})
+        assert status == 201, doc
+        goal = wait_end(node, doc["run"]["id"])
+        assert goal["state"] == "succeeded", goal
+        step = node.steps(goal["id"])[0]
+        assert step["tool"] == "flow.run" and step["state"] == "succeeded", step
+        kids = children(node, goal["id"])
+        assert len(kids) == 1 and kids[0]["id"] == step["result"]["run"], (kids, step)
+        assert kids[0]["idempotency_key"] == step["idempotency_key"], kids
+        assert wait_end(node, kids[0]["id"])["state"] == "succeeded"
+        node.stop()
+
+
 CRASH_FLOW = """flow: crash
 steps:
   - {id: drain, tool: test.record, args: {action: drain}}
@@ -344,5 +416,8 @@ if __name__ == "__main__":
                test_cert_rotation_runbook,
                test_bad_inputs_are_refused_and_change_nothing,
                test_cli_runs_a_flow_and_watches_its_branches,
-               test_cancelling_a_flow_waiting_for_an_approval_starts_nothing] + CRASH_CASES +
+               test_cancelling_a_flow_waiting_for_an_approval_starts_nothing,
+               test_a_work_template_runs_a_flow,
+               test_a_template_naming_no_flow_is_refused_at_start,
+               test_the_reasoner_starts_a_flow_with_flow_run] + CRASH_CASES +
               [test_the_failpoints_killed_the_node_at_each_boundary_there_is])

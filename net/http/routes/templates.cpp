@@ -55,6 +55,8 @@ void write_template(json::writer& w, const works::work_template& t) {
     }
   w.EndObject();
   put(w, "goal", t.goal.text);
+  if (!t.flow.empty())
+    put(w, "flow", t.flow);
   w.Key("labels");
   w.StartObject();
   for (const auto& [k, v] : t.labels)
