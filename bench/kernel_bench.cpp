@@ -6,7 +6,10 @@
 //                                  [--concurrency 1,64] [--inflight 10000] [--sync normal|full]
 //                                  [--store sqlite|postgres] [--pg-url URL] [--node-id ID]
 //                                  [--pg-stats on|off] [--pg-settle-ms 11000] [--start-at UNIX_MS]
-//                                  [--scheduler sharing|stealing]
+//                                  [--scheduler sharing|stealing] [--flow 0|1]
+//
+// With `--flow 1` the runs are flow runs of a flow of N tool steps (the same tool) instead of
+// goal runs of the scripted reasoner: the same journal, the flow's runner deciding each step.
 //
 // Prints, per concurrency: durable steps/s, runs/s, p50/p99 step latency (one step's start to
 // the next step's start, from the step.intent events), CPU µs per step (process user+sys),
@@ -47,7 +50,9 @@
 
 #include "actors/gateway/scripted_provider.hpp"
 #include "bench/pg_probe.hpp"
+#include "config/flows/flow_file.hpp"
 #include "core/base/logger.hpp"
+#include "core/flows/runner.hpp"
 #include "net/node/node_parts.hpp"
 #include "plugins/tools/testkit/testkit.hpp"
 
@@ -65,6 +70,7 @@ struct options {
   int inflight = 10000;
   std::string sync = "normal";
   std::string scheduler = "sharing"; // CAF's scheduler policy: sharing | stealing
+  bool flow = false;                 // flow runs instead of goal runs
   std::string store = "sqlite";
   std::string pg_url;
   std::string node_id;
@@ -173,12 +179,11 @@ class tracker {
   std::vector<std::int64_t> gaps_;
 };
 
+/// What every run of the benchmark is (a goal run, or a flow run: `--flow`).
+goal_request proto_request;
+
 void submit_one(net::node_parts& n) {
-  goal_request req;
-  req.goal = "bench";
-  req.submitter = "bench";
-  req.budget.max_steps = 1000;
-  n.kernel().submit(std::move(req), [](expected<actors::submit_reply> r) {
+  n.kernel().submit(proto_request, [](expected<actors::submit_reply> r) {
     if (!r)
       std::fprintf(stderr, "submit failed: %s\n", r.error().message.c_str());
   });
@@ -295,6 +300,8 @@ bool parse(int argc, char** argv, options& o) {
       o.pg_stats = v == "on";
     else if (a == "--pg-settle-ms")
       o.pg_settle_ms = std::stoi(v);
+    else if (a == "--flow")
+      o.flow = v == "1";
     else if (a == "--start-at")
       o.start_at_ms = std::stoll(v);
     else if (a == "--concurrency") {
@@ -368,6 +375,22 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  proto_request.goal = "bench";
+  proto_request.submitter = "bench";
+  proto_request.budget.max_steps = 1000;
+  if (o.flow) {
+    std::string text = "flow: bench\nsteps:\n";
+    for (int i = 1; i <= o.steps; ++i)
+      text += fmt::format("  - {{id: s{}, tool: test.echo, args: {{probe: bench}}}}\n", i);
+    auto f = config::load_flow_string(text, "bench.yaml");
+    if (!f) {
+      std::fprintf(stderr, "%s\n", f.error().message.c_str());
+      return 1;
+    }
+    proto_request.goal = "flow bench";
+    proto_request.kind = "flow";
+    proto_request.spec = flows::pin(*f, {});
+  }
   std::vector<config::scripted_step> script(static_cast<std::size_t>(o.steps),
                                             {"test.echo", R"({"probe":"bench"})"});
   auto tools = std::make_shared<actors::tool_registry>();
@@ -391,9 +414,9 @@ int main(int argc, char** argv) {
   }
 
   if (!pg_store)
-    std::printf("sreh kernel benchmark: runs of %d steps (test.echo, ~200-byte results), SQLite "
-                "synchronous=%s, %ld cores\n",
-                o.steps, o.sync.c_str(), sysconf(_SC_NPROCESSORS_ONLN));
+    std::printf("sreh kernel benchmark: %s runs of %d steps (test.echo, ~200-byte results), "
+                "SQLite synchronous=%s, %ld cores\n",
+                o.flow ? "flow" : "goal", o.steps, o.sync.c_str(), sysconf(_SC_NPROCESSORS_ONLN));
   else
     std::printf("sreh kernel benchmark: runs of %d steps (test.echo, ~200-byte results), "
                 "PostgreSQL%s%s (%s), node %s, %ld cores\n",
@@ -441,8 +464,9 @@ int main(int argc, char** argv) {
     conc += (conc.empty() ? "" : ",") + std::to_string(c);
   if (!pg_store)
     std::printf("reproduce: build/release/bench/sreh_bench --runs %d --warmup %d --steps %d "
-                "--inflight %d --sync %s --scheduler %s\n",
-                o.runs, o.warmup, o.steps, o.inflight, o.sync.c_str(), o.scheduler.c_str());
+                "--inflight %d --sync %s --scheduler %s --flow %d\n",
+                o.runs, o.warmup, o.steps, o.inflight, o.sync.c_str(), o.scheduler.c_str(),
+                o.flow ? 1 : 0);
   else
     std::printf("reproduce: build/release/bench/sreh_bench --store postgres --pg-url '%s' "
                 "--node-id %s --runs %d --warmup %d --steps %d --concurrency %s --inflight %d "
@@ -450,8 +474,9 @@ int main(int argc, char** argv) {
                 masked(o.pg_url).c_str(), cfg.node_id.c_str(), o.runs, o.warmup, o.steps,
                 conc.c_str(), o.inflight, o.pg_stats ? "on" : "off", o.pg_settle_ms,
                 o.scheduler.c_str());
-  std::string json = "{\"bench\":\"kernel\",\"store\":\"" + o.store +
-                     "\",\"steps_per_run\":" + std::to_string(o.steps) + ",\"results\":[";
+  std::string json = std::string{"{\"bench\":\"kernel\",\"flow\":"} + (o.flow ? "true" : "false") +
+                     ",\"store\":\"" + o.store + "\",\"steps_per_run\":" + std::to_string(o.steps) +
+                     ",\"results\":[";
   for (std::size_t i = 0; i < results.size(); ++i) {
     auto& r = results[i];
     json += fmt::format(

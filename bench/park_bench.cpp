@@ -1,8 +1,10 @@
 // Passivation benchmark: parks N runs waiting for approval on one node (review mode; each run's
 // single step is a mutating tool), reports RSS before and after, then approves M of them and
-// reports how long reactivating and finishing them takes.
+// reports how long reactivating and finishing them takes. With `--flow 1` the parked runs are
+// flow runs waiting on a durable timer (`wait: 1h`), and none is woken.
 //
 //   build/release/bench/sreh_park_bench [--parked 100000] [--approve 10000] [--window 512]
+//                                       [--flow 0|1]
 //
 // Prints the figures, the command to reproduce, and last one JSON line.
 
@@ -21,8 +23,10 @@
 #include <vector>
 
 #include "actors/gateway/scripted_provider.hpp"
+#include "config/flows/flow_file.hpp"
 #include "core/base/json.hpp"
 #include "core/base/logger.hpp"
+#include "core/flows/runner.hpp"
 #include "net/node/node_parts.hpp"
 #include "plugins/tools/testkit/testkit.hpp"
 
@@ -94,6 +98,23 @@ int main(int argc, char** argv) {
   int parked = arg(argc, argv, "--parked", 100000);
   int approve = std::min(parked, arg(argc, argv, "--approve", 10000));
   int window = arg(argc, argv, "--window", 512);
+  const bool flow = arg(argc, argv, "--flow", 0) != 0;
+  if (flow)
+    approve = 0;
+  goal_request proto;
+  proto.goal = "park";
+  proto.submitter = "bench";
+  if (flow) {
+    auto f = config::load_flow_string("flow: park\nsteps:\n  - {id: settle, wait: 1h}\n  - {id: "
+                                      "after, tool: test.echo, args: {probe: after}}\n",
+                                      "park.yaml");
+    if (!f)
+      return std::fprintf(stderr, "%s\n", f.error().message.c_str()), 1;
+    proto.goal = "flow park";
+    proto.kind = "flow";
+    proto.spec = flows::pin(*f, {});
+    proto.budget.max_steps = flows::max_run_steps;
+  }
   (void)setup_logging("warn", "text");
   char tmpl[] = "/tmp/sreh-parkbench-XXXXXX";
   std::string dir = ::mkdtemp(tmpl);
@@ -121,10 +142,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < parked; ++i) {
     if (i >= window)
       t.wait_parked(i - window + 1); // keep at most `window` runs in flight while parking
-    goal_request req;
-    req.goal = "park";
-    req.submitter = "bench";
-    n.kernel().submit(std::move(req), [](expected<actors::submit_reply> r) {
+    n.kernel().submit(proto, [](expected<actors::submit_reply> r) {
       if (!r)
         std::fprintf(stderr, "submit failed: %s\n", r.error().message.c_str());
     });
@@ -139,8 +157,10 @@ int main(int argc, char** argv) {
   std::printf("parked %d runs in %.1f s (%.0f runs/s); active run actors %ld, parked %ld\n", parked,
               park_s, parked / park_s, static_cast<long>(stats.active_runs),
               static_cast<long>(stats.parked));
-  std::printf("RSS idle node %ld MB, with %d parked runs %ld MB: %.0f bytes per parked run\n",
-              idle / 1024, parked, after / 1024, (after - idle) * 1024.0 / parked);
+  std::printf("RSS idle node %ld MB, with %d parked %s %ld MB: %.0f bytes per parked run\n",
+              idle / 1024, parked,
+              flow ? "flow runs (waiting on a timer)" : "runs (waiting for an approval)",
+              after / 1024, (after - idle) * 1024.0 / parked);
 
   auto ids = t.approvals();
   auto t1 = steady::now();
@@ -153,16 +173,17 @@ int main(int argc, char** argv) {
   }
   t.wait_finished(approve);
   double resume_s = std::chrono::duration<double>(steady::now() - t1).count();
-  std::printf("approved %d: all reactivated and finished in %.2f s (%.0f runs/s)\n", approve,
-              resume_s, approve / resume_s);
+  if (approve > 0)
+    std::printf("approved %d: all reactivated and finished in %.2f s (%.0f runs/s)\n", approve,
+                resume_s, approve / resume_s);
   std::printf("reproduce: build/release/bench/sreh_park_bench --parked %d --approve %d "
-              "--window %d\n",
-              parked, approve, window);
-  std::printf("{\"bench\":\"park\",\"parked\":%d,\"park_s\":%.2f,\"idle_rss_kb\":%ld,"
+              "--window %d --flow %d\n",
+              parked, approve, window, flow ? 1 : 0);
+  std::printf("{\"bench\":\"park\",\"flow\":%s,\"parked\":%d,\"park_s\":%.2f,\"idle_rss_kb\":%ld,"
               "\"parked_rss_kb\":%ld,\"bytes_per_parked_run\":%.0f,\"approved\":%d,"
               "\"resume_s\":%.3f,\"resumed_per_s\":%.0f}\n",
-              parked, park_s, idle, after, (after - idle) * 1024.0 / parked, approve, resume_s,
-              approve / resume_s);
+              flow ? "true" : "false", parked, park_s, idle, after,
+              (after - idle) * 1024.0 / parked, approve, resume_s, approve / resume_s);
   n.hub().unsubscribe(token);
   parts->reset();
   std::filesystem::remove_all(dir);
