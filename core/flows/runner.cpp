@@ -100,10 +100,14 @@ class context {
   expected<std::string> render_text(std::string_view t) const { return render(t, texts()); }
 
   /// Evaluates an expression of the flow (placeholders first).
-  expected<bool> holds(const std::string& text, std::string& observed) const {
+  /// `shown` receives the expression as evaluated (placeholders filled in) when it renders.
+  expected<bool> holds(const std::string& text, std::string& observed,
+                       std::string* shown = nullptr) const {
     auto rendered = render_expression(text, texts());
     if (!rendered)
       return rendered.error();
+    if (shown)
+      *shown = *rendered;
     auto e = expr::parse(*rendered, expr::literals::any);
     if (!e)
       return e.error();
@@ -343,12 +347,13 @@ standing wait_standing(const step& s, const std::vector<const record*>& recs, co
                                       w.deadline_ms / 1000, checks.size()));
     auto a = make(s, action::sleep, phase::sleep, static_cast<int>(checks.size()));
     a.until_us = std::min(c.started_at + w.every_ms * 1000, deadline);
-    a.message = fmt::format("'{}' does not hold yet: check again", w.until);
+    a.message = fmt::format("not yet: check again in {} s", w.every_ms / 1000);
     return needs(std::move(a));
   }
   auto a = make(s, action::check, phase::check, static_cast<int>(checks.size()) + 1);
   std::string observed;
-  auto h = cx.holds(w.until, observed);
+  std::string shown = w.until;
+  auto h = cx.holds(w.until, observed, &shown);
   if (!h) {
     a.ok = false;
     a.error = fmt::format("in '{}': {}", w.until, h.error().message);
@@ -356,7 +361,7 @@ standing wait_standing(const step& s, const std::vector<const record*>& recs, co
     a.message = a.error;
   } else {
     a.result = fmt::format(R"({{"holds":{},"observed":{}}})", *h, observed);
-    a.message = fmt::format("'{}' {}", w.until, *h ? "holds" : "does not hold");
+    a.message = fmt::format("'{}' {}", shown, *h ? "holds" : "does not hold");
   }
   return needs(std::move(a));
 }
