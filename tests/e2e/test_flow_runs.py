@@ -349,12 +349,13 @@ def crash_at(point, n):
         node.start(env_extra={"SREH_FAILPOINT": f"{point}:{n}"})
         key = f"crash-{point}-{n}"
         run_id = None
+        died = False
         try:
             run_id = start(node, "crash", {}, key=key)
             wait_end(node, run_id, approve=True, timeout=20)
         except (OSError, AssertionError, ValueError):
-            pass  # the node died under us
-        rc = node.proc.poll()
+            died = True  # the node died under us (it may not be reaped yet)
+        rc = node.wait_exit(timeout=10) if died else node.proc.poll()
         crashed = rc is not None
         if crashed:
             assert rc == -9, f"{point}:{n}: node exited {rc}\n{node.log_text()[-2000:]}"

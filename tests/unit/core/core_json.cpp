@@ -72,7 +72,7 @@ CAF_TEST(run wire shape uses null for empty fields) {
                               R"("updated_at":"2023-11-14T22:13:20.000000Z","steps":0,"tokens":0,)"
                               R"("budget":{"max_steps":50,"max_tokens":200000,"deadline":null,)"
                               R"("max_result_bytes":65536},"checkpoint":{},"conclusion":null,)"
-                              R"("error":null,"labels":{}})"});
+                              R"("error":null,"labels":{},"kind":"goal","parent":null})"});
   auto back = json::run_from_json(text);
   CAF_CHECK(back.has_value());
   if (back) {

@@ -253,7 +253,20 @@ CAF_TEST(a file of the previous numbering opens and moves to the shared one) {
   CAF_REQUIRE_EQUAL(query("SELECT max(version) FROM schema_version"), "4");
   write_old_rows();
   check_opens_at_latest();
-  CAF_CHECK_EQUAL(query("SELECT group_concat(version) FROM schema_version"), "1,2,3,4,5,6");
+  CAF_CHECK_EQUAL(query("SELECT group_concat(version) FROM schema_version"), "1,2,3,4,5,6,7");
+}
+
+CAF_TEST(a file at version 6 gets run kinds at version 7 and its runs read as goal runs) {
+  make_old(sqlite_migrations().first(6));
+  write_old_rows();
+  check_opens_at_latest();
+  auto st = open();
+  CAF_REQUIRE(st.has_value());
+  auto old = (*st)->get_run("run_old");
+  CAF_REQUIRE(old.has_value() && old->has_value());
+  CAF_CHECK_EQUAL((*old)->kind, "goal");
+  CAF_CHECK_EQUAL((*old)->parent, "");
+  CAF_CHECK_EQUAL((*old)->spec, "{}");
 }
 
 CAF_TEST(a file at version 5 gets the Works and world tables at version 6) {
