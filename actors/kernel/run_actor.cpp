@@ -153,6 +153,8 @@ void advance(self_ptr self) {
     return finish(self, run_state::cancelled, "cancelled by " + st.cancelled_by);
   if (auto why = j.budget_exhausted(st.rt->clock.now_us()); !why.empty())
     return fail(self, why);
+  if (auto* llm = st.rt->provider->as_llm())
+    return reason(self, *llm); // a language model: durable reason steps (run_reason.cpp)
   decision d;
   try {
     d = st.rt->provider->decide(run_context{j.r, j.steps, st.rt->tools, &st.model_memory});
@@ -294,6 +296,10 @@ void recover(self_ptr self) {
   if (j.steps.empty() || j.steps.back().state != step_state::intent)
     return advance(self);
   auto& s = j.steps.back();
+  if (s.kind == step_kind::reason) { // a model call without its answer: call again
+    ++s.attempts;
+    return advance(self);
+  }
   auto t = st.rt->tools.find(s.tool);
   if (s.kind != step_kind::tool || !t || t->idempotent()) {
     // Read-only (or unknown) work is safe to repeat: run the step again.

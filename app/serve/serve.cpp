@@ -191,6 +191,25 @@ int check_flow_file(const std::string& path, const std::string& text) {
   return 0;
 }
 
+/// The model routes of `sreh config check`: provider, server and model, and whether a key is
+/// set (never the key).
+void print_model_routes(const config::model_config& m) {
+  if (m.provider != "openai" && m.provider != "anthropic")
+    return;
+  auto line = [](const config::model_route& r) {
+    std::printf("  model route %s: %s %s at %s, api key %s%s\n", r.name.c_str(), r.provider.c_str(),
+                r.model.c_str(), r.base_url.c_str(), r.api_key.empty() ? "not set" : "set",
+                r.stream ? ", streamed" : "");
+  };
+  line(m.main);
+  for (const auto& name : m.fallback) {
+    if (auto i = m.routes.find(name); i != m.routes.end())
+      line(i->second);
+    else
+      std::printf("  model route builtin: the builtin reasoner (last resort)\n");
+  }
+}
+
 } // namespace
 
 int serve_command(int argc, char** argv) {
@@ -340,6 +359,7 @@ int config_check_command(int argc, char** argv) {
   std::printf("%s: ok (node '%s', listen %s, store %s, data dir %s)\n", argv[1],
               cfg->node_id.c_str(), cfg->listen.c_str(), cfg->store.kind.c_str(),
               cfg->data_dir.c_str());
+  print_model_routes(cfg->model);
   if (cfg->cluster.topo)
     print_topology(*cfg->cluster.topo, cfg->node_id);
   if (!cfg->works.templates.empty()) {
