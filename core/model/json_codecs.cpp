@@ -25,7 +25,8 @@ void write(writer& w, const run& r) {
   w.Key("updated_at"), timestamp(w, r.updated_at);
   w.Key("steps"), w.Int64(r.steps);
   w.Key("tokens"), w.Int64(r.tokens);
-  w.Key("cost"), w.Double(cost_of_checkpoint(r.checkpoint));
+  if (auto cost = cost_of_checkpoint(r.checkpoint); cost > 0) // a run with priced model calls
+    w.Key("cost"), w.Double(cost);
   w.Key("budget");
   w.StartObject();
   w.Key("max_steps"), w.Int64(r.budget.max_steps);

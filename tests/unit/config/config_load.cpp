@@ -174,7 +174,7 @@ CAF_TEST(enums) {
                               "stealing, got 'fifo'"});
   CAF_CHECK_EQUAL(err("model: {provider: gpt}\n"),
                   std::string{"cfg.yaml:1:19: model.provider: expected one of builtin, scripted, "
-                              "got 'gpt'"});
+                              "openai, anthropic, got 'gpt'"});
 }
 
 CAF_TEST(listen) {
