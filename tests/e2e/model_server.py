@@ -240,6 +240,7 @@ class ModelServer:
         self.key = key
         self.requests = []     # (path, headers, body) of every request, in order
         self.violations = []   # what was malformed, with the request's path
+        self.clients = []      # (host, port) each valid request came from: one per connection
         self.lock = threading.Lock()
         self.hung = threading.Event()     # a request is being held
         self.released = threading.Event()
@@ -308,6 +309,7 @@ class ModelServer:
             return self.send(h, 400, error_body(fmt or "openai", 400, f"test server: {e}"))
         with self.lock:
             self.requests.append((path, headers, body))
+            self.clients.append(h.client_address)
             n = len(self.requests)
             item = self.script.pop(0) if self.script else {"status": 500, "error": "no script"}
         model = body["model"]

@@ -68,6 +68,7 @@ def conversation_run(provider, stream):
         assert steps[1]["tool"] == "test.echo" and steps[3]["tool"] == "test.record"
         assert records(node) == [f"{run_id}:4"], records(node)
         assert srv.count() == 3, srv.count()
+        assert len(set(srv.clients)) == 1, f"not one kept-alive connection: {srv.clients}"
         first = json.loads(json.dumps(steps[0]["args"]))
         assert first["request_hash"].startswith("fnv1a64:") and first["context"]["tools"] > 0
         out = steps[4]["result"]
@@ -125,6 +126,23 @@ def test_retry_after_429_and_529_two_calls_in_one_response():
             node.stop()
 
 
+def test_timeout_and_cut_stream_are_retried():
+    script = [{"hang": True}, CONVERSATION[0], {"cut": True}, CONVERSATION[1], CONVERSATION[2]]
+    for provider in ("openai", "anthropic"):
+        with TempDir() as d, ModelServer(script, KEY) as srv:
+            node = Node(d, model_config(provider, srv.url, stream=True,
+                                        extra="  read_timeout_ms: 300\n"), env_extra=ENV).start()
+            run_id, r, steps = run_to_end(node)
+            assert not srv.violations, srv.violations
+            assert r["state"] == "succeeded", (r, steps)
+            first = " | ".join(steps[0]["result"]["attempts"])
+            assert "timed out (read_timeout)" in first, first
+            second = " | ".join(steps[2]["result"]["attempts"])
+            assert "main: attempt 1:" in second and "answered (attempt 2" in second, second
+            assert srv.count() == 5, srv.count()
+            node.stop()
+
+
 def test_fallback_when_a_route_is_down():
     with TempDir() as d, ModelServer(CONVERSATION, KEY) as srv:
         down = "http://127.0.0.1:9"  # discard port: connection refused
@@ -138,6 +156,13 @@ def test_fallback_when_a_route_is_down():
         reasons = [s for s in steps if s["kind"] == "reason"]
         assert all(s["result"]["answered_by"] == "backup" for s in reasons), reasons
         assert "main: attempt 1" in reasons[0]["result"]["attempts"][0]
+        code, out, err = sreh_cli(["models", "--server", f"127.0.0.1:{node.port}"])
+        assert code == 0, err
+        lines = {line.split()[0]: line.split() for line in out.splitlines() if line.strip()}
+        assert lines["main"][1] == "openai" and int(lines["main"][5]) == 3, out  # 3 failures
+        assert lines["backup"][1] == "anthropic" and int(lines["backup"][4]) == 3, out
+        assert lines["backup"][3] == "closed", out
+        assert KEY not in out
         node.stop()
 
 
@@ -252,6 +277,24 @@ def test_kill9_during_model_call():
         node.stop()
 
 
+def test_kill9_during_the_tool_call_it_chose():
+    for point in ("after_intent", "after_effect"):
+        with TempDir() as d, ModelServer(CONVERSATION, KEY) as srv:
+            node = Node(d, model_config("anthropic", srv.url, stream=True), env_extra=ENV)
+            node.start(env_extra={"SREH_FAILPOINT": f"{point}:4"})  # step 4: test.record
+            run_id = node.submit("checkout is failing: find out why and fix it")
+            assert node.wait_exit(timeout=30) == -9, node.log_text()
+            assert srv.count() == 2, srv.count()
+            node.start()
+            r = node.wait_run(run_id)
+            steps = node.steps(run_id)
+            assert r["state"] == "succeeded", (point, r, steps)
+            assert kinds(steps)[-2:] == ["reason:succeeded", "conclude:succeeded"], kinds(steps)
+            assert srv.count() == 3, f"{point}: {srv.count()} model calls, wanted 3"
+            assert records(node) == [f"{run_id}:4"], (point, records(node))  # once
+            node.stop()
+
+
 def test_config_errors_name_the_place():
     with TempDir() as d:
         node = Node(d, "model:\n  provider: openai\n  model: m\n", env_extra=ENV)
@@ -267,7 +310,7 @@ if __name__ == "__main__":
     run_tests([test_openai_conversation, test_openai_streamed_conversation,
                test_anthropic_conversation, test_anthropic_streamed_conversation,
                test_retry_after_429_and_529_two_calls_in_one_response,
-               test_fallback_when_a_route_is_down, test_all_down_builtin_answers,
+               test_timeout_and_cut_stream_are_retried, test_fallback_when_a_route_is_down, test_all_down_builtin_answers,
                test_bad_tool_arguments_are_repaired, test_repairs_are_bounded,
                test_api_key_never_leaks, test_kill9_during_model_call,
-               test_config_errors_name_the_place])
+               test_kill9_during_the_tool_call_it_chose, test_config_errors_name_the_place])
