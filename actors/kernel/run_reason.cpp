@@ -13,6 +13,7 @@
 #include <set>
 
 #include "actors/gateway/llm_provider.hpp"
+#include "actors/hub/event_hub.hpp"
 #include "actors/kernel/run_actor_impl.hpp"
 #include "actors/tools/tool.hpp"
 #include "core/base/failpoint.hpp"
@@ -282,6 +283,25 @@ void on_model_answer(self_ptr self, llm_provider& llm, std::int64_t n, gateway_r
   commit(self, after_commit::advance); // the next advance makes the first tool call, or repairs
 }
 
+/// Publishes the text of a streamed answer as it arrives: `model.delta` events on the run's
+/// live streams (seq 0: never journaled, never replayed; the outcome has the whole text). Runs on
+/// the transport's thread; publishes nothing once the node is stopping.
+model_gateway::delta_fn delta_publisher(const runtime_ptr& rt, std::string run_id, std::int64_t n) {
+  if (rt->hub == nullptr)
+    return {};
+  return [weak = std::weak_ptr<runtime>{rt}, run_id = std::move(run_id), n](const std::string& t) {
+    auto rt = weak.lock();
+    if (!rt || rt->shutdown.stop_requested() || rt->hub == nullptr)
+      return;
+    event e;
+    e.run_id = run_id;
+    e.kind = "model.delta";
+    e.at = rt->clock.now_us();
+    e.data = fmt::format(R"({{"step":{},"text":{}}})", n, json::quote(t));
+    rt->hub->publish({e});
+  };
+}
+
 void call_model(self_ptr self, llm_provider& llm, std::int64_t n) {
   auto& st = self->state;
   auto& j = st.journal;
@@ -298,10 +318,13 @@ void call_model(self_ptr self, llm_provider& llm, std::int64_t n) {
   auto token =
     st.calls.add([self, p, n, cell] { on_model_answer(self, *p, n, std::move(**cell)); });
   auto handle = run_actor{self};
-  llm.gateway().call(prepared.request, [handle, cell, token](gateway_result r) {
-    cell->emplace(std::move(r));
-    caf::anon_send(handle, called_atom::value, token);
-  });
+  llm.gateway().call(
+    prepared.request,
+    [handle, cell, token](gateway_result r) {
+      cell->emplace(std::move(r));
+      caf::anon_send(handle, called_atom::value, token);
+    },
+    delta_publisher(st.rt, j.r.id, n));
 }
 
 } // namespace

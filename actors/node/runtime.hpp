@@ -22,6 +22,8 @@
 
 namespace sreh::actors {
 
+class event_hub;
+
 /// Counters read by kernel_api::stats(); written by actors with relaxed atomics.
 struct kernel_counters {
   std::atomic<std::int64_t> active{0};
@@ -70,6 +72,9 @@ struct runtime {
   /// (null: not recorded, as in unit tests).
   supervision_table* children = nullptr;
   actor_metrics metrics{};
+  /// The node's live event fan-out, for ephemeral events that are never journaled (seq 0:
+  /// `model.delta`, a streamed model answer as it arrives); null: none are published.
+  event_hub* hub = nullptr;
 };
 
 using runtime_ptr = std::shared_ptr<runtime>;

@@ -220,6 +220,8 @@ class call : public std::enable_shared_from_this<call> {
     conn_->tcp_layer().async_connect(results, [self](beast::error_code ec, const tcp::endpoint&) {
       if (ec)
         return self->fail(ec, "connect");
+      beast::error_code ignored; // small writes go out at once
+      self->conn_->socket().set_option(tcp::no_delay(true), ignored);
       self->handshake();
     });
   }

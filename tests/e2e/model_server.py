@@ -12,6 +12,7 @@ A script item is one of:
     {"status": 429, "headers": {...}, "error": "..."}          an error answer
     {"cut": True}                                              a stream cut after its first bytes
     {"hang": True}                                             holds the request until release()
+    {"gate": True, ...}                                        answers once `gate` is set
 """
 
 import http.server
@@ -244,6 +245,8 @@ class ModelServer:
         self.lock = threading.Lock()
         self.hung = threading.Event()     # a request is being held
         self.released = threading.Event()
+        self.gated = threading.Event()    # a gated request arrived
+        self.gate = threading.Event()
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -314,6 +317,9 @@ class ModelServer:
             item = self.script.pop(0) if self.script else {"status": 500, "error": "no script"}
         model = body["model"]
         stream = body.get("stream") is True
+        if item.get("gate"):  # answer only once the test opens the gate
+            self.gated.set()
+            self.gate.wait(30)
         if item.get("hang"):
             self.hung.set()
             self.released.wait(60)

@@ -14,10 +14,12 @@ committed response is requested twice.
 import json
 import os
 import sqlite3
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Node, TempDir, run_tests, sreh_cli, sse_events, wait_until  # noqa: E402
+from harness import (SREH, TOKEN, Node, TempDir, run_tests, sreh_cli,  # noqa: E402
+                     sse_events)
 from model_server import ModelServer  # noqa: E402
 
 KEY = "sk-e2e-PLANTED-key-7f3a9c1d2b4e6f80"
@@ -124,6 +126,52 @@ def test_retry_after_429_and_529_two_calls_in_one_response():
             assert "HTTP 529" in " | ".join(steps[3]["result"]["attempts"])
             assert srv.count() == 4, srv.count()
             node.stop()
+
+
+def test_streamed_text_reaches_watchers_as_model_delta():
+    script = [dict(CONVERSATION[0], gate=True), CONVERSATION[1], CONVERSATION[2]]
+    for provider in ("openai", "anthropic"):
+        with TempDir() as d, ModelServer(script, KEY) as srv:
+            node = Node(d, model_config(provider, srv.url, stream=True), env_extra=ENV).start()
+            run_id = node.submit("checkout is failing: find out why and fix it")
+            assert srv.gated.wait(30)
+            deltas, kinds_seen = [], []
+            for eid, kind, data in sse_events(node.port, f"/v1/runs/{run_id}/events"):
+                kinds_seen.append(kind)
+                if len(kinds_seen) == 1:
+                    srv.gate.set()  # the stream is live: let the model answer
+                if kind == "model.delta":
+                    assert eid is None, "a model.delta has an id (it is never stored)"
+                    deltas.append(json.loads(data))
+            text = "".join(x["data"]["text"] for x in deltas)
+            assert text == CONVERSATION[0]["text"] + CONVERSATION[2]["text"], (text, kinds_seen)
+            assert {x["data"]["step"] for x in deltas} == {1, 5}, deltas
+            stored = [k for k in kinds_seen if k != "model.delta"]
+            again = [k for _, k, _ in sse_events(node.port, f"/v1/runs/{run_id}/events")]
+            assert again == stored, "model.delta was journaled or the stream differs"
+            node.stop()
+
+
+def test_sreh_watch_shows_the_model_thinking():
+    script = [dict(CONVERSATION[0], gate=True), CONVERSATION[1], CONVERSATION[2]]
+    with TempDir() as d, ModelServer(script, KEY) as srv:
+        node = Node(d, model_config("openai", srv.url, stream=True), env_extra=ENV).start()
+        run_id = node.submit("checkout is failing: find out why and fix it")
+        assert srv.gated.wait(30)
+        env = dict(os.environ, SREH_TOKEN=TOKEN, NO_COLOR="1")
+        watch = subprocess.Popen([SREH, "watch", run_id, "--server", f"127.0.0.1:{node.port}"],
+                                 stdout=subprocess.PIPE, text=True, env=env)
+        try:
+            lines = [watch.stdout.readline()]  # the replayed "created": the stream is live
+            srv.gate.set()
+            lines += watch.stdout.readlines()
+            assert watch.wait(30) == 0
+        finally:
+            watch.kill()
+        out = "".join(lines)
+        assert "model  " + CONVERSATION[0]["text"] in out, out
+        assert "model  " + CONVERSATION[2]["text"] in out, out
+        node.stop()
 
 
 def test_timeout_and_cut_stream_are_retried():
@@ -310,7 +358,8 @@ if __name__ == "__main__":
     run_tests([test_openai_conversation, test_openai_streamed_conversation,
                test_anthropic_conversation, test_anthropic_streamed_conversation,
                test_retry_after_429_and_529_two_calls_in_one_response,
-               test_timeout_and_cut_stream_are_retried, test_fallback_when_a_route_is_down, test_all_down_builtin_answers,
+               test_streamed_text_reaches_watchers_as_model_delta,
+               test_sreh_watch_shows_the_model_thinking, test_timeout_and_cut_stream_are_retried, test_fallback_when_a_route_is_down, test_all_down_builtin_answers,
                test_bad_tool_arguments_are_repaired, test_repairs_are_bounded,
                test_api_key_never_leaks, test_kill9_during_model_call,
                test_kill9_during_the_tool_call_it_chose, test_config_errors_name_the_place])
