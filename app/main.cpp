@@ -48,6 +48,7 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
                           deny an action (or say an in-doubt one did not happen)
   nodes                   the cluster's members: alive or dead, link, load
   tools                   the tools this node offers: risk class, mutating, arguments
+  models                  the model routes in chain order: breaker, calls, tokens, cost
   templates               the Work templates this node loaded: kind, fields, double texting
   flows                   the flows (runbooks) this node loaded: version, steps, inputs
   flow show|graph NAME [--dot]
@@ -88,7 +89,8 @@ int main(int argc, char** argv) {
     return sreh::app::token_command(argc - 2, argv + 2);
   if (cmd == "submit" || cmd == "runs" || cmd == "show" || cmd == "watch" || cmd == "cancel" ||
       cmd == "approvals" || cmd == "approve" || cmd == "deny" || cmd == "nodes" || cmd == "tools" ||
-      cmd == "templates" || cmd == "flows" || cmd == "flow" || cmd == "works" || cmd == "work")
+      cmd == "models" || cmd == "templates" || cmd == "flows" || cmd == "flow" || cmd == "works" ||
+      cmd == "work")
     return sreh::app::run_client_command(cmd, argc - 2, argv + 2);
   std::fprintf(stderr, "sreh: unknown command '%s'\n\n%s", cmd.c_str(), usage);
   return 2;

@@ -10,6 +10,7 @@
 namespace sreh::actors {
 
 class tool_registry;
+class llm_provider;
 
 /// What a provider keeps between the decisions of one run (the builtin reasoner: its evidence so
 /// far, so that a decision reads only the new steps). Owned by the run actor and dropped with it:
@@ -52,6 +53,9 @@ class model_provider {
   [[nodiscard]] virtual std::string name() const = 0;
   [[nodiscard]] virtual bool deterministic() const { return true; }
   [[nodiscard]] virtual decision decide(const run_context& ctx) = 0;
+  /// The language-model provider behind the gateway (actors/gateway/llm_provider.hpp), whose
+  /// calls the run makes as `reason` steps; null for the deterministic ones.
+  [[nodiscard]] virtual llm_provider* as_llm() { return nullptr; }
 };
 
 using model_provider_ptr = std::shared_ptr<model_provider>;

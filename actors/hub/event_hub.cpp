@@ -34,7 +34,8 @@ void event_hub::publish(const std::vector<event>& events) {
   std::vector<std::shared_ptr<subscriber>> targets;
   {
     std::lock_guard<std::mutex> lock{mtx_};
-    last_seq_ = events.back().seq;
+    if (events.back().seq > 0) // 0: an ephemeral event (model.delta), never stored
+      last_seq_ = events.back().seq;
     targets.reserve(subs_.size());
     for (auto& [token, s] : subs_)
       targets.push_back(s);

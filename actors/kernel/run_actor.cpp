@@ -155,6 +155,8 @@ void advance(self_ptr self) {
     return fail(self, why);
   if (j.r.kind == "flow")
     return advance_flow(self);
+  if (auto* llm = st.rt->provider->as_llm())
+    return reason(self, *llm); // a language model: durable reason steps (run_reason.cpp)
   decision d;
   try {
     d = st.rt->provider->decide(run_context{j.r, j.steps, st.rt->tools, &st.model_memory});
@@ -316,6 +318,10 @@ void recover(self_ptr self) {
   auto& s = j.steps.back();
   if (s.kind == step_kind::subruns) // submitting them again finds the ones that exist (their keys)
     return start_runs(self);
+  if (s.kind == step_kind::reason) { // a model call without its answer: call again
+    ++s.attempts;
+    return advance(self);
+  }
   auto t = st.rt->tools.find(s.tool);
   if (s.kind != step_kind::tool || !t || t->idempotent()) {
     // Read-only (or unknown) work is safe to repeat: run the step again.

@@ -88,4 +88,13 @@ void on_timer_fired(self_ptr self);
 /// Whether step `s` compensates an earlier step; its number when it does.
 std::optional<std::int64_t> compensates(const step& s);
 
+// -- run_reason.cpp ------------------------------------------------------------------------------
+
+/// The next step of a run driven by a language model: a reason step's intent, the model call
+/// it journals, or the next tool call of a recorded response (called by advance()).
+void reason(self_ptr self, llm_provider& llm);
+/// Ends the run (run_actor.cpp): journals the final state and commits.
+void finish(self_ptr self, run_state final_state, std::string message);
+void fail(self_ptr self, std::string why);
+
 } // namespace sreh::actors::run_impl

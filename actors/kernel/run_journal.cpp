@@ -46,6 +46,7 @@ void run_journal::init(const runtime& rt, run initial, std::vector<step> journal
   r = std::move(initial);
   steps = std::move(journaled);
   run_seq_ = run_seq_of(r.checkpoint);
+  cost = cost_of_checkpoint(r.checkpoint);
 }
 
 persistence::write_batch run_journal::take_create_batch() {
@@ -410,7 +411,8 @@ persistence::write_batch run_journal::take_batch(std::vector<std::int64_t>& outc
   persistence::write_batch b;
   outcomes.clear();
   r.updated_at = rt_->clock.now_us();
-  r.checkpoint = fmt::format(R"({{"run_seq":{}}})", run_seq_);
+  r.checkpoint = cost > 0 ? fmt::format(R"({{"run_seq":{},"cost":{}}})", run_seq_, cost)
+                          : fmt::format(R"({{"run_seq":{}}})", run_seq_);
   b.update = r;
   b.steps.reserve(dirty_.size());
   for (auto n : dirty_) {

@@ -24,6 +24,7 @@ class run_journal {
  public:
   run r;
   std::vector<step> steps;
+  double cost = 0; // of the model calls so far (price table of model routes), in the checkpoint
 
   void init(const runtime& rt, run initial, std::vector<step> journaled);
 
@@ -78,6 +79,11 @@ class run_journal {
   void wait_for_runs(const std::string& run_ids);
   /// Those runs' join is decided: the last step's outcome, and the run runs again.
   void runs_joined(bool ok, std::string result, std::string error);
+  // -- reason steps (a language model's turn: run_reason.cpp)
+  /// The intent of a reason step: `args` (JSON) says the route, model, request hash and context.
+  void add_reason_intent(const std::string& args);
+  /// The outcome of reason step n: the whole response (JSON, never cut) or why no model answered.
+  void record_reason_outcome(std::int64_t n, bool ok, std::string result, std::string error);
 
   /// Moves the run to a terminal state (emits run.succeeded / run.failed / run.cancelled).
   void end_run(run_state final_state, std::string message);

@@ -303,6 +303,7 @@ sreh::error node::start() {
                                               {}});
   d.rt->children = &d.tree;
   d.rt->world = d.world;
+  d.rt->hub = d.hub;
   if (d.metrics != nullptr) {
     d.rt->metrics.step_seconds = &d.metrics->histogram(
       "sreh_step_duration_seconds", "Time from a step's intent to its outcome, by tool.", {"tool"});

@@ -23,6 +23,8 @@
 
 namespace sreh::actors {
 
+class event_hub;
+
 /// Counters read by kernel_api::stats(); written by actors with relaxed atomics.
 struct kernel_counters {
   std::atomic<std::int64_t> active{0};
@@ -74,6 +76,9 @@ struct runtime {
   /// World state as the world sync last observed it: what flow expressions read
   /// (`world.ENTITY.METRIC`). Set before the first run starts; never null on a node.
   std::shared_ptr<const world_view> world{};
+  /// The node's live event fan-out, for ephemeral events that are never journaled (seq 0:
+  /// `model.delta`, a streamed model answer as it arrives); null: none are published.
+  event_hub* hub = nullptr;
 };
 
 using runtime_ptr = std::shared_ptr<runtime>;

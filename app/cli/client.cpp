@@ -38,6 +38,8 @@ int run_client_command(const std::string& cmd, int argc, char** argv) {
     return nodes(argc, argv);
   if (cmd == "tools")
     return tools(argc, argv);
+  if (cmd == "models")
+    return models(argc, argv);
   if (cmd == "templates")
     return templates(argc, argv);
   if (cmd == "flows")

@@ -28,6 +28,10 @@ namespace sreh::app::cli {
 /// `sreh tools`: the node's tools with their risk class, whether they mutate, and arguments.
 [[nodiscard]] int tools(int argc, char** argv);
 
+// models.cpp
+/// `sreh models`: the node's model routes in chain order, breaker state, calls, tokens, cost.
+[[nodiscard]] int models(int argc, char** argv);
+
 // templates.cpp
 /// `sreh templates`: the node's Work templates with their kind, fields and double texting.
 [[nodiscard]] int templates(int argc, char** argv);

@@ -31,6 +31,24 @@ class timeline {
     const auto& data = member(*doc, "data");
     auto t = st_.dim(clock_time(str(*doc, "at")));
     std::string line;
+    if (kind == "model.delta") { // a streamed answer as it arrives: one growing line per step
+      auto n = num(data, "step");
+      if (delta_step_ != n) {
+        std::printf("%s%s  #%s  %s  ", delta_step_ ? "\n" : "", t.c_str(),
+                    std::to_string(n).c_str(), st_.dim("model").c_str());
+        delta_step_ = n;
+      }
+      auto text = str(data, "text");
+      for (auto& c : text)
+        c = c == '\n' || c == '\r' ? ' ' : c;
+      std::printf("%s", text.c_str());
+      std::fflush(stdout);
+      return true;
+    }
+    if (delta_step_) {
+      std::printf("\n");
+      delta_step_ = 0;
+    }
     if (kind == "step.intent") {
       auto n = num(data, "n");
       args_[n] = str(data, "args");
@@ -109,6 +127,7 @@ class timeline {
   }
 
   style st_;
+  std::int64_t delta_step_ = 0; // the step whose model.delta line is open (0: none)
   std::int64_t last_seq_ = 0;
   std::map<std::int64_t, std::string> args_;
   std::optional<int> end_;

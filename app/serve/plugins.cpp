@@ -1,9 +1,49 @@
 #include "app/serve/plugins.hpp"
 
+#include "actors/gateway/llm_provider.hpp"
 #include "actors/gateway/scripted_provider.hpp"
+#include "net/client/model_http.hpp"
 #include "plugins/register.hpp"
 
 namespace sreh::app {
+
+namespace {
+
+/// `model.provider: openai | anthropic`: the gateway over the `model:` route and its fallback
+/// chain, calling through the asynchronous HTTP client (net/client/model_http.hpp); a chain
+/// ending in builtin falls back to the builtin reasoner.
+expected<actors::model_provider_ptr> make_llm_provider(const config::model_config& m) {
+  static const sreh::system_clock clock;
+  std::vector<config::model_route> chain{m.main};
+  actors::model_provider_ptr fallback;
+  for (const auto& name : m.fallback) {
+    if (name == "builtin") {
+      config::model_route b;
+      b.name = b.provider = "builtin";
+      chain.push_back(b);
+      actors::provider_registry local;
+      plugins::register_builtin_reasoner(local);
+      config::model_config bm;
+      bm.kb = m.kb;
+      auto made = local.make(bm);
+      if (!made)
+        return made.error();
+      fallback = std::move(*made);
+      break; // builtin always answers: nothing after it is tried
+    }
+    auto i = m.routes.find(name);
+    if (i == m.routes.end())
+      return sreh::error{errc::invalid_argument,
+                         "model.fallback: no route '" + name + "' in models"};
+    chain.push_back(i->second);
+  }
+  auto gateway =
+    std::make_shared<actors::model_gateway>(std::move(chain), net::make_model_http(), clock);
+  return actors::model_provider_ptr{
+    std::make_shared<actors::llm_provider>(gateway, fallback, m, 64 * 1024)};
+}
+
+} // namespace
 
 node_registries registries() {
   node_registries r;
@@ -12,6 +52,8 @@ node_registries registries() {
     return expected<actors::model_provider_ptr>{
       std::make_shared<actors::scripted_provider>(m.script)};
   });
+  r.providers.add("openai", make_llm_provider);
+  r.providers.add("anthropic", make_llm_provider);
   plugins::register_testkit(r.toolsets);
   plugins::register_sandbox(r.toolsets);
   plugins::register_sandbox_routes(r.routes);

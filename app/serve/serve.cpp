@@ -26,6 +26,7 @@
 #include "core/base/logger.hpp"
 #include "net/http/auth.hpp"
 #include "net/http/http_front.hpp"
+#include "net/http/routes/models.hpp"
 #include "net/http/tls.hpp"
 #include "net/node/node_parts.hpp"
 #include "persistence/store/data_dir_lock.hpp"
@@ -191,6 +192,32 @@ int check_flow_file(const std::string& path, const std::string& text) {
   return 0;
 }
 
+/// The plugins' route groups and GET /v1/models over the node's provider.
+std::vector<net::route_group> with_model_routes(std::vector<net::route_group> groups,
+                                                actors::model_provider_ptr provider) {
+  groups.push_back(net::model_routes(std::move(provider)));
+  return groups;
+}
+
+/// The model routes of `sreh config check`: provider, server and model, and whether a key is
+/// set (never the key).
+void print_model_routes(const config::model_config& m) {
+  if (m.provider != "openai" && m.provider != "anthropic")
+    return;
+  auto line = [](const config::model_route& r) {
+    std::printf("  model route %s: %s %s at %s, api key %s%s\n", r.name.c_str(), r.provider.c_str(),
+                r.model.c_str(), r.base_url.c_str(), r.api_key.empty() ? "not set" : "set",
+                r.stream ? ", streamed" : "");
+  };
+  line(m.main);
+  for (const auto& name : m.fallback) {
+    if (auto i = m.routes.find(name); i != m.routes.end())
+      line(i->second);
+    else
+      std::printf("  model route builtin: the builtin reasoner (last resort)\n");
+  }
+}
+
 } // namespace
 
 int serve_command(int argc, char** argv) {
@@ -263,7 +290,8 @@ int serve_command(int argc, char** argv) {
   // io loop fail, stopped (before the kernel) when the node stops.
   auto http = std::make_shared<net::http_front>(
     net::server_context{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens, api,
-                        n.relay(), n.feed(), &n.tools(), regs.routes, &n.tree(), &n.metrics(),
+                        n.relay(), n.feed(), &n.tools(),
+                        with_model_routes(regs.routes, provider->provider), &n.tree(), &n.metrics(),
                         n.works(), tls},
     host, port);
   if (!api)
@@ -340,6 +368,7 @@ int config_check_command(int argc, char** argv) {
   std::printf("%s: ok (node '%s', listen %s, store %s, data dir %s)\n", argv[1],
               cfg->node_id.c_str(), cfg->listen.c_str(), cfg->store.kind.c_str(),
               cfg->data_dir.c_str());
+  print_model_routes(cfg->model);
   if (cfg->cluster.topo)
     print_topology(*cfg->cluster.topo, cfg->node_id);
   if (!cfg->works.templates.empty()) {

@@ -187,7 +187,8 @@ error finalize(node_config& cfg, const works::kind_registry* kinds) {
         check_one_of(cfg.logging.level, "logging.level",
                      {"trace", "debug", "info", "warn", "error", "critical", "off"}),
         check_one_of(cfg.logging.format, "logging.format", {"text", "json"}),
-        check_one_of(cfg.model.provider, "model.provider", {"builtin", "scripted"})})
+        check_one_of(cfg.model.provider, "model.provider",
+                     {"builtin", "scripted", "openai", "anthropic"})})
     if (err)
       return err;
   if (cfg.store.path.empty()) {

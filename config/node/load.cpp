@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <regex>
 
 #include "config/node/node_config.hpp"
@@ -136,15 +137,146 @@ std::string read_path(reader& r, const entry& e, const std::string& config_file)
   return p.string();
 }
 
+/// The text of a secret file (an API key), without its trailing newline. The error never
+/// quotes the content.
+std::string read_secret_file(reader& r, const entry& e, const std::string& config_file) {
+  auto path = read_path(r, e, config_file);
+  auto text = yaml::read_text_file(path);
+  if (!text)
+    r.fail(e, fmt::format("cannot read '{}'", path));
+  auto key = *text;
+  while (!key.empty() && (key.back() == '\n' || key.back() == '\r' || key.back() == ' '))
+    key.pop_back();
+  if (key.empty())
+    r.fail(e, fmt::format("'{}' is empty", path));
+  return key;
+}
+
+/// One field of a model route; false when `e` is not one.
+bool read_route_field(reader& r, const entry& e, const std::string& config_file, model_route& out) {
+  if (e.key == "base_url") {
+    out.base_url = r.non_empty_string(e);
+    if (!out.base_url.starts_with("http://") && !out.base_url.starts_with("https://"))
+      r.fail(e, "expected an http:// or https:// URL");
+    while (out.base_url.size() > 8 && out.base_url.back() == '/')
+      out.base_url.pop_back();
+  } else if (e.key == "model") {
+    out.model = r.non_empty_string(e);
+  } else if (e.key == "api_key") {
+    out.api_key = r.string(e);
+  } else if (e.key == "api_key_file") {
+    out.api_key = read_secret_file(r, e, config_file);
+  } else if (e.key == "stream") {
+    out.stream = r.boolean(e);
+  } else if (e.key == "max_tokens") {
+    out.max_tokens = r.integer(e, 1, 1'000'000);
+  } else if (e.key == "max_input_tokens") {
+    out.max_input_tokens = r.integer(e, 256, 100'000'000);
+  } else if (e.key == "connect_timeout_ms") {
+    out.connect_timeout_ms = r.integer(e, 1, 600'000);
+  } else if (e.key == "read_timeout_ms") {
+    out.read_timeout_ms = r.integer(e, 1, 3'600'000);
+  } else if (e.key == "total_timeout_ms") {
+    out.total_timeout_ms = r.integer(e, 1, 3'600'000);
+  } else if (e.key == "max_attempts") {
+    out.max_attempts = r.integer(e, 1, 10);
+  } else if (e.key == "ca_file") {
+    out.ca_file = read_path(r, e, config_file);
+  } else if (e.key == "price") {
+    for (const auto& x : r.entries(e, {"input", "output"})) {
+      auto v = r.number(x);
+      if (v < 0)
+        r.fail(x, "expected a price per million tokens, 0 or more");
+      (x.key == "input" ? out.input_price : out.output_price) = v;
+    }
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// A route's provider, base_url and model, once its section is read.
+void check_route(reader& r, const entry& section, const model_route& m) {
+  if (m.provider != "openai" && m.provider != "anthropic")
+    return;
+  if (m.base_url.empty())
+    r.fail(section, fmt::format("provider {} needs base_url", m.provider));
+  if (m.model.empty())
+    r.fail(section, fmt::format("provider {} needs model", m.provider));
+}
+
 void read_model(reader& r, const entry& section, const std::string& config_file,
                 model_config& out) {
-  for (const auto& e : r.entries(section, {"provider", "script", "kb"})) {
-    if (e.key == "provider")
-      out.provider = r.one_of(e, {"builtin", "scripted"});
-    else if (e.key == "kb")
+  out.main.name = "main";
+  auto entries = r.entries(section, {"provider",
+                                     "script",
+                                     "kb",
+                                     "fallback",
+                                     "system_prompt",
+                                     "max_repairs",
+                                     "keep_last",
+                                     "base_url",
+                                     "model",
+                                     "api_key",
+                                     "api_key_file",
+                                     "stream",
+                                     "max_tokens",
+                                     "max_input_tokens",
+                                     "connect_timeout_ms",
+                                     "read_timeout_ms",
+                                     "total_timeout_ms",
+                                     "max_attempts",
+                                     "ca_file",
+                                     "price"});
+  for (const auto& e : entries) {
+    if (read_route_field(r, e, config_file, out.main))
+      continue;
+    if (e.key == "provider") {
+      out.provider = r.one_of(e, {"builtin", "scripted", "openai", "anthropic"});
+      out.main.provider = out.provider;
+    } else if (e.key == "kb") {
       out.kb = read_path(r, e, config_file);
-    else
+    } else if (e.key == "fallback") {
+      for (const auto& x : r.items(e)) {
+        auto name = r.non_empty_string(x);
+        if (name != "builtin" && !out.routes.contains(name))
+          r.fail(x, fmt::format("no route '{}' in models (nor builtin)", name));
+        out.fallback.push_back(std::move(name));
+      }
+    } else if (e.key == "system_prompt") {
+      out.system_prompt = r.string(e);
+    } else if (e.key == "max_repairs") {
+      out.max_repairs = r.integer(e, 0, 100);
+    } else if (e.key == "keep_last") {
+      out.keep_last = r.integer(e, 0, 1000);
+    } else {
       read_script(r, e, out.script);
+    }
+  }
+  check_route(r, section, out.main);
+}
+
+/// `models: {NAME: {provider, base_url, …}}`: the routes a fallback chain names.
+void read_models(reader& r, const entry& section, const std::string& config_file,
+                 model_config& out) {
+  for (const auto& x : r.pairs(section)) {
+    model_route m;
+    m.name = x.key;
+    if (x.key == "builtin" || x.key == "main")
+      r.fail(x, fmt::format("'{}' is reserved; name the route otherwise", x.key));
+    auto entries =
+      r.entries(x, {"provider", "base_url", "model", "api_key", "api_key_file", "stream",
+                    "max_tokens", "max_input_tokens", "connect_timeout_ms", "read_timeout_ms",
+                    "total_timeout_ms", "max_attempts", "ca_file", "price"});
+    for (const auto& e : entries) {
+      if (read_route_field(r, e, config_file, m))
+        continue;
+      m.provider = r.one_of(e, {"openai", "anthropic"});
+    }
+    if (m.provider.empty())
+      r.fail(x, "missing key 'provider' (openai or anthropic)");
+    check_route(r, x, m);
+    out.routes[x.key] = std::move(m);
   }
 }
 
@@ -470,10 +602,11 @@ void read_prometheus(reader& r, const entry& section, prometheus_config& out) {
 }
 
 void read_top(reader& r, const entry& root, node_config& cfg) {
-  auto entries = r.entries(root, {"node_id", "listen",  "data_dir",   "policy_mode",  "policy_file",
-                                  "store",   "logging", "limits",     "budget",       "model",
-                                  "tools",   "auth",    "sandbox",    "nats",         "cluster",
-                                  "works",   "flows",   "prometheus", "alertmanager", "tls"});
+  auto entries = r.entries(
+    root, {"node_id", "listen", "data_dir", "policy_mode", "policy_file",  "store",   "logging",
+           "limits",  "budget", "model",    "tools",       "auth",         "sandbox", "nats",
+           "cluster", "works",  "flows",    "prometheus",  "alertmanager", "tls",     "models"});
+  std::optional<entry> model_entry; // read after `models`, whose routes its fallback names
   for (const auto& e : entries) {
     if (e.key == "node_id") {
       cfg.node_id = r.string(e);
@@ -502,7 +635,9 @@ void read_top(reader& r, const entry& root, node_config& cfg) {
     } else if (e.key == "budget") {
       read_budget(r, e, cfg.budget);
     } else if (e.key == "model") {
-      read_model(r, e, cfg.source, cfg.model);
+      model_entry = e;
+    } else if (e.key == "models") {
+      read_models(r, e, cfg.source, cfg.model);
     } else if (e.key == "sandbox") {
       read_sandbox(r, e, cfg.source, cfg.sandbox);
     } else if (e.key == "auth") {
@@ -540,6 +675,8 @@ void read_top(reader& r, const entry& root, node_config& cfg) {
       read_tools(r, e, cfg.tools);
     }
   }
+  if (model_entry)
+    read_model(r, *model_entry, cfg.source, cfg.model);
 }
 
 } // namespace

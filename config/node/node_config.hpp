@@ -68,10 +68,39 @@ struct scripted_step {
   std::string args = "{}";
 };
 
+/// A model server the gateway calls (docs/models.md): `provider: openai | anthropic`, or
+/// `builtin` as the last resort of a fallback chain. `api_key` is a secret: it comes from
+/// `${ENV}` or `api_key_file` and is never printed (logs, events, journal, `config check`).
+struct model_route {
+  std::string name;     // "main" for the `model:` section itself, else its key in `models:`
+  std::string provider; // openai | anthropic | builtin
+  std::string base_url; // openai: ending in /v1 (…/v1/chat/completions); anthropic: the host
+  std::string model;
+  std::string api_key;
+  bool stream = false;
+  std::int64_t max_tokens = 1024;        // the answer's limit
+  std::int64_t max_input_tokens = 16000; // the prompt's budget (the window − max_tokens)
+  std::int64_t connect_timeout_ms = 10'000;
+  std::int64_t read_timeout_ms = 60'000;
+  std::int64_t total_timeout_ms = 300'000; // one call, its retries not included
+  std::int64_t max_attempts = 3;           // calls in all, the first included
+  std::string ca_file;                     // https: the CA to verify the server ("" = system)
+  double input_price = 0;                  // per million input tokens (cost on runs)
+  double output_price = 0;                 // per million output tokens
+};
+
 struct model_config {
-  std::string provider = "builtin";  // builtin | scripted (tests, demos)
+  std::string provider = "builtin";  // builtin | scripted (tests, demos) | openai | anthropic
   std::vector<scripted_step> script; // for `scripted`
   std::string kb;                    // builtin: a knowledge base file ("" = the embedded one)
+  /// openai | anthropic: the `model:` section's own server (the first of the chain).
+  model_route main;
+  /// Routes of `models:` (or builtin) tried in order when the ones before failed.
+  std::vector<std::string> fallback;
+  std::map<std::string, model_route, std::less<>> routes; // the `models:` section
+  std::string system_prompt;                              // "" = the built-in one
+  std::int64_t max_repairs = 3; // bad answers in a row the model is told about before the run fails
+  std::int64_t keep_last = 4;   // context: the last K steps are never summarized
 };
 
 /// The sandbox world the node's tools act on (../shared/SCENARIOS.md).

@@ -110,6 +110,9 @@ std::vector<prior_step> prior_steps_of(const std::vector<step>& journal) {
     if (auto d = json::parse(s.decision, 32); d && d->IsObject()) {
       p.thought = wire::string_or(*d, "thought");
       call_id = wire::string_or(*d, "tool_call_id");
+      if (const auto* detail = wire::member(*d, "detail");
+          call_id.empty() && detail && detail->IsObject())
+        call_id = wire::string_or(*detail, "tool_call_id"); // as the run's reason steps keep it
     }
     if (s.kind == step_kind::tool) {
       p.has_call = true;

@@ -46,6 +46,8 @@ void write(writer& w, const run& r) {
   w.Key("updated_at"), timestamp(w, r.updated_at);
   w.Key("steps"), w.Int64(r.steps);
   w.Key("tokens"), w.Int64(r.tokens);
+  if (auto cost = cost_of_checkpoint(r.checkpoint); cost > 0) // a run with priced model calls
+    w.Key("cost"), w.Double(cost);
   w.Key("budget");
   w.StartObject();
   w.Key("max_steps"), w.Int64(r.budget.max_steps);
@@ -187,3 +189,17 @@ expected<event> event_from_json(std::string_view text) {
 }
 
 } // namespace sreh::json
+
+namespace sreh {
+
+double cost_of_checkpoint(std::string_view checkpoint) {
+  if (checkpoint.find("\"cost\"") == std::string_view::npos)
+    return 0; // the common case: no model calls, nothing to parse
+  auto doc = json::parse(checkpoint);
+  if (!doc || !doc->IsObject())
+    return 0;
+  auto m = doc->FindMember("cost");
+  return m != doc->MemberEnd() && m->value.IsNumber() ? m->value.GetDouble() : 0;
+}
+
+} // namespace sreh

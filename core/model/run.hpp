@@ -83,4 +83,7 @@ struct run {
   std::string spec = "{}";
 };
 
+/// The cost of the run's model calls so far, as its checkpoint keeps it (`cost`; 0 when absent).
+[[nodiscard]] double cost_of_checkpoint(std::string_view checkpoint);
+
 } // namespace sreh

@@ -246,6 +246,15 @@ void sse_session::drain() {
 }
 
 void sse_session::consider(const event& e, const std::string* frame) {
+  if (e.seq == 0) { // ephemeral (model.delta): live only, no id, never replayed
+    if ((spec_.run_id.empty() || e.run_id == spec_.run_id) &&
+        (spec_.kind_prefix.empty() || e.kind.rfind(spec_.kind_prefix, 0) == 0)) {
+      auto f = frame != nullptr ? *frame : sse_frame(e);
+      pending_.append(f, f.find('\n') + 1, std::string::npos); // without "id: 0"
+      activity_ = true;
+    }
+    return;
+  }
   if (e.seq <= last_seq_)
     return;
   last_seq_ = e.seq;

@@ -174,7 +174,7 @@ CAF_TEST(enums) {
                               "stealing, got 'fifo'"});
   CAF_CHECK_EQUAL(err("model: {provider: gpt}\n"),
                   std::string{"cfg.yaml:1:19: model.provider: expected one of builtin, scripted, "
-                              "got 'gpt'"});
+                              "openai, anthropic, got 'gpt'"});
 }
 
 CAF_TEST(listen) {
@@ -365,4 +365,39 @@ CAF_TEST(prometheus entities map reasoner metrics to promql) {
                               "Prometheus to query"});
   CAF_CHECK_EQUAL(err("tools: {disable: [a, '']}\n"),
                   std::string{"cfg.yaml:1:22: tools.disable[1]: must not be empty"});
+}
+
+CAF_TEST(model routes and fallback chain) {
+  ::setenv("SREH_TEST_MODEL_KEY", "sk-test-key", 1);
+  auto r = load_string("model:\n  provider: openai\n  base_url: http://127.0.0.1:8000/v1/\n"
+                       "  model: qwen\n  api_key: ${SREH_TEST_MODEL_KEY}\n  stream: true\n"
+                       "  max_attempts: 2\n  price: {input: 1.5, output: 2}\n"
+                       "  fallback: [claude, builtin]\n"
+                       "models:\n  claude:\n    provider: anthropic\n"
+                       "    base_url: https://api.anthropic.com\n    model: c\n",
+                       "cfg.yaml");
+  CAF_REQUIRE(r.has_value());
+  CAF_CHECK_EQUAL(r->model.provider, "openai");
+  CAF_CHECK_EQUAL(r->model.main.base_url, "http://127.0.0.1:8000/v1"); // trailing '/' dropped
+  CAF_CHECK_EQUAL(r->model.main.api_key, "sk-test-key");
+  CAF_CHECK(r->model.main.stream);
+  CAF_CHECK_EQUAL(r->model.main.max_attempts, 2);
+  CAF_CHECK_EQUAL(r->model.main.input_price, 1.5);
+  CAF_CHECK_EQUAL(r->model.fallback.size(), 2u);
+  CAF_CHECK_EQUAL(r->model.routes.at("claude").provider, "anthropic");
+  ::unsetenv("SREH_TEST_MODEL_KEY");
+}
+
+CAF_TEST(model route errors name the place and never the key) {
+  CAF_CHECK_EQUAL(err("model:\n  provider: openai\n  model: m\n"),
+                  "cfg.yaml:2:3: model: provider openai needs base_url");
+  CAF_CHECK_EQUAL(err("model:\n  provider: anthropic\n  base_url: http://h\n  model: m\n"
+                      "  fallback: [nowhere]\n"),
+                  "cfg.yaml:5:14: model.fallback[0]: no route 'nowhere' in models (nor builtin)");
+  CAF_CHECK_EQUAL(err("model:\n  provider: openai\n  base_url: ftp://h\n  model: m\n"),
+                  "cfg.yaml:3:13: model.base_url: expected an http:// or https:// URL");
+  auto e = err("model:\n  provider: openai\n  base_url: http://h/v1\n  model: m\n"
+               "  api_key: sk-literal-key\n  max_attempts: 0\n");
+  CAF_CHECK(e.find("model.max_attempts") != std::string::npos);
+  CAF_CHECK(e.find("sk-literal-key") == std::string::npos);
 }

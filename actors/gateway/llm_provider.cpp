@@ -1,0 +1,96 @@
+#include "actors/gateway/llm_provider.hpp"
+
+#include <fmt/format.h>
+
+#include "actors/tools/tool.hpp"
+#include "core/base/json.hpp"
+
+namespace sreh::actors {
+
+namespace {
+
+constexpr const char* builtin_system_prompt =
+  "You are sreh, an SRE agent working on a production incident. Find the cause with the tools "
+  "you are given, then act to fix it when a tool can, and verify the fix. Call one tool at a "
+  "time when a result decides the next step. Every action is checked by policy and may need a "
+  "human's approval. When you are done, answer with a short conclusion: the cause, what you "
+  "did, and the evidence. If you cannot make progress, say so plainly.";
+
+} // namespace
+
+std::string fnv1a64_hex(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+std::string wire_tool_name(std::string_view name) {
+  std::string out;
+  for (char c : name)
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') ? c : '_';
+  return out.substr(0, 64);
+}
+
+llm_provider::llm_provider(model_gateway_ptr gateway, model_provider_ptr fallback,
+                           const config::model_config& m, std::int64_t max_result_bytes)
+  : gateway_(std::move(gateway)), fallback_(std::move(fallback)),
+    system_prompt_(m.system_prompt.empty() ? builtin_system_prompt : m.system_prompt),
+    prompt_version_(m.system_prompt.empty() ? default_system_prompt_version
+                                            : "custom-" + fnv1a64_hex(m.system_prompt)),
+    max_repairs_(m.max_repairs), max_tokens_(m.main.max_tokens) {
+  for (const auto& r : gateway_->chain())
+    chain_name_ += (chain_name_.empty() ? "" : ", ") + r.provider +
+                   (r.provider == "builtin" ? "" : " " + r.model);
+  budget_.max_input_tokens = m.main.max_input_tokens;
+  budget_.keep_last = static_cast<std::size_t>(m.keep_last);
+  budget_.max_result_bytes =
+    static_cast<std::size_t>(std::max<std::int64_t>(256, max_result_bytes));
+}
+
+decision llm_provider::decide(const run_context&) {
+  decision d;
+  d.kind = decision::give_up;
+  d.conclusion = "the model gateway is called through reason steps only";
+  return d;
+}
+
+reason_request llm_provider::prepare(const run_context& ctx, const std::string& notes) const {
+  llm::context_input in;
+  in.system_prompt = system_prompt_;
+  in.goal = ctx.r.goal;
+  if (auto labels = json::parse(ctx.r.labels); labels && labels->IsObject())
+    for (const auto& m : labels->GetObject())
+      if (m.value.IsString())
+        in.labels.emplace_back(m.name.GetString(), m.value.GetString());
+  for (const auto& t : ctx.tools.all())
+    in.tools.push_back({wire_tool_name(t->name()), t->description(), t->schema()});
+  in.steps = llm::prior_steps_of(ctx.steps);
+  for (auto& s : in.steps)
+    if (s.has_call)
+      s.call.name = wire_tool_name(s.call.name);
+  in.max_tokens = max_tokens_;
+  auto assembled = llm::assemble_context(in, budget_);
+  if (!notes.empty())
+    assembled.request.messages.push_back(llm::message::user(notes));
+  reason_request out;
+  out.report = assembled.report;
+  out.request = std::move(assembled.request);
+  // The hash covers what the model is asked: system, messages and tools (not the route).
+  std::string canon = out.request.system;
+  for (const auto& m : out.request.messages) {
+    canon += fmt::format("\x1e{}\x1f{}", llm::to_string(m.role), m.text);
+    for (const auto& c : m.tool_calls)
+      canon += fmt::format("\x1f{}\x1f{}\x1f{}", c.id, c.name, c.arguments);
+    canon +=
+      fmt::format("\x1f{}\x1f{}\x1f{}", m.result.tool_call_id, m.result.content, m.result.is_error);
+  }
+  for (const auto& t : out.request.tools)
+    canon += fmt::format("\x1d{}\x1f{}\x1f{}", t.name, t.description, t.parameters);
+  out.hash = "fnv1a64:" + fnv1a64_hex(canon);
+  return out;
+}
+
+} // namespace sreh::actors

@@ -1,0 +1,87 @@
+#pragma once
+// The model gateway: sends a neutral chat request (core/llm) down a chain of routes (model
+// servers speaking the OpenAI chat-completions or the Anthropic Messages format), with retries
+// (llm::decide_retry), a circuit breaker per route and fallback to the next route. All traffic
+// goes through a model_transport, so nothing here blocks and nothing includes Beast.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "actors/gateway/model_transport.hpp"
+#include "config/node/node_config.hpp"
+#include "core/base/clock.hpp"
+#include "core/llm/retry.hpp"
+#include "core/llm/types.hpp"
+
+namespace sreh::actors {
+
+/// How a call down the chain ended.
+struct gateway_result {
+  bool ok = false;
+  llm::chat_response response;
+  std::string route;            // the route that answered ("main", a `models:` name)
+  std::string provider;         // openai | anthropic
+  std::string model;            // as configured for that route
+  std::int64_t latency_ms = 0;  // of the answering call
+  std::vector<std::string> log; // what happened on each attempt, for the journal
+  std::string error;            // !ok: why the last route failed
+  bool reached_builtin = false; // !ok and the chain ends in builtin: it is to answer
+};
+
+/// A route's state for `sreh models`.
+struct route_status {
+  std::string name, provider, base_url, model;
+  std::string breaker; // closed | open | half_open
+  int consecutive_failures = 0;
+  std::int64_t calls = 0, failures = 0;
+  std::int64_t input_tokens = 0, output_tokens = 0;
+};
+
+/// Thread-safe. `call` may be made from any thread; `done` and `on_delta` run on the
+/// transport's thread.
+class model_gateway {
+ public:
+  /// `chain`: the routes in order (a `builtin` entry ends the chain).
+  model_gateway(std::vector<config::model_route> chain, model_transport_ptr transport,
+                const sreh::clock& clock);
+
+  using done_fn = std::function<void(gateway_result)>;
+  using delta_fn = std::function<void(const std::string&)>;
+
+  /// Sends `req` (its model, max_tokens and stream are set per route).
+  void call(const llm::chat_request& req, done_fn done, delta_fn on_delta = {});
+
+  [[nodiscard]] std::vector<route_status> status() const;
+  [[nodiscard]] const std::vector<config::model_route>& chain() const { return chain_; }
+
+  /// The price of `u` on route `name` (per-million prices from config), 0 when unknown.
+  [[nodiscard]] double cost_of(const std::string& route, const llm::usage& u) const;
+
+ private:
+  struct call_state;
+  void attempt(std::shared_ptr<call_state> cs);
+  void next_route(std::shared_ptr<call_state> cs, std::string why);
+  void on_reply(std::shared_ptr<call_state> cs, transport_reply reply);
+
+  struct route_rt {
+    config::model_route cfg;
+    llm::circuit_breaker breaker;
+    std::int64_t calls = 0, failures = 0, input_tokens = 0, output_tokens = 0;
+  };
+
+  std::vector<config::model_route> chain_;
+  model_transport_ptr transport_;
+  const sreh::clock& clock_;
+  mutable std::mutex mu_; // guards routes_ and rng_
+  std::vector<route_rt> routes_;
+  std::mt19937_64 rng_{std::random_device{}()};
+};
+
+using model_gateway_ptr = std::shared_ptr<model_gateway>;
+
+} // namespace sreh::actors

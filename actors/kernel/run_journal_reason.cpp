@@ -1,0 +1,35 @@
+// The journal entries of reason steps (a language model's turns; actors/kernel/run_reason.cpp).
+#include <fmt/format.h>
+
+#include "actors/kernel/run_journal.hpp"
+#include "core/base/json.hpp"
+
+namespace sreh::actors {
+
+void run_journal::add_reason_intent(const std::string& args) {
+  step s;
+  s.run_id = r.id;
+  s.n = next_step_n();
+  s.kind = step_kind::reason;
+  s.state = step_state::intent;
+  s.args = args;
+  s.decision = R"({"thought":"ask the model"})";
+  s.started_at = rt_->clock.now_us();
+  emit("step.intent", fmt::format(R"({{"n":{},"kind":"reason","args":{}}})", s.n, s.args));
+  steps.push_back(std::move(s));
+  r.steps = static_cast<std::int64_t>(steps.size());
+  touch(r.steps);
+}
+
+void run_journal::record_reason_outcome(std::int64_t n, bool ok, std::string result,
+                                        std::string error) {
+  auto& s = step_at(n);
+  s.state = ok ? step_state::succeeded : step_state::failed;
+  s.result = result.empty() ? "{}" : std::move(result);
+  s.error = std::move(error);
+  s.finished_at = rt_->clock.now_us();
+  emit_outcome(s);
+  touch(n);
+}
+
+} // namespace sreh::actors

@@ -1,0 +1,372 @@
+// Durable `reason` steps: a run driven by a language model behind the gateway
+// (actors/gateway/llm_provider.hpp). Each model call is a reason step: its intent (route, model,
+// request hash, context size and trim report) is committed before the call, its outcome records
+// the whole response. The call runs on the gateway's transport thread and comes back as a
+// (called_atom, token) message. A reason step with an outcome is never asked again: recovery
+// and every later turn read the recorded response. The tool calls of a response become tool
+// steps one after another (policy, approvals, idempotency as for any step); bad output becomes
+// a failed tool step or a note the model sees on its next turn, up to model.max_repairs.
+#include <fmt/format.h>
+
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "actors/gateway/llm_provider.hpp"
+#include "actors/hub/event_hub.hpp"
+#include "actors/kernel/run_actor_impl.hpp"
+#include "actors/tools/tool.hpp"
+#include "core/base/failpoint.hpp"
+#include "core/base/json.hpp"
+#include "core/base/json_schema.hpp"
+#include "core/llm/wire.hpp"
+
+namespace sreh::actors::run_impl {
+
+namespace {
+
+/// A recorded response, read back from a reason step's outcome.
+struct recorded {
+  std::string text;
+  std::vector<llm::tool_call> calls;
+  std::string bad; // why the answer is unusable ("" when it is fine)
+};
+
+std::optional<recorded> read_recorded(const step& s) {
+  auto doc = json::parse(s.result);
+  if (!doc || !doc->IsObject())
+    return std::nullopt;
+  recorded out;
+  out.text = llm::wire::string_or(*doc, "text");
+  out.bad = llm::wire::string_or(*doc, "bad");
+  if (const auto* calls = llm::wire::member(*doc, "tool_calls"); calls && calls->IsArray())
+    for (const auto& c : calls->GetArray())
+      if (c.IsObject())
+        out.calls.push_back({llm::wire::string_or(c, "id"), llm::wire::string_or(c, "name"),
+                             llm::wire::string_or(c, "arguments")});
+  return out;
+}
+
+/// The tool_call_id and reason step a tool step was made for ("" / 0 when it was not).
+std::pair<std::string, std::int64_t> origin_of(const step& s) {
+  auto doc = json::parse(s.decision);
+  if (!doc || !doc->IsObject())
+    return {};
+  const auto* detail = llm::wire::member(*doc, "detail");
+  if (!detail || !detail->IsObject())
+    return {};
+  auto n = llm::wire::int_of(*detail, "reason_step");
+  return {llm::wire::string_or(*detail, "tool_call_id"), n.value_or(0)};
+}
+
+/// Whether tool step `s` was refused before policy saw it (bad model output).
+bool rejected_call(const step& s) {
+  auto doc = json::parse(s.decision);
+  if (!doc || !doc->IsObject())
+    return false;
+  const auto* p = llm::wire::member(*doc, "policy");
+  return p && p->IsObject() && llm::wire::string_or(*p, "effect") == "rejected";
+}
+
+/// Unusable answers since the last tool step that succeeded: bad responses and rejected calls.
+std::pair<std::int64_t, std::string> repairs_so_far(const std::vector<step>& steps) {
+  std::int64_t count = 0;
+  std::string last;
+  for (auto i = steps.rbegin(); i != steps.rend(); ++i) {
+    if (i->kind == step_kind::tool && i->state == step_state::succeeded)
+      break;
+    if (i->kind == step_kind::reason && i->state == step_state::succeeded) {
+      if (auto r = read_recorded(*i); r && !r->bad.empty()) {
+        ++count;
+        if (last.empty())
+          last = r->bad;
+      }
+    } else if (i->kind == step_kind::tool && rejected_call(*i)) {
+      ++count;
+      if (last.empty())
+        last = i->error;
+    }
+  }
+  return {count, last};
+}
+
+/// The note for the model when its last answer (before step `before`) was unusable.
+std::string notes_before(const std::vector<step>& steps, std::int64_t before) {
+  for (auto i = steps.rbegin(); i != steps.rend(); ++i) {
+    if (i->n >= before || i->kind != step_kind::reason)
+      continue;
+    if (i->state != step_state::succeeded)
+      return {};
+    auto r = read_recorded(*i);
+    if (!r || r->bad.empty())
+      return {};
+    return fmt::format("[journal step {}] Your last answer could not be used: {}. Call one of "
+                       "the tools with JSON arguments that match its schema, or answer with "
+                       "your conclusion as plain text.",
+                       i->n, r->bad);
+  }
+  return {};
+}
+
+std::string calls_json(const std::vector<llm::tool_call>& calls) {
+  std::string out = "[";
+  for (const auto& c : calls)
+    out += fmt::format(R"({}{{"id":{},"name":{},"arguments":{}}})", out.size() > 1 ? "," : "",
+                       json::quote(c.id), json::quote(c.name), json::quote(c.arguments));
+  return out + "]";
+}
+
+std::string log_json(const std::vector<std::string>& log) {
+  std::string out = "[";
+  for (const auto& l : log)
+    out += (out.size() > 1 ? "," : "") + json::quote(l);
+  return out + "]";
+}
+
+/// Why a response cannot be used as it is ("" when it can).
+std::string bad_answer(const llm::chat_response& r) {
+  if (!r.tool_calls.empty())
+    return {};
+  if (r.finish == llm::finish_reason::refusal)
+    return "the model refused" + (r.refusal.empty() ? std::string{} : ": " + r.refusal);
+  if (r.finish == llm::finish_reason::length)
+    return "the answer was cut at max_tokens";
+  auto blank = r.text.find_first_not_of(" \t\r\n") == std::string::npos;
+  if (blank)
+    return "the answer was empty";
+  return {};
+}
+
+tool_ptr tool_of_wire(const tool_registry& tools, const std::string& wire) {
+  if (auto t = tools.find(wire))
+    return t;
+  for (const auto& t : tools.all())
+    if (wire_tool_name(t->name()) == wire)
+      return t;
+  return nullptr;
+}
+
+/// The tool call of reason step `rs` the run must make next, if any.
+std::optional<llm::tool_call> next_call(const std::vector<step>& steps, const step& rs) {
+  auto r = read_recorded(rs);
+  if (!r)
+    return std::nullopt;
+  std::set<std::string> done;
+  for (const auto& s : steps)
+    if (s.n > rs.n && s.kind == step_kind::tool)
+      if (auto [id, from] = origin_of(s); from == rs.n)
+        done.insert(id);
+  for (const auto& c : r->calls)
+    if (!done.contains(c.id))
+      return c;
+  return std::nullopt;
+}
+
+void call_model(self_ptr self, llm_provider& llm, std::int64_t n);
+
+/// Journals a tool call the run refuses before policy (bad model output) as a failed step: the
+/// model sees the error as the call's result on its next turn.
+void reject_call(self_ptr self, decision d, const std::string& why) {
+  auto& j = self->state.journal;
+  j.add_tool_intent(d, R"({"effect":"rejected","rule":null,"reason":"bad model output"})");
+  j.record_outcome(j.steps.back().n, false, "{}", why);
+  commit(self, after_commit::advance);
+}
+
+/// Turns tool call `c` of reason step `rs` into a tool step.
+void make_tool_step(self_ptr self, std::int64_t rs, const llm::tool_call& c,
+                    const std::string& thought) {
+  auto& st = self->state;
+  decision d;
+  d.kind = decision::call_tool;
+  d.thought = thought;
+  d.detail = fmt::format(R"({{"reason_step":{},"tool_call_id":{}}})", rs, json::quote(c.id));
+  auto t = tool_of_wire(st.rt->tools, c.name);
+  d.tool = t ? t->name() : c.name;
+  auto args = json::parse(c.arguments.empty() ? "{}" : c.arguments);
+  if (!args || !args->IsObject()) {
+    d.args = fmt::format(R"({{"arguments_text":{}}})", json::quote(c.arguments));
+    return reject_call(
+      self, d,
+      fmt::format("the arguments for '{}' are not a JSON object: {}", c.name,
+                  args ? "a JSON " + std::string{json::type_of(*args)} : args.error().message));
+  }
+  d.args = json::stringify(*args);
+  if (!t) {
+    std::string known;
+    for (const auto& x : st.rt->tools.all())
+      known += (known.empty() ? "" : ", ") + wire_tool_name(x->name());
+    return reject_call(self, d,
+                       fmt::format("unknown tool '{}' (the tools are: {})", c.name, known));
+  }
+  if (auto err = json::validate(t->schema(), d.args))
+    return reject_call(self, d, fmt::format("invalid arguments for '{}': {}", c.name, err.message));
+  propose(self, d);
+}
+
+/// The response JSON of a decision of the deterministic fallback (the chain reached builtin).
+std::string fallback_response(const decision& d, std::int64_t n, std::vector<std::string> log) {
+  std::vector<llm::tool_call> calls;
+  std::string text = d.kind == decision::call_tool ? d.thought : d.conclusion;
+  if (d.kind == decision::call_tool)
+    calls.push_back({fmt::format("builtin_{}", n), d.tool, d.args});
+  log.push_back("builtin: answered");
+  return fmt::format(
+    R"({{"answered_by":"builtin","provider":"builtin","model":"builtin","text":{},)"
+    R"("tool_calls":{},"finish":{},"give_up":{},"usage":null,"latency_ms":0,"cost":0,"attempts":{}}})",
+    json::quote(text), calls_json(calls),
+    json::quote(d.kind == decision::call_tool ? "tool_calls" : "stop"), d.kind == decision::give_up,
+    log_json(log));
+}
+
+void on_model_answer(self_ptr self, llm_provider& llm, std::int64_t n, gateway_result res) {
+  auto& st = self->state;
+  auto& j = st.journal;
+  if (st.rt->shutdown.stop_requested())
+    return; // the step stays an intent: recovery calls again
+  if (j.steps.empty() || j.steps.back().n != n || j.steps.back().state != step_state::intent)
+    return;
+  failpoint("after_model", n);
+  if (!res.ok && res.reached_builtin && llm.fallback()) {
+    // The chain's last resort: the deterministic reasoner decides from the same journal.
+    std::vector<step> prior(j.steps.begin(), j.steps.end() - 1);
+    decision d;
+    try {
+      d = llm.fallback()->decide(run_context{j.r, prior, st.rt->tools, &st.model_memory});
+    } catch (const std::exception& e) {
+      d.kind = decision::give_up;
+      d.conclusion = fmt::format("the fallback reasoner failed: {}", e.what());
+    }
+    j.record_reason_outcome(n, true, fallback_response(d, n, std::move(res.log)), {});
+    if (d.kind == decision::give_up)
+      return fail(self, d.conclusion.empty() ? std::string{"the model gave up"} : d.conclusion);
+    if (d.kind == decision::conclude) {
+      j.add_conclusion(d);
+      return finish(self, run_state::succeeded, d.conclusion);
+    }
+    return commit(self, after_commit::advance);
+  }
+  if (!res.ok) {
+    auto why = fmt::format("no model answered: {}", res.error);
+    j.record_reason_outcome(n, false, fmt::format(R"({{"attempts":{}}})", log_json(res.log)), why);
+    return fail(self, why);
+  }
+  const auto& r = res.response;
+  std::int64_t in = r.usage ? r.usage->input_tokens : 0, out = r.usage ? r.usage->output_tokens : 0;
+  double cost = r.usage ? llm.gateway().cost_of(res.route, *r.usage) : 0;
+  auto bad = bad_answer(r);
+  auto result = fmt::format(
+    R"({{"answered_by":{},"provider":{},"model":{},"id":{},"text":{},"refusal":{},)"
+    R"("tool_calls":{},"finish":{},"raw_finish":{},"usage":{},"latency_ms":{},"cost":{},)"
+    R"("bad":{},"attempts":{}}})",
+    json::quote(res.route), json::quote(res.provider),
+    json::quote(r.model.empty() ? res.model : r.model), json::quote(r.id), json::quote(r.text),
+    json::quote(r.refusal), calls_json(r.tool_calls), json::quote(llm::to_string(r.finish)),
+    json::quote(r.raw_finish),
+    r.usage ? fmt::format(R"({{"input_tokens":{},"output_tokens":{}}})", in, out) : "null",
+    res.latency_ms, cost, bad.empty() ? "null" : json::quote(bad), log_json(res.log));
+  j.record_reason_outcome(n, true, std::move(result), {});
+  j.r.tokens += in + out;
+  j.cost += cost;
+  if (j.r.tokens > j.r.budget.max_tokens)
+    return fail(self, fmt::format("budget exhausted: {} tokens used, max_tokens is {}", j.r.tokens,
+                                  j.r.budget.max_tokens));
+  if (bad.empty() && r.tool_calls.empty()) {
+    decision d;
+    d.kind = decision::conclude;
+    d.thought = "the model concluded";
+    d.conclusion = r.text;
+    d.detail = fmt::format(R"({{"reason_step":{}}})", n);
+    j.add_conclusion(d);
+    return finish(self, run_state::succeeded, r.text);
+  }
+  commit(self, after_commit::advance); // the next advance makes the first tool call, or repairs
+}
+
+/// Publishes the text of a streamed answer as it arrives: `model.delta` events on the run's
+/// live streams (seq 0: never journaled, never replayed; the outcome has the whole text). Runs on
+/// the transport's thread; publishes nothing once the node is stopping.
+model_gateway::delta_fn delta_publisher(const runtime_ptr& rt, std::string run_id, std::int64_t n) {
+  if (rt->hub == nullptr)
+    return {};
+  return [weak = std::weak_ptr<runtime>{rt}, run_id = std::move(run_id), n](const std::string& t) {
+    auto rt = weak.lock();
+    if (!rt || rt->shutdown.stop_requested() || rt->hub == nullptr)
+      return;
+    event e;
+    e.run_id = run_id;
+    e.kind = "model.delta";
+    e.at = rt->clock.now_us();
+    e.data = fmt::format(R"({{"step":{},"text":{}}})", n, json::quote(t));
+    rt->hub->publish({e});
+  };
+}
+
+void call_model(self_ptr self, llm_provider& llm, std::int64_t n) {
+  auto& st = self->state;
+  auto& j = st.journal;
+  std::vector<step> prior(j.steps.begin(), j.steps.begin() + (n - 1));
+  auto prepared =
+    llm.prepare(run_context{j.r, prior, st.rt->tools, nullptr}, notes_before(j.steps, n));
+  if (auto args = json::parse(j.steps.at(static_cast<std::size_t>(n - 1)).args);
+      args && args->IsObject() && llm::wire::string_or(*args, "request_hash") != prepared.hash)
+    st.rt->log->warn("run {} step {}: the request differs from the one journaled (the node's "
+                     "tools or prompt changed since)",
+                     j.r.id, n);
+  auto cell = std::make_shared<std::optional<gateway_result>>();
+  auto* p = &llm;
+  auto token =
+    st.calls.add([self, p, n, cell] { on_model_answer(self, *p, n, std::move(**cell)); });
+  auto handle = run_actor{self};
+  llm.gateway().call(
+    prepared.request,
+    [handle, cell, token](gateway_result r) {
+      cell->emplace(std::move(r));
+      caf::anon_send(handle, called_atom::value, token);
+    },
+    delta_publisher(st.rt, j.r.id, n));
+}
+
+} // namespace
+
+void reason(self_ptr self, llm_provider& llm) {
+  auto& st = self->state;
+  auto& j = st.journal;
+  const step* rs = nullptr;
+  for (auto i = j.steps.rbegin(); i != j.steps.rend() && !rs; ++i)
+    if (i->kind == step_kind::reason)
+      rs = &*i;
+  if (rs && rs->state == step_state::intent)
+    return call_model(self, llm, rs->n); // journaled, not answered (or recovered): call
+  if (rs && rs->state == step_state::succeeded)
+    if (auto c = next_call(j.steps, *rs)) {
+      auto r = read_recorded(*rs); // its text goes with the first call only
+      bool first = r && !r->calls.empty() && r->calls.front().id == c->id;
+      return make_tool_step(self, rs->n, *c, first ? r->text : std::string{});
+    }
+  auto [repairs, last] = repairs_so_far(j.steps);
+  if (repairs > llm.max_repairs())
+    return fail(self, fmt::format("the model's answers were unusable {} times in a row "
+                                  "(model.max_repairs is {}); the last: {}",
+                                  repairs, llm.max_repairs(), last));
+  auto n = j.next_step_n();
+  auto prepared =
+    llm.prepare(run_context{j.r, j.steps, st.rt->tools, nullptr}, notes_before(j.steps, n));
+  const auto& rep = prepared.report;
+  std::string chain;
+  for (const auto& r : llm.gateway().chain())
+    chain += (chain.empty() ? "" : ",") + json::quote(r.name);
+  const auto& first = llm.gateway().chain().front();
+  j.add_reason_intent(fmt::format(
+    R"({{"route":{},"model":{},"chain":[{}],"request_hash":{},"system_prompt":{},)"
+    R"("context":{{"messages":{},"tools":{},"estimated_tokens":{},"budget_tokens":{},)"
+    R"("truncated":{},"summarized":{},"omitted":{},"bytes_removed":{},"over_budget":{}}},)"
+    R"("repairs":{}}})",
+    json::quote(first.name), json::quote(first.model), chain, json::quote(prepared.hash),
+    json::quote(llm.system_prompt_version()), prepared.request.messages.size(),
+    prepared.request.tools.size(), rep.estimated_tokens, rep.budget_tokens, rep.truncated,
+    rep.summarized, rep.omitted, rep.bytes_removed, rep.over_budget, repairs));
+  commit(self, after_commit::advance); // once durable, the next advance calls the model
+}
+
+} // namespace sreh::actors::run_impl

@@ -1,0 +1,200 @@
+#define CAF_SUITE llm_gateway
+#include <caf/test/unit_test.hpp>
+
+// The gateway over a scripted transport: each post is answered at once by the next reply of the
+// script (and recorded), timers fire at once with their delay recorded.
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "actors/gateway/model_gateway.hpp"
+#include "core/base/clock.hpp"
+
+using namespace sreh;
+using namespace sreh::actors;
+
+namespace {
+
+class scripted_transport final : public model_transport {
+ public:
+  std::deque<transport_reply> replies;
+  std::vector<transport_request> posts;
+  std::vector<std::int64_t> delays;
+
+  void post(transport_request req, chunk_fn on_chunk, done_fn on_done) override {
+    posts.push_back(req);
+    CAF_REQUIRE(!replies.empty());
+    auto r = std::move(replies.front());
+    replies.pop_front();
+    if (on_chunk && r.status >= 200 && r.status < 300) {
+      on_chunk(r.body);
+      r.body.clear();
+      r.streamed = true;
+    }
+    on_done(std::move(r));
+  }
+  void after(std::chrono::milliseconds delay, std::function<void()> fn) override {
+    delays.push_back(delay.count());
+    fn();
+  }
+};
+
+transport_reply status(int code, std::string body = "{}", llm::headers h = {}) {
+  transport_reply r;
+  r.status = code;
+  r.body = std::move(body);
+  r.headers = std::move(h);
+  return r;
+}
+
+transport_reply refused() {
+  transport_reply r;
+  r.error = sreh::error{errc::unavailable, "127.0.0.1:9: connect: Connection refused"};
+  return r;
+}
+
+const char* openai_ok =
+  R"({"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[)"
+  R"({"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],)"
+  R"("usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}})";
+
+const char* anthropic_ok =
+  R"({"id":"msg_1","type":"message","role":"assistant","model":"c","content":[)"
+  R"({"type":"text","text":"fine"}],"stop_reason":"end_turn","stop_sequence":null,)"
+  R"("usage":{"input_tokens":7,"output_tokens":3}})";
+
+config::model_route route(std::string name, std::string provider, std::string url) {
+  config::model_route r;
+  r.name = std::move(name);
+  r.provider = std::move(provider);
+  r.base_url = std::move(url);
+  r.model = "m-" + r.name;
+  r.api_key = "secret-" + r.name;
+  return r;
+}
+
+struct fixture {
+  std::shared_ptr<scripted_transport> t = std::make_shared<scripted_transport>();
+  sreh::test_clock clock;
+
+  gateway_result call(std::vector<config::model_route> chain) {
+    model_gateway g{std::move(chain), t, clock};
+    llm::chat_request req;
+    req.messages.push_back(llm::message::user("hello"));
+    gateway_result out;
+    bool called = false;
+    g.call(req, [&](gateway_result r) {
+      out = std::move(r);
+      called = true;
+    });
+    CAF_REQUIRE(called);
+    return out;
+  }
+};
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v)
+    s += x + " | ";
+  return s;
+}
+
+const std::string* header(const transport_request& r, const std::string& name) {
+  for (const auto& [k, v] : r.headers)
+    if (k == name)
+      return &v;
+  return nullptr;
+}
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(gateway_tests, fixture)
+
+CAF_TEST(openai request goes to chat completions with a bearer key) {
+  t->replies.push_back(status(200, openai_ok));
+  auto r = call({route("main", "openai", "http://h:1/v1")});
+  CAF_REQUIRE(r.ok);
+  CAF_CHECK_EQUAL(r.response.text, "done");
+  CAF_CHECK_EQUAL(r.route, "main");
+  CAF_REQUIRE_EQUAL(t->posts.size(), 1u);
+  CAF_CHECK_EQUAL(t->posts[0].url, "http://h:1/v1/chat/completions");
+  CAF_REQUIRE(header(t->posts[0], "Authorization") != nullptr);
+  CAF_CHECK_EQUAL(*header(t->posts[0], "Authorization"), "Bearer secret-main");
+  CAF_CHECK(t->posts[0].body.find("\"model\":\"m-main\"") != std::string::npos);
+}
+
+CAF_TEST(anthropic request goes to messages with x - api - key and the version) {
+  t->replies.push_back(status(200, anthropic_ok));
+  auto r = call({route("main", "anthropic", "https://api.example")});
+  CAF_REQUIRE(r.ok);
+  CAF_CHECK_EQUAL(r.response.text, "fine");
+  CAF_CHECK_EQUAL(t->posts[0].url, "https://api.example/v1/messages");
+  CAF_CHECK_EQUAL(*header(t->posts[0], "x-api-key"), "secret-main");
+  CAF_CHECK_EQUAL(*header(t->posts[0], "anthropic-version"), "2023-06-01");
+}
+
+CAF_TEST(a 429 with retry-after is retried after the delay it asks for) {
+  t->replies.push_back(
+    status(429, R"({"error":{"message":"slow","type":"rate_limit"}})", {{"retry-after", "2"}}));
+  t->replies.push_back(status(200, openai_ok));
+  auto r = call({route("main", "openai", "http://h/v1")});
+  CAF_REQUIRE(r.ok);
+  CAF_CHECK_EQUAL(t->posts.size(), 2u);
+  CAF_REQUIRE_EQUAL(t->delays.size(), 1u);
+  CAF_CHECK_EQUAL(t->delays[0], 2000);
+  CAF_CHECK(joined(r.log).find("HTTP 429") != std::string::npos);
+}
+
+CAF_TEST(a 529 and a cut body are retried a 400 is not ) {
+  t->replies.push_back(status(529, R"({"type":"error","error":{"type":"overloaded_error",)"
+                                   R"("message":"Overloaded"}})"));
+  t->replies.push_back(status(200, R"({"id":"msg_1","type":"mess)")); // cut
+  t->replies.push_back(status(200, anthropic_ok));
+  auto r = call({route("main", "anthropic", "http://h")});
+  CAF_REQUIRE(r.ok);
+  CAF_CHECK_EQUAL(t->posts.size(), 3u);
+  t->posts.clear();
+  t->replies.push_back(
+    status(400, R"({"error":{"message":"bad","type":"invalid_request_error"}})"));
+  auto bad = call({route("main", "openai", "http://h/v1")});
+  CAF_CHECK(!bad.ok);
+  CAF_CHECK_EQUAL(t->posts.size(), 1u);
+  CAF_CHECK(bad.error.find("HTTP 400") != std::string::npos);
+}
+
+CAF_TEST(the next route answers when one is down and builtin ends the chain) {
+  auto main = route("main", "openai", "http://127.0.0.1:9/v1");
+  main.max_attempts = 1;
+  t->replies.push_back(refused());
+  t->replies.push_back(status(200, anthropic_ok));
+  auto r = call({main, route("backup", "anthropic", "http://b")});
+  CAF_REQUIRE(r.ok);
+  CAF_CHECK_EQUAL(r.route, "backup");
+  CAF_CHECK(joined(r.log).find("main: attempt 1: 127.0.0.1:9: connect") != std::string::npos);
+  config::model_route builtin;
+  builtin.name = builtin.provider = "builtin";
+  t->replies.push_back(refused());
+  auto last = call({main, builtin});
+  CAF_CHECK(!last.ok);
+  CAF_CHECK(last.reached_builtin);
+}
+
+CAF_TEST(an open breaker skips its route) {
+  auto main = route("main", "openai", "http://h/v1");
+  main.max_attempts = 1;
+  model_gateway g{{main}, t, clock};
+  llm::chat_request req;
+  req.messages.push_back(llm::message::user("x"));
+  for (int i = 0; i < 5; ++i)
+    t->replies.push_back(refused());
+  for (int i = 0; i < 5; ++i)
+    g.call(req, [](gateway_result r) { CAF_CHECK(!r.ok); });
+  CAF_CHECK_EQUAL(g.status().at(0).breaker, "open");
+  std::string why;
+  g.call(req, [&](gateway_result r) { why = r.error; });
+  CAF_CHECK(why.find("circuit breaker open") != std::string::npos);
+  CAF_CHECK_EQUAL(t->posts.size(), 5u);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
