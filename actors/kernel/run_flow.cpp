@@ -188,22 +188,39 @@ std::string runs_args(const flows::action& a, const std::vector<goal_request>& r
                      a.runs.size() == 1 && a.runs.front().kind == flows::child_run::goal_run, runs);
 }
 
+/// The run's pinned definition, read once per actor; null (the run failed) when it cannot be.
+flow_state* pinned(self_ptr self) {
+  auto& st = self->state;
+  if (!st.flow) {
+    auto fs = read_spec(st.journal.r);
+    if (!fs) {
+      fail(self, fmt::format("flow run {}: {}", st.journal.r.id, fs.error().message));
+      return nullptr;
+    }
+    st.flow = std::move(*fs);
+  }
+  return st.flow.get();
+}
+
+/// What the runner says the run does next, from the journal as it is now.
+flows::action next_of(self_ptr self, const flow_state& fs) {
+  auto& st = self->state;
+  auto records = records_of(st.journal.steps);
+  flows::run_view view{fs.f,    fs.parallel,           fs.branch,       fs.inputs, fs.prior,
+                       records, st.rt->clock.now_us(), world_of(*st.rt)};
+  return flows::next_action(view);
+}
+
 } // namespace
 
 void advance_flow(self_ptr self) {
   auto& st = self->state;
   auto& j = st.journal;
-  if (!st.flow) {
-    auto fs = read_spec(j.r);
-    if (!fs)
-      return fail(self, fmt::format("flow run {}: {}", j.r.id, fs.error().message));
-    st.flow = std::move(*fs);
-  }
-  auto& fs = *st.flow;
-  auto records = records_of(j.steps);
-  flows::run_view view{fs.f,    fs.parallel,           fs.branch,       fs.inputs, fs.prior,
-                       records, st.rt->clock.now_us(), world_of(*st.rt)};
-  auto a = flows::next_action(view);
+  auto* pin = pinned(self);
+  if (pin == nullptr)
+    return;
+  auto& fs = *pin;
+  auto a = next_of(self, fs);
   auto thought = a.step.empty() ? a.message : fmt::format("{}: {}", a.step, a.message);
   switch (a.kind) {
   case flows::action::call_tool: {
@@ -271,18 +288,12 @@ void advance_flow(self_ptr self) {
 void start_runs(self_ptr self) {
   auto& st = self->state;
   auto& j = st.journal;
-  if (!st.flow) {
-    auto fs = read_spec(j.r);
-    if (!fs)
-      return fail(self, fmt::format("flow run {}: {}", j.r.id, fs.error().message));
-    st.flow = std::move(*fs);
-  }
+  auto* pin = pinned(self);
+  if (pin == nullptr)
+    return;
   // The requests are rebuilt from the flow (the same action as when the intent was journaled:
   // the runner is a function of the journal, and the intent adds no record).
-  auto records = records_of(j.steps);
-  flows::run_view view{st.flow->f,     st.flow->parallel, st.flow->branch,       st.flow->inputs,
-                       st.flow->prior, records,           st.rt->clock.now_us(), world_of(*st.rt)};
-  auto a = flows::next_action(view);
+  auto a = next_of(self, *pin);
   if (a.kind != flows::action::start_runs) {
     st.rt->log->error("flow run {}: step {} started runs the flow no longer asks for", j.r.id,
                       j.steps.back().n);
@@ -292,7 +303,7 @@ void start_runs(self_ptr self) {
   auto ids = std::make_shared<std::vector<std::string>>(a.runs.size());
   auto failed = std::make_shared<std::string>();
   for (std::size_t i = 0; i < a.runs.size(); ++i) {
-    auto req = request_for(*st.rt, j.r, *st.flow, a.runs[i], a.output.empty() ? "{}" : a.output);
+    auto req = request_for(*st.rt, j.r, *pin, a.runs[i], a.output.empty() ? "{}" : a.output);
     if (!req) {
       *failed = req.error().message;
       if (--*pending == 0)

@@ -19,6 +19,12 @@ namespace sreh::app::cli {
 /// Follows a run's event stream as a timeline; reconnects with Last-Event-ID. Exit 0 when the
 /// run succeeded, 1 failed, 2 cancelled (3 when the node cannot be reached).
 [[nodiscard]] int watch_run(const options& o, const std::string& run_id);
+/// Writes `"labels": {...}` from the `--label k=v` options (nothing without one); false (after a
+/// usage error) for a malformed one.
+[[nodiscard]] bool write_labels(json::writer& w, const options& o);
+/// POSTs a run's request `body` to `path` (with `--idempotency-key`), prints the run's id (or the
+/// reply with `--json`) and, with `--watch`, follows it to its end. `sreh submit`, `flow run`.
+[[nodiscard]] int post_run(const options& o, const std::string& path, const std::string& body);
 
 // cli_cluster.cpp
 /// `sreh nodes`: the cluster's members, their liveness, link and load.

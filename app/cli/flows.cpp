@@ -217,41 +217,11 @@ int run_flow(int argc, char** argv) {
       if (!write_input(w, inputs, kv))
         return exit_usage;
   w.EndObject();
-  if (auto it = o->values.find("label"); it != o->values.end()) {
-    w.Key("labels");
-    w.StartObject();
-    for (const auto& kv : it->second) {
-      auto eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0)
-        return usage_error("--label expects k=v, got '" + kv + "'");
-      auto k = kv.substr(0, eq);
-      auto v = kv.substr(eq + 1);
-      w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
-      w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
-    }
-    w.EndObject();
-  }
+  if (!write_labels(w, *o))
+    return exit_usage;
   w.EndObject();
-  std::map<std::string, std::string> headers;
-  if (const auto* k = o->value("idempotency-key"))
-    headers["Idempotency-Key"] = *k;
-  net::http_response raw;
-  auto doc = call(*o, "POST", "/v1/flows/" + url_encode(name) + "/runs", code,
-                  std::string(buf.GetString(), buf.GetSize()), headers, &raw);
-  if (!doc)
-    return code;
-  auto id = str(member(*doc, "run"), "id");
-  if (o->flag("json")) {
-    std::printf("%s\n", raw.body.c_str());
-  } else {
-    std::printf("%s\n", id.c_str());
-    if (raw.status == 200)
-      std::fprintf(stderr, "(the idempotency key names an existing run)\n");
-  }
-  std::fflush(stdout);
-  if (o->flag("watch"))
-    return watch_run(*o, id);
-  return exit_ok;
+  return post_run(*o, "/v1/flows/" + url_encode(name) + "/runs",
+                  std::string(buf.GetString(), buf.GetSize()));
 }
 
 } // namespace

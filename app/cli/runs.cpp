@@ -19,20 +19,8 @@ int submit(int argc, char** argv) {
   w.StartObject();
   w.Key("goal");
   w.String(o->positional[0].c_str(), static_cast<rapidjson::SizeType>(o->positional[0].size()));
-  if (auto it = o->values.find("label"); it != o->values.end()) {
-    w.Key("labels");
-    w.StartObject();
-    for (const auto& kv : it->second) {
-      auto eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0)
-        return usage_error("--label expects k=v, got '" + kv + "'");
-      auto k = kv.substr(0, eq);
-      auto v = kv.substr(eq + 1);
-      w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
-      w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
-    }
-    w.EndObject();
-  }
+  if (!write_labels(w, *o))
+    return exit_usage;
   if (const auto* ms = o->value("max-steps")) {
     char* end = nullptr;
     long long n = std::strtoll(ms->c_str(), &end, 10);
@@ -45,17 +33,41 @@ int submit(int argc, char** argv) {
     w.EndObject();
   }
   w.EndObject();
+  return post_run(*o, "/v1/goals", std::string(buf.GetString(), buf.GetSize()));
+}
+
+bool write_labels(json::writer& w, const options& o) {
+  auto it = o.values.find("label");
+  if (it == o.values.end())
+    return true;
+  w.Key("labels");
+  w.StartObject();
+  for (const auto& kv : it->second) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      (void)usage_error("--label expects k=v, got '" + kv + "'");
+      return false;
+    }
+    auto k = kv.substr(0, eq);
+    auto v = kv.substr(eq + 1);
+    w.Key(k.c_str(), static_cast<rapidjson::SizeType>(k.size()));
+    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+  }
+  w.EndObject();
+  return true;
+}
+
+int post_run(const options& o, const std::string& path, const std::string& body) {
   std::map<std::string, std::string> headers;
-  if (const auto* k = o->value("idempotency-key"))
+  if (const auto* k = o.value("idempotency-key"))
     headers["Idempotency-Key"] = *k;
   int code = exit_ok;
   net::http_response raw;
-  auto doc =
-    call(*o, "POST", "/v1/goals", code, std::string(buf.GetString(), buf.GetSize()), headers, &raw);
+  auto doc = call(o, "POST", path, code, body, headers, &raw);
   if (!doc)
     return code;
   auto id = str(member(*doc, "run"), "id");
-  if (o->flag("json")) {
+  if (o.flag("json")) {
     std::printf("%s\n", raw.body.c_str());
   } else {
     std::printf("%s\n", id.c_str());
@@ -63,8 +75,8 @@ int submit(int argc, char** argv) {
       std::fprintf(stderr, "(the idempotency key names an existing run)\n");
   }
   std::fflush(stdout);
-  if (o->flag("watch"))
-    return watch_run(*o, id);
+  if (o.flag("watch"))
+    return watch_run(o, id);
   return exit_ok;
 }
 
