@@ -50,6 +50,12 @@ void on_tool_done(self_ptr self, std::int64_t n, bool ok, std::string result, st
   if (st.rt->shutdown.stop_requested())
     return; // interrupted by the node's shutdown: the step stays an intent, recovery resumes it
   failpoint("after_effect", n);
+  if (n == st.timed_out) {
+    auto& s = st.journal.steps.at(static_cast<std::size_t>(n - 1));
+    ok = false;
+    err = fmt::format("timed out after {} s{}", step_timeout_ms(s) / 1000,
+                      err.empty() ? "" : " (" + err + ")");
+  }
   st.journal.record_outcome(n, ok, std::move(result), std::move(err));
   st.rt->counters.steps.fetch_add(1, std::memory_order_relaxed);
   if (auto* m = st.rt->metrics.step_seconds) {
@@ -79,7 +85,15 @@ void execute(self_ptr self) {
                  fmt::format("invalid arguments for '{}': {}", s.tool, err.message));
     return;
   }
-  tool_call call{st.journal.r.id, s.args, s.idempotency_key, st.cancel.get_token()};
+  // The call stops when the run is cancelled or, for a flow step with a timeout, when it is up.
+  st.step_link.reset();
+  st.step_stop = std::stop_source{};
+  auto* step_stop = &st.step_stop;
+  st.step_link.emplace(st.cancel.get_token(),
+                       std::function<void()>{[step_stop] { step_stop->request_stop(); }});
+  if (auto ms = step_timeout_ms(s); ms > 0)
+    self->delayed_send(self, std::chrono::milliseconds(ms), step_timeout_atom::value, s.n);
+  tool_call call{st.journal.r.id, s.args, s.idempotency_key, st.step_stop.get_token()};
   auto undoes = compensates(s);
   if (undoes) // the original call: its arguments and idempotency key
     call.idempotency_key =
@@ -428,6 +442,15 @@ run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, r
     [=](called_atom, std::uint64_t token) { self->state.calls.complete(token); },
     [=](runs_atom, const std::string& ends, bool timed_out) {
       on_runs_joined(self, ends, timed_out);
+    },
+    [=](step_timeout_atom, std::int64_t n) {
+      auto& st = self->state;
+      if (st.journal.steps.empty() || st.journal.steps.back().n != n ||
+          st.journal.steps.back().state != step_state::intent)
+        return; // it ended in time
+      st.rt->log->warn("run {} step {}: timed out; stopping the tool", st.journal.r.id, n);
+      st.timed_out = n;
+      st.step_stop.request_stop();
     },
   };
 }

@@ -10,6 +10,7 @@
 namespace sreh::actors {
 
 using retry_atom = caf::atom_constant<caf::atom("retry")>;
+using step_timeout_atom = caf::atom_constant<caf::atom("steptmo")>;
 
 /// One actor per active run. It owns the run's state while alive and follows the step protocol:
 /// intent committed → side effect → outcome committed (the outcome of step N is committed
@@ -23,7 +24,8 @@ using run_actor = caf::typed_actor<
   caf::reacts_to<tool_done_atom, std::int64_t, bool, std::string, std::string>,
   caf::reacts_to<reconciled_atom, std::int64_t, reconcile_result::status, std::string>,
   caf::reacts_to<resume_atom, approval>, caf::reacts_to<timer_atom>,
-  caf::reacts_to<called_atom, std::uint64_t>, caf::reacts_to<runs_atom, std::string, bool>>;
+  caf::reacts_to<called_atom, std::uint64_t>, caf::reacts_to<runs_atom, std::string, bool>,
+  caf::reacts_to<step_timeout_atom, std::int64_t>>;
 
 /// Spawns a run actor linked to `parent` for `r` (with the steps journaled so far). A new run
 /// is then sent `create` (commits it, answers the submitter, starts it); a run found unfinished

@@ -39,6 +39,11 @@ struct run_state_t {
   std::vector<std::int64_t> in_flight_outcomes; // steps whose outcome the commit carries
   int commit_failures = 0;
   std::stop_source cancel;
+  /// The in-flight tool call's own stop: the run's cancellation, or its step's timeout (a flow
+  /// step's `timeout`; `timed_out` is then its number).
+  std::stop_source step_stop;
+  std::optional<std::stop_callback<std::function<void()>>> step_link;
+  std::int64_t timed_out = 0;
   std::optional<std::stop_callback<std::function<void()>>> on_shutdown; // node stop → cancel
   std::string cancelled_by;
   std::vector<caf::typed_response_promise<kernel_reply>> cancel_waiters;
@@ -77,6 +82,8 @@ void advance_flow(self_ptr self);
 void start_runs(self_ptr self);
 /// The runs the last step started are over (their ends as JSON), or its timeout passed.
 void on_runs_joined(self_ptr self, const std::string& ends, bool timed_out);
+/// A flow tool step's timeout (ms, from its decision's flow detail); 0 for none.
+[[nodiscard]] std::int64_t step_timeout_ms(const step& s);
 
 // -- run_verify.cpp -----------------------------------------------------------------------------
 

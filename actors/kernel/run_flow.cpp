@@ -65,8 +65,11 @@ expected<std::shared_ptr<flow_state>> read_spec(const run& r) {
 /// What ties a journaled step to its flow step: `{"flow": {"step", "phase", "attempt"}}`, the
 /// `detail` of the step's decision (as the reasoner's hypotheses are for a goal run's steps).
 std::string flow_detail(const flows::action& a) {
-  return fmt::format(R"({{"flow":{{"step":{},"phase":{},"attempt":{}}}}})", json::quote(a.step),
-                     json::quote(to_string(a.phase)), a.attempt);
+  return fmt::format(R"({{"flow":{{"step":{},"phase":{},"attempt":{}{}}}}})", json::quote(a.step),
+                     json::quote(to_string(a.phase)), a.attempt,
+                     a.kind == flows::action::call_tool && a.timeout_ms > 0
+                       ? fmt::format(R"(,"timeout_ms":{})", a.timeout_ms)
+                       : std::string{});
 }
 
 /// The decision of a flow's own step (not a tool call): the thought and the flow detail.
@@ -212,6 +215,19 @@ flows::action next_of(self_ptr self, const flow_state& fs) {
 }
 
 } // namespace
+
+std::int64_t step_timeout_ms(const step& s) {
+  if (s.decision.find("\"timeout_ms\"") == std::string::npos)
+    return 0;
+  auto doc = json::parse_object(s.decision);
+  if (!doc || !doc->HasMember("detail") || !(*doc)["detail"].IsObject())
+    return 0;
+  const auto& d = (*doc)["detail"];
+  if (!d.HasMember("flow") || !d["flow"].IsObject() || !d["flow"].HasMember("timeout_ms") ||
+      !d["flow"]["timeout_ms"].IsInt64())
+    return 0;
+  return d["flow"]["timeout_ms"].GetInt64();
+}
 
 void advance_flow(self_ptr self) {
   auto& st = self->state;

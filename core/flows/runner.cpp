@@ -199,6 +199,7 @@ standing attempt(const step& s, const context& cx, int n) {
     auto a = make(s, action::call_tool, phase::run, n);
     a.tool = t->tool;
     a.args = std::move(*args);
+    a.timeout_ms = s.timeout_ms;
     a.message = n > 1 ? fmt::format("{} (attempt {})", t->tool, n) : t->tool;
     return needs(std::move(a));
   }

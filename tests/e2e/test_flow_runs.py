@@ -336,10 +336,40 @@ steps:
 """
 
 
+TIMEOUT_FLOW = """flow: slow
+steps:
+  - id: slow
+    tool: test.sleep
+    args: {ms: 60000}
+    timeout: 1s
+    retries: {max: 1, backoff: {initial: 1s}}
+    on_failure: continue
+  - {id: after, tool: test.echo, args: {slow: "${steps.slow.status}"}}
+"""
+
+
+def test_a_tool_step_that_takes_longer_than_its_timeout_is_stopped_and_retried():
+    with TempDir() as d:
+        node = crash_node(d).start()
+        run_id = start(node, "slow", {})
+        r = wait_end(node, run_id, timeout=30)
+        assert r["state"] == "succeeded", r
+        steps = node.steps(run_id)
+        slow = [s for s in steps if s["tool"] == "test.sleep"]
+        assert len(slow) == 2, steps
+        for s in slow:
+            assert s["state"] == "failed", s
+            assert s["error"] == "timed out after 1 s (test.sleep: cancelled)", s
+        assert slow[1]["idempotency_key"] == f"{run_id}/slow#2", slow[1]
+        assert steps[-2]["args"] == {"slow": "failed"}, steps[-2]
+        node.stop()
+
+
 def crash_node(d):
     fdir = os.path.join(d, "flows")
     os.makedirs(fdir, exist_ok=True)
     open(os.path.join(fdir, "crash.yaml"), "w").write(CRASH_FLOW)
+    open(os.path.join(fdir, "slow.yaml"), "w").write(TIMEOUT_FLOW)
     return Node(d, auth=AUTH, token=SRE_TOKEN, config_extra=f"flows: {fdir}\n")
 
 
@@ -420,5 +450,7 @@ if __name__ == "__main__":
                test_cancelling_a_flow_waiting_for_an_approval_starts_nothing,
                test_a_work_template_runs_a_flow,
                test_a_template_naming_no_flow_is_refused_at_start,
-               test_the_reasoner_starts_a_flow_with_flow_run] + CRASH_CASES +
+               test_the_reasoner_starts_a_flow_with_flow_run,
+               test_a_tool_step_that_takes_longer_than_its_timeout_is_stopped_and_retried] +
+              CRASH_CASES +
               [test_the_failpoints_killed_the_node_at_each_boundary_there_is])
