@@ -1,4 +1,6 @@
 // `sreh submit|runs|show|watch|cancel`: goals and runs.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -181,6 +183,13 @@ int show(int argc, char** argv) {
       std::printf("  %s %s\n", st.dim(pad(k, 11)).c_str(), v.c_str());
   };
   row("goal:", str(r, "goal"));
+  if (const auto& f = member(r, "flow"); f.IsObject()) {
+    auto branch = str(f, "branch");
+    row("flow:", str(f, "name") + " (version " + str(f, "version") + ")" +
+                   (branch.empty() ? "" : ", branch " + branch + " of " + str(f, "parallel")));
+    row("inputs:", str(f, "inputs") == "{}" ? "" : str(f, "inputs"));
+  }
+  row("parent:", str(r, "parent"));
   row("waiting:", str(r, "waiting_for"));
   row("submitter:", str(r, "submitter"));
   row("node:", str(r, "node_id"));
@@ -188,6 +197,10 @@ int show(int argc, char** argv) {
   row("updated:", str(r, "updated_at"));
   row("steps:", std::to_string(num(r, "steps")) + " (max " +
                   std::to_string(num(member(r, "budget"), "max_steps")) + ")");
+  if (auto tokens = num(r, "tokens"); tokens > 0)
+    row("tokens:", std::to_string(tokens));
+  if (const auto& cost = member(r, "cost"); cost.IsNumber())
+    row("cost:", fmt::format("{:.4f}", cost.GetDouble()));
   row("labels:", str(r, "labels") == "{}" ? "" : str(r, "labels"));
   row("key:", str(r, "idempotency_key"));
   row("conclusion:", str(r, "conclusion"));

@@ -227,6 +227,9 @@ def test_cli_runs_a_flow_and_watches_its_branches():
                                 token=SRE_TOKEN)
         assert rc == 0, out + err
         assert "flow disk-cleanup finished" in out and "✔ succeeded" in out, out
+        rc, shown, err = sreh_cli(["show", out.splitlines()[0]], env_extra=env, token=SRE_TOKEN)
+        assert rc == 0 and "disk-cleanup (version " in shown, shown + err
+        assert '"below":0.9' in shown and '"host":"gpu-3"' in shown, shown
         rc, out, err = sreh_cli(["flow", "run", "disk-cleanup", "--input", "below=lots"],
                                 env_extra=env, token=SRE_TOKEN)
         assert rc != 0 and "below: expected a number" in err, err
