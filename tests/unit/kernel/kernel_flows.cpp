@@ -102,7 +102,8 @@ steps:
   auto steps = load_steps(id);
   CAF_CHECK_EQUAL(steps[1].args, R"({"action":"after true"})");
   CAF_CHECK_EQUAL(probes->violations, 0); // every effect ran after its intent was durable
-  CAF_CHECK_EQUAL(load(id).kind, "flow");
+  auto r = load(id);
+  CAF_CHECK_EQUAL(r.kind, "flow");
 }
 
 CAF_TEST(a failed step is retried after its backoff and fails after its last attempt) {
@@ -230,12 +231,14 @@ steps:
   CAF_CHECK_EQUAL(state(yes), "waiting");
   auto a = waiting_approval(yes);
   CAF_CHECK_EQUAL(a.reason, "may I?");
-  CAF_CHECK_EQUAL(vote(a.id, "alice", "approver", true).err.code, errc::ok);
+  auto voted = vote(a.id, "alice", "approver", true);
+  CAF_CHECK_EQUAL(voted.err.code, errc::ok);
   settle();
   CAF_CHECK_EQUAL(state(yes), "succeeded");
   CAF_CHECK(
     journal_is(yes, strings{"approval ok run succeeded", "tool go run succeeded", "conclude"}));
-  CAF_CHECK_EQUAL(vote(waiting_approval(no).id, "alice", "approver", false).err.code, errc::ok);
+  voted = vote(waiting_approval(no).id, "alice", "approver", false);
+  CAF_CHECK_EQUAL(voted.err.code, errc::ok);
   settle();
   CAF_CHECK(
     journal_is(no, strings{"approval ok run failed", "tool denied run succeeded", "conclude"}));
@@ -296,7 +299,8 @@ steps:
   settle();
   CAF_CHECK_EQUAL(state(id), "waiting");
   CAF_CHECK_EQUAL(to_string(load(id).waiting_for), std::string{"runs"});
-  CAF_CHECK_EQUAL(cancel(id).err.code, errc::ok);
+  auto cancelled = cancel(id);
+  CAF_CHECK_EQUAL(cancelled.err.code, errc::ok);
   settle();
   CAF_CHECK_EQUAL(state(id), "cancelled");
   for (const auto& k : children(id))
