@@ -200,13 +200,6 @@ expected<chat_response> parse_response(std::string_view body) {
 
 // -- streaming -------------------------------------------------------------------------------
 
-sreh::error stream_assembler::fail(api_error e) {
-  auto err = sreh::error{errc::unavailable, "model stream error: " + describe(e)};
-  if (!error_)
-    error_ = std::move(e);
-  return err;
-}
-
 stream_assembler::block* stream_assembler::find(std::int64_t index) {
   for (auto& b : blocks_)
     if (b.index == index)
@@ -288,28 +281,9 @@ sreh::error stream_assembler::feed(std::string_view data) {
   return {};
 }
 
-sreh::error stream_assembler::feed_bytes(std::string_view bytes) {
-  sreh::error first;
-  sse_.feed(bytes, [&](const sse_event& m) {
-    auto err = feed(m.data);
-    if (err && !first)
-      first = std::move(err);
-    return true;
-  });
-  return first;
-}
-
-std::string stream_assembler::take_text() {
-  std::string out;
-  out.swap(fresh_text_);
-  return out;
-}
-
 expected<chat_response> stream_assembler::finish() const {
-  if (error_)
-    return sreh::error{errc::unavailable, "model stream error: " + describe(*error_)};
-  if (!done_ && !stop_seen_)
-    return sreh::error{errc::unavailable, "model stream ended before the response was complete"};
+  if (auto err = incomplete(stop_seen_))
+    return err;
   chat_response r = resp_;
   r.finish = anthropic_finish(r.raw_finish);
   for (auto& b : blocks_) {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/base/expected.hpp"
-#include "core/base/sse.hpp"
+#include "core/llm/stream.hpp"
 #include "core/llm/types.hpp"
 
 namespace sreh::llm::anthropic {
@@ -32,17 +32,10 @@ inline constexpr const char* api_version = "2023-06-01";
 /// Reassembles a streamed response from its events: message_start, content_block_start /
 /// _delta (text_delta, input_json_delta) / _stop, message_delta (stop_reason, usage),
 /// message_stop, ping, error. Unknown event and block types are skipped (the API may add some).
-class stream_assembler {
+class stream_assembler final : public stream_base {
  public:
   /// One `data:` payload (the event's type is inside it).
   sreh::error feed(std::string_view data);
-  /// Raw response bytes, split anywhere.
-  sreh::error feed_bytes(std::string_view bytes);
-
-  [[nodiscard]] std::string take_text();
-  /// message_stop seen.
-  [[nodiscard]] bool done() const { return done_; }
-  [[nodiscard]] const std::optional<api_error>& stream_error() const { return error_; }
   /// The whole response; fails when the stream reported an error or ended before message_stop
   /// and before any stop_reason (errc::unavailable).
   [[nodiscard]] expected<chat_response> finish() const;
@@ -54,15 +47,10 @@ class stream_assembler {
     std::string text, id, name, json, initial_input;
   };
   block* find(std::int64_t index);
-  sreh::error fail(api_error e);
+  sreh::error on_event(const sse_event& e) override { return feed(e.data); }
 
-  chat_response resp_;
   std::vector<block> blocks_;
-  std::string fresh_text_;
-  std::optional<api_error> error_;
-  bool done_ = false;
   bool stop_seen_ = false;
-  sse_parser sse_;
 };
 
 } // namespace sreh::llm::anthropic

@@ -209,13 +209,6 @@ std::string_view trim(std::string_view s) {
 
 } // namespace
 
-sreh::error stream_assembler::fail(api_error e) {
-  auto err = sreh::error{errc::unavailable, "model stream error: " + describe(e)};
-  if (!error_)
-    error_ = std::move(e);
-  return err;
-}
-
 stream_assembler::partial_call& stream_assembler::slot_for(std::optional<std::int64_t> index,
                                                            const std::string& id, bool has_name) {
   partial_call* found = nullptr;
@@ -312,32 +305,9 @@ sreh::error stream_assembler::feed_error(std::string_view payload) {
   return fail(std::move(e));
 }
 
-sreh::error stream_assembler::feed_bytes(std::string_view bytes) {
-  sreh::error first;
-  sse_.feed(bytes, [&](const sse_event& m) {
-    sreh::error err;
-    if (!m.error.empty())
-      err = feed_error(m.error);
-    else
-      err = feed(m.data);
-    if (err && !first)
-      first = std::move(err);
-    return true;
-  });
-  return first;
-}
-
-std::string stream_assembler::take_text() {
-  std::string out;
-  out.swap(fresh_text_);
-  return out;
-}
-
 expected<chat_response> stream_assembler::finish() const {
-  if (error_)
-    return sreh::error{errc::unavailable, "model stream error: " + describe(*error_)};
-  if (!done_ && !finish_seen_)
-    return sreh::error{errc::unavailable, "model stream ended before the response was complete"};
+  if (auto err = incomplete(finish_seen_))
+    return err;
   chat_response r = resp_;
   for (auto& c : calls_) {
     tool_call tc;

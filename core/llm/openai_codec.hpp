@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/base/expected.hpp"
-#include "core/base/sse.hpp"
+#include "core/llm/stream.hpp"
 #include "core/llm/types.hpp"
 
 namespace sreh::llm::openai {
@@ -34,22 +34,13 @@ struct options {
 /// `data:` payloads, one at a time, or from raw bytes. Tool calls may come whole or in
 /// fragments, keyed by `index`; `id`, `index` and `type` may be missing (Ollama, vLLM); usage
 /// may come in the last chunk (with empty `choices`), with every chunk, or never.
-class stream_assembler {
+class stream_assembler final : public stream_base {
  public:
   /// One `data:` payload: a chunk, `[DONE]`, or `{"error":…}`. A malformed chunk or an error
   /// fails; the assembler keeps what it had.
   sreh::error feed(std::string_view data);
   /// The payload of a non-standard `error:` SSE field (older llama.cpp).
   sreh::error feed_error(std::string_view payload);
-  /// Raw response bytes, split anywhere (an SSE decoder inside).
-  sreh::error feed_bytes(std::string_view bytes);
-
-  /// The text that arrived since the last call (for `model.delta` events).
-  [[nodiscard]] std::string take_text();
-  /// `[DONE]` seen.
-  [[nodiscard]] bool done() const { return done_; }
-  /// The error the stream reported, if it did.
-  [[nodiscard]] const std::optional<api_error>& stream_error() const { return error_; }
 
   /// The whole response. Fails when the stream reported an error, or ended before `[DONE]` and
   /// before any finish_reason (a cut connection: errc::unavailable).
@@ -61,15 +52,12 @@ class stream_assembler {
     std::string id, name, arguments;
   };
   partial_call& slot_for(std::optional<std::int64_t> index, const std::string& id, bool has_name);
-  sreh::error fail(api_error e);
+  sreh::error on_event(const sse_event& e) override {
+    return e.error.empty() ? feed(e.data) : feed_error(e.error);
+  }
 
-  chat_response resp_;
   std::vector<partial_call> calls_;
-  std::string fresh_text_;
-  std::optional<api_error> error_;
-  bool done_ = false;
   bool finish_seen_ = false;
-  sse_parser sse_;
 };
 
 } // namespace sreh::llm::openai
