@@ -22,6 +22,10 @@ struct flow_state {
   std::string branch;
   std::map<std::string, std::string> inputs;
   std::map<std::string, flows::step_result> prior;
+  /// The runner's records of the journal's first `settled_upto` steps: those settled (succeeded,
+  /// failed, cancelled), which never change, so each is read once per actor, not at every step.
+  std::vector<flows::record> settled;
+  std::size_t settled_upto = 0;
 };
 
 namespace {
@@ -77,35 +81,50 @@ std::string tag(const flows::action& a, const std::string& thought) {
   return fmt::format(R"({{"thought":{},"detail":{}}})", json::quote(thought), flow_detail(a));
 }
 
-/// The journal as the runner reads it: every step with an outcome that belongs to a flow step.
-std::vector<flows::record> records_of(const std::vector<step>& steps) {
-  std::vector<flows::record> out;
-  out.reserve(steps.size());
-  for (const auto& s : steps) {
-    if (s.state == step_state::intent || s.decision.find("\"flow\"") == std::string::npos)
-      continue;
-    auto doc = json::parse_object(s.decision);
-    if (!doc)
-      continue;
-    auto d = doc->FindMember("detail");
-    if (d == doc->MemberEnd() || !d->value.IsObject())
-      continue;
-    auto f = d->value.FindMember("flow");
-    if (f == d->value.MemberEnd() || !f->value.IsObject())
-      continue;
-    flows::record r;
-    r.step = member_text(f->value, "step");
-    r.phase = flows::parse_phase(member_text(f->value, "phase")).value_or(flows::phase::run);
-    if (auto a = f->value.FindMember("attempt"); a != f->value.MemberEnd() && a->value.IsInt())
-      r.attempt = a->value.GetInt();
-    r.ok = s.state == step_state::succeeded;
-    r.result = s.result;
-    r.error = s.error;
-    r.started_at = s.started_at;
-    r.finished_at = s.finished_at;
-    out.push_back(std::move(r));
-  }
-  return out;
+/// A journaled step as the runner reads it: a step with an outcome that belongs to a flow step.
+std::optional<flows::record> record_of(const step& s) {
+  if (s.state == step_state::intent || s.decision.find("\"flow\"") == std::string::npos)
+    return std::nullopt;
+  auto doc = json::parse_object(s.decision);
+  if (!doc)
+    return std::nullopt;
+  auto d = doc->FindMember("detail");
+  if (d == doc->MemberEnd() || !d->value.IsObject())
+    return std::nullopt;
+  auto f = d->value.FindMember("flow");
+  if (f == d->value.MemberEnd() || !f->value.IsObject())
+    return std::nullopt;
+  flows::record r;
+  r.step = member_text(f->value, "step");
+  r.phase = flows::parse_phase(member_text(f->value, "phase")).value_or(flows::phase::run);
+  if (auto a = f->value.FindMember("attempt"); a != f->value.MemberEnd() && a->value.IsInt())
+    r.attempt = a->value.GetInt();
+  r.ok = s.state == step_state::succeeded;
+  r.result = s.result;
+  r.error = s.error;
+  r.started_at = s.started_at;
+  r.finished_at = s.finished_at;
+  return r;
+}
+
+bool settled(step_state s) {
+  return s == step_state::succeeded || s == step_state::failed || s == step_state::cancelled;
+}
+
+/// The journal as the runner reads it. `scratch` holds the records when a step past the settled
+/// ones has an outcome that may still change (in doubt).
+const std::vector<flows::record>& records_of(flow_state& fs, const std::vector<step>& steps,
+                                             std::vector<flows::record>& scratch) {
+  for (; fs.settled_upto < steps.size() && settled(steps[fs.settled_upto].state); ++fs.settled_upto)
+    if (auto r = record_of(steps[fs.settled_upto]))
+      fs.settled.push_back(std::move(*r));
+  if (fs.settled_upto == steps.size())
+    return fs.settled;
+  scratch = fs.settled;
+  for (auto i = fs.settled_upto; i < steps.size(); ++i)
+    if (auto r = record_of(steps[i]))
+      scratch.push_back(std::move(*r));
+  return scratch;
 }
 
 flows::world_lookup world_of(const runtime& rt) {
@@ -206,9 +225,10 @@ flow_state* pinned(self_ptr self) {
 }
 
 /// What the runner says the run does next, from the journal as it is now.
-flows::action next_of(self_ptr self, const flow_state& fs) {
+flows::action next_of(self_ptr self, flow_state& fs) {
   auto& st = self->state;
-  auto records = records_of(st.journal.steps);
+  std::vector<flows::record> scratch;
+  const auto& records = records_of(fs, st.journal.steps, scratch);
   flows::run_view view{fs.f,    fs.parallel,           fs.branch,       fs.inputs, fs.prior,
                        records, st.rt->clock.now_us(), world_of(*st.rt)};
   return flows::next_action(view);
