@@ -8,6 +8,7 @@
 #include "app/cli/client.hpp"
 #include "app/cli/cluster_check.hpp"
 #include "app/cli/eval_command.hpp"
+#include "app/cli/replay_command.hpp"
 #include "app/serve/serve.hpp"
 
 namespace {
@@ -27,6 +28,9 @@ node:
                           validate a topology and probe every node's addresses (TCP)
   eval [--json F] [--markdown F] [--mode autonomous|review] [--kb F] DIR|FILE...
                           run scenario files against the builtin reasoner and score them
+  replay RUN [--config FILE] [--json]
+                          run a finished run again from its journal (recorded model answers and
+                          tool results, no model server) and compare it step by step
 
   audit verify [--data-dir DIR | --db FILE]
                           check the tamper-evident audit log; names the first bad entry
@@ -83,6 +87,8 @@ int main(int argc, char** argv) {
     return sreh::app::cluster_command(argc - 2, argv + 2);
   if (cmd == "eval")
     return sreh::app::eval_command(argc - 2, argv + 2);
+  if (cmd == "replay")
+    return sreh::app::replay_command(argc - 2, argv + 2);
   if (cmd == "audit")
     return sreh::app::audit_command(argc - 2, argv + 2);
   if (cmd == "token")

@@ -1,39 +1,24 @@
 #include "eval/probe.hpp"
 
+#include "actors/tools/forwarding_tool.hpp"
+
 namespace sreh::eval {
 
 namespace {
 
-/// Forwards everything to the wrapped tool; `execute` also checks the probe.
-class probed_tool final : public actors::tool {
+/// A tool whose every call is followed by a check of the probe.
+class probed_tool final : public actors::forwarding_tool {
  public:
   probed_tool(actors::tool_ptr inner, std::shared_ptr<mitigation_probe> probe)
-    : inner_(std::move(inner)), probe_(std::move(probe)) {}
-
-  const std::string& name() const override { return inner_->name(); }
-  const std::string& description() const override { return inner_->description(); }
-  const std::string& schema() const override { return inner_->schema(); }
-  actors::risk_class risk() const override { return inner_->risk(); }
-  bool idempotent() const override { return inner_->idempotent(); }
-  bool blocking() const override { return inner_->blocking(); }
-  std::chrono::milliseconds timeout() const override { return inner_->timeout(); }
-  actors::action_scope scope(std::string_view args) const override { return inner_->scope(args); }
-  actors::reconcile_result reconcile(std::string_view key) override {
-    return inner_->reconcile(key);
-  }
-  std::vector<obs::capability> provides() const override { return inner_->provides(); }
-  obs::observations observe(std::string_view args, std::string_view result) const override {
-    return inner_->observe(args, result);
-  }
+    : forwarding_tool(std::move(inner)), probe_(std::move(probe)) {}
 
   actors::tool_result execute(const actors::tool_call& call) override {
-    auto r = inner_->execute(call);
+    auto r = inner()->execute(call);
     probe_->check();
     return r;
   }
 
  private:
-  actors::tool_ptr inner_;
   std::shared_ptr<mitigation_probe> probe_;
 };
 

@@ -1,18 +1,12 @@
 #include "eval/runner.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cctype>
-#include <condition_variable>
-#include <cstdlib>
-#include <deque>
-#include <filesystem>
 #include <future>
-#include <mutex>
-#include <set>
 
 #include "core/base/json.hpp"
+#include "eval/follow.hpp"
 #include "eval/probe.hpp"
 #include "net/node/node_parts.hpp"
 #include "plugins/models/builtin/reasoner.hpp"
@@ -25,54 +19,6 @@ namespace {
 namespace sb = plugins::sandbox;
 namespace ev = sreh::eval;
 using steady = std::chrono::steady_clock;
-
-/// Follows the hub: which runs ended, which approvals were requested.
-///
-/// Thread-safe: `on_events` runs on the writer thread and only records; the eval thread waits.
-class run_follower {
- public:
-  void on_events(const std::vector<event>& evs) {
-    std::lock_guard<std::mutex> lock{mtx_};
-    for (auto& e : evs) {
-      if (e.kind == "run.succeeded" || e.kind == "run.failed" || e.kind == "run.cancelled") {
-        ended_.insert(e.run_id);
-      } else if (e.kind == "approval.requested") {
-        auto doc = json::parse_object(e.data);
-        if (doc && doc->HasMember("approval") && (*doc)["approval"].IsString())
-          approvals_.emplace_back((*doc)["approval"].GetString());
-      }
-    }
-    cv_.notify_all();
-  }
-
-  /// Waits until `run_id` ended (true) or approvals are waiting to be decided (false, moved into
-  /// `approvals`), or until `deadline` (false, nothing moved).
-  bool wait(const std::string& run_id, steady::time_point deadline,
-            std::vector<std::string>& approvals) {
-    std::unique_lock<std::mutex> lock{mtx_};
-    cv_.wait_until(lock, deadline, [&] { return ended_.count(run_id) || !approvals_.empty(); });
-    approvals.assign(approvals_.begin(), approvals_.end());
-    approvals_.clear();
-    return ended_.count(run_id) > 0;
-  }
-
-  void note(std::string problem) {
-    std::lock_guard<std::mutex> lock{mtx_};
-    problems_.push_back(std::move(problem));
-  }
-
-  std::vector<std::string> problems() {
-    std::lock_guard<std::mutex> lock{mtx_};
-    return problems_;
-  }
-
- private:
-  std::mutex mtx_;
-  std::condition_variable cv_;
-  std::set<std::string> ended_;
-  std::deque<std::string> approvals_;
-  std::vector<std::string> problems_;
-};
 
 /// The alert as string labels: `alert` (its name), its labels, its annotations.
 std::string labels_of(const sb::alert_spec& a) {
@@ -184,22 +130,6 @@ ev::world_record read_world(const sb::world& w, const mitigation_probe& probe) {
   return rec;
 }
 
-/// A fresh data dir under $TMPDIR (or /tmp), removed by the destructor.
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string{base && *base ? base : "/tmp"} + "/sreh-eval-XXXXXX";
-    if (::mkdtemp(tmpl.data()))
-      path = tmpl;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    if (!path.empty())
-      std::filesystem::remove_all(path, ec);
-  }
-};
-
 /// Submits the goal and returns the run id.
 expected<std::string> submit(net::node_parts& n, const sb::scenario& sc,
                              const config::node_config& cfg) {
@@ -222,7 +152,7 @@ expected<std::string> submit(net::node_parts& n, const sb::scenario& sc,
 std::string follow(net::node_parts& n, run_follower& f, const std::string& run_id,
                    const eval_options& opts) {
   auto deadline = steady::now() + opts.run_timeout;
-  std::vector<std::string> approvals;
+  std::vector<requested_approval> approvals;
   while (!f.wait(run_id, deadline, approvals)) {
     if (approvals.empty()) { // the deadline passed
       n.kernel().cancel(run_id, "eval", [](expected<run_state>) {});
@@ -230,7 +160,8 @@ std::string follow(net::node_parts& n, run_follower& f, const std::string& run_i
       return fmt::format("the run did not end within {} s and was cancelled",
                          opts.run_timeout.count());
     }
-    for (auto& id : approvals) {
+    for (const auto& requested : approvals) {
+      const auto& id = requested.id;
       if (opts.mode != "review") {
         f.note("approval " + id + " requested in " + opts.mode + " mode: left undecided");
         continue;

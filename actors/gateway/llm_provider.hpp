@@ -3,6 +3,7 @@
 // openai | anthropic`). It is not deterministic: the run journals a `reason` step per call
 // (actors/kernel/run_reason.cpp) and replays recorded responses instead of calling again.
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -45,6 +46,13 @@ class llm_provider final : public model_provider {
   [[nodiscard]] std::int64_t max_repairs() const { return max_repairs_; }
   [[nodiscard]] const std::string& system_prompt_version() const { return prompt_version_; }
 
+  /// Where the answers of reason steps come from instead of the gateway: replay
+  /// (eval/replay.hpp) answers each step `n` of run `run_id` from a recorded journal. Set before
+  /// the node starts; unset, every call goes to the gateway. Called on the run's actor.
+  using answer_source = std::function<gateway_result(const std::string& run_id, std::int64_t n)>;
+  void answer_from(answer_source source) { answers_ = std::move(source); }
+  [[nodiscard]] const answer_source& answers() const { return answers_; }
+
  private:
   model_gateway_ptr gateway_;
   model_provider_ptr fallback_;
@@ -54,6 +62,7 @@ class llm_provider final : public model_provider {
   std::int64_t max_repairs_;
   llm::context_budget budget_;
   std::int64_t max_tokens_;
+  answer_source answers_;
 };
 
 /// A tool's name as the wire formats allow it (OpenAI and Anthropic: [a-zA-Z0-9_-]{1,64}):

@@ -74,18 +74,6 @@ bool parse_args(int argc, char** argv, serve_args& out) {
   return true;
 }
 
-/// The config file (or the defaults) with the command line's settings, finalized.
-expected<config::node_config> load_config(const serve_args& args,
-                                          const works::kind_registry& kinds) {
-  if (!args.config_file.empty())
-    return config::load_file(args.config_file, args.set, &kinds);
-  config::node_config cfg;
-  config::apply_overrides(args.set, cfg);
-  if (auto err = config::finalize(cfg, &kinds))
-    return err;
-  return cfg;
-}
-
 /// Blocks until SIGINT or SIGTERM; on SIGHUP reads the TLS files again (when `tls` is set).
 void wait_for_signal(net::tls_server_context* tls) {
   sigset_t set;
@@ -220,6 +208,18 @@ void print_model_routes(const config::model_config& m) {
 
 } // namespace
 
+expected<config::node_config> load_node_config(const std::string& file,
+                                               const config::overrides& set,
+                                               const works::kind_registry& kinds) {
+  if (!file.empty())
+    return config::load_file(file, set, &kinds);
+  config::node_config cfg;
+  config::apply_overrides(set, cfg);
+  if (auto err = config::finalize(cfg, &kinds))
+    return err;
+  return cfg;
+}
+
 int serve_command(int argc, char** argv) {
   serve_args args;
   if (!parse_args(argc, argv, args))
@@ -234,7 +234,7 @@ int serve_command(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   const auto regs = registries();
-  auto cfg = load_config(args, regs.kinds);
+  auto cfg = load_node_config(args.config_file, args.set, regs.kinds);
   if (!cfg)
     return fail(cfg.error().message);
   if (auto err = setup_logging(cfg->logging.level, cfg->logging.format))

@@ -15,18 +15,22 @@
 
 namespace sreh::net {
 
+expected<persistence::store_ptr> open_store(const config::store_config& s) {
+  return s.kind == "postgres" ? persistence::open_postgres_store({s.url, {}, 4})
+                              : persistence::open_sqlite_store({s.path, s.synchronous});
+}
+
 expected<std::unique_ptr<node_parts>>
 node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
-                  policy::policy_set policy, actors::model_provider_ptr provider) {
+                  policy::policy_set policy, actors::model_provider_ptr provider,
+                  const tool_decorator& decorate) {
   std::unique_ptr<node_parts> p{new node_parts(cfg)};
   std::error_code ec;
   std::filesystem::create_directories(cfg.data_dir, ec);
   if (ec)
     return sreh::error{errc::invalid_argument,
                        "cannot create data dir '" + cfg.data_dir + "': " + ec.message()};
-  auto store = cfg.store.kind == "postgres"
-                 ? persistence::open_postgres_store({cfg.store.url, {}, 4})
-                 : persistence::open_sqlite_store({cfg.store.path, cfg.store.synchronous});
+  auto store = open_store(cfg.store);
   if (!store)
     return store.error();
   p->store_ = std::move(*store);
@@ -78,6 +82,14 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
                          fmt::format("tools.disable: this node has no tool '{}' (it has: {})", name,
                                      names.empty() ? "none" : names)};
     }
+  if (decorate) {
+    auto wrapped = std::make_shared<actors::tool_registry>();
+    for (const auto& t : tools->all())
+      wrapped->add(decorate(t));
+    for (const auto& src : tools->world_sources())
+      wrapped->add_world_source(src);
+    tools = std::move(wrapped);
+  }
   p->tools_ = std::move(tools);
   p->node_ =
     std::make_unique<actors::node>(cfg, *p->store_, *p->writer_, *p->tools_, std::move(policy),

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "actors/gateway/model_provider.hpp"
@@ -20,17 +21,25 @@
 
 namespace sreh::net {
 
+/// The store `s` names: SQLite (created when absent) or PostgreSQL.
+[[nodiscard]] expected<persistence::store_ptr> open_store(const config::store_config& s);
+
 /// A running node without its HTTP front: store → group-commit writer (feeding the event hub)
 /// → actors, and the relay supervised by the node. `serve` adds the HTTP front (supervise);
 /// `eval` and the benchmark drive `kernel()` directly. Destruction stops the supervised services
 /// and the actors, then the writer, then closes the store.
 class node_parts {
  public:
+  /// Wraps each tool of a finished registry (replay's recorded tools: eval/replay.hpp).
+  using tool_decorator = std::function<actors::tool_ptr(actors::tool_ptr)>;
+
   /// Opens the store, starts the writer and the actors. `tools` and `provider` are the node's
-  /// (app/serve/plugins.hpp: make_tools_and_provider).
+  /// (app/serve/plugins.hpp: make_tools_and_provider). With `decorate`, the node's tools
+  /// (`tools`, world.get and flow.run, less `tools.disable`) are what it makes of each.
   [[nodiscard]] static expected<std::unique_ptr<node_parts>>
   start(const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
-        policy::policy_set policy, actors::model_provider_ptr provider);
+        policy::policy_set policy, actors::model_provider_ptr provider,
+        const tool_decorator& decorate = {});
   ~node_parts();
 
   actors::kernel_api& kernel() { return node_->kernel(); }
