@@ -484,8 +484,9 @@ expected<replay_report> replay(const recording& rec, const config::node_config& 
   req.submitter = rec.r.submitter;
   req.labels = rec.r.labels;
   req.budget = rec.r.budget;
-  if (rec.r.budget.deadline_us > 0) // as long as the recorded run had
-    req.budget.deadline_us = n.clock().now_us() + (rec.r.budget.deadline_us - rec.r.created_at);
+  if (rec.r.budget.deadline_us >
+      0) // as long as the recorded run had (relative: the kernel adds now)
+    req.budget.deadline_us = std::max<timestamp_us>(1, rec.r.budget.deadline_us - rec.r.created_at);
   std::promise<expected<actors::submit_reply>> submitted;
   n.kernel().submit(std::move(req), [&submitted](expected<actors::submit_reply> r) {
     submitted.set_value(std::move(r));

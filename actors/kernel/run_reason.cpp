@@ -271,6 +271,10 @@ void on_model_answer(self_ptr self, llm_provider& llm, std::int64_t n, gateway_r
   if (j.r.tokens > j.r.budget.max_tokens)
     return fail(self, fmt::format("budget exhausted: {} tokens used, max_tokens is {}", j.r.tokens,
                                   j.r.budget.max_tokens));
+  if (j.r.budget.max_cost > 0 && j.cost > j.r.budget.max_cost)
+    return fail(self,
+                fmt::format("budget exhausted: the model calls cost {:.6g}, max_cost is {:.6g}",
+                            j.cost, j.r.budget.max_cost));
   if (bad.empty() && r.tool_calls.empty()) {
     decision d;
     d.kind = decision::conclude;

@@ -197,10 +197,17 @@ int show(int argc, char** argv) {
   row("updated:", str(r, "updated_at"));
   row("steps:", std::to_string(num(r, "steps")) + " (max " +
                   std::to_string(num(member(r, "budget"), "max_steps")) + ")");
+  const auto& budget = member(r, "budget");
   if (auto tokens = num(r, "tokens"); tokens > 0)
-    row("tokens:", std::to_string(tokens));
-  if (const auto& cost = member(r, "cost"); cost.IsNumber())
-    row("cost:", fmt::format("{:.4f}", cost.GetDouble()));
+    row("tokens:",
+        std::to_string(tokens) + " (max " + std::to_string(num(budget, "max_tokens")) + ")");
+  const auto& cost = member(r, "cost");
+  const auto& max_cost = member(budget, "max_cost");
+  if (cost.IsNumber() || max_cost.IsNumber())
+    row("cost:",
+        fmt::format("{:.6g}{}", cost.IsNumber() ? cost.GetDouble() : 0.0,
+                    max_cost.IsNumber() ? fmt::format(" (max {:.6g})", max_cost.GetDouble())
+                                        : std::string{}));
   row("labels:", str(r, "labels") == "{}" ? "" : str(r, "labels"));
   row("key:", str(r, "idempotency_key"));
   row("conclusion:", str(r, "conclusion"));

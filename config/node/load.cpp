@@ -88,13 +88,19 @@ void read_limits(reader& r, const entry& section, limits_config& out) {
 }
 
 void read_budget(reader& r, const entry& section, run_budget& out) {
-  for (const auto& e : r.entries(section, {"max_steps", "max_tokens", "max_result_bytes"})) {
-    if (e.key == "max_steps")
+  for (const auto& e :
+       r.entries(section, {"max_steps", "max_tokens", "max_result_bytes", "max_cost"})) {
+    if (e.key == "max_steps") {
       out.max_steps = r.integer(e, 1, unbounded);
-    else if (e.key == "max_tokens")
+    } else if (e.key == "max_tokens") {
       out.max_tokens = r.integer(e, 1, unbounded);
-    else
+    } else if (e.key == "max_result_bytes") {
       out.max_result_bytes = r.integer(e, 1, unbounded);
+    } else {
+      out.max_cost = r.number(e);
+      if (out.max_cost < 0)
+        r.fail(e, "expected a number of at least 0 (0: no limit)");
+    }
   }
 }
 

@@ -16,6 +16,7 @@ constexpr std::size_t max_labels = 32;
 constexpr std::size_t max_label_key = 63;
 constexpr std::size_t max_label_value = 256;
 constexpr std::int64_t max_deadline_seconds = 86'400;
+constexpr double max_request_cost = 1e6; // budget.max_cost when the node sets none
 
 using member_iter = rapidjson::Value::ConstMemberIterator;
 
@@ -122,6 +123,14 @@ error parse_budget(const rapidjson::Value& v, const run_budget& defaults, goal_r
       err = parse_limit(m->value, path, defaults.max_tokens, out.budget.max_tokens);
     } else if (key == "max_result_bytes") {
       err = parse_limit(m->value, path, defaults.max_result_bytes, out.budget.max_result_bytes);
+    } else if (key == "max_cost") {
+      // At most the node's default when it has one (a request lowers a budget, never raises it).
+      const double most = defaults.max_cost > 0 ? defaults.max_cost : max_request_cost;
+      if (!m->value.IsNumber() || !(m->value.GetDouble() > 0) || m->value.GetDouble() > most)
+        err = field_error(path, fmt::format("expected a number above 0 and at most {}, got {}",
+                                            most, shown(m->value)));
+      else
+        out.budget.max_cost = m->value.GetDouble();
     } else if (key == "deadline_seconds") {
       std::int64_t secs = 0;
       err = parse_limit(m->value, path, max_deadline_seconds, secs);
@@ -129,7 +138,7 @@ error parse_budget(const rapidjson::Value& v, const run_budget& defaults, goal_r
       out.budget.deadline_us = secs * 1'000'000;
     } else {
       err = field_error(path, "unknown field (expected max_steps, max_tokens, "
-                              "max_result_bytes or deadline_seconds)");
+                              "max_result_bytes, max_cost or deadline_seconds)");
     }
     if (err)
       return err;

@@ -54,6 +54,8 @@ void write(writer& w, const run& r) {
   w.Key("max_tokens"), w.Int64(r.budget.max_tokens);
   w.Key("deadline"), timestamp(w, r.budget.deadline_us);
   w.Key("max_result_bytes"), w.Int64(r.budget.max_result_bytes);
+  if (r.budget.max_cost > 0)
+    w.Key("max_cost"), w.Double(r.budget.max_cost);
   w.EndObject();
   w.Key("checkpoint"), raw(w, r.checkpoint);
   w.Key("conclusion"), str_or_null(w, r.conclusion);
@@ -131,6 +133,7 @@ expected<run> run_from_json(std::string_view text) {
     fb.integer("max_tokens", r.budget.max_tokens);
     fb.time("deadline", r.budget.deadline_us);
     fb.integer("max_result_bytes", r.budget.max_result_bytes);
+    fb.number("max_cost", r.budget.max_cost);
     if (fb.err())
       return fb.err();
   }

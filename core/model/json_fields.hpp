@@ -54,6 +54,15 @@ class fields {
     }
   }
 
+  void number(const char* name, double& out) {
+    if (auto* v = find(name, nullptr)) {
+      if (v->IsNumber())
+        out = v->GetDouble();
+      else
+        fail(name, "a number", *v);
+    }
+  }
+
   void boolean(const char* name, bool& out) {
     if (auto* v = find(name, nullptr)) {
       if (v->IsBool())

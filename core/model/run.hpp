@@ -51,6 +51,9 @@ struct run_budget {
   std::int64_t max_tokens = 200'000;
   std::int64_t deadline_us = 0; // absolute; 0 = none
   std::int64_t max_result_bytes = 64 * 1024;
+  /// The run's model calls may cost at most this much (in the unit of the routes' prices:
+  /// `model.price`); 0 = no limit. A run whose calls cost more fails.
+  double max_cost = 0;
 };
 
 // -- run ---------------------------------------------------------------------------------------

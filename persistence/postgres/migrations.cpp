@@ -252,7 +252,12 @@ ALTER TABLE runs ADD COLUMN parent text NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN spec text NOT NULL DEFAULT '{}';
 )sql";
 
-constexpr std::array<migration, 7> all_migrations{{
+// A run's cost budget (budget.max_cost: the price of its model calls; 0 = none).
+constexpr std::string_view schema_v8 = R"sql(
+ALTER TABLE runs ADD COLUMN max_cost double precision NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<migration, 8> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, hash_existing_events},
   {3, schema_v3, nullptr},
@@ -260,6 +265,7 @@ constexpr std::array<migration, 7> all_migrations{{
   {5, schema_v5, nullptr},
   {6, schema_v6, nullptr},
   {7, schema_v7, nullptr},
+  {8, schema_v8, nullptr},
 }};
 static_assert(follows_schema_history(all_migrations), "one numbering: store/schema_versions.hpp");
 

@@ -56,6 +56,11 @@ array_columns& array_columns::integer(std::int64_t v) {
   return *this;
 }
 
+array_columns& array_columns::number(double v) {
+  fmt::format_to(std::back_inserter(next()), "{}", v); // the shortest text that reads back as v
+  return *this;
+}
+
 const std::vector<std::string>& array_columns::finish() {
   for (auto& c : cols_)
     c += '}';
@@ -87,7 +92,8 @@ void add_run(array_columns& c, const run& r) {
     .text(r.labels)
     .text(r.kind)
     .text(r.parent)
-    .text(r.spec);
+    .text(r.spec)
+    .number(r.budget.max_cost);
 }
 
 void add_step(array_columns& c, const step& s) {
@@ -180,6 +186,7 @@ expected<run> read_run(const pqxx::row& row) {
   r.kind = text(row, 19);
   r.parent = text(row, 20);
   r.spec = text(row, 21);
+  r.budget.max_cost = row[22].as<double>();
   return r;
 }
 

@@ -31,6 +31,7 @@ class array_columns {
   }
   array_columns& text(std::string_view v);
   array_columns& integer(std::int64_t v);
+  array_columns& number(double v);
   array_columns& boolean(bool v) { return raw(v ? "t" : "f"); }
 
   [[nodiscard]] std::size_t rows() const { return rows_; }
@@ -48,9 +49,9 @@ class array_columns {
   std::size_t rows_ = 0;
 };
 
-/// Adds `r` in the order of the run columns (19).
+/// Adds `r` in the order of the run columns (run_column_count).
 void add_run(array_columns& cols, const run& r);
-inline constexpr std::size_t run_column_count = 22;
+inline constexpr std::size_t run_column_count = 23;
 /// Adds `s` in the order of the step columns (14).
 void add_step(array_columns& cols, const step& s);
 inline constexpr std::size_t step_column_count = 14;

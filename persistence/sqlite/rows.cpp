@@ -36,7 +36,8 @@ void bind_run(stmt_use& q, const run& r) {
     .bind(19, r.labels)
     .bind(20, r.kind)
     .bind(21, r.parent)
-    .bind(22, r.spec);
+    .bind(22, r.spec)
+    .bind(23, r.budget.max_cost);
 }
 
 expected<run> read_run(const stmt_use& q) {
@@ -71,6 +72,7 @@ expected<run> read_run(const stmt_use& q) {
   r.kind = q.text(19);
   r.parent = q.text(20);
   r.spec = q.text(21);
+  r.budget.max_cost = q.f64(22);
   return r;
 }
 

@@ -40,6 +40,7 @@ class stmt_use {
   stmt_use& bind(int i, std::int64_t v) { return check(sqlite3_bind_int64(s_, i, v)); }
   stmt_use& bind(int i, int v) { return check(sqlite3_bind_int64(s_, i, v)); }
   stmt_use& bind(int i, bool v) { return check(sqlite3_bind_int(s_, i, v ? 1 : 0)); }
+  stmt_use& bind(int i, double v) { return check(sqlite3_bind_double(s_, i, v)); }
   /// Binds NULL. (A cached statement keeps its bindings across uses: optional parameters are
   /// bound every time, to a value or to NULL.)
   stmt_use& bind_null(int i) { return check(sqlite3_bind_null(s_, i)); }
@@ -49,6 +50,7 @@ class stmt_use {
 
   // -- columns (0-based) -------------------------------------------------------------------------
   [[nodiscard]] std::int64_t i64(int col) const { return sqlite3_column_int64(s_, col); }
+  [[nodiscard]] double f64(int col) const { return sqlite3_column_double(s_, col); }
   [[nodiscard]] std::string text(int col) const {
     const auto* p = sqlite3_column_text(s_, col);
     const auto n = sqlite3_column_bytes(s_, col);

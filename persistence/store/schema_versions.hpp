@@ -25,7 +25,7 @@ struct schema_change {
   std::string_view change;
 };
 
-inline constexpr std::array<schema_change, 7> schema_history{{
+inline constexpr std::array<schema_change, 8> schema_history{{
   {1, "runs, steps and the event log"},
   {2, "approvals; the audit hash chain over the event log; the index of succeeded tool steps"},
   {3, "relay offsets"},
@@ -33,6 +33,7 @@ inline constexpr std::array<schema_change, 7> schema_history{{
   {5, "the index of running tool intents (rate limits)"},
   {6, "Works, the template versions they are pinned to, world entities and their history"},
   {7, "runs: kind (goal or flow), parent run and a flow run's pinned definition"},
+  {8, "runs: the budget's max_cost"},
 }};
 
 /// The version this build migrates every backend to.

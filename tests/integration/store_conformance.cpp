@@ -35,7 +35,7 @@ CAF_TEST(create and get round trip every field) {
   r.updated_at = 1'700'000'999'654'321;
   r.steps = 17;
   r.tokens = 123'456'789'012;
-  r.budget = run_budget{9, 77'777, 1'800'000'000'000'000, 4096};
+  r.budget = run_budget{9, 77'777, 1'800'000'000'000'000, 4096, 0.1 + 0.2}; // an inexact double
   r.checkpoint = R"({"summary":"ü","hypotheses":[1,2]})";
   r.conclusion = "the cache was cold";
   r.error = "nothing failed";

@@ -168,6 +168,7 @@ inline void check_same_run(const run& a, const run& b) {
   CAF_CHECK_EQUAL(a.budget.max_tokens, b.budget.max_tokens);
   CAF_CHECK_EQUAL(a.budget.deadline_us, b.budget.deadline_us);
   CAF_CHECK_EQUAL(a.budget.max_result_bytes, b.budget.max_result_bytes);
+  CAF_CHECK_EQUAL(a.budget.max_cost, b.budget.max_cost);
   CAF_CHECK_EQUAL(a.checkpoint, b.checkpoint);
   CAF_CHECK_EQUAL(a.conclusion, b.conclusion);
   CAF_CHECK_EQUAL(a.error, b.error);

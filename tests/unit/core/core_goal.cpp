@@ -9,7 +9,7 @@ using namespace sreh;
 
 namespace {
 
-const run_budget defaults{50, 200'000, 0, 64 * 1024};
+const run_budget defaults{50, 200'000, 0, 64 * 1024, 0};
 
 /// The error message for `body`, or "(ok)".
 std::string err(std::string_view body) {
@@ -78,7 +78,7 @@ CAF_TEST(unknown fields) {
                   std::string{"field 'priority': unknown field (expected goal, labels or budget)"});
   CAF_CHECK_EQUAL(err(R"({"goal":"g","budget":{"max_step":1}})"),
                   std::string{"field 'budget.max_step': unknown field (expected max_steps, "
-                              "max_tokens, max_result_bytes or deadline_seconds)"});
+                              "max_tokens, max_result_bytes, max_cost or deadline_seconds)"});
 }
 
 CAF_TEST(label errors) {
@@ -104,6 +104,30 @@ CAF_TEST(label errors) {
   CAF_CHECK_EQUAL(err(many), std::string{"field 'labels': expected at most 32 labels, got 33"});
   CAF_CHECK_EQUAL(err(R"({"goal":"g","labels":{"a":"1","a":"2"}})"),
                   std::string{"field 'labels.a': duplicate label"});
+}
+
+CAF_TEST(cost budget) {
+  auto r = parse_goal_request(R"({"goal":"g","budget":{"max_cost":0.25}})", defaults);
+  CAF_REQUIRE(r.has_value());
+  CAF_CHECK_EQUAL(r->budget.max_cost, 0.25);
+  CAF_CHECK_EQUAL(parse_goal_request(R"({"goal":"g"})", defaults)->budget.max_cost, 0.0);
+  CAF_CHECK_EQUAL(err(R"({"goal":"g","budget":{"max_cost":0}})"),
+                  std::string{"field 'budget.max_cost': expected a number above 0 and at most "
+                              "1000000, got 0"});
+  CAF_CHECK_EQUAL(err(R"({"goal":"g","budget":{"max_cost":"1"}})"),
+                  std::string{"field 'budget.max_cost': expected a number above 0 and at most "
+                              "1000000, got string"});
+  // A node with a cost limit: a request may lower it, never raise it.
+  run_budget capped = defaults;
+  capped.max_cost = 2;
+  auto lower = parse_goal_request(R"({"goal":"g","budget":{"max_cost":1.5}})", capped);
+  CAF_REQUIRE(lower.has_value());
+  CAF_CHECK_EQUAL(lower->budget.max_cost, 1.5);
+  auto higher = parse_goal_request(R"({"goal":"g","budget":{"max_cost":3}})", capped);
+  CAF_REQUIRE(!higher.has_value());
+  CAF_CHECK_EQUAL(higher.error().message,
+                  std::string{"field 'budget.max_cost': expected a number above 0 and at most 2, "
+                              "got 3"});
 }
 
 CAF_TEST(budget errors) {
