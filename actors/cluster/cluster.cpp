@@ -309,7 +309,10 @@ void cluster_member::heartbeat_loop() {
 
 bool cluster_member::beat(bool claim) {
   auto log = logger("cluster");
+  const auto sent = std::chrono::steady_clock::now();
   auto res = store_.heartbeat(my_heartbeat(), std::chrono::milliseconds{topo_.lease_ttl_ms});
+  if (res)
+    rt_->lease.renewed(sent, std::chrono::milliseconds{topo_.lease_ttl_ms});
   if (!res) {
     {
       std::lock_guard lk{mtx_};

@@ -67,9 +67,53 @@ void on_tool_done(self_ptr self, std::int64_t n, bool ok, std::string result, st
   advance(self);
 }
 
+void execute(self_ptr self);
+
+/// In a cluster this node starts an effect only while its lease holds (runtime.hpp:
+/// lease_guard): once it lapses (the store has not answered its heartbeats), a survivor may
+/// claim the run and reconcile this very step, and the effect would happen twice. The step
+/// waits. When heartbeats renew the lease, the run's owner is read again: still this node, the
+/// step executes; claimed meanwhile, this copy stops without writing (the owner drives it).
+void wait_for_lease(self_ptr self) {
+  auto& st = self->state;
+  if (!st.lease_waiting) {
+    st.lease_waiting = true;
+    st.rt->log->warn("run {} step {}: not executing while this node's lease has lapsed (the "
+                     "store has not answered its heartbeats); waiting",
+                     st.journal.r.id, st.journal.steps.back().n);
+  }
+  auto token = st.calls.add([self] {
+    auto& st = self->state;
+    if (!st.rt->lease.holds() && !st.cancel.stop_requested())
+      return wait_for_lease(self);
+    read_store(
+      run_actor{self}, st.calls, st.rt->store, st.rt->store_pool,
+      [id = st.journal.r.id](persistence::store& s) { return s.get_run(id); },
+      [self](expected<std::optional<run>> r) {
+        auto& st = self->state;
+        if (!r) // the store is still away
+          return wait_for_lease(self);
+        const auto& id = st.journal.r.id;
+        if (*r && (*r)->node_id == st.rt->cfg.node_id) {
+          st.lease_waiting = false;
+          st.rt->log->info("run {}: this node's lease holds again; the step goes on", id);
+          return execute(self);
+        }
+        st.rt->log->warn("run {}: claimed by node '{}' while this node's lease had "
+                         "lapsed; stopping this copy without executing the step",
+                         id, *r ? (*r)->node_id : std::string{"(gone)"});
+        release_run_actions(*st.rt, id);
+        self->quit();
+      });
+  });
+  self->delayed_send(self, std::chrono::milliseconds(100), called_atom::value, token);
+}
+
 void execute(self_ptr self) {
   auto& st = self->state;
   auto& s = st.journal.steps.back();
+  if (!st.cancel.stop_requested() && !st.rt->lease.holds())
+    return wait_for_lease(self);
   if (st.cancel.stop_requested()) {
     st.journal.record_cancelled(s.n, "cancelled before execution by " + st.cancelled_by);
     finish(self, run_state::cancelled, "cancelled by " + st.cancelled_by);

@@ -52,6 +52,7 @@ struct run_state_t {
   run_memory_ptr model_memory;      // the provider's, between decisions (see run_memory)
   pending_calls calls;              // store reads and checks in flight
   std::shared_ptr<flow_state> flow; // a flow run's definition, once read
+  bool lease_waiting = false;       // a step waits for this node's lease (run_actor.cpp)
   static inline const char* name = "sreh.run";
 };
 

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <stop_token>
 
@@ -24,6 +26,27 @@
 namespace sreh::actors {
 
 class event_hub;
+
+/// Until when this node may act (start a tool's effect). In a cluster a node's runs are its own
+/// only while its lease in the store holds: once it lapses, a survivor may claim them and
+/// reconcile their steps, so an effect started afterwards could happen twice. The membership's
+/// heartbeats renew it (actors/cluster); on a single node it always holds.
+class lease_guard {
+ public:
+  using steady = std::chrono::steady_clock;
+  [[nodiscard]] bool holds() const {
+    return steady::now().time_since_epoch().count() < until_.load(std::memory_order_acquire);
+  }
+  /// A heartbeat sent at `sent` renewed the lease for `ttl` (from when the store received it,
+  /// which is later): it surely holds until `sent` + 4/5 of `ttl`, the rest being the margin for
+  /// an effect already started and for clock-rate differences.
+  void renewed(steady::time_point sent, std::chrono::milliseconds ttl) {
+    until_.store((sent + ttl * 4 / 5).time_since_epoch().count(), std::memory_order_release);
+  }
+
+ private:
+  std::atomic<steady::rep> until_{std::numeric_limits<steady::rep>::max()};
+};
 
 /// Counters read by kernel_api::stats(); written by actors with relaxed atomics.
 struct kernel_counters {
@@ -69,6 +92,8 @@ struct runtime {
   log_limiter commit_errors{std::chrono::seconds{10}};
   /// Allowed mutating actions not yet finished, counted by rate limits (policy_check.cpp).
   action_holds holds{};
+  /// Whether this node may start an effect now (renewed by the cluster's heartbeats).
+  lease_guard lease{};
   /// The node's supervision tree, where the kernel's supervisor records the kernel's restarts
   /// (null: not recorded, as in unit tests).
   supervision_table* children = nullptr;

@@ -12,7 +12,8 @@ Cells: kill9 (kill -9 at random moments under load, 10 rounds of 200 runs), disk
 dir on a small tmpfs filled up under load, then freed), clock (the node's wall and monotonic
 clocks jumped forward 2 h and back 1 h through libfaketime while it works), slow_disk (every
 fsync of the data dir delayed 50 ms, synchronous full), partition (a three-node cluster on one
-PostgreSQL with one member's cluster links cut by nftables for 4 s under load). The PostgreSQL restart and freeze and NATS restart cells are tests of their own
+PostgreSQL with one member's cluster links cut by nftables for 4 s under load), store_partition
+(the same cluster with one member cut off from PostgreSQL for longer than a lease). The PostgreSQL restart and freeze and NATS restart cells are tests of their own
 (e2e.pg_restart, e2e.store_freeze, integration.relay_nats_restart), which the script runs.
 
 Each cell prints one line of figures. Faults are injected at random moments (seeded: the seed is
@@ -299,13 +300,117 @@ def cell_partition(runs=200, seconds=4):
            "repeated"
 
 
+class TcpForwarder:
+    """Forwards 127.0.0.1:`port` to 127.0.0.1:`to` (one thread per direction and connection),
+    so that one member's traffic to the store has a port of its own for nftables to cut."""
+
+    def __init__(self, to):
+        import socket
+        self.to = to
+        self.srv = socket.socket()
+        self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(256)
+        self.port = self.srv.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import socket
+        while True:
+            try:
+                c, _ = self.srv.accept()
+            except OSError:
+                return
+            u = socket.create_connection(("127.0.0.1", self.to))
+            for a, b in ((c, u), (u, c)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(a, b):
+        try:
+            while True:
+                data = a.recv(65536)
+                if not data:
+                    break
+                b.sendall(data)
+        except OSError:
+            pass
+        for x in (a, b):
+            try:
+                x.shutdown(2)
+            except OSError:
+                pass
+
+    def close(self):
+        self.srv.close()
+
+
+def cell_store_partition(runs=200, seconds=4):
+    """A three-node cluster on one PostgreSQL; node-b's traffic to the store (through a port of
+    its own) is cut by nftables while it and node-a take runs: first only the store's answers
+    for 0.5 s (node-b's commit in flight lands, its acknowledgement is held back), then both ways
+    for `seconds`, longer than a lease: node-b's lease lapses and node-a claims its runs,
+    reconciles the steps whose intents landed and executes them. Healed, node-b receives the
+    late acknowledgement of those intents; it acts only while its lease holds, so those steps
+    wait, find the runs claimed and stop. Every run ends once with each effect once."""
+    from cluster_harness import Cluster
+    with tempfile.TemporaryDirectory(prefix="sreh-fault-") as d:
+        cluster = Cluster(d, node_extra=PLAN)
+        fwd = TcpForwarder(cluster.pg.port)
+        try:
+            with open(cluster.config) as f:
+                text = f.read()
+            with open(cluster.config, "w") as f:
+                f.write(text.replace(f"url: {cluster.pg.url}", "url: ${SREH_FAULT_STORE_URL}"))
+            via = cluster.pg.url.replace(f":{cluster.pg.port}/", f":{fwd.port}/")
+            for name, n in cluster.nodes.items():
+                n.record = cluster.record
+                n.start(env_extra={"SREH_FAULT_STORE_URL": via if name == "node-b"
+                                   else cluster.pg.url})
+            a, b = cluster.nodes["node-a"], cluster.nodes["node-b"]
+            cluster.wait_linked(list(cluster.nodes), timeout=60)
+            loads = [Load(a, "sa", runs), Load(b, "sb", runs)]
+            threads = [t for load in loads for t in load.submit_all(stop_on_error=False)]
+            time.sleep(rng.uniform(0.05, 0.3))  # the random moment of the cut
+            # First the answers: node-b's commit in flight lands but its acknowledgement does
+            # not. Then both ways: its heartbeats stop and its lease lapses.
+            nft("add table inet sreh_fault",
+                "add chain inet sreh_fault out { type filter hook output priority 0 ; }",
+                f"add rule inet sreh_fault out tcp sport {fwd.port} drop")
+            try:
+                time.sleep(0.5)
+                nft(f"add rule inet sreh_fault out tcp dport {fwd.port} drop")
+                time.sleep(seconds)  # how long the cut lasts (what is asserted never waits)
+                during = {m["id"]: m["state"] for m in a.cluster_nodes()["nodes"]}
+            finally:
+                nft("delete table inet sreh_fault")
+            for t in threads:
+                t.join()
+            n = finish_and_check(a, loads, "store_partition")
+            with open(b.log_path, errors="replace") as f:
+                log = f.read()
+            waited = log.count("not executing while this node's lease has lapsed")
+            stopped = log.count("stopping this copy")
+        finally:
+            subprocess.run(["nft", "delete", "table", "inet", "sreh_fault"], capture_output=True)
+            fwd.close()
+            cluster.close()
+    assert during.get("node-b") != "alive", f"node-b's lease did not lapse during the cut: {during}"
+    return f"store_partition: node-b's answers from PostgreSQL cut for 0.5 s, then both ways for " \
+           f"{seconds} s under load (node-a " \
+           f"saw it {during.get('node-b')}); on node-b {waited} steps waited for the lease and " \
+           f"{stopped} copies of claimed runs stopped; {n} runs on both sides: none lost, none " \
+           "twice, no event lost or repeated"
+
+
 def node_binary():
     from harness import SREH
     return SREH
 
 
 CELLS = {"kill9": cell_kill9, "disk_full": cell_disk_full, "clock": cell_clock,
-         "slow_disk": cell_slow_disk, "partition": cell_partition}
+         "slow_disk": cell_slow_disk, "partition": cell_partition,
+         "store_partition": cell_store_partition}
 
 if __name__ == "__main__":
     names = sys.argv[1:] or list(CELLS)

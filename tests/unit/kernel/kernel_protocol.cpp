@@ -241,4 +241,52 @@ CAF_TEST(recovery puts a step the tool cannot reconcile in doubt and parks the r
   CAF_CHECK_EQUAL(last, std::string{"run.waiting"});
 }
 
+CAF_TEST(a step waits while this node lease has lapsed and executes once it holds again) {
+  using steady = std::chrono::steady_clock;
+  rt->lease.renewed(steady::now() - std::chrono::seconds(10), std::chrono::seconds(1));
+  script({{"probe.write", R"({"action":"a"})"}});
+  // ask_kernel, not submit: the fixture's run() would fire the waiting step's timer forever.
+  auto rep = ask_kernel(caf::make_message(submit_atom::value, make_request("lease", 0, 0, {})));
+  advance_time(std::chrono::milliseconds(500));
+  settle();
+  auto waiting = load_steps(rep.run_id);
+  CAF_REQUIRE_EQUAL(waiting.size(), 1u);
+  CAF_CHECK_EQUAL(to_string(waiting[0].state), std::string{"intent"});
+  CAF_CHECK_EQUAL(probes->writes[rep.run_id + ":1"], 0); // not executed past the lease
+  rt->lease.renewed(steady::now(), std::chrono::seconds(60));
+  advance_time(std::chrono::milliseconds(100));
+  settle();
+  auto r = load(rep.run_id);
+  CAF_CHECK_EQUAL(to_string(r.state), std::string{"succeeded"});
+  CAF_CHECK_EQUAL(probes->writes[rep.run_id + ":1"], 1);
+  CAF_CHECK_EQUAL(probes->violations, 0);
+}
+
+CAF_TEST(a step whose run was claimed while the lease lapsed stops without executing) {
+  using steady = std::chrono::steady_clock;
+  rt->lease.renewed(steady::now() - std::chrono::seconds(10), std::chrono::seconds(1));
+  script({{"probe.write", R"({"action":"a"})"}});
+  // ask_kernel, not submit: the fixture's run() would fire the waiting step's timer forever.
+  auto rep = ask_kernel(caf::make_message(submit_atom::value, make_request("claimed", 0, 0, {})));
+  // Another node claims the run in the store meanwhile (as claim_orphans does on PostgreSQL).
+  auto claimed = load(rep.run_id);
+  claimed.node_id = "node-other";
+  std::vector<persistence::write_batch> batches(1);
+  batches[0].update = claimed;
+  {
+    scoped_thread_kind instrumentation{thread_kind::other};
+    auto res = db->commit(batches);
+    CAF_REQUIRE(!res.front().err);
+  }
+  rt->lease.renewed(steady::now(), std::chrono::seconds(60));
+  advance_time(std::chrono::milliseconds(100));
+  settle();
+  CAF_CHECK_EQUAL(probes->writes[rep.run_id + ":1"], 0);
+  auto steps = load_steps(rep.run_id);
+  CAF_REQUIRE_EQUAL(steps.size(), 1u);
+  CAF_CHECK_EQUAL(to_string(steps[0].state), std::string{"intent"}); // left for the owner
+  auto r = load(rep.run_id);
+  CAF_CHECK_EQUAL(r.node_id, std::string{"node-other"});
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
