@@ -51,6 +51,18 @@ std::string_view format_rfc3339(timestamp_us t, char (&buf)[32]) {
   return {buf, static_cast<std::size_t>(res.out - buf)};
 }
 
+std::optional<timestamp_us> utc_time(int y, int mo, int d, int h, int mi, int se) {
+  using namespace std::chrono;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 ||
+      se > 60)
+    return std::nullopt;
+  year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
+  if (!ymd.ok())
+    return std::nullopt;
+  std::int64_t days = sys_days{ymd}.time_since_epoch().count();
+  return (days * 86'400 + h * 3600 + mi * 60 + se) * us_per_second;
+}
+
 std::optional<timestamp_us> parse_rfc3339(std::string_view s) {
   using namespace std::chrono;
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;
@@ -59,8 +71,8 @@ std::optional<timestamp_us> parse_rfc3339(std::string_view s) {
       !read_digits(s, 11, 2, h) || s[13] != ':' || !read_digits(s, 14, 2, mi) || s[16] != ':' ||
       !read_digits(s, 17, 2, se))
     return std::nullopt;
-  year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
-  if (!ymd.ok() || h > 23 || mi > 59 || se > 60)
+  auto at = utc_time(y, mo, d, h, mi, se);
+  if (!at)
     return std::nullopt;
   std::size_t pos = 19;
   std::int64_t micros = 0;
@@ -90,9 +102,7 @@ std::optional<timestamp_us> parse_rfc3339(std::string_view s) {
   }
   if (pos != s.size())
     return std::nullopt;
-  std::int64_t days = sys_days{ymd}.time_since_epoch().count();
-  std::int64_t secs = days * 86'400 + h * 3600 + mi * 60 + se - offset_s;
-  return secs * us_per_second + micros;
+  return *at - offset_s * us_per_second + micros;
 }
 
 } // namespace sreh

@@ -46,25 +46,13 @@ std::optional<int> month(std::string_view s) {
   return std::nullopt;
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
-std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
-}
-
 std::optional<timestamp_us> make_time(int y, int mon, int d, std::string_view hms) {
   if (hms.size() != 8 || hms[2] != ':' || hms[5] != ':')
     return std::nullopt;
   auto h = number(hms.substr(0, 2)), mi = number(hms.substr(3, 2)), s = number(hms.substr(6, 2));
-  if (!h || !mi || !s || *h > 23 || *mi > 59 || *s > 60 || d < 1 || d > 31 || y < 1900)
+  if (!h || !mi || !s || y < 1900)
     return std::nullopt;
-  std::int64_t days = days_from_civil(y, static_cast<unsigned>(mon), static_cast<unsigned>(d));
-  std::int64_t secs = days * 86400 + *h * 3600 + *mi * 60 + *s;
-  return secs * 1'000'000;
+  return utc_time(y, mon, d, *h, *mi, *s);
 }
 
 std::vector<std::string_view> tokens(std::string_view s, std::string_view seps) {

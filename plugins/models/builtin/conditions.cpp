@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdio>
 
+#include "core/base/clock.hpp"
 #include "core/base/json.hpp"
 #include "plugins/models/builtin/evidence.hpp"
 
@@ -63,35 +64,14 @@ std::string call_key(const std::string& tool, const std::string& args_json) {
 
 // -- time ----------------------------------------------------------------------------------------
 
-namespace {
-
-std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
-}
-
-} // namespace
-
 std::optional<std::int64_t> parse_rfc3339(const std::string& s) {
-  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, used = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &used) < 6)
+  // A time without a zone designator is read as UTC (some tools write them so).
+  auto at = sreh::parse_rfc3339(s);
+  if (!at && !s.empty() && s.back() != 'Z' && s.back() != 'z')
+    at = sreh::parse_rfc3339(s + "Z");
+  if (!at)
     return std::nullopt;
-  std::size_t i = static_cast<std::size_t>(used);
-  if (i < s.size() && s[i] == '.')
-    for (++i; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
-    }
-  std::int64_t offset = 0;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
-    int oh = 0, om = 0;
-    if (std::sscanf(s.c_str() + i + 1, "%2d:%2d", &oh, &om) == 2)
-      offset = (s[i] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
-  }
-  return days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 +
-         h * 3600 + mi * 60 + sec - offset;
+  return *at / 1'000'000 - (*at % 1'000'000 < 0 ? 1 : 0); // whole seconds, rounded down
 }
 
 std::optional<std::int64_t> parse_window(const std::string& s) {
