@@ -4,12 +4,9 @@
 
 #include <chrono>
 #include <optional>
-#include <variant>
 
+#include "actors/gateway/route_call.hpp"
 #include "core/base/logger.hpp"
-#include "core/llm/anthropic_codec.hpp"
-#include "core/llm/openai_codec.hpp"
-#include "core/llm/wire.hpp"
 
 namespace sreh::actors {
 
@@ -35,14 +32,13 @@ struct model_gateway::call_state {
   std::size_t route = 0; // index into routes_
   int attempt = 0;       // 1-based, per route
   std::int64_t started_us = 0;
-  std::variant<std::monostate, llm::openai::stream_assembler, llm::anthropic::stream_assembler>
-    stream;
+  std::optional<route_call> wire; // the current attempt's
   gateway_result result;
 };
 
 model_gateway::model_gateway(std::vector<config::model_route> chain, model_transport_ptr transport,
                              const sreh::clock& clock)
-  : chain_(std::move(chain)), transport_(std::move(transport)), clock_(clock) {
+  : chain_(std::move(chain)), clock_(clock), transport_(std::move(transport)) {
   for (const auto& r : chain_)
     routes_.push_back({r, llm::circuit_breaker{llm::breaker_config{}, clock_}});
 }
@@ -87,60 +83,20 @@ void model_gateway::attempt(std::shared_ptr<call_state> cs) {
   if (!allowed)
     return next_route(std::move(cs), fmt::format("{}: circuit breaker open, not called", r.name));
 
-  auto req = cs->req;
-  req.model = r.model;
-  req.max_tokens = r.max_tokens;
-  req.stream = r.stream;
-  transport_request t;
-  expected<std::string> body = std::string{};
-  if (r.provider == "anthropic") {
-    body = llm::anthropic::build_request(req);
-    t.url = r.base_url + "/v1/messages";
-    t.headers = {{"anthropic-version", llm::anthropic::api_version}};
-    if (!r.api_key.empty())
-      t.headers.emplace_back("x-api-key", r.api_key);
-    if (r.stream)
-      cs->stream.emplace<llm::anthropic::stream_assembler>();
-    else
-      cs->stream.emplace<std::monostate>();
-  } else {
-    body = llm::openai::build_request(req);
-    t.url = r.base_url + "/chat/completions";
-    if (!r.api_key.empty())
-      t.headers.emplace_back("Authorization", "Bearer " + r.api_key);
-    if (r.stream)
-      cs->stream.emplace<llm::openai::stream_assembler>();
-    else
-      cs->stream.emplace<std::monostate>();
-  }
-  if (!body)
-    return next_route(
-      std::move(cs), fmt::format("{}: cannot build the request: {}", r.name, body.error().message));
-  if (r.stream)
-    t.headers.emplace_back("Accept", "text/event-stream");
-  t.body = std::move(*body);
-  t.connect_timeout = std::chrono::milliseconds{r.connect_timeout_ms};
-  t.read_timeout = std::chrono::milliseconds{r.read_timeout_ms};
-  t.total_timeout = std::chrono::milliseconds{r.total_timeout_ms};
-  t.ca_file = r.ca_file;
+  auto made = route_call::make(r, cs->req, std::chrono::milliseconds{r.total_timeout_ms});
+  if (!made)
+    return next_route(std::move(cs), fmt::format("{}: {}", r.name, made.error().message));
+  cs->wire.emplace(std::move(*made));
   cs->started_us = clock_.now_us();
   chunk_fn on_chunk;
-  if (r.stream)
-    on_chunk = [this, cs](std::string_view bytes) {
-      std::string fresh;
-      std::visit(
-        [&](auto& a) {
-          if constexpr (!std::is_same_v<std::decay_t<decltype(a)>, std::monostate>) {
-            (void)a.feed_bytes(bytes);
-            fresh = a.take_text();
-          }
-        },
-        cs->stream);
+  if (cs->wire->streamed())
+    on_chunk = [cs](std::string_view bytes) {
+      auto fresh = cs->wire->feed(bytes);
       if (!fresh.empty() && cs->on_delta)
         cs->on_delta(fresh);
       return true;
     };
-  transport_->post(std::move(t), std::move(on_chunk),
+  transport_->post(cs->wire->take_request(), std::move(on_chunk),
                    [this, cs](transport_reply reply) { on_reply(cs, std::move(reply)); });
 }
 
@@ -149,25 +105,8 @@ void model_gateway::on_reply(std::shared_ptr<call_state> cs, transport_reply rep
   const auto& r = rt.cfg;
   auto now = clock_.now_us();
   std::string what;
-  expected<llm::chat_response> parsed = sreh::error{errc::unavailable, "no response"};
-  if (reply.error) {
-    what = reply.error.message;
-  } else if (reply.status < 200 || reply.status >= 300) {
-    what = llm::describe(llm::parse_error_body(reply.status, reply.body));
-  } else {
-    std::visit(
-      [&](auto& a) {
-        using A = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<A, std::monostate>)
-          parsed = r.provider == "anthropic" ? llm::anthropic::parse_response(reply.body)
-                                             : llm::openai::parse_response(reply.body);
-        else
-          parsed = a.finish();
-      },
-      cs->stream);
-    if (!parsed)
-      what = "HTTP " + std::to_string(reply.status) + " but " + parsed.error().message;
-  }
+  auto parsed = cs->wire->finish(reply, what);
+  cs->wire.reset();
   if (parsed) {
     {
       std::lock_guard lock{mu_};

@@ -4,6 +4,7 @@
 // (llm::decide_retry), a circuit breaker per route and fallback to the next route. All traffic
 // goes through a model_transport, so nothing here blocks and nothing includes Beast.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -42,6 +43,15 @@ struct route_status {
   std::int64_t input_tokens = 0, output_tokens = 0;
 };
 
+/// How one route answered a check (`sreh models check`).
+struct route_check {
+  std::string route, provider, model, base_url;
+  bool ok = false;
+  std::int64_t latency_ms = 0;
+  int http_status = 0; // 0: no HTTP answer (builtin, or a network error)
+  std::string error;   // !ok: why, naming the cause (never the key)
+};
+
 /// Thread-safe. `call` may be made from any thread; `done` and `on_delta` run on the
 /// transport's thread.
 class model_gateway {
@@ -55,6 +65,14 @@ class model_gateway {
 
   /// Sends `req` (its model, max_tokens and stream are set per route).
   void call(const llm::chat_request& req, done_fn done, delta_fn on_delta = {});
+
+  using check_fn = std::function<void(std::vector<route_check>)>;
+  /// Sends a tiny request (one user message "ping", a few output tokens) to every route of the
+  /// chain at once, each tried once within `timeout` (and its own timeouts), whatever its
+  /// breaker says; neither the breakers nor the figures of `status` change. `builtin` is ok at
+  /// once. `done` gets the routes in chain order, on the transport's thread (or at once when
+  /// no route needs a call).
+  void check(std::chrono::milliseconds timeout, check_fn done);
 
   [[nodiscard]] std::vector<route_status> status() const;
   [[nodiscard]] const std::vector<config::model_route>& chain() const { return chain_; }
@@ -75,11 +93,12 @@ class model_gateway {
   };
 
   std::vector<config::model_route> chain_;
-  model_transport_ptr transport_;
   const sreh::clock& clock_;
   mutable std::mutex mu_; // guards routes_ and rng_
   std::vector<route_rt> routes_;
   std::mt19937_64 rng_{std::random_device{}()};
+  // Last, so that it goes first: its thread stops before the routes its callbacks use.
+  model_transport_ptr transport_;
 };
 
 using model_gateway_ptr = std::shared_ptr<model_gateway>;

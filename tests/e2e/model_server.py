@@ -226,8 +226,8 @@ def anthropic_events(item, n, model):
 
 def error_body(fmt, status, message):
     if fmt == "anthropic":
-        kind = {429: "rate_limit_error", 529: "overloaded_error", 500: "api_error"}.get(
-            status, "invalid_request_error")
+        kind = {401: "authentication_error", 429: "rate_limit_error", 529: "overloaded_error",
+                500: "api_error"}.get(status, "invalid_request_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
     kind = {429: "rate_limit_exceeded", 500: "server_error"}.get(status, "invalid_request_error")
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}

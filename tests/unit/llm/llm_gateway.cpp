@@ -198,4 +198,49 @@ CAF_TEST(an open breaker skips its route) {
   CAF_CHECK_EQUAL(t->posts.size(), 5u);
 }
 
+CAF_TEST(a check calls every route once whatever its breaker and changes nothing) {
+  auto main = route("main", "openai", "http://h/v1");
+  main.max_attempts = 1;
+  main.max_tokens = 4096;
+  auto down = route("down", "anthropic", "http://d");
+  down.max_attempts = 1;
+  config::model_route builtin;
+  builtin.name = builtin.provider = "builtin";
+  model_gateway g{{main, down, builtin}, t, clock};
+  llm::chat_request req;
+  req.messages.push_back(llm::message::user("x"));
+  for (int i = 0; i < 5; ++i) {
+    t->replies.push_back(refused());
+    t->replies.push_back(refused());
+    g.call(req, [](gateway_result r) { CAF_CHECK(!r.ok); });
+  }
+  auto before = g.status();
+  CAF_REQUIRE_EQUAL(before.at(0).breaker, "open");
+  CAF_REQUIRE_EQUAL(before.at(1).breaker, "open");
+  t->posts.clear();
+  t->replies.push_back(status(200, openai_ok));
+  t->replies.push_back(status(401, R"({"type":"error","error":{"type":"authentication_error",)"
+                                   R"("message":"invalid x-api-key secret-down"}})"));
+  std::vector<route_check> checks;
+  g.check(std::chrono::milliseconds{2000}, [&](std::vector<route_check> c) { checks = c; });
+  CAF_REQUIRE_EQUAL(checks.size(), 3u);
+  CAF_CHECK(checks[0].ok);
+  CAF_CHECK_EQUAL(checks[0].http_status, 200);
+  CAF_CHECK(!checks[1].ok);
+  CAF_CHECK_EQUAL(checks[1].http_status, 401);
+  CAF_CHECK_EQUAL(checks[1].error, "HTTP 401 authentication_error: invalid x-api-key [redacted]");
+  CAF_CHECK(checks[2].ok);
+  CAF_CHECK_EQUAL(checks[2].route, "builtin");
+  CAF_REQUIRE_EQUAL(t->posts.size(), 2u);
+  CAF_CHECK(t->posts[0].body.find(R"("content":"ping")") != std::string::npos);
+  CAF_CHECK(t->posts[0].body.find(R"("max_tokens":16)") != std::string::npos);
+  CAF_CHECK_EQUAL(t->posts[0].total_timeout.count(), 2000);
+  auto after = g.status();
+  for (std::size_t i = 0; i < 2; ++i) {
+    CAF_CHECK_EQUAL(after.at(i).breaker, before.at(i).breaker);
+    CAF_CHECK_EQUAL(after.at(i).calls, before.at(i).calls);
+    CAF_CHECK_EQUAL(after.at(i).consecutive_failures, before.at(i).consecutive_failures);
+  }
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
