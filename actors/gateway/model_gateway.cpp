@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -29,10 +30,13 @@ struct model_gateway::call_state {
   llm::chat_request req;
   done_fn done;
   delta_fn on_delta;
-  std::size_t route = 0; // index into routes_
-  int attempt = 0;       // 1-based, per route
-  std::int64_t started_us = 0;
-  std::optional<route_call> wire; // the current attempt's
+  std::size_t route = 0;               // index into routes_
+  int attempt = 0;                     // 1-based, per route
+  std::int64_t attempt_started_us = 0; // when the attempt began (before any wait in the queue)
+  std::int64_t started_us = 0;         // when it was sent
+  bool waiting = false;                // in the route's queue (guarded by mu_)
+  std::uint64_t wait_id = 0;           // which wait a queue timer is for (guarded by mu_)
+  std::optional<route_call> wire;      // the current attempt's
   gateway_result result;
 };
 
@@ -66,7 +70,8 @@ void model_gateway::attempt(std::shared_ptr<call_state> cs) {
     auto done = std::move(cs->done);
     return done(std::move(cs->result));
   }
-  const auto& r = routes_[cs->route].cfg;
+  auto& rt = routes_[cs->route];
+  const auto& r = rt.cfg;
   if (r.provider == "builtin") {
     cs->result.ok = false;
     cs->result.reached_builtin = true;
@@ -75,17 +80,101 @@ void model_gateway::attempt(std::shared_ptr<call_state> cs) {
     auto done = std::move(cs->done);
     return done(std::move(cs->result));
   }
+  cs->attempt_started_us = clock_.now_us();
+  enum class admit { send, wait, full, open } a = admit::send;
+  std::int64_t in_flight = 0, waiting = 0;
+  {
+    std::lock_guard lock{mu_};
+    if (rt.breaker.current() == llm::circuit_breaker::state::open) {
+      a = admit::open;
+    } else if (rt.in_flight < r.max_concurrency) {
+      rt.in_flight += 1;
+    } else if (static_cast<std::int64_t>(rt.queue.size()) < r.max_queue) {
+      rt.queue.push_back(cs);
+      cs->waiting = true;
+      cs->wait_id = ++wait_ids_;
+      a = admit::wait;
+    } else {
+      a = admit::full;
+    }
+    in_flight = rt.in_flight;
+    waiting = static_cast<std::int64_t>(rt.queue.size());
+  }
+  switch (a) {
+  case admit::send:
+    return send(std::move(cs));
+  case admit::open:
+    return next_route(std::move(cs), fmt::format("{}: circuit breaker open, not called", r.name));
+  case admit::full:
+    return next_route(std::move(cs),
+                      fmt::format("{}: overloaded: {} calls in flight and {} waiting "
+                                  "(max_concurrency {}, max_queue {}), not called",
+                                  r.name, in_flight, waiting, r.max_concurrency, r.max_queue));
+  case admit::wait:
+    break;
+  }
+  // Waiting counts toward the attempt's total timeout: past it, the call leaves the queue.
+  std::weak_ptr<call_state> weak = cs;
+  transport_->after(std::chrono::milliseconds{r.total_timeout_ms}, [this, weak, id = cs->wait_id] {
+    if (auto c = weak.lock())
+      expire(std::move(c), id);
+  });
+}
+
+void model_gateway::expire(std::shared_ptr<call_state> cs, std::uint64_t wait_id) {
+  auto& rt = routes_[cs->route];
+  std::int64_t in_flight = 0;
+  {
+    std::lock_guard lock{mu_};
+    if (!cs->waiting || cs->wait_id != wait_id)
+      return;
+    rt.queue.erase(std::find(rt.queue.begin(), rt.queue.end(), cs));
+    cs->waiting = false;
+    in_flight = rt.in_flight;
+  }
+  auto line = fmt::format("{}: attempt {}: waited {} ms in the queue behind {} calls in flight "
+                          "(max_concurrency {}): timed out (total_timeout)",
+                          rt.cfg.name, cs->attempt, rt.cfg.total_timeout_ms, in_flight,
+                          rt.cfg.max_concurrency);
+  gateway_log()->warn("model call: {}", line);
+  next_route(std::move(cs), std::move(line));
+}
+
+void model_gateway::release(std::size_t route) {
+  std::shared_ptr<call_state> next;
+  {
+    std::lock_guard lock{mu_};
+    auto& rt = routes_[route];
+    if (rt.queue.empty()) {
+      rt.in_flight -= 1;
+    } else { // the slot goes to the longest waiting call
+      next = std::move(rt.queue.front());
+      rt.queue.pop_front();
+      next->waiting = false;
+    }
+  }
+  if (next)
+    send(std::move(next));
+}
+
+void model_gateway::send(std::shared_ptr<call_state> cs) {
+  const auto& r = routes_[cs->route].cfg;
   bool allowed = false;
   {
     std::lock_guard lock{mu_};
     allowed = routes_[cs->route].breaker.allow();
   }
-  if (!allowed)
+  if (!allowed) {
+    release(cs->route);
     return next_route(std::move(cs), fmt::format("{}: circuit breaker open, not called", r.name));
-
-  auto made = route_call::make(r, cs->req, std::chrono::milliseconds{r.total_timeout_ms});
-  if (!made)
+  }
+  auto waited_ms = (clock_.now_us() - cs->attempt_started_us) / 1000;
+  auto left = std::max<std::int64_t>(1, r.total_timeout_ms - waited_ms);
+  auto made = route_call::make(r, cs->req, std::chrono::milliseconds{left});
+  if (!made) {
+    release(cs->route);
     return next_route(std::move(cs), fmt::format("{}: {}", r.name, made.error().message));
+  }
   cs->wire.emplace(std::move(*made));
   cs->started_us = clock_.now_us();
   chunk_fn on_chunk;
@@ -104,6 +193,7 @@ void model_gateway::on_reply(std::shared_ptr<call_state> cs, transport_reply rep
   auto& rt = routes_[cs->route];
   const auto& r = rt.cfg;
   auto now = clock_.now_us();
+  release(cs->route);
   std::string what;
   auto parsed = cs->wire->finish(reply, what);
   cs->wire.reset();
@@ -173,6 +263,10 @@ std::vector<route_status> model_gateway::status() const {
     s.failures = r.failures;
     s.input_tokens = r.input_tokens;
     s.output_tokens = r.output_tokens;
+    s.in_flight = r.in_flight;
+    s.queued = static_cast<std::int64_t>(r.queue.size());
+    s.max_concurrency = r.cfg.max_concurrency;
+    s.max_queue = r.cfg.max_queue;
     out.push_back(std::move(s));
   }
   return out;

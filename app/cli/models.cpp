@@ -81,20 +81,22 @@ int models(int argc, char** argv) {
   }
   std::printf("%s\n", st.bold(pad("ROUTE", 12) + "  " + pad("PROVIDER", 9) + "  " +
                               pad("MODEL", 24) + "  " + pad("BREAKER", 9) + "  " + pad("CALLS", 6) +
-                              "  " + pad("FAILED", 6) + "  " + pad("TOKENS IN/OUT", 15) + "  COST")
+                              "  " + pad("FAILED", 6) + "  " + pad("TOKENS IN/OUT", 15) + "  " +
+                              pad("COST", 8) + "  IN FLIGHT/QUEUED")
                         .c_str());
   for (const auto& r : list.GetArray()) {
     const auto& cost = member(r, "cost");
-    std::printf("%s  %s  %s  %s  %s  %s  %s  %.4f\n", pad(str(r, "name"), 12).c_str(),
-                pad(str(r, "provider"), 9).c_str(), pad(str(r, "model"), 24).c_str(),
-                pad(str(r, "breaker"), 9).c_str(),
-                pad(std::to_string(int_of(r, "calls")), 6).c_str(),
-                pad(std::to_string(int_of(r, "failures")), 6).c_str(),
-                pad(std::to_string(int_of(r, "input_tokens")) + "/" +
-                      std::to_string(int_of(r, "output_tokens")),
-                    15)
-                  .c_str(),
-                cost.IsNumber() ? cost.GetDouble() : 0.0);
+    std::printf(
+      "%s  %s  %s  %s  %s  %s  %s  %-8.4f  %s\n", pad(str(r, "name"), 12).c_str(),
+      pad(str(r, "provider"), 9).c_str(), pad(str(r, "model"), 24).c_str(),
+      pad(str(r, "breaker"), 9).c_str(), pad(std::to_string(int_of(r, "calls")), 6).c_str(),
+      pad(std::to_string(int_of(r, "failures")), 6).c_str(),
+      pad(std::to_string(int_of(r, "input_tokens")) + "/" +
+            std::to_string(int_of(r, "output_tokens")),
+          15)
+        .c_str(),
+      cost.IsNumber() ? cost.GetDouble() : 0.0,
+      (std::to_string(int_of(r, "in_flight")) + "/" + std::to_string(int_of(r, "queued"))).c_str());
     if (auto url = str(r, "base_url"); !url.empty())
       std::printf("  %s\n", st.dim(url).c_str());
   }

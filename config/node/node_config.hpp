@@ -87,6 +87,8 @@ struct model_route {
   std::string ca_file;                     // https: the CA to verify the server ("" = system)
   double input_price = 0;                  // per million input tokens (cost on runs)
   double output_price = 0;                 // per million output tokens
+  std::int64_t max_concurrency = 64; // calls in flight at once; more wait in the gateway's queue
+  std::int64_t max_queue = 1000;     // calls waiting; one more fails over to the next route
 };
 
 struct model_config {

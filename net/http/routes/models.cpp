@@ -40,6 +40,10 @@ reply list_models(actors::model_provider& p) {
       w.Key("failures"), w.Int64(s.failures);
       w.Key("input_tokens"), w.Int64(s.input_tokens);
       w.Key("output_tokens"), w.Int64(s.output_tokens);
+      w.Key("in_flight"), w.Int64(s.in_flight);
+      w.Key("queued"), w.Int64(s.queued);
+      w.Key("max_concurrency"), w.Int64(s.max_concurrency);
+      w.Key("max_queue"), w.Int64(s.max_queue);
       w.Key("cost"), w.Double(llm->gateway().cost_of(s.name, {s.input_tokens, s.output_tokens}));
       w.EndObject();
     }

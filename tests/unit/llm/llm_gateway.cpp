@@ -4,6 +4,7 @@
 // The gateway over a scripted transport: each post is answered at once by the next reply of the
 // script (and recorded), timers fire at once with their delay recorded.
 
+#include <algorithm>
 #include <deque>
 #include <string>
 #include <vector>
@@ -244,3 +245,115 @@ CAF_TEST(a check calls every route once whatever its breaker and changes nothing
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
+
+namespace {
+
+/// Holds every post until the test answers it; keeps timers until the test fires them.
+class holding_transport final : public model_transport {
+ public:
+  struct held_call {
+    transport_request req;
+    done_fn done;
+  };
+  std::deque<held_call> held;
+  std::size_t max_held = 0;
+  std::vector<std::pair<std::int64_t, std::function<void()>>> timers;
+
+  void post(transport_request req, chunk_fn, done_fn on_done) override {
+    held.push_back({std::move(req), std::move(on_done)});
+    max_held = std::max(max_held, held.size());
+  }
+  void after(std::chrono::milliseconds delay, std::function<void()> fn) override {
+    timers.emplace_back(delay.count(), std::move(fn));
+  }
+  /// Answers the oldest call in flight.
+  void answer_oldest(transport_reply r) {
+    CAF_REQUIRE(!held.empty());
+    auto c = std::move(held.front());
+    held.pop_front();
+    c.done(std::move(r));
+  }
+};
+
+llm::chat_request numbered(int i) {
+  llm::chat_request req;
+  req.messages.push_back(llm::message::user("call " + std::to_string(i)));
+  return req;
+}
+
+} // namespace
+
+CAF_TEST(calls over max_concurrency wait in FIFO order) {
+  auto t = std::make_shared<holding_transport>();
+  sreh::test_clock clock;
+  auto main = route("main", "openai", "http://h/v1");
+  main.max_concurrency = 2;
+  model_gateway g{{main}, t, clock};
+  std::vector<int> answered;
+  for (int i = 0; i < 5; ++i)
+    g.call(numbered(i), [&answered, i](gateway_result r) {
+      CAF_CHECK(r.ok);
+      answered.push_back(i);
+    });
+  CAF_CHECK_EQUAL(t->held.size(), 2u);
+  auto s = g.status();
+  CAF_CHECK_EQUAL(s.at(0).in_flight, 2);
+  CAF_CHECK_EQUAL(s.at(0).queued, 3);
+  std::vector<std::string> sent;
+  while (!t->held.empty()) {
+    CAF_CHECK_LESS_OR_EQUAL(t->held.size(), 2u);
+    sent.push_back(t->held.front().req.body);
+    t->answer_oldest(status(200, openai_ok));
+  }
+  CAF_CHECK_EQUAL(t->max_held, 2u);
+  CAF_CHECK_EQUAL(answered, (std::vector<int>{0, 1, 2, 3, 4}));
+  CAF_REQUIRE_EQUAL(sent.size(), 5u);
+  for (int i = 0; i < 5; ++i)
+    CAF_CHECK(sent[i].find("call " + std::to_string(i)) != std::string::npos);
+  auto after = g.status();
+  CAF_CHECK_EQUAL(after.at(0).in_flight, 0);
+  CAF_CHECK_EQUAL(after.at(0).queued, 0);
+}
+
+CAF_TEST(a full queue sends the call to the next route and a wait counts toward the timeout) {
+  auto t = std::make_shared<holding_transport>();
+  sreh::test_clock clock;
+  auto main = route("main", "openai", "http://h/v1");
+  main.max_concurrency = 1;
+  main.max_queue = 1;
+  main.total_timeout_ms = 1000;
+  config::model_route builtin;
+  builtin.name = builtin.provider = "builtin";
+  model_gateway g{{main, builtin}, t, clock};
+  std::vector<gateway_result> results(3);
+  for (int i = 0; i < 3; ++i)
+    g.call(numbered(i), [&results, i](gateway_result r) { results[i] = std::move(r); });
+  // The third finds one in flight and one waiting: overloaded, builtin answers at once.
+  CAF_CHECK(results[2].reached_builtin);
+  CAF_CHECK(joined(results[2].log).find("main: overloaded: 1 calls in flight and 1 waiting") !=
+            std::string::npos);
+  // The second waited 300 ms: it is sent with what is left of its total timeout.
+  clock.advance_us(300'000);
+  t->answer_oldest(status(200, openai_ok));
+  CAF_CHECK(results[0].ok);
+  CAF_REQUIRE_EQUAL(t->held.size(), 1u);
+  CAF_CHECK_EQUAL(t->held.front().req.total_timeout.count(), 700);
+  t->answer_oldest(status(200, openai_ok));
+  CAF_CHECK(results[1].ok);
+  // A call still waiting when its total timeout passes leaves the queue for the next route.
+  std::vector<gateway_result> more(2);
+  for (int i = 0; i < 2; ++i)
+    g.call(numbered(i), [&more, i](gateway_result r) { more[i] = std::move(r); });
+  CAF_REQUIRE_EQUAL(t->timers.size(), 2u); // one per wait; the first wait ended by its slot
+  CAF_CHECK_EQUAL(t->timers.back().first, 1000);
+  t->timers.back().second();
+  CAF_CHECK(more[1].reached_builtin);
+  CAF_CHECK(joined(more[1].log).find("waited 1000 ms in the queue") != std::string::npos);
+  auto after_expiry = g.status();
+  CAF_CHECK_EQUAL(after_expiry.at(0).queued, 0);
+  t->timers.front().second(); // the first wait's timer: its call was sent long ago, nothing
+  t->answer_oldest(status(200, openai_ok));
+  CAF_CHECK(more[0].ok);
+  auto at_end = g.status();
+  CAF_CHECK_EQUAL(at_end.at(0).in_flight, 0);
+}
