@@ -1,14 +1,24 @@
 """Operating the model gateway: `sreh models check` (and POST /v1/models/check) against a
-chain with a healthy route, one down and one refusing the key, never the key in what it shows.
+chain with a healthy route, one down and one refusing the key, never the key in what it shows;
+a model server over HTTPS (a certificate of scripts/dev-ca.sh, the route's `ca_file`), plain and
+streamed, and the clear error of a wrong CA.
 """
 
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import TOKEN, Node, TempDir, auth_block, run_tests, sreh_cli  # noqa: E402
 from model_server import ModelServer  # noqa: E402
+
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEV_CA = os.path.join(SOURCE, "scripts", "dev-ca.sh")
+CONVERSATION = [
+    {"text": "Checking first.", "calls": [("test_echo", '{"check": "cpu"}')]},
+    {"text": "Cause: none; the check is healthy."},
+]
 
 KEY = "sk-e2e-PLANTED-key-5d1e9a7c3b2f4e60"
 ENV = {"E2E_MODEL_KEY": KEY}
@@ -113,7 +123,53 @@ def test_check_times_out_a_route_that_never_answers():
         node.stop()
 
 
+def make_ca(d):
+    subprocess.run([DEV_CA, d, "model"], check=True, capture_output=True)
+    return os.path.join(d, "ca.pem"), (os.path.join(d, "model.pem"), os.path.join(d, "model.key"))
+
+
+def test_https_model_server_with_ca_file():
+    with TempDir() as d:
+        ca, cert = make_ca(os.path.join(d, "ca"))
+        for provider, stream in (("openai", False), ("openai", True), ("anthropic", True)):
+            with TempDir() as w, ModelServer(CONVERSATION, KEY, tls=cert) as srv:
+                assert srv.url.startswith("https://127.0.0.1:")
+                cfg = "model:\n" + route(provider, srv.url, stream) + f"  ca_file: {ca}\n"
+                node = Node(w, cfg, env_extra=ENV).start()
+                run_id = node.submit("checkout is failing: find out why and fix it")
+                r = node.wait_run(run_id)
+                steps = node.steps(run_id)
+                assert r["state"] == "succeeded", (provider, stream, r, steps)
+                assert not srv.violations, srv.violations
+                assert [s["kind"] for s in steps] == ["reason", "tool", "reason", "conclude"], steps
+                assert "the check is healthy" in r["conclusion"], r
+                assert len(set(srv.clients)) == 1, f"not one kept-alive connection: {srv.clients}"
+                node.stop()
+
+
+def test_https_with_a_wrong_ca_names_the_route_and_the_cause():
+    with TempDir() as d:
+        _, cert = make_ca(os.path.join(d, "right"))
+        wrong, _ = make_ca(os.path.join(d, "wrong"))
+        with ModelServer([], KEY, tls=cert) as srv:
+            cfg = ("model:\n" + route("openai", srv.url) + f"  ca_file: {wrong}\n"
+                   "  max_attempts: 1\n")
+            node = Node(d, cfg, env_extra=ENV).start()
+            code, out, err = check(node)
+            assert code == 1, (code, out, err)
+            assert f"main: 127.0.0.1:{srv.port}: TLS handshake: certificate verify failed" in out, \
+                out
+            run_id = node.submit("checkout is failing: find out why and fix it")
+            r = node.wait_run(run_id)
+            assert r["state"] == "failed", r
+            assert "main: attempt 1:" in r["error"] and "certificate verify failed" in r["error"], r
+            assert srv.count() == 0  # no request got through
+            node.stop()
+
+
 if __name__ == "__main__":
     run_tests([test_check_names_each_route_and_its_cause,
                test_check_exits_0_when_every_route_answers,
-               test_check_times_out_a_route_that_never_answers])
+               test_check_times_out_a_route_that_never_answers,
+               test_https_model_server_with_ca_file,
+               test_https_with_a_wrong_ca_names_the_route_and_the_cause])
