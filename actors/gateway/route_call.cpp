@@ -31,7 +31,9 @@ expected<route_call> route_call::make(const config::model_route& r, llm::chat_re
     if (r.stream)
       c.stream_.emplace<llm::anthropic::stream_assembler>();
   } else {
-    body = llm::openai::build_request(req);
+    llm::openai::options opt;
+    opt.max_completion_tokens = r.max_completion_tokens;
+    body = llm::openai::build_request(req, opt);
     t.url = r.base_url + "/chat/completions";
     if (!r.api_key.empty())
       t.headers.emplace_back("Authorization", "Bearer " + r.api_key);

@@ -170,6 +170,8 @@ bool read_route_field(reader& r, const entry& e, const std::string& config_file,
     out.stream = r.boolean(e);
   } else if (e.key == "max_tokens") {
     out.max_tokens = r.integer(e, 1, 1'000'000);
+  } else if (e.key == "max_completion_tokens") {
+    out.max_completion_tokens = r.boolean(e);
   } else if (e.key == "max_input_tokens") {
     out.max_input_tokens = r.integer(e, 256, 100'000'000);
   } else if (e.key == "connect_timeout_ms") {
@@ -233,7 +235,8 @@ void read_model(reader& r, const entry& section, const std::string& config_file,
                                      "ca_file",
                                      "price",
                                      "max_concurrency",
-                                     "max_queue"});
+                                     "max_queue",
+                                     "max_completion_tokens"});
   for (const auto& e : entries) {
     if (read_route_field(r, e, config_file, out.main))
       continue;
@@ -273,7 +276,7 @@ void read_models(reader& r, const entry& section, const std::string& config_file
     auto entries = r.entries(x, {"provider", "base_url", "model", "api_key", "api_key_file",
                                  "stream", "max_tokens", "max_input_tokens", "connect_timeout_ms",
                                  "read_timeout_ms", "total_timeout_ms", "max_attempts", "ca_file",
-                                 "price", "max_concurrency", "max_queue"});
+                                 "price", "max_concurrency", "max_queue", "max_completion_tokens"});
     for (const auto& e : entries) {
       if (read_route_field(r, e, config_file, m))
         continue;

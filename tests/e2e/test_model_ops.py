@@ -167,9 +167,24 @@ def test_https_with_a_wrong_ca_names_the_route_and_the_cause():
             node.stop()
 
 
+def test_example_configs_pass_config_check():
+    examples = os.path.join(SOURCE, "examples", "configs")
+    env = {"OPENAI_API_KEY": "sk-example-openai-0123456789",
+           "ANTHROPIC_API_KEY": "sk-ant-example-0123456789"}
+    for name, provider in (("ollama", "openai"), ("vllm", "openai"), ("llamacpp", "openai"),
+                           ("openai", "openai"), ("anthropic", "anthropic"),
+                           ("fallback", "openai")):
+        path = os.path.join(examples, f"{name}.yaml")
+        code, out, err = sreh_cli(["config", "check", path], env_extra=env)
+        assert code == 0, (name, out, err)
+        assert provider in out, (name, out)
+        assert all(k not in out + err for k in env.values()), (name, out, err)
+
+
 if __name__ == "__main__":
     run_tests([test_check_names_each_route_and_its_cause,
                test_check_exits_0_when_every_route_answers,
                test_check_times_out_a_route_that_never_answers,
                test_https_model_server_with_ca_file,
-               test_https_with_a_wrong_ca_names_the_route_and_the_cause])
+               test_https_with_a_wrong_ca_names_the_route_and_the_cause,
+               test_example_configs_pass_config_check])

@@ -387,6 +387,12 @@ CAF_TEST(model routes and fallback chain) {
   CAF_CHECK_EQUAL(r->model.routes.at("claude").provider, "anthropic");
   CAF_CHECK_EQUAL(r->model.main.max_concurrency, 64); // the defaults
   CAF_CHECK_EQUAL(r->model.main.max_queue, 1000);
+  CAF_CHECK(!r->model.main.max_completion_tokens);
+  auto o = load_string("model:\n  provider: openai\n  base_url: https://api.openai.com/v1\n"
+                       "  model: o4-mini\n  max_completion_tokens: true\n",
+                       "cfg.yaml");
+  CAF_REQUIRE(o.has_value());
+  CAF_CHECK(o->model.main.max_completion_tokens);
   ::unsetenv("SREH_TEST_MODEL_KEY");
 }
 

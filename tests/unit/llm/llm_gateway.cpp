@@ -123,6 +123,13 @@ CAF_TEST(openai request goes to chat completions with a bearer key) {
   CAF_REQUIRE(header(t->posts[0], "Authorization") != nullptr);
   CAF_CHECK_EQUAL(*header(t->posts[0], "Authorization"), "Bearer secret-main");
   CAF_CHECK(t->posts[0].body.find("\"model\":\"m-main\"") != std::string::npos);
+  CAF_CHECK(t->posts[0].body.find("\"max_tokens\":1024") != std::string::npos);
+  auto o_series = route("main", "openai", "http://h:1/v1");
+  o_series.max_completion_tokens = true; // OpenAI's reasoning models refuse max_tokens
+  t->replies.push_back(status(200, openai_ok));
+  CAF_REQUIRE(call({o_series}).ok);
+  CAF_CHECK(t->posts[1].body.find("\"max_completion_tokens\":1024") != std::string::npos);
+  CAF_CHECK(t->posts[1].body.find("\"max_tokens\"") == std::string::npos);
 }
 
 CAF_TEST(anthropic request goes to messages with x - api - key and the version) {
