@@ -53,6 +53,8 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
   nodes                   the cluster's members: alive or dead, link, load
   tools                   the tools this node offers: risk class, mutating, arguments
   models                  the model routes in chain order: breaker, calls, tokens, cost
+  models check [--timeout MS]
+                          a tiny request to each route: latency, or why it failed
   templates               the Work templates this node loaded: kind, fields, double texting
   flows                   the flows (runbooks) this node loaded: version, steps, inputs
   flow show|graph NAME [--dot]

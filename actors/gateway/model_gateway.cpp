@@ -2,14 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
-#include <variant>
 
+#include "actors/gateway/route_call.hpp"
 #include "core/base/logger.hpp"
-#include "core/llm/anthropic_codec.hpp"
-#include "core/llm/openai_codec.hpp"
-#include "core/llm/wire.hpp"
 
 namespace sreh::actors {
 
@@ -32,17 +30,19 @@ struct model_gateway::call_state {
   llm::chat_request req;
   done_fn done;
   delta_fn on_delta;
-  std::size_t route = 0; // index into routes_
-  int attempt = 0;       // 1-based, per route
-  std::int64_t started_us = 0;
-  std::variant<std::monostate, llm::openai::stream_assembler, llm::anthropic::stream_assembler>
-    stream;
+  std::size_t route = 0;               // index into routes_
+  int attempt = 0;                     // 1-based, per route
+  std::int64_t attempt_started_us = 0; // when the attempt began (before any wait in the queue)
+  std::int64_t started_us = 0;         // when it was sent
+  bool waiting = false;                // in the route's queue (guarded by mu_)
+  std::uint64_t wait_id = 0;           // which wait a queue timer is for (guarded by mu_)
+  std::optional<route_call> wire;      // the current attempt's
   gateway_result result;
 };
 
 model_gateway::model_gateway(std::vector<config::model_route> chain, model_transport_ptr transport,
                              const sreh::clock& clock)
-  : chain_(std::move(chain)), transport_(std::move(transport)), clock_(clock) {
+  : chain_(std::move(chain)), clock_(clock), transport_(std::move(transport)) {
   for (const auto& r : chain_)
     routes_.push_back({r, llm::circuit_breaker{llm::breaker_config{}, clock_}});
 }
@@ -70,7 +70,8 @@ void model_gateway::attempt(std::shared_ptr<call_state> cs) {
     auto done = std::move(cs->done);
     return done(std::move(cs->result));
   }
-  const auto& r = routes_[cs->route].cfg;
+  auto& rt = routes_[cs->route];
+  const auto& r = rt.cfg;
   if (r.provider == "builtin") {
     cs->result.ok = false;
     cs->result.reached_builtin = true;
@@ -79,68 +80,112 @@ void model_gateway::attempt(std::shared_ptr<call_state> cs) {
     auto done = std::move(cs->done);
     return done(std::move(cs->result));
   }
+  cs->attempt_started_us = clock_.now_us();
+  enum class admit { send, wait, full, open } a = admit::send;
+  std::int64_t in_flight = 0, waiting = 0;
+  {
+    std::lock_guard lock{mu_};
+    if (rt.breaker.current() == llm::circuit_breaker::state::open) {
+      a = admit::open;
+    } else if (rt.in_flight < r.max_concurrency) {
+      rt.in_flight += 1;
+    } else if (static_cast<std::int64_t>(rt.queue.size()) < r.max_queue) {
+      rt.queue.push_back(cs);
+      cs->waiting = true;
+      cs->wait_id = ++wait_ids_;
+      a = admit::wait;
+    } else {
+      a = admit::full;
+    }
+    in_flight = rt.in_flight;
+    waiting = static_cast<std::int64_t>(rt.queue.size());
+  }
+  switch (a) {
+  case admit::send:
+    return send(std::move(cs));
+  case admit::open:
+    return next_route(std::move(cs), fmt::format("{}: circuit breaker open, not called", r.name));
+  case admit::full:
+    return next_route(std::move(cs),
+                      fmt::format("{}: overloaded: {} calls in flight and {} waiting "
+                                  "(max_concurrency {}, max_queue {}), not called",
+                                  r.name, in_flight, waiting, r.max_concurrency, r.max_queue));
+  case admit::wait:
+    break;
+  }
+  // Waiting counts toward the attempt's total timeout: past it, the call leaves the queue.
+  std::weak_ptr<call_state> weak = cs;
+  transport_->after(std::chrono::milliseconds{r.total_timeout_ms}, [this, weak, id = cs->wait_id] {
+    if (auto c = weak.lock())
+      expire(std::move(c), id);
+  });
+}
+
+void model_gateway::expire(std::shared_ptr<call_state> cs, std::uint64_t wait_id) {
+  auto& rt = routes_[cs->route];
+  std::int64_t in_flight = 0;
+  {
+    std::lock_guard lock{mu_};
+    if (!cs->waiting || cs->wait_id != wait_id)
+      return;
+    rt.queue.erase(std::find(rt.queue.begin(), rt.queue.end(), cs));
+    cs->waiting = false;
+    in_flight = rt.in_flight;
+  }
+  auto line = fmt::format("{}: attempt {}: waited {} ms in the queue behind {} calls in flight "
+                          "(max_concurrency {}): timed out (total_timeout)",
+                          rt.cfg.name, cs->attempt, rt.cfg.total_timeout_ms, in_flight,
+                          rt.cfg.max_concurrency);
+  gateway_log()->warn("model call: {}", line);
+  next_route(std::move(cs), std::move(line));
+}
+
+void model_gateway::release(std::size_t route) {
+  std::shared_ptr<call_state> next;
+  {
+    std::lock_guard lock{mu_};
+    auto& rt = routes_[route];
+    if (rt.queue.empty()) {
+      rt.in_flight -= 1;
+    } else { // the slot goes to the longest waiting call
+      next = std::move(rt.queue.front());
+      rt.queue.pop_front();
+      next->waiting = false;
+    }
+  }
+  if (next)
+    send(std::move(next));
+}
+
+void model_gateway::send(std::shared_ptr<call_state> cs) {
+  const auto& r = routes_[cs->route].cfg;
   bool allowed = false;
   {
     std::lock_guard lock{mu_};
     allowed = routes_[cs->route].breaker.allow();
   }
-  if (!allowed)
+  if (!allowed) {
+    release(cs->route);
     return next_route(std::move(cs), fmt::format("{}: circuit breaker open, not called", r.name));
-
-  auto req = cs->req;
-  req.model = r.model;
-  req.max_tokens = r.max_tokens;
-  req.stream = r.stream;
-  transport_request t;
-  expected<std::string> body = std::string{};
-  if (r.provider == "anthropic") {
-    body = llm::anthropic::build_request(req);
-    t.url = r.base_url + "/v1/messages";
-    t.headers = {{"anthropic-version", llm::anthropic::api_version}};
-    if (!r.api_key.empty())
-      t.headers.emplace_back("x-api-key", r.api_key);
-    if (r.stream)
-      cs->stream.emplace<llm::anthropic::stream_assembler>();
-    else
-      cs->stream.emplace<std::monostate>();
-  } else {
-    body = llm::openai::build_request(req);
-    t.url = r.base_url + "/chat/completions";
-    if (!r.api_key.empty())
-      t.headers.emplace_back("Authorization", "Bearer " + r.api_key);
-    if (r.stream)
-      cs->stream.emplace<llm::openai::stream_assembler>();
-    else
-      cs->stream.emplace<std::monostate>();
   }
-  if (!body)
-    return next_route(
-      std::move(cs), fmt::format("{}: cannot build the request: {}", r.name, body.error().message));
-  if (r.stream)
-    t.headers.emplace_back("Accept", "text/event-stream");
-  t.body = std::move(*body);
-  t.connect_timeout = std::chrono::milliseconds{r.connect_timeout_ms};
-  t.read_timeout = std::chrono::milliseconds{r.read_timeout_ms};
-  t.total_timeout = std::chrono::milliseconds{r.total_timeout_ms};
-  t.ca_file = r.ca_file;
+  auto waited_ms = (clock_.now_us() - cs->attempt_started_us) / 1000;
+  auto left = std::max<std::int64_t>(1, r.total_timeout_ms - waited_ms);
+  auto made = route_call::make(r, cs->req, std::chrono::milliseconds{left});
+  if (!made) {
+    release(cs->route);
+    return next_route(std::move(cs), fmt::format("{}: {}", r.name, made.error().message));
+  }
+  cs->wire.emplace(std::move(*made));
   cs->started_us = clock_.now_us();
   chunk_fn on_chunk;
-  if (r.stream)
-    on_chunk = [this, cs](std::string_view bytes) {
-      std::string fresh;
-      std::visit(
-        [&](auto& a) {
-          if constexpr (!std::is_same_v<std::decay_t<decltype(a)>, std::monostate>) {
-            (void)a.feed_bytes(bytes);
-            fresh = a.take_text();
-          }
-        },
-        cs->stream);
+  if (cs->wire->streamed())
+    on_chunk = [cs](std::string_view bytes) {
+      auto fresh = cs->wire->feed(bytes);
       if (!fresh.empty() && cs->on_delta)
         cs->on_delta(fresh);
       return true;
     };
-  transport_->post(std::move(t), std::move(on_chunk),
+  transport_->post(cs->wire->take_request(), std::move(on_chunk),
                    [this, cs](transport_reply reply) { on_reply(cs, std::move(reply)); });
 }
 
@@ -148,26 +193,10 @@ void model_gateway::on_reply(std::shared_ptr<call_state> cs, transport_reply rep
   auto& rt = routes_[cs->route];
   const auto& r = rt.cfg;
   auto now = clock_.now_us();
+  release(cs->route);
   std::string what;
-  expected<llm::chat_response> parsed = sreh::error{errc::unavailable, "no response"};
-  if (reply.error) {
-    what = reply.error.message;
-  } else if (reply.status < 200 || reply.status >= 300) {
-    what = llm::describe(llm::parse_error_body(reply.status, reply.body));
-  } else {
-    std::visit(
-      [&](auto& a) {
-        using A = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<A, std::monostate>)
-          parsed = r.provider == "anthropic" ? llm::anthropic::parse_response(reply.body)
-                                             : llm::openai::parse_response(reply.body);
-        else
-          parsed = a.finish();
-      },
-      cs->stream);
-    if (!parsed)
-      what = "HTTP " + std::to_string(reply.status) + " but " + parsed.error().message;
-  }
+  auto parsed = cs->wire->finish(reply, what);
+  cs->wire.reset();
   if (parsed) {
     {
       std::lock_guard lock{mu_};
@@ -234,6 +263,10 @@ std::vector<route_status> model_gateway::status() const {
     s.failures = r.failures;
     s.input_tokens = r.input_tokens;
     s.output_tokens = r.output_tokens;
+    s.in_flight = r.in_flight;
+    s.queued = static_cast<std::int64_t>(r.queue.size());
+    s.max_concurrency = r.cfg.max_concurrency;
+    s.max_queue = r.cfg.max_queue;
     out.push_back(std::move(s));
   }
   return out;

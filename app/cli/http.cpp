@@ -85,6 +85,8 @@ const char* const usage_text = R"(usage:
   sreh deny APPROVAL [--comment TEXT] [--json]
   sreh nodes [--json]
   sreh tools [--json]
+  sreh models [--json]
+  sreh models check [--timeout MS] [--json]
   sreh templates [--json]
   sreh flows [--json]
   sreh flow run NAME [--input k=v]... [--label k=v]... [--idempotency-key K] [--watch] [--json]

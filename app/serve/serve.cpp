@@ -180,7 +180,8 @@ int check_flow_file(const std::string& path, const std::string& text) {
   return 0;
 }
 
-/// The plugins' route groups and GET /v1/models over the node's provider.
+/// The plugins' route groups, and GET /v1/models and POST /v1/models/check over the node's
+/// provider.
 std::vector<net::route_group> with_model_routes(std::vector<net::route_group> groups,
                                                 actors::model_provider_ptr provider) {
   groups.push_back(net::model_routes(std::move(provider)));

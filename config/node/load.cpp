@@ -176,6 +176,8 @@ bool read_route_field(reader& r, const entry& e, const std::string& config_file,
     out.stream = r.boolean(e);
   } else if (e.key == "max_tokens") {
     out.max_tokens = r.integer(e, 1, 1'000'000);
+  } else if (e.key == "max_completion_tokens") {
+    out.max_completion_tokens = r.boolean(e);
   } else if (e.key == "max_input_tokens") {
     out.max_input_tokens = r.integer(e, 256, 100'000'000);
   } else if (e.key == "connect_timeout_ms") {
@@ -188,6 +190,10 @@ bool read_route_field(reader& r, const entry& e, const std::string& config_file,
     out.max_attempts = r.integer(e, 1, 10);
   } else if (e.key == "ca_file") {
     out.ca_file = read_path(r, e, config_file);
+  } else if (e.key == "max_concurrency") {
+    out.max_concurrency = r.integer(e, 1, 1'000'000);
+  } else if (e.key == "max_queue") {
+    out.max_queue = r.integer(e, 0, 10'000'000);
   } else if (e.key == "price") {
     for (const auto& x : r.entries(e, {"input", "output"})) {
       auto v = r.number(x);
@@ -233,7 +239,10 @@ void read_model(reader& r, const entry& section, const std::string& config_file,
                                      "total_timeout_ms",
                                      "max_attempts",
                                      "ca_file",
-                                     "price"});
+                                     "price",
+                                     "max_concurrency",
+                                     "max_queue",
+                                     "max_completion_tokens"});
   for (const auto& e : entries) {
     if (read_route_field(r, e, config_file, out.main))
       continue;
@@ -270,10 +279,10 @@ void read_models(reader& r, const entry& section, const std::string& config_file
     m.name = x.key;
     if (x.key == "builtin" || x.key == "main")
       r.fail(x, fmt::format("'{}' is reserved; name the route otherwise", x.key));
-    auto entries =
-      r.entries(x, {"provider", "base_url", "model", "api_key", "api_key_file", "stream",
-                    "max_tokens", "max_input_tokens", "connect_timeout_ms", "read_timeout_ms",
-                    "total_timeout_ms", "max_attempts", "ca_file", "price"});
+    auto entries = r.entries(x, {"provider", "base_url", "model", "api_key", "api_key_file",
+                                 "stream", "max_tokens", "max_input_tokens", "connect_timeout_ms",
+                                 "read_timeout_ms", "total_timeout_ms", "max_attempts", "ca_file",
+                                 "price", "max_concurrency", "max_queue", "max_completion_tokens"});
     for (const auto& e : entries) {
       if (read_route_field(r, e, config_file, m))
         continue;

@@ -79,6 +79,7 @@ struct model_route {
   std::string api_key;
   bool stream = false;
   std::int64_t max_tokens = 1024;        // the answer's limit
+  bool max_completion_tokens = false;    // openai: send it as max_completion_tokens (o-series)
   std::int64_t max_input_tokens = 16000; // the prompt's budget (the window − max_tokens)
   std::int64_t connect_timeout_ms = 10'000;
   std::int64_t read_timeout_ms = 60'000;
@@ -87,6 +88,8 @@ struct model_route {
   std::string ca_file;                     // https: the CA to verify the server ("" = system)
   double input_price = 0;                  // per million input tokens (cost on runs)
   double output_price = 0;                 // per million output tokens
+  std::int64_t max_concurrency = 64; // calls in flight at once; more wait in the gateway's queue
+  std::int64_t max_queue = 1000;     // calls waiting; one more fails over to the next route
 };
 
 struct model_config {

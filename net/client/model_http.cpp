@@ -7,7 +7,6 @@
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <openssl/ssl.h>
 
-#include <array>
 #include <deque>
 #include <map>
 #include <optional>
@@ -175,7 +174,7 @@ class call : public std::enable_shared_from_this<call> {
     hreq_.set(http::field::content_type, "application/json");
     for (const auto& [k, v] : req_.headers)
       hreq_.set(k, v);
-    hreq_.body() = req_.body;
+    hreq_.body() = std::move(req_.body); // kept there for a retry on a fresh connection
     hreq_.keep_alive(true);
     hreq_.prepare_payload();
   }
@@ -271,6 +270,8 @@ class call : public std::enable_shared_from_this<call> {
   void read_body() {
     if (parser_->is_done())
       return complete();
+    if (chunk_.empty()) // only now: a call waiting for its answer holds no body buffer
+      chunk_.resize(chunk_size);
     parser_->get().body().data = chunk_.data();
     parser_->get().body().size = chunk_.size();
     conn_->expires_after(limit(req_.read_timeout));
@@ -358,7 +359,8 @@ class call : public std::enable_shared_from_this<call> {
   http::request<http::string_body> hreq_;
   beast::flat_buffer buf_;
   std::optional<http::response_parser<http::buffer_body>> parser_;
-  std::array<char, 16 * 1024> chunk_{};
+  static constexpr std::size_t chunk_size = 16 * 1024;
+  std::string chunk_;
   actors::transport_reply reply_;
 };
 

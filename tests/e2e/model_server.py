@@ -19,6 +19,7 @@ import http.server
 import json
 import re
 import socketserver
+import ssl
 import threading
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -226,17 +227,18 @@ def anthropic_events(item, n, model):
 
 def error_body(fmt, status, message):
     if fmt == "anthropic":
-        kind = {429: "rate_limit_error", 529: "overloaded_error", 500: "api_error"}.get(
-            status, "invalid_request_error")
+        kind = {401: "authentication_error", 429: "rate_limit_error", 529: "overloaded_error",
+                500: "api_error"}.get(status, "invalid_request_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
     kind = {429: "rate_limit_exceeded", 500: "server_error"}.get(status, "invalid_request_error")
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
 
 class ModelServer:
-    """Serves `script` (a list of items, consumed one per request) on 127.0.0.1:port."""
+    """Serves `script` (a list of items, consumed one per request) on 127.0.0.1:port; over
+    HTTPS with `tls=(cert_file, key_file)`."""
 
-    def __init__(self, script, key, port=0):
+    def __init__(self, script, key, port=0, tls=None):
         self.script = list(script)
         self.key = key
         self.requests = []     # (path, headers, body) of every request, in order
@@ -265,9 +267,19 @@ class ModelServer:
             daemon_threads = True
             allow_reuse_address = True
 
+            def handle_error(self, request, client_address):
+                pass  # a client that refused the certificate, a reset: the test checks results
+
         self.httpd = Server(("127.0.0.1", port), Handler)
         self.port = self.httpd.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
+        if tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*tls)
+            # The handshake happens in the request's thread: a client that refuses the
+            # certificate does not hold up the accept loop.
+            self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True,
+                                                do_handshake_on_connect=False)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def __enter__(self):

@@ -385,7 +385,39 @@ CAF_TEST(model routes and fallback chain) {
   CAF_CHECK_EQUAL(r->model.main.input_price, 1.5);
   CAF_CHECK_EQUAL(r->model.fallback.size(), 2u);
   CAF_CHECK_EQUAL(r->model.routes.at("claude").provider, "anthropic");
+  CAF_CHECK_EQUAL(r->model.main.max_concurrency, 64); // the defaults
+  CAF_CHECK_EQUAL(r->model.main.max_queue, 1000);
+  CAF_CHECK(!r->model.main.max_completion_tokens);
+  auto o = load_string("model:\n  provider: openai\n  base_url: https://api.openai.com/v1\n"
+                       "  model: o4-mini\n  max_completion_tokens: true\n",
+                       "cfg.yaml");
+  CAF_REQUIRE(o.has_value());
+  CAF_CHECK(o->model.main.max_completion_tokens);
   ::unsetenv("SREH_TEST_MODEL_KEY");
+}
+
+CAF_TEST(model route concurrency limits) {
+  auto r = load_string("model:\n  provider: openai\n  base_url: http://h/v1\n  model: m\n"
+                       "  max_concurrency: 8\n  max_queue: 0\n  fallback: [b]\n"
+                       "models:\n  b: {provider: anthropic, base_url: http://b, model: c, "
+                       "max_concurrency: 2, max_queue: 50}\n",
+                       "cfg.yaml");
+  CAF_REQUIRE(r.has_value());
+  CAF_CHECK_EQUAL(r->model.main.max_concurrency, 8);
+  CAF_CHECK_EQUAL(r->model.main.max_queue, 0);
+  CAF_CHECK_EQUAL(r->model.routes.at("b").max_concurrency, 2);
+  CAF_CHECK_EQUAL(r->model.routes.at("b").max_queue, 50);
+  const std::string route = "model:\n  provider: openai\n  base_url: http://h/v1\n  model: m\n";
+  CAF_CHECK_EQUAL(err(route + "  max_concurrency: 0\n"),
+                  "cfg.yaml:5:20: model.max_concurrency: expected an integer between 1 and "
+                  "1000000, got 0");
+  CAF_CHECK_EQUAL(err(route + "  max_queue: -1\n"),
+                  "cfg.yaml:5:14: model.max_queue: expected an integer between 0 and 10000000, "
+                  "got -1");
+  CAF_CHECK_EQUAL(err(route + "  fallback: [b]\nmodels:\n  b:\n    provider: openai\n"
+                              "    base_url: http://b/v1\n    model: c\n    max_concurrency: "
+                              "many\n"),
+                  "cfg.yaml:11:22: models.b.max_concurrency: expected an integer, got 'many'");
 }
 
 CAF_TEST(model route errors name the place and never the key) {

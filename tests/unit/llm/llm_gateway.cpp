@@ -4,6 +4,7 @@
 // The gateway over a scripted transport: each post is answered at once by the next reply of the
 // script (and recorded), timers fire at once with their delay recorded.
 
+#include <algorithm>
 #include <deque>
 #include <string>
 #include <vector>
@@ -122,6 +123,13 @@ CAF_TEST(openai request goes to chat completions with a bearer key) {
   CAF_REQUIRE(header(t->posts[0], "Authorization") != nullptr);
   CAF_CHECK_EQUAL(*header(t->posts[0], "Authorization"), "Bearer secret-main");
   CAF_CHECK(t->posts[0].body.find("\"model\":\"m-main\"") != std::string::npos);
+  CAF_CHECK(t->posts[0].body.find("\"max_tokens\":1024") != std::string::npos);
+  auto o_series = route("main", "openai", "http://h:1/v1");
+  o_series.max_completion_tokens = true; // OpenAI's reasoning models refuse max_tokens
+  t->replies.push_back(status(200, openai_ok));
+  CAF_REQUIRE(call({o_series}).ok);
+  CAF_CHECK(t->posts[1].body.find("\"max_completion_tokens\":1024") != std::string::npos);
+  CAF_CHECK(t->posts[1].body.find("\"max_tokens\"") == std::string::npos);
 }
 
 CAF_TEST(anthropic request goes to messages with x - api - key and the version) {
@@ -198,4 +206,161 @@ CAF_TEST(an open breaker skips its route) {
   CAF_CHECK_EQUAL(t->posts.size(), 5u);
 }
 
+CAF_TEST(a check calls every route once whatever its breaker and changes nothing) {
+  auto main = route("main", "openai", "http://h/v1");
+  main.max_attempts = 1;
+  main.max_tokens = 4096;
+  auto down = route("down", "anthropic", "http://d");
+  down.max_attempts = 1;
+  config::model_route builtin;
+  builtin.name = builtin.provider = "builtin";
+  model_gateway g{{main, down, builtin}, t, clock};
+  llm::chat_request req;
+  req.messages.push_back(llm::message::user("x"));
+  for (int i = 0; i < 5; ++i) {
+    t->replies.push_back(refused());
+    t->replies.push_back(refused());
+    g.call(req, [](gateway_result r) { CAF_CHECK(!r.ok); });
+  }
+  auto before = g.status();
+  CAF_REQUIRE_EQUAL(before.at(0).breaker, "open");
+  CAF_REQUIRE_EQUAL(before.at(1).breaker, "open");
+  t->posts.clear();
+  t->replies.push_back(status(200, openai_ok));
+  t->replies.push_back(status(401, R"({"type":"error","error":{"type":"authentication_error",)"
+                                   R"("message":"invalid x-api-key secret-down"}})"));
+  std::vector<route_check> checks;
+  g.check(std::chrono::milliseconds{2000}, [&](std::vector<route_check> c) { checks = c; });
+  CAF_REQUIRE_EQUAL(checks.size(), 3u);
+  CAF_CHECK(checks[0].ok);
+  CAF_CHECK_EQUAL(checks[0].http_status, 200);
+  CAF_CHECK(!checks[1].ok);
+  CAF_CHECK_EQUAL(checks[1].http_status, 401);
+  CAF_CHECK_EQUAL(checks[1].error, "HTTP 401 authentication_error: invalid x-api-key [redacted]");
+  CAF_CHECK(checks[2].ok);
+  CAF_CHECK_EQUAL(checks[2].route, "builtin");
+  CAF_REQUIRE_EQUAL(t->posts.size(), 2u);
+  CAF_CHECK(t->posts[0].body.find(R"("content":"ping")") != std::string::npos);
+  CAF_CHECK(t->posts[0].body.find(R"("max_tokens":16)") != std::string::npos);
+  CAF_CHECK_EQUAL(t->posts[0].total_timeout.count(), 2000);
+  auto after = g.status();
+  for (std::size_t i = 0; i < 2; ++i) {
+    CAF_CHECK_EQUAL(after.at(i).breaker, before.at(i).breaker);
+    CAF_CHECK_EQUAL(after.at(i).calls, before.at(i).calls);
+    CAF_CHECK_EQUAL(after.at(i).consecutive_failures, before.at(i).consecutive_failures);
+  }
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
+
+namespace {
+
+/// Holds every post until the test answers it; keeps timers until the test fires them.
+class holding_transport final : public model_transport {
+ public:
+  struct held_call {
+    transport_request req;
+    done_fn done;
+  };
+  std::deque<held_call> held;
+  std::size_t max_held = 0;
+  std::vector<std::pair<std::int64_t, std::function<void()>>> timers;
+
+  void post(transport_request req, chunk_fn, done_fn on_done) override {
+    held.push_back({std::move(req), std::move(on_done)});
+    max_held = std::max(max_held, held.size());
+  }
+  void after(std::chrono::milliseconds delay, std::function<void()> fn) override {
+    timers.emplace_back(delay.count(), std::move(fn));
+  }
+  /// Answers the oldest call in flight.
+  void answer_oldest(transport_reply r) {
+    CAF_REQUIRE(!held.empty());
+    auto c = std::move(held.front());
+    held.pop_front();
+    c.done(std::move(r));
+  }
+};
+
+llm::chat_request numbered(int i) {
+  llm::chat_request req;
+  req.messages.push_back(llm::message::user("call " + std::to_string(i)));
+  return req;
+}
+
+} // namespace
+
+CAF_TEST(calls over max_concurrency wait in FIFO order) {
+  auto t = std::make_shared<holding_transport>();
+  sreh::test_clock clock;
+  auto main = route("main", "openai", "http://h/v1");
+  main.max_concurrency = 2;
+  model_gateway g{{main}, t, clock};
+  std::vector<int> answered;
+  for (int i = 0; i < 5; ++i)
+    g.call(numbered(i), [&answered, i](gateway_result r) {
+      CAF_CHECK(r.ok);
+      answered.push_back(i);
+    });
+  CAF_CHECK_EQUAL(t->held.size(), 2u);
+  auto s = g.status();
+  CAF_CHECK_EQUAL(s.at(0).in_flight, 2);
+  CAF_CHECK_EQUAL(s.at(0).queued, 3);
+  std::vector<std::string> sent;
+  while (!t->held.empty()) {
+    CAF_CHECK_LESS_OR_EQUAL(t->held.size(), 2u);
+    sent.push_back(t->held.front().req.body);
+    t->answer_oldest(status(200, openai_ok));
+  }
+  CAF_CHECK_EQUAL(t->max_held, 2u);
+  CAF_CHECK_EQUAL(answered, (std::vector<int>{0, 1, 2, 3, 4}));
+  CAF_REQUIRE_EQUAL(sent.size(), 5u);
+  for (int i = 0; i < 5; ++i)
+    CAF_CHECK(sent[i].find("call " + std::to_string(i)) != std::string::npos);
+  auto after = g.status();
+  CAF_CHECK_EQUAL(after.at(0).in_flight, 0);
+  CAF_CHECK_EQUAL(after.at(0).queued, 0);
+}
+
+CAF_TEST(a full queue sends the call to the next route and a wait counts toward the timeout) {
+  auto t = std::make_shared<holding_transport>();
+  sreh::test_clock clock;
+  auto main = route("main", "openai", "http://h/v1");
+  main.max_concurrency = 1;
+  main.max_queue = 1;
+  main.total_timeout_ms = 1000;
+  config::model_route builtin;
+  builtin.name = builtin.provider = "builtin";
+  model_gateway g{{main, builtin}, t, clock};
+  std::vector<gateway_result> results(3);
+  for (int i = 0; i < 3; ++i)
+    g.call(numbered(i), [&results, i](gateway_result r) { results[i] = std::move(r); });
+  // The third finds one in flight and one waiting: overloaded, builtin answers at once.
+  CAF_CHECK(results[2].reached_builtin);
+  CAF_CHECK(joined(results[2].log).find("main: overloaded: 1 calls in flight and 1 waiting") !=
+            std::string::npos);
+  // The second waited 300 ms: it is sent with what is left of its total timeout.
+  clock.advance_us(300'000);
+  t->answer_oldest(status(200, openai_ok));
+  CAF_CHECK(results[0].ok);
+  CAF_REQUIRE_EQUAL(t->held.size(), 1u);
+  CAF_CHECK_EQUAL(t->held.front().req.total_timeout.count(), 700);
+  t->answer_oldest(status(200, openai_ok));
+  CAF_CHECK(results[1].ok);
+  // A call still waiting when its total timeout passes leaves the queue for the next route.
+  std::vector<gateway_result> more(2);
+  for (int i = 0; i < 2; ++i)
+    g.call(numbered(i), [&more, i](gateway_result r) { more[i] = std::move(r); });
+  CAF_REQUIRE_EQUAL(t->timers.size(), 2u); // one per wait; the first wait ended by its slot
+  CAF_CHECK_EQUAL(t->timers.back().first, 1000);
+  t->timers.back().second();
+  CAF_CHECK(more[1].reached_builtin);
+  CAF_CHECK(joined(more[1].log).find("waited 1000 ms in the queue") != std::string::npos);
+  auto after_expiry = g.status();
+  CAF_CHECK_EQUAL(after_expiry.at(0).queued, 0);
+  t->timers.front().second(); // the first wait's timer: its call was sent long ago, nothing
+  t->answer_oldest(status(200, openai_ok));
+  CAF_CHECK(more[0].ok);
+  auto at_end = g.status();
+  CAF_CHECK_EQUAL(at_end.at(0).in_flight, 0);
+}
