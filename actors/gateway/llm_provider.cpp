@@ -40,7 +40,7 @@ llm_provider::llm_provider(model_gateway_ptr gateway, model_provider_ptr fallbac
     system_prompt_(m.system_prompt.empty() ? builtin_system_prompt : m.system_prompt),
     prompt_version_(m.system_prompt.empty() ? default_system_prompt_version
                                             : "custom-" + fnv1a64_hex(m.system_prompt)),
-    max_repairs_(m.max_repairs), max_tokens_(m.main.max_tokens) {
+    max_repairs_(m.max_repairs), max_tokens_(m.main.max_tokens), by_label_(m.by_label) {
   for (const auto& r : gateway_->chain())
     chain_name_ += (chain_name_.empty() ? "" : ", ") + r.provider +
                    (r.provider == "builtin" ? "" : " " + r.model);
@@ -48,6 +48,20 @@ llm_provider::llm_provider(model_gateway_ptr gateway, model_provider_ptr fallbac
   budget_.keep_last = static_cast<std::size_t>(m.keep_last);
   budget_.max_result_bytes =
     static_cast<std::size_t>(std::max<std::int64_t>(256, max_result_bytes));
+}
+
+std::string llm_provider::route_for(const run& r) const {
+  if (by_label_.empty())
+    return {};
+  auto labels = json::parse(r.labels);
+  if (!labels || !labels->IsObject())
+    return {};
+  for (const auto& rule : by_label_) {
+    auto m = labels->FindMember(rule.label.c_str());
+    if (m != labels->MemberEnd() && m->value.IsString() && rule.value == m->value.GetString())
+      return rule.route;
+  }
+  return {};
 }
 
 decision llm_provider::decide(const run_context&) {

@@ -42,6 +42,9 @@ class llm_provider final : public model_provider {
   [[nodiscard]] reason_request prepare(const run_context& ctx, const std::string& notes) const;
 
   [[nodiscard]] model_gateway& gateway() { return *gateway_; }
+  /// The route run `r` goes to first (`model.by_label`: the first rule its labels match), or
+  /// "" for the chain's own order.
+  [[nodiscard]] std::string route_for(const run& r) const;
   [[nodiscard]] const model_provider_ptr& fallback() const { return fallback_; }
   [[nodiscard]] std::int64_t max_repairs() const { return max_repairs_; }
   [[nodiscard]] const std::string& system_prompt_version() const { return prompt_version_; }
@@ -62,6 +65,7 @@ class llm_provider final : public model_provider {
   std::int64_t max_repairs_;
   llm::context_budget budget_;
   std::int64_t max_tokens_;
+  std::vector<config::label_route> by_label_;
   answer_source answers_;
 };
 

@@ -30,7 +30,9 @@ struct model_gateway::call_state {
   llm::chat_request req;
   done_fn done;
   delta_fn on_delta;
-  std::size_t route = 0;               // index into routes_
+  std::vector<std::size_t> order;      // the routes to try, indexes into routes_
+  std::size_t next = 0;                // the position of `route` in `order`
+  std::size_t route = 0;               // index into routes_ (routes_.size(): none left)
   int attempt = 0;                     // 1-based, per route
   std::int64_t attempt_started_us = 0; // when the attempt began (before any wait in the queue)
   std::int64_t started_us = 0;         // when it was sent
@@ -41,25 +43,52 @@ struct model_gateway::call_state {
 };
 
 model_gateway::model_gateway(std::vector<config::model_route> chain, model_transport_ptr transport,
-                             const sreh::clock& clock)
-  : chain_(std::move(chain)), clock_(clock), transport_(std::move(transport)) {
+                             const sreh::clock& clock, std::size_t default_routes)
+  : chain_(std::move(chain)),
+    default_routes_(default_routes == 0 ? chain_.size() : std::min(default_routes, chain_.size())),
+    clock_(clock), transport_(std::move(transport)) {
   for (const auto& r : chain_)
     routes_.push_back({r, llm::circuit_breaker{llm::breaker_config{}, clock_}});
 }
 
-void model_gateway::call(const llm::chat_request& req, done_fn done, delta_fn on_delta) {
+std::vector<std::size_t> model_gateway::order(std::string_view first) const {
+  std::vector<std::size_t> out;
+  std::size_t chosen = chain_.size();
+  for (std::size_t i = 0; i < chain_.size() && !first.empty(); ++i)
+    if (chain_[i].name == first)
+      chosen = i;
+  if (chosen < chain_.size())
+    out.push_back(chosen);
+  for (std::size_t i = chosen < chain_.size() ? 1 : 0; i < default_routes_; ++i)
+    if (i != chosen)
+      out.push_back(i);
+  return out;
+}
+
+std::vector<std::string> model_gateway::order_names(std::string_view first) const {
+  std::vector<std::string> out;
+  for (auto i : order(first))
+    out.push_back(chain_[i].name);
+  return out;
+}
+
+void model_gateway::call(const llm::chat_request& req, done_fn done, delta_fn on_delta,
+                         std::string_view first) {
   auto cs = std::make_shared<call_state>();
   cs->req = req;
   cs->done = std::move(done);
   cs->on_delta = std::move(on_delta);
   cs->attempt = 1;
+  cs->order = order(first);
+  cs->route = cs->order.empty() ? routes_.size() : cs->order.front();
   attempt(std::move(cs));
 }
 
 void model_gateway::next_route(std::shared_ptr<call_state> cs, std::string why) {
   cs->result.log.push_back(why);
   cs->result.error = std::move(why);
-  cs->route += 1;
+  cs->next += 1;
+  cs->route = cs->next < cs->order.size() ? cs->order[cs->next] : routes_.size();
   cs->attempt = 1;
   attempt(std::move(cs));
 }

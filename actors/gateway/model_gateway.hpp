@@ -12,6 +12,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "actors/gateway/model_transport.hpp"
@@ -62,15 +63,23 @@ struct route_check {
 /// the queue full goes to the next route at once (overloaded).
 class model_gateway {
  public:
-  /// `chain`: the routes in order (a `builtin` entry ends the chain).
+  /// `chain`: the routes in order (a `builtin` entry ends the chain). With `default_routes` > 0
+  /// only the first that many are the chain a call goes down by default; the rest are routes a
+  /// call may be sent to first (`model.by_label`), then going on down the chain.
   model_gateway(std::vector<config::model_route> chain, model_transport_ptr transport,
-                const sreh::clock& clock);
+                const sreh::clock& clock, std::size_t default_routes = 0);
 
   using done_fn = std::function<void(gateway_result)>;
   using delta_fn = std::function<void(const std::string&)>;
 
-  /// Sends `req` (its model, max_tokens and stream are set per route).
-  void call(const llm::chat_request& req, done_fn done, delta_fn on_delta = {});
+  /// Sends `req` (its model, max_tokens and stream are set per route) down the chain, or, with
+  /// `first` naming a route, to that route first and then down the chain without the chain's
+  /// own first route (`first` takes its place).
+  void call(const llm::chat_request& req, done_fn done, delta_fn on_delta = {},
+            std::string_view first = {});
+
+  /// The names of the routes a call with `first` goes down, in order.
+  [[nodiscard]] std::vector<std::string> order_names(std::string_view first = {}) const;
 
   using check_fn = std::function<void(std::vector<route_check>)>;
   /// Sends a tiny request (one user message "ping", a few output tokens) to every route of the
@@ -88,6 +97,8 @@ class model_gateway {
 
  private:
   struct call_state;
+  /// Indexes into routes_ of a call with `first` (see call).
+  [[nodiscard]] std::vector<std::size_t> order(std::string_view first) const;
   /// Asks the call's current route: sends at once when under its max_concurrency, else queues
   /// it (FIFO, at most max_queue), else moves on to the next route.
   void attempt(std::shared_ptr<call_state> cs);
@@ -109,6 +120,7 @@ class model_gateway {
   };
 
   std::vector<config::model_route> chain_;
+  std::size_t default_routes_; // the first of chain_ that are the default chain
   const sreh::clock& clock_;
   mutable std::mutex mu_; // guards routes_, rng_, wait_ids_ and the calls' waiting state
   std::uint64_t wait_ids_ = 0;

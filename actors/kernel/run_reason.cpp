@@ -322,6 +322,7 @@ void call_model(self_ptr self, llm_provider& llm, std::int64_t n) {
   auto token =
     st.calls.add([self, p, n, cell] { on_model_answer(self, *p, n, std::move(**cell)); });
   auto handle = run_actor{self};
+  auto first = llm.route_for(j.r);
   if (const auto& recorded = llm.answers()) { // replay: the recorded answer, no model called
     cell->emplace(recorded(j.r.id, n));
     caf::anon_send(handle, called_atom::value, token);
@@ -333,7 +334,7 @@ void call_model(self_ptr self, llm_provider& llm, std::int64_t n) {
       cell->emplace(std::move(r));
       caf::anon_send(handle, called_atom::value, token);
     },
-    delta_publisher(st.rt, j.r.id, n));
+    delta_publisher(st.rt, j.r.id, n), first);
 }
 
 } // namespace
@@ -362,16 +363,21 @@ void reason(self_ptr self, llm_provider& llm) {
   auto prepared =
     llm.prepare(run_context{j.r, j.steps, st.rt->tools, nullptr}, notes_before(j.steps, n));
   const auto& rep = prepared.report;
+  // The route order of this run (model.by_label may send it to another route first).
   std::string chain;
+  auto names = llm.gateway().order_names(llm.route_for(j.r));
+  for (const auto& name : names)
+    chain += (chain.empty() ? "" : ",") + json::quote(name);
+  const auto* first = &llm.gateway().chain().front();
   for (const auto& r : llm.gateway().chain())
-    chain += (chain.empty() ? "" : ",") + json::quote(r.name);
-  const auto& first = llm.gateway().chain().front();
+    if (!names.empty() && r.name == names.front())
+      first = &r;
   j.add_reason_intent(fmt::format(
     R"({{"route":{},"model":{},"chain":[{}],"request_hash":{},"system_prompt":{},)"
     R"("context":{{"messages":{},"tools":{},"estimated_tokens":{},"budget_tokens":{},)"
     R"("truncated":{},"summarized":{},"omitted":{},"bytes_removed":{},"over_budget":{}}},)"
     R"("repairs":{}}})",
-    json::quote(first.name), json::quote(first.model), chain, json::quote(prepared.hash),
+    json::quote(first->name), json::quote(first->model), chain, json::quote(prepared.hash),
     json::quote(llm.system_prompt_version()), prepared.request.messages.size(),
     prepared.request.tools.size(), rep.estimated_tokens, rep.budget_tokens, rep.truncated,
     rep.summarized, rep.omitted, rep.bytes_removed, rep.over_budget, repairs));

@@ -1,5 +1,7 @@
 #include "app/serve/plugins.hpp"
 
+#include <algorithm>
+
 #include "actors/gateway/llm_provider.hpp"
 #include "actors/gateway/scripted_provider.hpp"
 #include "net/client/model_http.hpp"
@@ -37,8 +39,14 @@ expected<actors::model_provider_ptr> make_llm_provider(const config::model_confi
                          "model.fallback: no route '" + name + "' in models"};
     chain.push_back(i->second);
   }
-  auto gateway =
-    std::make_shared<actors::model_gateway>(std::move(chain), net::make_model_http(), clock);
+  // Routes of model.by_label outside the chain: tried first for the runs routed to them.
+  const auto default_routes = chain.size();
+  for (const auto& lr : m.by_label)
+    if (std::none_of(chain.begin(), chain.end(), [&](const auto& r) { return r.name == lr.route; }))
+      if (auto i = m.routes.find(lr.route); i != m.routes.end())
+        chain.push_back(i->second);
+  auto gateway = std::make_shared<actors::model_gateway>(std::move(chain), net::make_model_http(),
+                                                         clock, default_routes);
   return actors::model_provider_ptr{
     std::make_shared<actors::llm_provider>(gateway, fallback, m, 64 * 1024)};
 }

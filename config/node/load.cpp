@@ -242,7 +242,8 @@ void read_model(reader& r, const entry& section, const std::string& config_file,
                                      "price",
                                      "max_concurrency",
                                      "max_queue",
-                                     "max_completion_tokens"});
+                                     "max_completion_tokens",
+                                     "by_label"});
   for (const auto& e : entries) {
     if (read_route_field(r, e, config_file, out.main))
       continue;
@@ -257,6 +258,19 @@ void read_model(reader& r, const entry& section, const std::string& config_file,
         if (name != "builtin" && !out.routes.contains(name))
           r.fail(x, fmt::format("no route '{}' in models (nor builtin)", name));
         out.fallback.push_back(std::move(name));
+      }
+    } else if (e.key == "by_label") {
+      for (const auto& x : r.items(e)) {
+        label_route lr;
+        for (const auto& f : r.entries(x, {"label", "value", "route"})) {
+          auto& dst = f.key == "label" ? lr.label : f.key == "value" ? lr.value : lr.route;
+          dst = f.key == "value" ? r.string(f) : r.non_empty_string(f);
+        }
+        if (lr.label.empty() || lr.route.empty())
+          r.fail(x, "expected {label: NAME, value: TEXT, route: ROUTE}");
+        if (lr.route != "main" && !out.routes.contains(lr.route))
+          r.fail(x, fmt::format("no route '{}' in models (nor main)", lr.route));
+        out.by_label.push_back(std::move(lr));
       }
     } else if (e.key == "system_prompt") {
       out.system_prompt = r.string(e);

@@ -92,6 +92,12 @@ struct model_route {
   std::int64_t max_queue = 1000;     // calls waiting; one more fails over to the next route
 };
 
+/// `model.by_label`: runs with label `label` = `value` go to route `route` first (in place of
+/// the chain's first route), then down the fallback chain.
+struct label_route {
+  std::string label, value, route;
+};
+
 struct model_config {
   std::string provider = "builtin";  // builtin | scripted (tests, demos) | openai | anthropic
   std::vector<scripted_step> script; // for `scripted`
@@ -101,6 +107,7 @@ struct model_config {
   /// Routes of `models:` (or builtin) tried in order when the ones before failed.
   std::vector<std::string> fallback;
   std::map<std::string, model_route, std::less<>> routes; // the `models:` section
+  std::vector<label_route> by_label;                      // the first match routes a run
   std::string system_prompt;                              // "" = the built-in one
   std::int64_t max_repairs = 3; // bad answers in a row the model is told about before the run fails
   std::int64_t keep_last = 4;   // context: the last K steps are never summarized

@@ -167,6 +167,41 @@ def test_https_with_a_wrong_ca_names_the_route_and_the_cause():
             node.stop()
 
 
+def test_a_run_label_routes_its_model_calls():
+    """model.by_label: runs labelled team=ml go to the `ml` route first (in place of main), then
+    down the fallback chain; other runs go to main. The reason step's intent names the order."""
+    answer = [{"text": "Cause: none; the check is healthy."}]
+    with TempDir() as d, ModelServer(answer * 2, KEY) as main, \
+            ModelServer(answer * 2, KEY) as ml:
+        cfg = ("model:\n" + route("openai", main.url) +
+               "  fallback: [builtin]\n"
+               "  by_label:\n    - {label: team, value: ml, route: ml}\n"
+               "models:\n  ml:\n" + route("anthropic", ml.url, indent="    "))
+        node = Node(d, cfg, env_extra=ENV, auth=AUTH).start()
+        status, _, doc = node.json("POST", "/v1/goals",
+                                   {"goal": "is the trainer healthy?", "labels": {"team": "ml"}})
+        assert status == 201, (status, doc)
+        r = node.wait_run(doc["run"]["id"])
+        assert r["state"] == "succeeded", r
+        assert (main.count(), ml.count()) == (0, 1), (main.count(), ml.count())
+        intent = node.steps(r["id"])[0]["args"]
+        assert intent["route"] == "ml" and intent["chain"] == ["ml", "builtin"], intent
+        assert node.steps(r["id"])[0]["result"]["answered_by"] == "ml"
+        status, _, doc = node.json("POST", "/v1/goals",
+                                   {"goal": "is checkout healthy?", "labels": {"team": "shop"}})
+        r = node.wait_run(doc["run"]["id"])
+        assert r["state"] == "succeeded", r
+        assert (main.count(), ml.count()) == (1, 1), (main.count(), ml.count())
+        intent = node.steps(r["id"])[0]["args"]
+        assert intent["route"] == "main" and intent["chain"] == ["main", "builtin"], intent
+        node.stop()
+        bad = Node(d, "model:\n" + route("openai", main.url) +
+                   "  by_label:\n    - {label: team, value: ml, route: nowhere}\n",
+                   env_extra=ENV, auth=AUTH)
+        msg = bad.start_fails()
+        assert "sreh.yaml:" in msg and "no route 'nowhere'" in msg, msg
+
+
 def test_example_configs_pass_config_check():
     examples = os.path.join(SOURCE, "examples", "configs")
     env = {"OPENAI_API_KEY": "sk-example-openai-0123456789",
@@ -187,4 +222,5 @@ if __name__ == "__main__":
                test_check_times_out_a_route_that_never_answers,
                test_https_model_server_with_ca_file,
                test_https_with_a_wrong_ca_names_the_route_and_the_cause,
+               test_a_run_label_routes_its_model_calls,
                test_example_configs_pass_config_check])

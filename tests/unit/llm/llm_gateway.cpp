@@ -188,6 +188,41 @@ CAF_TEST(the next route answers when one is down and builtin ends the chain) {
   CAF_CHECK(last.reached_builtin);
 }
 
+CAF_TEST(a call sent to a route first goes on down the chain without the chain head) {
+  config::model_route builtin;
+  builtin.name = builtin.provider = "builtin";
+  auto main = route("main", "openai", "http://127.0.0.1:9/v1");
+  auto backup = route("backup", "anthropic", "http://b");
+  auto ml = route("ml", "openai", "http://ml/v1"); // only for runs routed to it (by label)
+  model_gateway g{{main, backup, builtin, ml}, t, clock, 3};
+  CAF_CHECK_EQUAL(joined(g.order_names()), "main | backup | builtin | ");
+  CAF_CHECK_EQUAL(joined(g.order_names("ml")), "ml | backup | builtin | ");
+  CAF_CHECK_EQUAL(joined(g.order_names("backup")), "backup | builtin | ");
+  CAF_CHECK_EQUAL(joined(g.order_names("nowhere")), "main | backup | builtin | ");
+  // Sent to ml: it answers, and main is never asked.
+  t->replies.push_back(status(200, openai_ok));
+  llm::chat_request req;
+  req.messages.push_back(llm::message::user("hello"));
+  gateway_result out;
+  g.call(
+    req, [&](gateway_result r) { out = std::move(r); }, {}, "ml");
+  CAF_REQUIRE(out.ok);
+  CAF_CHECK_EQUAL(out.route, "ml");
+  CAF_REQUIRE_EQUAL(t->posts.size(), 1u);
+  CAF_CHECK_EQUAL(t->posts.front().url, "http://ml/v1/chat/completions");
+  // ml down: the call goes on to backup, not to main.
+  t->replies.push_back(refused());
+  t->replies.push_back(refused());
+  t->replies.push_back(refused());
+  t->replies.push_back(status(200, anthropic_ok));
+  g.call(
+    req, [&](gateway_result r) { out = std::move(r); }, {}, "ml");
+  CAF_REQUIRE(out.ok);
+  CAF_CHECK_EQUAL(out.route, "backup");
+  for (const auto& r : t->posts)
+    CAF_CHECK(r.url.find("127.0.0.1:9") == std::string::npos);
+}
+
 CAF_TEST(an open breaker skips its route) {
   auto main = route("main", "openai", "http://h/v1");
   main.max_attempts = 1;
