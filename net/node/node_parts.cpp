@@ -28,7 +28,7 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
                  ? persistence::open_postgres_store({cfg.store.url, {}, 4})
                  : persistence::open_sqlite_store({cfg.store.path, cfg.store.synchronous});
   if (!store)
-    return store.error();
+    return sreh::error{store.error().code, "store: " + store.error().message};
   p->store_ = std::move(*store);
   persistence::group_writer_options wo;
   wo.batches_per_commit = &p->metrics_
