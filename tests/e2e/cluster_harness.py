@@ -49,14 +49,17 @@ class Postgres:
 
 
 class Nats:
-    def __init__(self, tag):
+    def __init__(self, tag, tls_dir=None, verify=False):
+        """`tls_dir`: a scripts/dev-ca.sh dir; the server then requires TLS (`url` is tls://)
+        and, with `verify`, a client certificate its ca.pem signed."""
         self.dir = f"/tmp/sreh-e2e-nats-{tag}-{os.getpid()}"
         self.port = free_port()
         self.monitor = free_port()
+        self.tls = ["--tls", tls_dir] + (["--verify"] if verify else []) if tls_dir else []
         self.url = None
 
     def start(self):
-        self.url = _script("nats.sh", "start", self.dir, self.port, self.monitor)
+        self.url = _script("nats.sh", "start", self.dir, self.port, self.monitor, *self.tls)
         return self
 
     def close(self):
