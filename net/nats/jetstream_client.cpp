@@ -185,10 +185,10 @@ struct jetstream_client::impl {
 
   static void on_closed(natsConnection*, void* closure) {
     auto* self = static_cast<impl*>(closure);
-    {
-      std::lock_guard lk{self->closed_mtx};
-      self->closed = true;
-    }
+    // Notified under the lock: the destructor, once it sees `closed`, destroys the condition
+    // variable, which must not happen while notify_all still runs here (TSan saw it).
+    std::lock_guard lk{self->closed_mtx};
+    self->closed = true;
     self->closed_cv.notify_all();
   }
 
