@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Configures (once) and builds a preset: release (default) or debug (ASan + UBSan).
+# Configures (once) and builds a preset: release (default), debug (ASan + UBSan) or tsan
+# (ThreadSanitizer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-release}"

@@ -5,6 +5,13 @@
 #                                                DIR/store, log in DIR/server.log, monitoring on
 #                                                MONITOR_PORT), wait until /healthz answers, print
 #                                                nats://127.0.0.1:PORT
+#   scripts/nats.sh start DIR PORT MONITOR_PORT --tls CADIR [--verify]
+#                                                the same with TLS on the client port: the
+#                                                server's certificate is CADIR/nats.pem (made
+#                                                with scripts/dev-ca.sh CADIR nats when missing,
+#                                                valid for localhost and 127.0.0.1); --verify
+#                                                also requires a client certificate signed by
+#                                                CADIR/ca.pem. Prints tls://localhost:PORT
 #   scripts/nats.sh stop DIR                     stop it (SIGTERM, SIGKILL after 10 s), remove DIR
 #
 # Both are idempotent: start with a running server in DIR prints its URL; stop without one
@@ -15,10 +22,10 @@ script=nats.sh
 # shellcheck source=lib/throwaway.sh
 . "$(dirname "$0")/lib/throwaway.sh"
 
-usage() { die "usage: $0 start DIR PORT MONITOR_PORT | stop DIR"; }
+usage() { die "usage: $0 start DIR PORT MONITOR_PORT [--tls CADIR [--verify]] | stop DIR"; }
 
 start() {
-  local dir="$1" port="$2" mport="$3"
+  local dir="$1" port="$2" mport="$3" cadir="${4:-}" verify="${5:-}"
   check_dir "$dir"
   check_port "$port"
   check_port "$mport"
@@ -27,13 +34,21 @@ start() {
   local bin
   bin="$(command -v nats-server || echo /usr/sbin/nats-server)"
   local url="nats://127.0.0.1:$port"
+  local tls=()
+  if [ -n "$cadir" ]; then
+    [ -f "$cadir/nats.pem" ] || "$(dirname "$0")/dev-ca.sh" "$cadir" nats >/dev/null
+    cadir="$(cd "$cadir" && pwd)"
+    tls=(--tls --tlscert "$cadir/nats.pem" --tlskey "$cadir/nats.key" --tlscacert "$cadir/ca.pem")
+    [ -z "$verify" ] || tls+=(--tlsverify)
+    url="tls://localhost:$port" # the certificate's name: clients check it
+  fi
   mkdir -p "$dir"
   if running_pid "$dir/nats.pid" >/dev/null; then
     echo "$url" # already running: idempotent
     return 0
   fi
   "$bin" -js -a 127.0.0.1 -p "$port" -sd "$dir/store" -m "$mport" -l "$dir/server.log" \
-    </dev/null >/dev/null 2>&1 &
+    ${tls[@]+"${tls[@]}"} </dev/null >/dev/null 2>&1 &
   echo $! >"$dir/nats.pid"
   echo "$port $mport" >"$dir/ports"
   if wait_http "http://127.0.0.1:$mport/healthz" "$dir/nats.pid" 200; then # 10 s
@@ -48,7 +63,16 @@ start() {
 stop() { stop_and_remove "$1" "$1/nats.pid"; }
 
 case "${1:-}" in
-  start) [ $# -eq 4 ] || usage; start "$2" "$3" "$4" ;;
+  start)
+    if [ $# -eq 6 ] && [ "$5" = "--tls" ]; then
+      start "$2" "$3" "$4" "$6"
+    elif [ $# -eq 7 ] && [ "$5" = "--tls" ] && [ "$7" = "--verify" ]; then
+      start "$2" "$3" "$4" "$6" verify
+    else
+      [ $# -eq 4 ] || usage
+      start "$2" "$3" "$4"
+    fi
+    ;;
   stop) [ $# -eq 2 ] || usage; stop "$2" ;;
   *) usage ;;
 esac

@@ -491,9 +491,14 @@ bool is_nats_name(const std::string& s, bool dots) {
   return true;
 }
 
-void read_nats(reader& r, const entry& section, nats_config& out) {
-  for (const auto& e : r.entries(section, {"url", "stream", "subject_prefix"})) {
-    if (e.key == "url") {
+void read_nats(reader& r, const entry& section, nats_config& out, const std::string& config_file) {
+  for (const auto& e : r.entries(
+         section, {"url", "stream", "subject_prefix", "ca_file", "cert_file", "key_file"})) {
+    if (e.key == "ca_file" || e.key == "cert_file" || e.key == "key_file") {
+      (e.key == "ca_file"     ? out.ca_file
+       : e.key == "cert_file" ? out.cert_file
+                              : out.key_file) = read_path(r, e, config_file);
+    } else if (e.key == "url") {
       out.url = r.string(e);
       if (!out.url.empty() && !out.url.starts_with("nats://") && !out.url.starts_with("tls://"))
         r.fail(e, "expected nats://host:port or tls://host:port (or \"\" for no relay)");
@@ -508,6 +513,8 @@ void read_nats(reader& r, const entry& section, nats_config& out) {
                   "(no wildcards), e.g. sreh.events");
     }
   }
+  if (out.cert_file.empty() != out.key_file.empty())
+    r.fail(section, "cert_file and key_file go together (the client certificate and its key)");
 }
 
 /// A server's `url` (http://host:port[/prefix], "" = none) into the section's url, host, port
@@ -672,7 +679,7 @@ void read_top(reader& r, const entry& root, node_config& cfg) {
     } else if (e.key == "auth") {
       read_auth(r, e, cfg.auth);
     } else if (e.key == "nats") {
-      read_nats(r, e, cfg.nats);
+      read_nats(r, e, cfg.nats, cfg.source);
     } else if (e.key == "cluster") {
       read_cluster(r, e, cfg.source, cfg.cluster);
     } else if (e.key == "prometheus") {

@@ -185,6 +185,12 @@ struct nats_config {
   std::string url;                            // nats://host:port (may use ${ENV}); "" = off
   std::string stream = "sreh-events";         // JetStream stream name
   std::string subject_prefix = "sreh.events"; // subjects are <prefix>.<kind>.<run>
+  /// TLS to the server (on with a tls:// url or any of these files; absolute paths after load):
+  /// the CAs that may sign the server's certificate ("" = the system's), and this client's
+  /// certificate and key for a server that asks for one (both or neither).
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
 };
 
 /// The Prometheus toolset (plugins/sre/prometheus; docs/prometheus.md): on when `url` is set.

@@ -209,6 +209,7 @@ void event_feed::impl::ensure_subscribed(steady::time_point now) {
       return;
     jetstream_options jo;
     jo.url = opts.url;
+    jo.tls = opts.tls;
     jo.stream = opts.stream;
     jo.subject_prefix = opts.subject_prefix;
     jo.client_name = opts.client_name;

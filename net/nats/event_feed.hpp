@@ -13,12 +13,14 @@
 
 #include "core/base/expected.hpp"
 #include "core/model/event.hpp"
+#include "net/nats/jetstream.hpp"
 #include "persistence/store/store.hpp"
 
 namespace sreh::net {
 
 struct event_feed_options {
-  std::string url; // nats://host:port
+  std::string url; // nats://host:port or tls://host:port
+  nats_tls tls;
   std::string stream = "sreh-events";
   std::string subject_prefix = "sreh.events";
   std::string client_name = "sreh-feed"; // shown in the server's connz

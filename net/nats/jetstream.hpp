@@ -18,8 +18,23 @@
 
 namespace sreh::net {
 
+/// TLS to the NATS server: used with a tls:// url or when any file is set (then a nats:// url
+/// is upgraded to TLS too). The server's certificate must chain to `ca_file` ("" = the
+/// system's CAs) and name the url's host; `cert_file` + `key_file` (PEM) are this client's
+/// certificate, for a server with `verify: true`.
+struct nats_tls {
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+
+  [[nodiscard]] bool wanted(std::string_view url) const {
+    return url.starts_with("tls://") || !ca_file.empty() || !cert_file.empty();
+  }
+};
+
 struct jetstream_options {
-  std::string url; // nats://host:port
+  std::string url; // nats://host:port or tls://host:port
+  nats_tls tls;
   std::string stream = "sreh-events";
   std::string subject_prefix = "sreh.events"; // the stream takes <prefix>.>
   std::string client_name = "sreh";           // shown in the server's connz

@@ -25,6 +25,33 @@ sreh::error nats_error(std::string_view op, natsStatus s,
   return {s == NATS_TIMEOUT ? errc::deadline : errc::unavailable, std::move(msg)};
 }
 
+/// `nats_error` with nats.c's detail of this thread's last error (which file could not be
+/// loaded, why a TLS handshake failed), when it has one.
+sreh::error nats_error_detail(std::string_view op, natsStatus s) {
+  auto err = nats_error(op, s);
+  const char* detail = nats_GetLastError(nullptr);
+  if (detail != nullptr && *detail != '\0' && std::string_view{detail} != natsStatus_GetText(s))
+    err.message += fmt::format(": {}", detail);
+  return err;
+}
+
+/// Sets up TLS on `o` as `tls` asks for `url`.
+sreh::error configure_tls(natsOptions* o, const std::string& url, const nats_tls& tls) {
+  if (!tls.wanted(url))
+    return {};
+  if (auto s = natsOptions_SetSecure(o, true); s != NATS_OK)
+    return nats_error_detail("tls", s);
+  if (!tls.ca_file.empty())
+    if (auto s = natsOptions_LoadCATrustedCertificates(o, tls.ca_file.c_str()); s != NATS_OK)
+      return nats_error_detail(fmt::format("tls: ca_file '{}'", tls.ca_file), s);
+  if (!tls.cert_file.empty())
+    if (auto s = natsOptions_LoadCertificatesChain(o, tls.cert_file.c_str(), tls.key_file.c_str());
+        s != NATS_OK)
+      return nats_error_detail(
+        fmt::format("tls: cert_file '{}', key_file '{}'", tls.cert_file, tls.key_file), s);
+  return {};
+}
+
 std::int64_t header_seq(natsMsg* m) {
   const char* v = nullptr;
   if (m == nullptr || natsMsgHeader_Get(m, seq_header, &v) != NATS_OK || v == nullptr)
@@ -158,10 +185,10 @@ struct jetstream_client::impl {
 
   static void on_closed(natsConnection*, void* closure) {
     auto* self = static_cast<impl*>(closure);
-    {
-      std::lock_guard lk{self->closed_mtx};
-      self->closed = true;
-    }
+    // Notified under the lock: the destructor, once it sees `closed`, destroys the condition
+    // variable, which must not happen while notify_all still runs here (TSan saw it).
+    std::lock_guard lk{self->closed_mtx};
+    self->closed = true;
     self->closed_cv.notify_all();
   }
 
@@ -211,9 +238,11 @@ expected<std::unique_ptr<jetstream_client>> jetstream_client::connect(jetstream_
   set(natsOptions_SetErrorHandler(p->nopts, &impl::on_async_error, raw));
   if (s != NATS_OK)
     return nats_error(fmt::format("options for {}", p->opts.url), s);
+  if (auto err = configure_tls(p->nopts, p->opts.url, p->opts.tls))
+    return err;
   s = natsConnection_Connect(&p->nc, p->nopts);
   if (s != NATS_OK && s != NATS_NOT_YET_CONNECTED) // not yet: it keeps trying in the background
-    return nats_error(fmt::format("connect {}", p->opts.url), s);
+    return nats_error_detail(fmt::format("connect {}", p->opts.url), s);
   jsOptions jo;
   jsOptions_Init(&jo);
   jo.PublishAsync.MaxPending = p->opts.max_pending;

@@ -16,16 +16,16 @@
 #include "actors/node/supervision.hpp"
 #include "core/base/logger.hpp"
 #include "core/model/event.hpp"
+#include "net/nats/jetstream.hpp"
 #include "persistence/postgres/postgres_store.hpp"
 #include "persistence/store/store.hpp"
 
 namespace sreh::net {
 
-class jetstream_client;
-
 struct relay_options {
   std::string name = "jetstream"; // the offset's key in the store
-  std::string url;                // nats://host:port
+  std::string url;                // nats://host:port or tls://host:port
+  nats_tls tls;
   std::string stream = "sreh-events";
   std::string subject_prefix = "sreh.events";
   int page_size = 1'000;                          // events read and acked per round
@@ -49,7 +49,8 @@ struct relay_stats {
   std::int64_t offset = 0;      // last seq stored as delivered
   std::int64_t lag = 0;         // newest seq seen (hub or store) minus offset
   bool connected = false;
-  bool active = true; // holds the relay lock (always, without one)
+  bool active = true;     // holds the relay lock (always, without one)
+  std::string last_error; // of the last failed round; "" once a round went through again
 };
 
 /// The subject of an event: `<prefix>.<kind>.<run_id>` ("node" for events of no run). Dots in

@@ -25,6 +25,13 @@ struct relay::counters {
   std::atomic<bool> connected{false};
   std::atomic<bool> active{false};
   bool conn_changed = false; // guarded by relay::mtx_
+  mutable std::mutex error_mtx;
+  std::string last_error; // guarded by error_mtx
+
+  void set_error(std::string e) {
+    std::lock_guard lk{error_mtx};
+    last_error = std::move(e);
+  }
 };
 
 relay::relay(persistence::store& st, actors::event_hub* hub, relay_options opts,
@@ -103,6 +110,8 @@ relay_stats relay::stats() const {
   s.lag = std::max<std::int64_t>(0, newest - s.offset);
   s.connected = c.connected.load();
   s.active = c.active.load();
+  std::lock_guard lk{c.error_mtx};
+  s.last_error = c.last_error;
   return s;
 }
 
@@ -116,6 +125,7 @@ void relay::pause(std::chrono::milliseconds d, bool wakeable) {
 
 void relay::failed(const sreh::error& err, bool connecting) {
   counters_->errors.fetch_add(1);
+  counters_->set_error(err.message);
   recovering_ = true;
   // A failed connect is tried again every reconnect_wait (nothing else would wake the relay when
   // the server is back); other failures (lock, store, JetStream) double the wait up to the max.
@@ -183,6 +193,7 @@ void relay::loop() {
     if (!js_) {
       jetstream_options jo;
       jo.url = opts_.url;
+      jo.tls = opts_.tls;
       jo.stream = opts_.stream;
       jo.subject_prefix = opts_.subject_prefix;
       jo.client_name = "sreh-relay-" + opts_.name;
@@ -218,6 +229,7 @@ void relay::loop() {
       recovering_ = false;
       backoff_ = std::chrono::milliseconds{0};
       error_log_.reset(); // the next failure is reported at once
+      counters_->set_error({});
     }
     if (*more)
       continue;

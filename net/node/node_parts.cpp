@@ -32,7 +32,7 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
                        "cannot create data dir '" + cfg.data_dir + "': " + ec.message()};
   auto store = open_store(cfg.store);
   if (!store)
-    return store.error();
+    return sreh::error{store.error().code, "store: " + store.error().message};
   p->store_ = std::move(*store);
   persistence::group_writer_options wo;
   wo.batches_per_commit = &p->metrics_
@@ -57,6 +57,7 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
       return last.error();
     net::event_feed_options fo;
     fo.url = cfg.nats.url;
+    fo.tls = {cfg.nats.ca_file, cfg.nats.cert_file, cfg.nats.key_file};
     fo.stream = cfg.nats.stream;
     fo.subject_prefix = cfg.nats.subject_prefix;
     fo.client_name = "sreh-feed-" + cfg.node_id;
@@ -158,6 +159,7 @@ sreh::error node_parts::start_relay() {
     return {}; // this member never publishes the log
   net::relay_options ro;
   ro.url = cfg_.nats.url;
+  ro.tls = {cfg_.nats.ca_file, cfg_.nats.cert_file, cfg_.nats.key_file};
   ro.stream = cfg_.nats.stream;
   ro.subject_prefix = cfg_.nats.subject_prefix;
   // A shared store may have several nodes with a relay: the lock keeps one of them active.

@@ -134,10 +134,15 @@ sreh::error connection::ensure_open(std::string_view op) {
     prepare_statements(*c);
     conn_ = std::move(c);
     return {};
+  } catch (const pqxx::broken_connection& e) {
+    // libpq's own reason: refused, unknown host, a TLS handshake or certificate check that
+    // failed, a pg_hba rule that rejects us.
+    return {errc::unavailable, fmt::format("postgres: {}: cannot connect to {}: {}", op,
+                                           describe_url(url_), one_line(e.what()))};
   } catch (...) {
     bool broken = false;
     auto err = current_error(op, broken);
-    err.code = errc::unavailable; // cannot connect: the database is away or refuses us
+    err.code = errc::unavailable; // the new connection cannot be set up: try again later
     err.message += fmt::format(" ({})", describe_url(url_));
     return err;
   }

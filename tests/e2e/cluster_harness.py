@@ -23,13 +23,17 @@ def _script(name, *args):
 
 
 class Postgres:
-    def __init__(self, tag):
+    def __init__(self, tag, tls_dir=None):
+        """`tls_dir`: a scripts/dev-ca.sh dir; the server then takes TLS connections only and
+        `url` asks for verify-full against its ca.pem."""
         self.dir = f"/tmp/sreh-e2e-pg-{tag}-{os.getpid()}"
         self.port = free_port()
+        self.tls_dir = tls_dir
         self.url = None
 
     def start(self):
-        self.url = _script("pg.sh", "start", self.dir, self.port)
+        tls = ["--tls", self.tls_dir] if self.tls_dir else []
+        self.url = _script("pg.sh", "start", self.dir, self.port, *tls)
         return self
 
     def stop_hard(self):
@@ -45,14 +49,17 @@ class Postgres:
 
 
 class Nats:
-    def __init__(self, tag):
+    def __init__(self, tag, tls_dir=None, verify=False):
+        """`tls_dir`: a scripts/dev-ca.sh dir; the server then requires TLS (`url` is tls://)
+        and, with `verify`, a client certificate its ca.pem signed."""
         self.dir = f"/tmp/sreh-e2e-nats-{tag}-{os.getpid()}"
         self.port = free_port()
         self.monitor = free_port()
+        self.tls = ["--tls", tls_dir] + (["--verify"] if verify else []) if tls_dir else []
         self.url = None
 
     def start(self):
-        self.url = _script("nats.sh", "start", self.dir, self.port, self.monitor)
+        self.url = _script("nats.sh", "start", self.dir, self.port, self.monitor, *self.tls)
         return self
 
     def close(self):

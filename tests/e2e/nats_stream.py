@@ -10,7 +10,8 @@ INBOX = "_INBOX.sreh_e2e"
 
 
 class NatsConnection:
-    def __init__(self, url, timeout=10):
+    def __init__(self, url, timeout=10, tls=None):
+        """`tls`: an ssl.SSLContext for a server that requires TLS (upgraded after its INFO)."""
         u = urlparse(url)
         self.sock = socket.create_connection((u.hostname or "127.0.0.1", u.port or 4222),
                                              timeout=timeout)
@@ -18,6 +19,8 @@ class NatsConnection:
         info = self._line()
         if not info.startswith(b"INFO"):
             raise AssertionError(f"nats: expected INFO, got {info[:100]!r}")
+        if tls is not None:
+            self.sock = tls.wrap_socket(self.sock, server_hostname=u.hostname)
         self.sock.sendall(b'CONNECT {"verbose":false,"pedantic":false,"headers":true,'
                           b'"no_responders":true}\r\nPING\r\n')
         while self._line() != b"PONG":
@@ -84,8 +87,8 @@ def _headers(raw):
     return out
 
 
-def stream_state(url, stream):
-    c = NatsConnection(url)
+def stream_state(url, stream, tls=None):
+    c = NatsConnection(url, tls=tls)
     try:
         [info] = c.request_many(f"$JS.API.STREAM.INFO.{stream}", [b"{}"])
     finally:
@@ -95,13 +98,13 @@ def stream_state(url, stream):
     return info["state"]
 
 
-def stream_messages(url, stream):
+def stream_messages(url, stream, tls=None):
     """Every message of the stream: [{stream_seq, subject, headers, data}] in stream order."""
-    state = stream_state(url, stream)
+    state = stream_state(url, stream, tls)
     first, last = state.get("first_seq", 0), state.get("last_seq", 0)
     if state.get("messages", 0) == 0:
         return []
-    c = NatsConnection(url)
+    c = NatsConnection(url, tls=tls)
     try:
         replies = c.request_many(f"$JS.API.STREAM.MSG.GET.{stream}",
                                  [json.dumps({"seq": s}).encode() for s in range(first, last + 1)])

@@ -141,6 +141,7 @@ reply stats(server_context& ctx, const request& req, const front_counters& front
     put(w, "duplicates", r.duplicates);
     put(w, "errors", r.errors);
     put(w, "gap_waits", r.gap_waits);
+    put(w, "last_error", r.last_error);
     w.EndObject();
   }
   if (ctx.feed != nullptr) {

@@ -433,3 +433,26 @@ CAF_TEST(model route errors name the place and never the key) {
   CAF_CHECK(e.find("model.max_attempts") != std::string::npos);
   CAF_CHECK(e.find("sk-literal-key") == std::string::npos);
 }
+
+CAF_TEST(nats tls files are read relative to the config file and go together) {
+  const std::string dir = "/tmp/sreh_config_nats_tls_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir + "/certs");
+  for (const char* f : {"/certs/ca.pem", "/certs/relay.pem", "/certs/relay.key"})
+    std::ofstream{dir + f} << "pem\n";
+  const std::string cfg_file = dir + "/sreh.yaml";
+  std::ofstream{cfg_file} << "nats:\n  url: tls://localhost:4222\n  ca_file: certs/ca.pem\n"
+                             "  cert_file: certs/relay.pem\n  key_file: certs/relay.key\n";
+  auto ok = load_file(cfg_file);
+  CAF_REQUIRE(ok.has_value());
+  CAF_CHECK_EQUAL(ok->nats.ca_file, dir + "/certs/ca.pem");
+  CAF_CHECK_EQUAL(ok->nats.cert_file, dir + "/certs/relay.pem");
+  CAF_CHECK_EQUAL(ok->nats.key_file, dir + "/certs/relay.key");
+  CAF_CHECK_EQUAL(err("nats:\n  url: tls://localhost:4222\n  ca_file: /nonexistent/ca.pem\n"),
+                  std::string{"cfg.yaml:3:12: nats.ca_file: cannot read '/nonexistent/ca.pem': "
+                              "No such file or directory"});
+  CAF_CHECK_EQUAL(
+    err("nats:\n  url: tls://localhost:4222\n  cert_file: " + dir + "/certs/relay.pem\n"),
+    std::string{"cfg.yaml:2:3: nats: cert_file and key_file go together (the "
+                "client certificate and its key)"});
+  std::filesystem::remove_all(dir);
+}

@@ -430,3 +430,33 @@ CAF_TEST(the example node config serves every node of the example topology) {
     CAF_CHECK_EQUAL(r->listen, r->cluster.topo->find(id)->http);
   }
 }
+
+CAF_TEST(the example tls config serves every node with tls on every link) {
+  // examples/cluster/start.sh --tls makes the certificates in SREH_TLS_DIR; loading only
+  // needs the files to be readable.
+  const std::string dir = "/tmp/sreh_example_tls_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"ca", "node-a", "node-b", "node-c", "server", "relay"})
+    for (const char* ext : {".pem", ".key"})
+      std::ofstream{dir + "/" + name + ext} << "pem\n";
+  ::setenv("SREH_TLS_DIR", dir.c_str(), 1);
+  ::setenv("SREH_PG_URL", "postgresql://postgres@127.0.0.1:55433/sreh?sslmode=verify-full", 1);
+  ::setenv("SREH_NATS_URL", "tls://localhost:4223", 1);
+  const std::string digest(64, 'a');
+  ::setenv("SREH_ADMIN_SHA256", digest.c_str(), 1);
+  ::setenv("SREH_APPROVER_SHA256", digest.c_str(), 1);
+  auto path = std::filesystem::path{SREH_SOURCE_DIR} / "examples" / "cluster" / "node-tls.yaml";
+  for (const char* id : {"node-a", "node-b", "node-c"}) {
+    auto r = load_file(path.string(), set_node(id));
+    if (!r)
+      CAF_FAIL(r.error().message);
+    CAF_CHECK_EQUAL(r->tls.cert_file, dir + "/server.pem");
+    CAF_CHECK_EQUAL(r->nats.ca_file, dir + "/ca.pem");
+    CAF_CHECK_EQUAL(r->nats.cert_file, dir + "/relay.pem");
+    CAF_REQUIRE(r->cluster.topo.has_value());
+    CAF_REQUIRE(r->cluster.topo->tls.has_value());
+    CAF_CHECK_EQUAL(r->cluster.topo->tls->cert_file, dir + "/{node}.pem");
+    CAF_CHECK_EQUAL(r->listen, r->cluster.topo->find(id)->http);
+  }
+  std::filesystem::remove_all(dir);
+}
