@@ -6,7 +6,13 @@
 //                                  [--concurrency 1,64] [--inflight 10000] [--sync normal|full]
 //                                  [--store sqlite|postgres] [--pg-url URL] [--node-id ID]
 //                                  [--pg-stats on|off] [--pg-settle-ms 11000] [--start-at UNIX_MS]
-//                                  [--scheduler sharing|stealing] [--flow 0|1]
+//                                  [--scheduler sharing|stealing] [--flow 0|1] [--llm 0|1]
+//
+// With `--llm 1` the runs are driven by a language-model provider whose answers come at once
+// from the bench itself (llm_provider::answer_from, no server and no HTTP): each tool step then
+// has a reason step before it, with the request assembled from the whole journal, hashed and
+// journaled, the answer journaled and its tool call validated. Against `--llm 0` this is the
+// run's own overhead per reason step, without any model server's time.
 //
 // With `--flow 1` the runs are flow runs of a flow of N tool steps (the same tool) instead of
 // goal runs of the scripted reasoner: the same journal, the flow's runner deciding each step.
@@ -48,6 +54,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "actors/gateway/llm_provider.hpp"
 #include "actors/gateway/scripted_provider.hpp"
 #include "bench/pg_probe.hpp"
 #include "config/flows/flow_file.hpp"
@@ -71,6 +78,7 @@ struct options {
   std::string sync = "normal";
   std::string scheduler = "sharing"; // CAF's scheduler policy: sharing | stealing
   bool flow = false;                 // flow runs instead of goal runs
+  bool llm = false;                  // a language-model provider answering at once
   std::string store = "sqlite";
   std::string pg_url;
   std::string node_id;
@@ -302,6 +310,8 @@ bool parse(int argc, char** argv, options& o) {
       o.pg_settle_ms = std::stoi(v);
     else if (a == "--flow")
       o.flow = v == "1";
+    else if (a == "--llm")
+      o.llm = v == "1";
     else if (a == "--start-at")
       o.start_at_ms = std::stoll(v);
     else if (a == "--concurrency") {
@@ -395,7 +405,37 @@ int main(int argc, char** argv) {
                                             {"test.echo", R"({"probe":"bench"})"});
   auto tools = std::make_shared<actors::tool_registry>();
   plugins::add_testkit_tools(*tools, cfg.tools);
-  auto provider = std::make_shared<actors::scripted_provider>(script);
+  actors::model_provider_ptr provider = std::make_shared<actors::scripted_provider>(script);
+  static const sreh::system_clock clock;
+  if (o.llm) {
+    config::model_config m;
+    m.provider = m.main.provider = "openai";
+    m.main.name = "main";
+    m.main.base_url = "http://127.0.0.1:9/v1"; // never called: the answers come from below
+    m.main.model = "bench";
+    auto gateway = std::make_shared<actors::model_gateway>(std::vector<config::model_route>{m.main},
+                                                           nullptr, clock);
+    auto llm = std::make_shared<actors::llm_provider>(gateway, nullptr, m, 64 * 1024);
+    llm->answer_from([steps = o.steps](const std::string&, std::int64_t n) {
+      actors::gateway_result g; // reason steps are 1, 3, 5, ...: the k-th calls test.echo
+      g.ok = true;
+      g.route = "main";
+      g.provider = "openai";
+      g.model = "bench";
+      auto k = (n + 1) / 2;
+      if (k <= steps) {
+        g.response.tool_calls.push_back(
+          {"call_" + std::to_string(k), "test_echo", R"({"probe":"bench"})"});
+        g.response.finish = llm::finish_reason::tool_calls;
+      } else {
+        g.response.text = "done";
+        g.response.finish = llm::finish_reason::stop;
+      }
+      g.response.usage = llm::usage{100, 10};
+      return g;
+    });
+    provider = llm;
+  }
   policy::policy_set autonomous; // the benchmark measures the kernel, not approvals
   autonomous.default_mode = policy::mode::autonomous;
   auto parts = net::node_parts::start(cfg, tools, autonomous, provider);
@@ -416,7 +456,10 @@ int main(int argc, char** argv) {
   if (!pg_store)
     std::printf("sreh kernel benchmark: %s runs of %d steps (test.echo, ~200-byte results), "
                 "SQLite synchronous=%s, %ld cores\n",
-                o.flow ? "flow" : "goal", o.steps, o.sync.c_str(), sysconf(_SC_NPROCESSORS_ONLN));
+                o.flow  ? "flow"
+                : o.llm ? "model-driven goal (a reason step per tool step)"
+                        : "goal",
+                o.steps, o.sync.c_str(), sysconf(_SC_NPROCESSORS_ONLN));
   else
     std::printf("sreh kernel benchmark: runs of %d steps (test.echo, ~200-byte results), "
                 "PostgreSQL%s%s (%s), node %s, %ld cores\n",
@@ -464,9 +507,9 @@ int main(int argc, char** argv) {
     conc += (conc.empty() ? "" : ",") + std::to_string(c);
   if (!pg_store)
     std::printf("reproduce: build/release/bench/sreh_bench --runs %d --warmup %d --steps %d "
-                "--inflight %d --sync %s --scheduler %s --flow %d\n",
+                "--inflight %d --sync %s --scheduler %s --flow %d --llm %d\n",
                 o.runs, o.warmup, o.steps, o.inflight, o.sync.c_str(), o.scheduler.c_str(),
-                o.flow ? 1 : 0);
+                o.flow ? 1 : 0, o.llm ? 1 : 0);
   else
     std::printf("reproduce: build/release/bench/sreh_bench --store postgres --pg-url '%s' "
                 "--node-id %s --runs %d --warmup %d --steps %d --concurrency %s --inflight %d "
