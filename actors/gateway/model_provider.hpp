@@ -42,6 +42,10 @@ struct decision {
   std::string detail = "{}"; // JSON: hypotheses, evidence (journaled with the step)
   std::int64_t tokens = 0;
   std::string idempotency_key; // the tool call's; "" = `<run id>:<n>` (a flow sets its own)
+  /// call_tool: not before this time (the node's clock, µs; 0 = now). A later time parks the run
+  /// on a durable timer first, then asks the provider again: a verification that must wait for
+  /// the metrics to show an action's effect (a Prometheus rate over its window).
+  timestamp_us not_before_us = 0;
 };
 
 /// A model provider. `deterministic` providers (builtin, scripted) are pure functions of the

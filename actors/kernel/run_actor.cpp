@@ -10,6 +10,7 @@
 #include "core/base/failpoint.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_schema.hpp"
+#include "core/model/outcome.hpp"
 
 namespace sreh::actors {
 
@@ -35,6 +36,11 @@ void commit(self_ptr self, after_commit next) {
 
 void finish(self_ptr self, run_state final_state, std::string message) {
   auto& j = self->state.journal;
+  const auto& tools = self->state.rt->tools;
+  j.r.outcome = outcome::of_run(j.r.kind, final_state, j.steps, [&tools](std::string_view name) {
+    auto t = tools.find(name);
+    return !t || t->risk() != risk_class::read_only;
+  });
   j.end_run(final_state, std::move(message));
   commit(self, after_commit::finish);
 }
@@ -60,7 +66,8 @@ void on_tool_done(self_ptr self, std::int64_t n, bool ok, std::string result, st
   st.rt->counters.steps.fetch_add(1, std::memory_order_relaxed);
   if (auto* m = st.rt->metrics.step_seconds) {
     const auto& s = st.journal.steps.at(static_cast<std::size_t>(n - 1)); // n is 1-based
-    m->with({s.tool}).observe(static_cast<double>(s.finished_at - s.started_at) / 1e6);
+    auto began = s.executed_at > 0 ? s.executed_at : s.started_at;
+    m->with({s.tool}).observe(static_cast<double>(s.finished_at - began) / 1e6);
   }
   if (ok)
     return after_success(self, n);
@@ -138,6 +145,7 @@ void execute(self_ptr self) {
   if (auto ms = step_timeout_ms(s); ms > 0)
     self->delayed_send(self, std::chrono::milliseconds(ms), step_timeout_atom::value, s.n);
   tool_call call{st.journal.r.id, s.args, s.idempotency_key, st.step_stop.get_token()};
+  s.executed_at = st.rt->clock.now_us(); // journaled with the outcome: the wait ends here
   auto undoes = compensates(s);
   if (undoes) // the original call: its arguments and idempotency key
     call.idempotency_key =
@@ -178,7 +186,8 @@ void journal_decision(self_ptr self, const decision& d, const policy::decision& 
   case policy::verdict::allow:
     return commit(self, after_commit::execute);
   case policy::verdict::deny:
-    j.record_outcome(n, false, "{}", fmt::format("not executed: denied by policy ({})", pd.reason));
+    j.record_outcome(n, false, R"({"not_executed":"policy","retryable":false})",
+                     fmt::format("not executed: denied by policy ({})", pd.reason));
     return commit(self, after_commit::advance);
   case policy::verdict::require_approval:
     st.parked_on = j.request_approval(n, pd);
@@ -228,6 +237,11 @@ void advance(self_ptr self) {
                                   j.r.budget.max_tokens));
   switch (d.kind) {
   case decision::call_tool:
+    if (d.not_before_us > st.rt->clock.now_us()) {
+      // Wait durably, then decide again: the provider asks for the call once its time has come.
+      j.add_timer(0, d.not_before_us, d.thought);
+      return commit(self, after_commit::park_timer);
+    }
     return propose(self, d);
   case decision::conclude:
     j.add_conclusion(d);

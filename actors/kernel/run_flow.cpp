@@ -100,6 +100,7 @@ std::optional<flows::record> record_of(const step& s) {
   if (auto a = f->value.FindMember("attempt"); a != f->value.MemberEnd() && a->value.IsInt())
     r.attempt = a->value.GetInt();
   r.ok = s.state == step_state::succeeded;
+  r.final = !r.ok && !retryable(s);
   r.result = s.result;
   r.error = s.error;
   r.started_at = s.started_at;
@@ -127,11 +128,30 @@ const std::vector<flows::record>& records_of(flow_state& fs, const std::vector<s
   return scratch;
 }
 
-flows::world_lookup world_of(const runtime& rt) {
-  auto snap = rt.world ? rt.world->current() : nullptr;
-  return [snap](const std::string& entity, const std::string& metric) -> expected<expr::value> {
+/// When the run's last action (a step of a tool that changes something) ended; 0 for none.
+timestamp_us last_action_end(const runtime& rt, const std::vector<step>& steps) {
+  for (auto s = steps.rbegin(); s != steps.rend(); ++s) {
+    if (s->kind != step_kind::tool || s->state == step_state::intent || s->finished_at == 0)
+      continue;
+    auto t = rt.tools.find(s->tool);
+    if (!t || t->risk() != risk_class::read_only)
+      return s->finished_at;
+  }
+  return 0;
+}
+
+/// World state as a check after the run's last action may read it: only an observation begun
+/// after that action ended, so that a check never judges an action on the state before it.
+flows::world_lookup world_of(std::shared_ptr<const world_snapshot> snap, timestamp_us action_end) {
+  return [snap, action_end](const std::string& entity,
+                            const std::string& metric) -> expected<expr::value> {
     if (!snap)
       return sreh::error{errc::unavailable, "world state has not been observed yet"};
+    if (snap->begun_at <= action_end)
+      return sreh::error{errc::unavailable,
+                         fmt::format("world state not yet observed since the last action "
+                                     "(newest observation: version {})",
+                                     snap->generation)};
     for (const auto& e : snap->entities) {
       if (e.id != entity)
         continue;
@@ -229,8 +249,17 @@ flows::action next_of(self_ptr self, flow_state& fs) {
   auto& st = self->state;
   std::vector<flows::record> scratch;
   const auto& records = records_of(fs, st.journal.steps, scratch);
-  flows::run_view view{fs.f,    fs.parallel,           fs.branch,       fs.inputs, fs.prior,
-                       records, st.rt->clock.now_us(), world_of(*st.rt)};
+  auto snap = st.rt->world ? st.rt->world->current() : nullptr;
+  flows::run_view view{fs.f,
+                       fs.parallel,
+                       fs.branch,
+                       fs.inputs,
+                       fs.prior,
+                       records,
+                       st.rt->clock.now_us(),
+                       world_of(snap, last_action_end(*st.rt, st.journal.steps))};
+  view.world_retry_ms = std::max<std::int64_t>(st.rt->cfg.works.world_sync_ms, 100);
+  view.world_version = snap ? snap->generation : 0;
   return flows::next_action(view);
 }
 

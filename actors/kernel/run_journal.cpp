@@ -136,13 +136,15 @@ void run_journal::add_conclusion(const decision& d) {
 }
 
 void run_journal::emit_outcome(const step& s) {
+  // The execution alone, and apart from it the wait before it (an approval's, a lease's).
+  auto began = s.executed_at > 0 ? s.executed_at : s.started_at;
   emit("step.outcome",
        fmt::format(R"({{"n":{},"kind":{},"tool":{},"state":{},"error":{},"result":{},)"
-                   R"("truncated":{},"attempts":{},"duration_us":{}}})",
+                   R"("truncated":{},"attempts":{},"duration_us":{},"waited_us":{}}})",
                    s.n, json::quote(to_string(s.kind)), json::quote(s.tool),
                    json::quote(to_string(s.state)), s.error.empty() ? "null" : json::quote(s.error),
                    result_for_event(s.result), s.result_truncated, s.attempts,
-                   s.finished_at - s.started_at));
+                   s.finished_at - began, began - s.started_at));
 }
 
 void run_journal::record_outcome(std::int64_t n, bool ok, std::string result, std::string error) {
@@ -242,6 +244,13 @@ std::string who_decided(const approval& a) {
   return out.empty() ? std::string{"nobody"} : out;
 }
 
+/// The result of a step a denied or expired approval kept from running: final, never retried.
+std::string not_executed_result(const approval& a) {
+  return fmt::format(R"({{"not_executed":{},"approval":{},"retryable":false}})",
+                     json::quote(a.state == approval_state::expired ? "expired" : "denied"),
+                     json::quote(a.id));
+}
+
 } // namespace
 
 bool run_journal::resume(const approval& a) {
@@ -256,7 +265,7 @@ bool run_journal::resume(const approval& a) {
       record_outcome(s.n, true, fmt::format(R"({{"approved_by":{}}})", json::quote(who_decided(a))),
                      {});
     else
-      record_outcome(s.n, false, "{}",
+      record_outcome(s.n, false, not_executed_result(a),
                      a.state == approval_state::expired
                        ? fmt::format("approval {} expired undecided", a.id)
                        : fmt::format("denied by {}", who_decided(a)));
@@ -276,7 +285,7 @@ bool run_journal::resume(const approval& a) {
   }
   if (yes)
     return true;
-  record_outcome(s.n, false, "{}",
+  record_outcome(s.n, false, not_executed_result(a),
                  a.state == approval_state::expired
                    ? fmt::format("not executed: approval {} expired undecided", a.id)
                    : fmt::format("not executed: denied by {}", who_decided(a)));
@@ -404,7 +413,8 @@ void run_journal::end_run(run_state final_state, std::string message) {
   const char* kind = final_state == run_state::succeeded   ? "run.succeeded"
                      : final_state == run_state::cancelled ? "run.cancelled"
                                                            : "run.failed";
-  emit(kind, fmt::format(R"({{"message":{},"steps":{}}})", json::quote(message), steps.size()));
+  emit(kind, fmt::format(R"({{"message":{},"steps":{},"outcome":{}}})", json::quote(message),
+                         steps.size(), r.outcome.empty() ? "null" : json::quote(r.outcome)));
 }
 
 persistence::write_batch run_journal::take_batch(std::vector<std::int64_t>& outcomes) {

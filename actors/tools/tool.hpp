@@ -34,6 +34,17 @@ struct tool_result {
   std::string error;
   static tool_result success(std::string json) { return {true, std::move(json), {}}; }
   static tool_result failure(std::string msg) { return {false, "{}", std::move(msg)}; }
+  /// A call the tool will not carry out as asked, however often it is repeated (a conflict with
+  /// the state it finds, an invalid or unknown target): a flow step does not retry it.
+  static tool_result refusal(std::string msg) {
+    return {false, R"({"retryable":false})", std::move(msg)};
+  }
+  /// `e` as a refusal when its code says a retry cannot help, else as a failure.
+  static tool_result from_error(const sreh::error& e) {
+    bool final = e.code == errc::invalid_argument || e.code == errc::not_found ||
+                 e.code == errc::conflict || e.code == errc::forbidden;
+    return final ? refusal(e.message) : failure(e.message);
+  }
 };
 
 /// Did the call with this idempotency key take effect?

@@ -59,7 +59,7 @@ using orchestrator_actor =
   caf::typed_actor<caf::replies_to<create_atom, new_work>::with<work_reply>,
                    caf::replies_to<command_atom, std::string, std::int32_t, std::string,
                                    std::string>::with<work_reply>,
-                   caf::reacts_to<run_ended_atom, std::string, std::string>,
+                   caf::reacts_to<run_ended_atom, std::string, std::string, std::string>,
                    caf::reacts_to<adopt_atom, std::string>>;
 
 /// What the orchestrator's own actors and calls send it: (schedule, work id, next check) after
@@ -73,7 +73,7 @@ using orchestrator_impl_actor =
 /// The actor of one Work while it is active.
 using work_actor = caf::typed_actor<
   caf::replies_to<command_atom, std::int32_t, std::string, std::string>::with<work_reply>,
-  caf::reacts_to<start_atom>, caf::reacts_to<run_ended_atom, std::string, std::string>,
+  caf::reacts_to<start_atom>, caf::reacts_to<run_ended_atom, std::string, std::string, std::string>,
   caf::reacts_to<check_atom>, caf::reacts_to<passivate_atom>,
   caf::reacts_to<called_atom, std::uint64_t>>;
 

@@ -18,6 +18,16 @@ namespace sreh::actors {
 
 namespace {
 
+/// The `outcome` of a run's end event ("" when it has none).
+std::string outcome_in(const std::string& data) {
+  auto doc = json::parse(data);
+  if (!doc || !doc->IsObject())
+    return {};
+  auto m = doc->FindMember("outcome");
+  return m != doc->MemberEnd() && m->value.IsString() ? std::string{m->value.GetString()}
+                                                      : std::string{};
+}
+
 using waiter = std::function<void(expected<work_actor>)>;
 
 struct live_work {
@@ -408,7 +418,8 @@ orchestrator_impl_actor::behavior_type orchestrator_behavior(self_ptr self, work
   auto token = hub->subscribe([handle](const event_hub::batch& b) {
     for (const auto& e : b->events)
       if (e.kind == "run.succeeded" || e.kind == "run.failed" || e.kind == "run.cancelled")
-        caf::anon_send(handle, run_ended_atom::value, e.run_id, e.kind.substr(4));
+        caf::anon_send(handle, run_ended_atom::value, e.run_id, e.kind.substr(4),
+                       outcome_in(e.data));
   });
   self->attach_functor([hub, token] { hub->unsubscribe(token); });
   recover(self);
@@ -435,16 +446,17 @@ orchestrator_impl_actor::behavior_type orchestrator_behavior(self_ptr self, work
       });
       return rp;
     },
-    [=](run_ended_atom, const std::string& run_id, const std::string& state) {
+    [=](run_ended_atom, const std::string& run_id, const std::string& state,
+        const std::string& outcome) {
       auto& st = self->state;
       auto i = st.run_to_work.find(run_id);
       if (i == st.run_to_work.end())
         return;
       auto id = i->second;
       st.run_to_work.erase(i);
-      with_work(self, id, [self, run_id, state](expected<work_actor> a) {
+      with_work(self, id, [self, run_id, state, outcome](expected<work_actor> a) {
         if (a)
-          self->send(*a, run_ended_atom::value, run_id, state);
+          self->send(*a, run_ended_atom::value, run_id, state, outcome);
       });
     },
     [=](adopt_atom, const std::string& id) {

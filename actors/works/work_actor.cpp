@@ -265,11 +265,12 @@ void cancel_run(self_ptr self, const std::string& by) {
       });
 }
 
-void run_ended(self_ptr self, const std::string& run_id, const std::string& state) {
-  run_op(self, [self, run_id, state] {
+void run_ended(self_ptr self, const std::string& run_id, const std::string& state,
+               const std::string& outcome) {
+  run_op(self, [self, run_id, state, outcome] {
     auto& st = self->state;
     auto before = st.w;
-    auto fx = works::on_run_ended(st.w, run_id, state, st.env->rt->clock.now_us());
+    auto fx = works::on_run_ended(st.w, run_id, state, st.env->rt->clock.now_us(), outcome);
     if (fx.entries.empty())
       return done_op(self);
     apply(self, std::move(fx), std::move(before), [self](const sreh::error& err) {
@@ -329,7 +330,7 @@ void check(self_ptr self) {
         auto& st = self->state;
         if (r && *r && is_terminal((*r)->state))
           append(fx, works::on_run_ended(st.w, run_id, to_string((*r)->state),
-                                         st.env->rt->clock.now_us()));
+                                         st.env->rt->clock.now_us(), (*r)->outcome));
         criteria(std::move(fx), std::move(before));
       });
   });
@@ -395,9 +396,8 @@ work_actor::behavior_type work_behavior(self_ptr self, orchestrator_impl_actor o
     [=](command_atom, std::int32_t c, const std::string& by,
         const std::string& text) -> caf::result<work_reply> { return command(self, c, by, text); },
     [=](start_atom) { start_run(self); },
-    [=](run_ended_atom, const std::string& run_id, const std::string& state) {
-      run_ended(self, run_id, state);
-    },
+    [=](run_ended_atom, const std::string& run_id, const std::string& state,
+        const std::string& outcome) { run_ended(self, run_id, state, outcome); },
     [=](check_atom) { check(self); },
     [=](passivate_atom) {
       self->state.stopping = true;

@@ -76,6 +76,8 @@ void reload(self_ptr self) {
 struct observed {
   std::vector<world::entity> entities;
   timestamp_us observed_at = 0;
+  std::uint64_t generation = 0;
+  timestamp_us begun_at = 0;
   std::string error; // the first source that failed
 };
 
@@ -90,8 +92,10 @@ void observe(self_ptr self, std::string changed_by, world::change_source source)
   auto rt = st.env->rt;
   call_blocking(
     world_sync_actor{self}, st.calls, rt->pool,
-    [rt] {
+    [rt, world = st.env->world] {
       observed out;
+      out.generation = world->begin_observation();
+      out.begun_at = rt->clock.now_us();
       for (const auto& src : rt->tools.world_sources()) {
         auto o = src->observe(rt->clock.now_us());
         if (!o) {
@@ -116,6 +120,8 @@ void observe(self_ptr self, std::string changed_by, world::change_source source)
       auto snap = std::make_shared<world_snapshot>();
       snap->entities = o.entities;
       snap->world_at = o.observed_at;
+      snap->generation = o.generation;
+      snap->begun_at = o.begun_at;
       st.env->world->set(std::move(snap));
       // Only meaningful changes become versions: keep the stored values of the others.
       std::vector<world::entity> seen;

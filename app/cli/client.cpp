@@ -50,6 +50,8 @@ int run_client_command(const std::string& cmd, int argc, char** argv) {
     return works(argc, argv);
   if (cmd == "work")
     return work(argc, argv);
+  if (cmd == "sandbox")
+    return sandbox(argc, argv);
   return usage_error("unknown command '" + cmd + "'");
 }
 

@@ -53,6 +53,8 @@ namespace sreh::app::cli {
 [[nodiscard]] int works(int argc, char** argv);
 /// `sreh work create|show|ack|resolve|reopen|cancel|comment|trigger ...`.
 [[nodiscard]] int work(int argc, char** argv);
+/// `sreh sandbox reset`: the sandbox world as its scenario has it, every action forgotten.
+[[nodiscard]] int sandbox(int argc, char** argv);
 
 // cli_approvals.cpp
 [[nodiscard]] int approvals(int argc, char** argv);

@@ -2,6 +2,7 @@
 // styling and JSON/time helpers.
 #include "app/cli/http.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -399,6 +400,15 @@ std::string state_colored(const style& st, const std::string& state) {
 
 std::string pad(const std::string& s, std::size_t n) {
   return s.size() >= n ? s : s + std::string(n - s.size(), ' ');
+}
+
+std::string durations(std::int64_t waited_us, std::int64_t ran_us) {
+  auto ran = std::to_string(ran_us / 1000) + " ms";
+  if (waited_us < 1'000'000)
+    return ran;
+  auto s = waited_us / 1'000'000;
+  auto waited = s < 60 ? fmt::format("{} s", s) : fmt::format("{} min {} s", s / 60, s % 60);
+  return "waited " + waited + ", ran " + ran;
 }
 
 bool valid_run_id(const std::string& s) {

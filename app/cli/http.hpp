@@ -135,6 +135,9 @@ call_readable(const options& o, const std::string& method, const std::string& ta
 [[nodiscard]] std::string truncate(std::string s, std::size_t n);
 [[nodiscard]] std::string state_colored(const style& st, const std::string& state);
 [[nodiscard]] std::string pad(const std::string& s, std::size_t n);
+/// A step's time: "20 ms", or "waited 2 min 8 s, ran 20 ms" when it waited (for an approval)
+/// before it ran.
+[[nodiscard]] std::string durations(std::int64_t waited_us, std::int64_t ran_us);
 [[nodiscard]] bool valid_run_id(const std::string& s);
 /// Percent-encodes a query parameter value.
 [[nodiscard]] std::string url_encode(const std::string& s);

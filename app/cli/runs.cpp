@@ -95,18 +95,19 @@ int runs(int argc, char** argv) {
     return code;
   auto st = make_style();
   const auto& list = member(*doc, "runs");
-  std::printf("%s\n", st.bold(pad("ID", 31) + "  " + pad("STATE", 10) + "  " + pad("STEPS", 5) +
-                              "  " + pad("AGE", 4) + "  GOAL")
+  std::printf("%s\n", st.bold(pad("ID", 31) + "  " + pad("STATE", 10) + "  " + pad("OUTCOME", 13) +
+                              "  " + pad("STEPS", 5) + "  " + pad("AGE", 4) + "  GOAL")
                         .c_str());
   if (list.IsArray()) {
     for (const auto& r : list.GetArray()) {
       auto state = str(r, "state");
+      auto outcome = str(r, "outcome");
       std::printf(
-        "%s  %s  %5lld  %s  %s\n", pad(str(r, "id"), 31).c_str(),
+        "%s  %s  %s  %5lld  %s  %s\n", pad(str(r, "id"), 31).c_str(),
         (state_colored(st, state) + std::string(state.size() < 10 ? 10 - state.size() : 0, ' '))
           .c_str(),
-        static_cast<long long>(num(r, "steps")), pad(age(str(r, "created_at")), 4).c_str(),
-        truncate(str(r, "goal"), 60).c_str());
+        pad(outcome.empty() ? "-" : outcome, 13).c_str(), static_cast<long long>(num(r, "steps")),
+        pad(age(str(r, "created_at")), 4).c_str(), truncate(str(r, "goal"), 60).c_str());
     }
   }
   if (auto next = str(*doc, "next_cursor"); !next.empty())
@@ -128,8 +129,11 @@ void print_step(const style& st, const rapidjson::Value& s) {
   line += "  " + state_colored(st, state);
   auto started = parse_time(str(s, "started_at"));
   auto finished = parse_time(str(s, "finished_at"));
-  if (started && finished)
-    line += st.dim(" (" + std::to_string((*finished - *started) / 1000) + " ms)");
+  auto executed = parse_time(str(s, "executed_at"));
+  if (started && finished) {
+    auto began = executed && *executed > 0 ? *executed : *started;
+    line += st.dim(" (" + durations(began - *started, *finished - began) + ")");
+  }
   std::printf("%s\n", line.c_str());
   if (auto thought = str(member(s, "decision"), "thought"); !thought.empty())
     std::printf("      %s %s\n", st.dim("thought:").c_str(), truncate(thought, 160).c_str());
@@ -176,8 +180,9 @@ int show(int argc, char** argv) {
   }
   auto st = make_style();
   const auto& r = *run;
-  std::printf("%s  %s\n", st.bold(str(r, "id")).c_str(),
-              state_colored(st, str(r, "state")).c_str());
+  std::printf("%s  %s%s\n", st.bold(str(r, "id")).c_str(),
+              state_colored(st, str(r, "state")).c_str(),
+              str(r, "outcome").empty() ? "" : ("  " + str(r, "outcome")).c_str());
   auto row = [&st](const char* k, const std::string& v) {
     if (!v.empty())
       std::printf("  %s %s\n", st.dim(pad(k, 11)).c_str(), v.c_str());

@@ -58,13 +58,13 @@ class timeline {
     } else if (kind == "step.outcome") {
       line = outcome(data);
     } else if (kind == "run.succeeded") {
-      line = st_.green("✔ succeeded") + "  " + str(data, "message");
+      line = st_.green("✔ succeeded") + outcome_of(data) + "  " + str(data, "message");
       end_ = 0;
     } else if (kind == "run.failed") {
-      line = st_.red("✘ failed") + "  " + str(data, "message");
+      line = st_.red("✘ failed") + outcome_of(data) + "  " + str(data, "message");
       end_ = 1;
     } else if (kind == "run.cancelled") {
-      line = st_.yellow("■ cancelled") + "  " + str(data, "message");
+      line = st_.yellow("■ cancelled") + outcome_of(data) + "  " + str(data, "message");
       end_ = 2;
     } else if (kind == "run.waiting") {
       line = st_.yellow("… waiting for " + str(data, "for")) +
@@ -93,6 +93,16 @@ class timeline {
   [[nodiscard]] std::int64_t last_seq() const { return last_seq_; }
 
  private:
+  /// " · mitigated": what the run achieved (core/model/outcome.hpp), coloured by how good it is.
+  std::string outcome_of(const rapidjson::Value& data) const {
+    auto o = str(data, "outcome");
+    if (o.empty())
+      return {};
+    return " · " + (o == "mitigated" || o == "no_fault" || o == "completed"   ? st_.green(o)
+                    : o == "partial" || o == "unverified" || o == "diagnosed" ? st_.yellow(o)
+                                                                              : st_.red(o));
+  }
+
   std::string outcome(const rapidjson::Value& data) {
     auto n = num(data, "n");
     auto kind = str(data, "kind");
@@ -119,11 +129,11 @@ class timeline {
     std::string head = "#" + std::to_string(n) + "  " + kind + "  " + st_.bold(str(data, "tool"));
     if (auto a = args_.find(n); a != args_.end() && a->second != "{}")
       head += " " + truncate(a->second, 100);
-    auto ms = num(data, "duration_us") / 1000;
     std::string result = state == "succeeded" ? st_.green("→ ok") : st_.red("→ " + state);
     if (state != "succeeded" && !str(data, "error").empty())
       result += ": " + truncate(str(data, "error"), 120);
-    return head + "  " + result + st_.dim(" (" + std::to_string(ms) + " ms)");
+    return head + "  " + result +
+           st_.dim(" (" + durations(num(data, "waited_us"), num(data, "duration_us")) + ")");
   }
 
   style st_;

@@ -46,10 +46,12 @@ void print_work(const style& st, const rapidjson::Value& w) {
   if (const auto& runs = member(w, "runs"); runs.IsArray() && !runs.GetArray().Empty()) {
     std::printf("%s\n", st.bold("runs").c_str());
     for (const auto& r : runs.GetArray()) {
-      auto outcome = str(r, "conclusion").empty() ? str(r, "error") : str(r, "conclusion");
-      std::printf("  %s  %s  %s steps  %s\n", str(r, "id").c_str(),
+      auto said = str(r, "conclusion").empty() ? str(r, "error") : str(r, "conclusion");
+      auto outcome = str(r, "outcome");
+      std::printf("  %s  %s%s  %s steps  %s\n", str(r, "id").c_str(),
                   state_colored(st, str(r, "state")).c_str(),
-                  std::to_string(num(r, "steps")).c_str(), truncate(outcome, 80).c_str());
+                  outcome.empty() ? "" : (" · " + outcome).c_str(),
+                  std::to_string(num(r, "steps")).c_str(), truncate(said, 80).c_str());
     }
   }
   if (const auto& tl = member(w, "timeline"); tl.IsArray() && !tl.GetArray().Empty()) {
@@ -66,7 +68,8 @@ void print_work(const style& st, const rapidjson::Value& w) {
       else if (kind == "work.triggered")
         what = str(d, "action") + " by " + str(d, "by") + " (" + str(d, "policy") + ")";
       else if (kind == "work.run_started" || kind == "work.run_ended")
-        what = str(d, "run_id") + (str(d, "state").empty() ? "" : " " + str(d, "state"));
+        what = str(d, "run_id") + (str(d, "state").empty() ? "" : " " + str(d, "state")) +
+               (str(d, "outcome").empty() ? "" : " · " + str(d, "outcome"));
       else
         what = str(e, "data");
       std::printf("  %s  %s  %s\n", clock_time(str(e, "at")).c_str(), pad(kind, 17).c_str(),

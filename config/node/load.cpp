@@ -13,6 +13,7 @@
 
 #include "config/node/node_config.hpp"
 #include "config/yaml/reader.hpp"
+#include "core/base/duration.hpp"
 #include "core/base/http_url.hpp"
 
 namespace sreh::config {
@@ -603,10 +604,28 @@ void read_prometheus_entities(reader& r, const entry& section, prometheus_config
   }
 }
 
+/// The longest range selector (`[5m]`, a subquery's `[1h:1m]`) of the entity metrics' queries,
+/// in ms; 0 when none has one.
+std::int64_t longest_range_ms(const prometheus_config& c) {
+  static const std::regex range{R"(\[([0-9]+[smhdwy][0-9smhdwy]*)(:[^\]]*)?\])"};
+  std::int64_t most = 0;
+  for (const auto& [kind, m] : c.entities)
+    for (const auto& [name, metric] : m.metrics)
+      for (std::sregex_iterator i{metric.query.begin(), metric.query.end(), range}, end; i != end;
+           ++i)
+        if (auto s = parse_duration_s((*i)[1].str()))
+          most = std::max(most, *s * 1000);
+  return most;
+}
+
 void read_prometheus(reader& r, const entry& section, prometheus_config& out) {
+  bool settle_given = false;
   for (const auto& e : r.entries(section, {"url", "timeout_ms", "max_series", "max_points", "allow",
-                                           "deny", "entities", "baseline"})) {
-    if (e.key == "entities") {
+                                           "deny", "entities", "baseline", "settle"})) {
+    if (e.key == "settle") {
+      out.settle_ms = 1000 * r.duration_s(e);
+      settle_given = true;
+    } else if (e.key == "entities") {
       read_prometheus_entities(r, e, out);
     } else if (e.key == "baseline") {
       out.baseline = r.string(e);
@@ -635,6 +654,9 @@ void read_prometheus(reader& r, const entry& section, prometheus_config& out) {
   }
   if (!out.entities.empty() && out.url.empty())
     r.fail(section, "entities need the url of the Prometheus to query");
+  if (!settle_given)
+    if (auto longest = longest_range_ms(out); longest > 0)
+      out.settle_ms = longest;
 }
 
 void read_top(reader& r, const entry& root, node_config& cfg) {

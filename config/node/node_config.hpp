@@ -219,6 +219,10 @@ struct prometheus_config {
   /// The baseline of a metric without its own: `$query` stands for the metric's expression;
   /// "" = no baseline.
   std::string baseline = "avg_over_time(($query)[1h:1m] offset 1d)";
+  /// How long after an action the entity metrics can show its effect (`settle`): the reasoner
+  /// verifies a remedy on samples taken no sooner. Unset: the longest range of the entity
+  /// queries (`rate(...[5m])`: 5 min), else 30 s (a few scrape intervals).
+  std::int64_t settle_ms = 30'000;
 };
 
 /// Alertmanager (plugins/sre/alertmanager, docs/alertmanager.md): the webhook receiver

@@ -287,7 +287,7 @@ expected<bool> expression::evaluate(const lookup& values) const {
                                    to_string(kind_of(c.rhs))));
     auto v = values(c.entity, c.metric);
     if (!v)
-      return at(c.pos, v.error().message);
+      return sreh::error{v.error().code, at(c.pos, v.error().message).message};
     leaves.push_back(compare(*v, c.op, c.value));
   }
   return eval(*root_, leaves);
@@ -298,8 +298,8 @@ expected<bool> expression::evaluate(const value_lookup& values) const {
   leaves.reserve(comparisons_.size());
   for (const auto& c : comparisons_) {
     auto v = values(c);
-    if (!v)
-      return at(c.pos, v.error().message);
+    if (!v) // positioned, with the lookup's own code (unavailable: not observed yet)
+      return sreh::error{v.error().code, at(c.pos, v.error().message).message};
     if (kind_of(*v) != kind_of(c.rhs))
       return at(c.pos, fmt::format("'{}' is {}, compared with {}", c.path, to_string(kind_of(*v)),
                                    to_string(kind_of(c.rhs))));

@@ -72,7 +72,7 @@ class context {
     }
     case reference::world: {
       if (!v_.world || r.path.empty())
-        return sreh::error{errc::unavailable, "world state is not available on this node"};
+        return sreh::error{errc::not_found, "world state is not available on this node"};
       auto x = v_.world(r.name, r.path.front());
       if (!x)
         return x.error();
@@ -250,7 +250,7 @@ standing acting(const step& s, const std::vector<const record*>& recs, const con
                       ? json::stringify((*doc)["output"])
                       : std::string{"null"});
   }
-  if (last.attempt > s.retries.max)
+  if (last.final || last.attempt > s.retries.max)
     return ended_failed(last.attempt > 1
                           ? fmt::format("{} (after {} attempts)", last.error, last.attempt)
                           : last.error);
@@ -321,7 +321,7 @@ standing condition_standing(const step& s, const std::vector<const record*>& rec
 }
 
 standing wait_standing(const step& s, const std::vector<const record*>& recs, const context& cx,
-                       timestamp_us now) {
+                       timestamp_us now, std::int64_t retry_ms, std::uint64_t world_version) {
   const auto& w = std::get<wait_step>(s.body);
   auto sleeps = of_phase(recs, phase::sleep);
   if (w.until.empty()) {
@@ -343,25 +343,38 @@ standing wait_standing(const step& s, const std::vector<const record*>& recs, co
       return ended_ok(c.result);
     auto begin = checks.front()->started_at;
     auto deadline = begin + w.deadline_ms * 1000;
+    bool unobserved =
+      doc && doc->IsObject() && doc->HasMember("unobserved") && (*doc)["unobserved"].IsString();
     if (c.started_at >= deadline)
-      return ended_failed(fmt::format("'{}' did not hold within {} s ({} checks)", w.until,
-                                      w.deadline_ms / 1000, checks.size()));
+      return ended_failed(fmt::format(
+        "'{}' did not hold within {} s ({} checks){}", w.until, w.deadline_ms / 1000, checks.size(),
+        unobserved ? std::string{": "} + (*doc)["unobserved"].GetString() : std::string{}));
     auto a = make(s, action::sleep, phase::sleep, static_cast<int>(checks.size()));
-    a.until_us = std::min(c.started_at + w.every_ms * 1000, deadline);
-    a.message = fmt::format("not yet: check again in {} s", w.every_ms / 1000);
+    // Judged on no world state since the run's last action: look again once the world sync has
+    // observed it, not a whole `every` later.
+    auto every_ms = unobserved ? std::min(w.every_ms, retry_ms) : w.every_ms;
+    a.until_us = std::min(c.started_at + every_ms * 1000, deadline);
+    a.message = unobserved ? fmt::format("world state not observed since the last action: check "
+                                         "again in {} ms",
+                                         every_ms)
+                           : fmt::format("not yet: check again in {} s", w.every_ms / 1000);
     return needs(std::move(a));
   }
   auto a = make(s, action::check, phase::check, static_cast<int>(checks.size()) + 1);
   std::string observed;
   std::string shown = w.until;
   auto h = cx.holds(w.until, observed, &shown);
-  if (!h) {
+  if (!h && h.error().code == errc::unavailable) { // not observed yet: does not hold so far
+    a.result = fmt::format(R"({{"holds":false,"unobserved":{}}})", json::quote(h.error().message));
+    a.message = fmt::format("'{}': {}", shown, h.error().message);
+  } else if (!h) {
     a.ok = false;
     a.error = fmt::format("in '{}': {}", w.until, h.error().message);
     a.result = fmt::format(R"({{"error":{}}})", json::quote(a.error));
     a.message = a.error;
   } else {
-    a.result = fmt::format(R"({{"holds":{},"observed":{}}})", *h, observed);
+    a.result = fmt::format(R"({{"holds":{},"observed":{},"world_version":{}}})", *h, observed,
+                           world_version);
     a.message = fmt::format("'{}' {}", shown, *h ? "holds" : "does not hold");
   }
   return needs(std::move(a));
@@ -394,7 +407,7 @@ standing parallel_standing(const step& s, const std::vector<const record*>& recs
 }
 
 standing stand(const step& s, const std::vector<const record*>& recs, const context& cx,
-               timestamp_us now) {
+               timestamp_us now, std::int64_t world_retry_ms, std::uint64_t world_version) {
   switch (s.kind()) {
   case step_kind::tool:
   case step_kind::goal:
@@ -405,7 +418,7 @@ standing stand(const step& s, const std::vector<const record*>& recs, const cont
   case step_kind::condition:
     return condition_standing(s, recs, cx);
   case step_kind::wait:
-    return wait_standing(s, recs, cx, now);
+    return wait_standing(s, recs, cx, now, world_retry_ms, world_version);
   case step_kind::parallel:
     return parallel_standing(s, recs);
   }
@@ -618,7 +631,8 @@ action next_action(const run_view& v) {
     }
     static const std::vector<const record*> none;
     auto recs = by_step.find(at);
-    auto st = stand(*s, recs == by_step.end() ? none : recs->second, cx, v.now);
+    auto st = stand(*s, recs == by_step.end() ? none : recs->second, cx, v.now, v.world_retry_ms,
+                    v.world_version);
     if (st.next) {
       if (st.next->kind == action::start_runs && s->kind() == step_kind::parallel)
         st.next->output = outputs(p, v.prior);

@@ -41,6 +41,9 @@ struct record {
   flows::phase phase = phase::run;
   int attempt = 1;
   bool ok = false;
+  /// A failure no retry can change: a human's or the policy's denial, an expired approval, a
+  /// tool that refused the call as asked (core/model/step.hpp: `retryable`).
+  bool final = false;
   std::string result; // JSON; "" when none
   std::string error;
   timestamp_us started_at = 0;
@@ -117,6 +120,8 @@ struct action {
 };
 
 /// A metric of world state (`world.ENTITY.METRIC`), or an error naming what is unknown.
+/// `unavailable` means world state has not been observed yet since the run's last action: a
+/// wait checks again shortly rather than judge the action on state from before it.
 using world_lookup =
   std::function<expected<expr::value>(const std::string& entity, const std::string& metric)>;
 
@@ -133,6 +138,11 @@ struct run_view {
   const std::vector<record>& records; // in journal order
   timestamp_us now = 0;
   world_lookup world;
+  /// How soon a wait checks again when world state was not observed yet (the world sync's
+  /// period); never later than the wait's own `every`.
+  std::int64_t world_retry_ms = 1000;
+  /// The version of the world state `world` reads (0: none), recorded with each wait's check.
+  std::uint64_t world_version = 0;
 };
 
 [[nodiscard]] action next_action(const run_view& v);

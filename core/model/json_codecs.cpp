@@ -60,6 +60,7 @@ void write(writer& w, const run& r) {
   w.Key("checkpoint"), raw(w, r.checkpoint);
   w.Key("conclusion"), str_or_null(w, r.conclusion);
   w.Key("error"), str_or_null(w, r.error);
+  w.Key("outcome"), str_or_null(w, r.outcome);
   w.Key("labels"), raw(w, r.labels);
   w.Key("kind"), str(w, r.kind);
   w.Key("parent"), str_or_null(w, r.parent);
@@ -82,6 +83,7 @@ void write(writer& w, const step& s) {
   w.Key("result_truncated"), w.Bool(s.result_truncated);
   w.Key("started_at"), timestamp(w, s.started_at);
   w.Key("finished_at"), timestamp(w, s.finished_at);
+  w.Key("executed_at"), timestamp(w, s.executed_at);
   w.Key("attempts"), w.Int64(s.attempts);
   w.EndObject();
 }
@@ -140,6 +142,7 @@ expected<run> run_from_json(std::string_view text) {
   f.raw_text("checkpoint", r.checkpoint);
   f.text("conclusion", r.conclusion, true);
   f.text("error", r.error, true);
+  f.text("outcome", r.outcome, true);
   f.raw_text("labels", r.labels);
   f.text("kind", r.kind);
   f.text("parent", r.parent, true);
@@ -167,6 +170,7 @@ expected<step> step_from_json(std::string_view text) {
   f.boolean("result_truncated", s.result_truncated);
   f.time("started_at", s.started_at);
   f.time("finished_at", s.finished_at);
+  f.time("executed_at", s.executed_at);
   f.integer("attempts", s.attempts);
   if (f.err())
     return f.err();

@@ -58,6 +58,9 @@ struct metric_sample {
   std::map<std::string, double> fields;   // state: replicas, max_connections, ...
   std::string version;                    // services: the version running
   std::string at;                         // RFC 3339 time of the sample, "" when not told
+  /// How long a change takes to show in these values (a rate's window, the scrape interval): a
+  /// sample taken sooner after an action may still show the state before it. 0: at once.
+  std::int64_t settle_ms = 0;
 };
 
 struct log_line {

@@ -76,7 +76,9 @@ struct run {
   std::string checkpoint = "{}"; // JSON object
   std::string conclusion;        // set when succeeded
   std::string error;             // set when failed or cancelled
-  std::string labels = "{}";     // JSON object of string labels
+  /// What the run achieved, beside how it ended (core/model/outcome.hpp): "" until it ends.
+  std::string outcome;
+  std::string labels = "{}"; // JSON object of string labels
   // -- what drives the run (docs/flows.md)
   std::string kind = "goal"; // goal: the reasoner chooses the steps; flow: a flow's steps
   std::string parent;        // the flow run whose step started this one; "" for none

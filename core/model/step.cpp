@@ -37,4 +37,8 @@ std::optional<step_state> parse_step_state(std::string_view s) {
   return std::nullopt;
 }
 
+bool retryable(const step& s) {
+  return s.state == step_state::failed && s.result.find(final_failure_marker) == std::string::npos;
+}
+
 } // namespace sreh

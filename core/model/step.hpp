@@ -37,7 +37,18 @@ struct step {
   bool result_truncated = false;
   timestamp_us started_at = 0;
   timestamp_us finished_at = 0; // 0 until the outcome
-  std::int64_t attempts = 1;    // >1 when re-run after recovery
+  /// When the tool began to execute (after any approval wait); 0 when it never did. The wait is
+  /// `executed_at - started_at`, the execution `finished_at - executed_at`.
+  timestamp_us executed_at = 0;
+  std::int64_t attempts = 1; // >1 when re-run after recovery
 };
+
+/// The member a failed step's result carries when no retry can change its outcome:
+/// `{"retryable": false, ...}` — a denial by a human or the policy, an expired approval, a tool
+/// that refused the call as asked (a conflict with the state, an invalid or unknown target).
+inline constexpr std::string_view final_failure_marker = R"("retryable":false)";
+
+/// Whether repeating a failed step could succeed: false when its result says it is final.
+[[nodiscard]] bool retryable(const step& s);
 
 } // namespace sreh

@@ -252,14 +252,16 @@ effects on_run_started(work& w, const std::string& run_id, std::int64_t n, bool 
   return fx;
 }
 
-effects on_run_ended(work& w, const std::string& run_id, std::string_view state, timestamp_us now) {
+effects on_run_ended(work& w, const std::string& run_id, std::string_view state, timestamp_us now,
+                     std::string_view outcome) {
   effects fx;
   if (run_id.empty() || run_id != w.active_run)
     return fx;
   w.active_run.clear();
   w.updated_at = now;
   fx.entries.push_back(
-    {"work.run_ended", fmt::format(R"({{"run_id":{},"state":{}}})", q(run_id), q(state))});
+    {"work.run_ended", fmt::format(R"({{"run_id":{},"state":{},"outcome":{}}})", q(run_id),
+                                   q(state), outcome.empty() ? "null" : q(outcome))});
   fx.start_run = w.queued > 0 && !is_closed(w.state);
   return fx;
 }

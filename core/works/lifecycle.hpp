@@ -58,10 +58,11 @@ struct effects {
 /// The run for trigger `n` exists (`created` false: it existed already, after a crash).
 [[nodiscard]] effects on_run_started(work& w, const std::string& run_id, std::int64_t n,
                                      bool created, timestamp_us now);
-/// The active run ended in `state` ("succeeded", ...); the next queued run is then due. A run
-/// that is not the active one changes nothing (a repeated notice).
+/// The active run ended in `state` ("succeeded", ...) with `outcome` (what it achieved,
+/// core/model/outcome.hpp; "" when none); the next queued run is then due. A run that is not
+/// the active one changes nothing (a repeated notice).
 [[nodiscard]] effects on_run_ended(work& w, const std::string& run_id, std::string_view state,
-                                   timestamp_us now);
+                                   timestamp_us now, std::string_view outcome = {});
 /// Starting a run failed for good (`why`): the trigger is dropped and recorded.
 [[nodiscard]] effects on_run_refused(work& w, std::string_view why, timestamp_us now);
 

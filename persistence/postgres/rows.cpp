@@ -93,7 +93,8 @@ void add_run(array_columns& c, const run& r) {
     .text(r.kind)
     .text(r.parent)
     .text(r.spec)
-    .number(r.budget.max_cost);
+    .number(r.budget.max_cost)
+    .text(r.outcome);
 }
 
 void add_step(array_columns& c, const step& s) {
@@ -111,7 +112,8 @@ void add_step(array_columns& c, const step& s) {
     .boolean(s.result_truncated)
     .integer(s.started_at)
     .integer(s.finished_at)
-    .integer(s.attempts);
+    .integer(s.attempts)
+    .integer(s.executed_at);
 }
 
 void add_approval(array_columns& c, const approval& a) {
@@ -187,6 +189,7 @@ expected<run> read_run(const pqxx::row& row) {
   r.parent = text(row, 20);
   r.spec = text(row, 21);
   r.budget.max_cost = row[22].as<double>();
+  r.outcome = text(row, 23);
   return r;
 }
 
@@ -214,6 +217,7 @@ expected<step> read_step(const pqxx::row& row) {
   s.started_at = i64(row, 11);
   s.finished_at = i64(row, 12);
   s.attempts = i64(row, 13);
+  s.executed_at = i64(row, 14);
   return s;
 }
 

@@ -51,10 +51,10 @@ class array_columns {
 
 /// Adds `r` in the order of the run columns (run_column_count).
 void add_run(array_columns& cols, const run& r);
-inline constexpr std::size_t run_column_count = 23;
+inline constexpr std::size_t run_column_count = 24;
 /// Adds `s` in the order of the step columns (14).
 void add_step(array_columns& cols, const step& s);
-inline constexpr std::size_t step_column_count = 14;
+inline constexpr std::size_t step_column_count = 15;
 /// Adds `a` in the order of the approval columns, then its needed rank (20).
 void add_approval(array_columns& cols, const approval& a);
 inline constexpr std::size_t approval_column_count = 20;

@@ -40,18 +40,18 @@ inline constexpr statement runs_by_keys{
 #define SREH_RUN_COLUMNS                                                                           \
   "id, goal, state, waiting_for, submitter, idempotency_key, node_id, created_at, updated_at, "    \
   "steps, tokens, max_steps, max_tokens, deadline_us, max_result_bytes, checkpoint, "              \
-  "conclusion, error, labels, kind, parent, spec, max_cost"
+  "conclusion, error, labels, kind, parent, spec, max_cost, outcome"
 #define SREH_RUN_QUALIFIED                                                                         \
   "runs.id, runs.goal, runs.state, runs.waiting_for, runs.submitter, runs.idempotency_key, "       \
   "runs.node_id, runs.created_at, runs.updated_at, runs.steps, runs.tokens, runs.max_steps, "      \
   "runs.max_tokens, runs.deadline_us, runs.max_result_bytes, runs.checkpoint, runs.conclusion, "   \
-  "runs.error, runs.labels, runs.kind, runs.parent, runs.spec, runs.max_cost"
+  "runs.error, runs.labels, runs.kind, runs.parent, runs.spec, runs.max_cost, runs.outcome"
 #define SREH_RUN_ARRAYS                                                                            \
   "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], "    \
   "$8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], "       \
   "$14::bigint[], $15::bigint[], $16::text[], $17::text[], $18::text[], $19::text[], "             \
   "$20::text[], "                                                                                  \
-  "$21::text[], $22::text[], $23::float8[])"
+  "$21::text[], $22::text[], $23::float8[], $24::text[])"
 
 inline constexpr statement insert_runs{"insert_runs", "INSERT INTO runs (" SREH_RUN_COLUMNS
                                                       ") SELECT * FROM " SREH_RUN_ARRAYS};
@@ -65,7 +65,7 @@ inline constexpr statement update_runs{
   "max_steps = u.max_steps, max_tokens = u.max_tokens, deadline_us = u.deadline_us, "
   "max_result_bytes = u.max_result_bytes, checkpoint = u.checkpoint, "
   "conclusion = u.conclusion, error = u.error, labels = u.labels, kind = u.kind, "
-  "parent = u.parent, spec = u.spec, max_cost = u.max_cost "
+  "parent = u.parent, spec = u.spec, max_cost = u.max_cost, outcome = u.outcome "
   "FROM " SREH_RUN_ARRAYS " AS u(" SREH_RUN_COLUMNS ") WHERE runs.id = u.id "
   "AND runs.node_id = u.node_id RETURNING runs.id"};
 /// The events of a commit that are in the log already (a retry after a commit whose outcome was
@@ -80,18 +80,19 @@ inline constexpr statement notify_commit{"notify_commit",
 
 #define SREH_STEP_COLUMNS                                                                          \
   "run_id, n, kind, state, tool, args, idempotency_key, decision, result, error, "                 \
-  "result_truncated, started_at, finished_at, attempts"
+  "result_truncated, started_at, finished_at, attempts, executed_at"
 
 inline constexpr statement upsert_steps{
   "upsert_steps",
   "INSERT INTO steps (" SREH_STEP_COLUMNS ") SELECT * FROM unnest($1::text[], $2::bigint[], "
   "$3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], "
-  "$10::text[], $11::boolean[], $12::bigint[], $13::bigint[], $14::bigint[]) "
+  "$10::text[], $11::boolean[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[]) "
   "ON CONFLICT (run_id, n) DO UPDATE SET kind = excluded.kind, state = excluded.state, "
   "tool = excluded.tool, args = excluded.args, idempotency_key = excluded.idempotency_key, "
   "decision = excluded.decision, result = excluded.result, error = excluded.error, "
   "result_truncated = excluded.result_truncated, started_at = excluded.started_at, "
-  "finished_at = excluded.finished_at, attempts = excluded.attempts"};
+  "finished_at = excluded.finished_at, attempts = excluded.attempts, "
+  "executed_at = excluded.executed_at"};
 
 #define SREH_APPROVAL_COLUMNS                                                                      \
   "id, run_id, step_n, kind, state, tool, args, rule_id, reason, required, roles, requester, "     \

@@ -200,7 +200,14 @@ constexpr std::string_view schema_v8 = R"sql(
 ALTER TABLE runs ADD COLUMN max_cost REAL NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<sqlite_migration, 8> all_migrations{{
+// What a run achieved beside how it ended, and when a tool step began to execute (after its
+// approval wait).
+constexpr std::string_view schema_v9 = R"sql(
+ALTER TABLE runs ADD COLUMN outcome TEXT NOT NULL DEFAULT '';
+ALTER TABLE steps ADD COLUMN executed_at INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<sqlite_migration, 9> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, sqlite::hash_existing_events},
   {3, schema_v3, nullptr},
@@ -209,6 +216,7 @@ constexpr std::array<sqlite_migration, 8> all_migrations{{
   {6, schema_v6, nullptr},
   {7, schema_v7, nullptr},
   {8, schema_v8, nullptr},
+  {9, schema_v9, nullptr},
 }};
 static_assert(follows_schema_history(all_migrations), "one numbering: store/schema_versions.hpp");
 

@@ -37,7 +37,8 @@ void bind_run(stmt_use& q, const run& r) {
     .bind(20, r.kind)
     .bind(21, r.parent)
     .bind(22, r.spec)
-    .bind(23, r.budget.max_cost);
+    .bind(23, r.budget.max_cost)
+    .bind(24, r.outcome);
 }
 
 expected<run> read_run(const stmt_use& q) {
@@ -73,6 +74,7 @@ expected<run> read_run(const stmt_use& q) {
   r.parent = q.text(20);
   r.spec = q.text(21);
   r.budget.max_cost = q.f64(22);
+  r.outcome = q.text(23);
   return r;
 }
 
@@ -90,7 +92,8 @@ void bind_step(stmt_use& q, const step& s) {
     .bind(11, s.result_truncated)
     .bind(12, s.started_at)
     .bind(13, s.finished_at)
-    .bind(14, s.attempts);
+    .bind(14, s.attempts)
+    .bind(15, s.executed_at);
 }
 
 expected<step> read_step(const stmt_use& q) {
@@ -117,6 +120,7 @@ expected<step> read_step(const stmt_use& q) {
   s.started_at = q.i64(11);
   s.finished_at = q.i64(12);
   s.attempts = q.i64(13);
+  s.executed_at = q.i64(14);
   return s;
 }
 

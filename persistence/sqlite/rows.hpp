@@ -16,18 +16,18 @@ namespace sreh::persistence::sqlite {
 #define SREH_RUN_COLUMNS                                                                           \
   "id, goal, state, waiting_for, submitter, idempotency_key, node_id, created_at, updated_at, "    \
   "steps, tokens, max_steps, max_tokens, deadline_us, max_result_bytes, checkpoint, "              \
-  "conclusion, error, labels, kind, parent, spec, max_cost"
+  "conclusion, error, labels, kind, parent, spec, max_cost, outcome"
 
 inline constexpr const char* sql_insert_run =
   "INSERT INTO runs (" SREH_RUN_COLUMNS ") VALUES "
   "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-  "?21, ?22, ?23)";
+  "?21, ?22, ?23, ?24)";
 inline constexpr const char* sql_update_run =
   "UPDATE runs SET goal = ?2, state = ?3, waiting_for = ?4, submitter = ?5, "
   "idempotency_key = ?6, node_id = ?7, created_at = ?8, updated_at = ?9, steps = ?10, "
   "tokens = ?11, max_steps = ?12, max_tokens = ?13, deadline_us = ?14, max_result_bytes = ?15, "
   "checkpoint = ?16, conclusion = ?17, error = ?18, labels = ?19, kind = ?20, parent = ?21, "
-  "spec = ?22, max_cost = ?23 WHERE id = ?1";
+  "spec = ?22, max_cost = ?23, outcome = ?24 WHERE id = ?1";
 inline constexpr const char* sql_run_by_key =
   "SELECT id FROM runs WHERE idempotency_key = ?1 AND idempotency_key <> ''";
 inline constexpr const char* sql_get_run = "SELECT " SREH_RUN_COLUMNS " FROM runs WHERE id = ?1";
@@ -55,16 +55,17 @@ void bind_run(stmt_use& q, const run& r);
 
 #define SREH_STEP_COLUMNS                                                                          \
   "run_id, n, kind, state, tool, args, idempotency_key, decision, result, error, "                 \
-  "result_truncated, started_at, finished_at, attempts"
+  "result_truncated, started_at, finished_at, attempts, executed_at"
 
 inline constexpr const char* sql_upsert_step =
   "INSERT INTO steps (" SREH_STEP_COLUMNS ") VALUES "
-  "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
+  "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
   "ON CONFLICT (run_id, n) DO UPDATE SET kind = excluded.kind, state = excluded.state, "
   "tool = excluded.tool, args = excluded.args, idempotency_key = excluded.idempotency_key, "
   "decision = excluded.decision, result = excluded.result, error = excluded.error, "
   "result_truncated = excluded.result_truncated, started_at = excluded.started_at, "
-  "finished_at = excluded.finished_at, attempts = excluded.attempts";
+  "finished_at = excluded.finished_at, attempts = excluded.attempts, "
+  "executed_at = excluded.executed_at";
 inline constexpr const char* sql_get_steps =
   "SELECT " SREH_STEP_COLUMNS " FROM steps WHERE run_id = ?1 ORDER BY n";
 // The WHERE clause repeats the partial index's condition word for word so the planner uses it.

@@ -94,6 +94,7 @@ void write_work(json::writer& w, server_context& ctx, const works::work& x, bool
       put(w, "state", to_string((*r)->state));
       put(w, "goal", (*r)->goal);
       w.Key("steps"), w.Int64((*r)->steps);
+      put_or_null(w, "outcome", (*r)->outcome);
       put_or_null(w, "conclusion", (*r)->conclusion);
       put_or_null(w, "error", (*r)->error);
     }

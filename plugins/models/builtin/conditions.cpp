@@ -208,4 +208,19 @@ bool observed(const entity& e, step_range r) {
                      [&](const snapshot& s) { return r.contains(s.step); });
 }
 
+step_range settled_after(const entity& e, std::int64_t action, timestamp_us ended_at) {
+  step_range r{action, 0};
+  for (const auto& s : e.snapshots)
+    if (s.step > action && s.settle_ms > 0 && s.taken_at < ended_at + s.settle_ms * 1000)
+      r.from = std::max(r.from, s.step);
+  return r;
+}
+
+timestamp_us settles_at(const entity& e, timestamp_us ended_at) {
+  std::int64_t settle_ms = 0;
+  for (const auto& s : e.snapshots)
+    settle_ms = std::max(settle_ms, s.settle_ms);
+  return settle_ms > 0 ? ended_at + settle_ms * 1000 : 0;
+}
+
 } // namespace sreh::plugins::reasoner

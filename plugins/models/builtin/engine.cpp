@@ -20,6 +20,7 @@ actors::decision call(const planned_call& c, std::string detail) {
   d.args = c.args;
   d.thought = c.why.empty() ? c.tool : c.why;
   d.detail = std::move(detail);
+  d.not_before_us = c.not_before_us;
   return d;
 }
 

@@ -20,7 +20,8 @@ void merge_name(std::vector<std::string>& dst, const std::string& name) {
 /// observations first name them.
 class folder {
  public:
-  folder(evidence& ev, std::int64_t step) : ev_(ev), step_(step) {}
+  folder(evidence& ev, std::int64_t step, timestamp_us taken_at)
+    : ev_(ev), step_(step), taken_at_(taken_at) {}
 
   void operator()(const obs::topology& t) {
     ev_.topology_known = ev_.topology_known || t.complete;
@@ -31,7 +32,7 @@ class folder {
   }
 
   void operator()(const obs::metric_sample& m) {
-    snapshot s{step_, m.current, m.baseline, m.fields, m.version};
+    snapshot s{step_, m.current, m.baseline, m.fields, m.version, taken_at_, m.settle_ms};
     at(m.entity).snapshots.push_back(std::move(s));
     note_time(m.at);
   }
@@ -111,6 +112,7 @@ class folder {
 
   evidence& ev_;
   std::int64_t step_;
+  timestamp_us taken_at_;
 };
 
 /// The call a step made, failed when its result says so.
@@ -128,6 +130,7 @@ call_record record_of(const step& s, const obs::observations& seen, bool remedy)
       c.error = f->reason;
     }
   c.mutation = remedy && s.state != step_state::failed;
+  c.finished_at = s.finished_at;
   return c;
 }
 
@@ -168,7 +171,7 @@ void evidence::add(const step& s, const obs::observations& seen, bool remedy) {
   calls.push_back(c);
   if (!c.ok)
     return;
-  folder f{*this, s.n};
+  folder f{*this, s.n, s.executed_at > 0 ? s.executed_at : s.started_at};
   for (auto& o : seen)
     std::visit(f, o);
 }

@@ -24,6 +24,8 @@ struct snapshot {
   std::map<std::string, double> baseline;
   std::map<std::string, double> fields; // numeric state: replicas, max_connections
   std::string version;
+  timestamp_us taken_at = 0;  // when its step's tool was called (the node's clock)
+  std::int64_t settle_ms = 0; // obs::metric_sample::settle_ms
 };
 
 /// A service, database, host or job as the observations describe it.
@@ -64,6 +66,7 @@ struct call_record {
   bool ok = false;
   bool mutation = false; // a remedy tool that was attempted (not failed outright)
   std::string error;
+  timestamp_us finished_at = 0; // the step's outcome (the node's clock)
 };
 
 /// Everything the run's steps observed so far. It grows one step at a time (`add`): the same
@@ -165,5 +168,14 @@ anomalies(const knowledge_base& kb, const entity& e, step_range r, bool mild = f
 
 /// True when the entity has at least one snapshot within the range.
 [[nodiscard]] bool observed(const entity& e, step_range r);
+
+/// The steps after an action (its step `action`, which ended at `ended_at`) whose snapshots of
+/// `e` had settled: taken at least their `settle_ms` after the action ended. A snapshot taken
+/// sooner may still show the state before the action, so the range starts after the last one.
+[[nodiscard]] step_range settled_after(const entity& e, std::int64_t action, timestamp_us ended_at);
+
+/// When a snapshot of `e` taken after an action that ended at `ended_at` will have settled:
+/// `ended_at` plus the longest `settle_ms` of its snapshots (its sources').
+[[nodiscard]] timestamp_us settles_at(const entity& e, timestamp_us ended_at);
 
 } // namespace sreh::plugins::reasoner

@@ -268,19 +268,41 @@ class remedy_walk {
                                     : "still anomalous";
   }
 
+  /// When the action of step `n` ended (0 when unknown).
+  timestamp_us ended_at(std::int64_t n) const {
+    for (const auto& c : ev_.calls)
+      if (c.step == n)
+        return c.finished_at;
+    return 0;
+  }
+
+  /// A new description of `e`, which has no settled snapshot since the action of step `last`
+  /// (settled_after), if a tool makes one and its last try did not fail; made no sooner than
+  /// the sources' metrics can show the action (settles_at).
+  std::optional<planned_call> describe_after(const entity& e, std::int64_t last,
+                                             std::string why) const {
+    auto ended = ended_at(last);
+    auto after = settled_after(e, last, ended);
+    if (observed(e, after))
+      return std::nullopt;
+    auto call = sit_.tools.describe(e.name, e.kind);
+    if (!call || ev_.find_call(call_key(call->tool, call->args), after.from))
+      return std::nullopt; // no tool, or the check failed: cannot verify this entity
+    call->not_before_us = settles_at(e, ended);
+    if (call->not_before_us > 0)
+      why += fmt::format(" (not before its metrics can show the action of step {})", last);
+    call->why = std::move(why);
+    return call;
+  }
+
   /// The description of an entity of `vset` not observed since `last`, if a tool makes one.
   std::optional<planned_call> unobserved(const remedy& r, const std::vector<std::string>& vset,
                                          std::int64_t last) const {
-    for (auto& v : vset) {
-      auto* e = ev_.find(v);
-      if (!e || observed(*e, {last, 0}))
-        continue;
-      auto call = sit_.tools.describe(e->name, e->kind);
-      if (!call || ev_.find_call(call_key(call->tool, call->args), last))
-        continue; // no tool, or the check failed: cannot verify this entity
-      call->why = fmt::format("verify that remedy '{}' cleared {}'s anomaly", r.name, v);
-      return call;
-    }
+    for (auto& v : vset)
+      if (const auto* e = ev_.find(v))
+        if (auto call = describe_after(
+              *e, last, fmt::format("verify that remedy '{}' cleared {}'s anomaly", r.name, v)))
+          return call;
     return std::nullopt;
   }
 
@@ -297,11 +319,13 @@ class remedy_walk {
       st_.next = std::move(call);
       return outcome::call;
     }
-    step_range after{last, 0};
     bool checked = false, ok = true, partial = false;
     for (auto& v : vset) {
       auto* e = ev_.find(v);
-      if (!e || !observed(*e, after))
+      if (!e)
+        continue;
+      auto after = settled_after(*e, last, ended_at(last));
+      if (!observed(*e, after))
         continue;
       checked = true;
       auto before = minus_sticky(kb_, t_.classes.at(v));
@@ -335,22 +359,22 @@ class remedy_walk {
   /// entity still anomalous — or mildly so, without a partial recovery that explains it — is
   /// left for another round.
   bool final_look() {
-    step_range after{last_action_, 0};
     for (auto& f : t_.focus) {
-      auto* e = ev_.find(f);
-      if (!e || observed(*e, after))
+      const auto* e = ev_.find(f);
+      if (!e)
         continue;
-      auto call = sit_.tools.describe(e->name, e->kind);
-      if (!call || ev_.find_call(call_key(call->tool, call->args), last_action_))
-        continue;
-      call->why = fmt::format("final check of {}", f);
-      st_.next = call;
-      return false;
+      if (auto call = describe_after(*e, last_action_, fmt::format("final check of {}", f))) {
+        st_.next = call;
+        return false;
+      }
     }
     for (auto& f : t_.focus) {
       auto* e = ev_.find(f);
       auto it = t_.classes.find(f);
-      if (!e || it == t_.classes.end() || it->second.empty() || !observed(*e, after))
+      if (!e || it == t_.classes.end() || it->second.empty())
+        continue;
+      auto after = settled_after(*e, last_action_, ended_at(last_action_));
+      if (!observed(*e, after))
         continue;
       auto strong = minus_sticky(kb_, anomalies(kb_, *e, after));
       auto mild = minus_sticky(kb_, anomalies(kb_, *e, after, true));

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/clock.hpp"
 #include "core/model/observation.hpp"
 
 namespace sreh::actors {
@@ -20,6 +21,8 @@ struct planned_call {
   std::string why;
   double gain = 0;
   bool remedy = false; // performs a remedy action (it mutates)
+  /// Not before this time (0: now): a verification waits until an action's effect can show.
+  timestamp_us not_before_us = 0;
 };
 
 /// The calls the reasoner can make on this node, chosen by the capabilities the tools declare

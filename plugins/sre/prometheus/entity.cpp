@@ -215,6 +215,8 @@ tool_result describe_entity(const server& srv, const std::string& tool,
   write_numbers(w, baseline);
   w.Key("fields");
   write_numbers(w, fields);
+  w.Key("settle_ms"); // how soon after an action these values can show it (prometheus.settle)
+  w.Int64(c.settle_ms);
   w.Key("queries");
   json::raw(w, {qbuf.GetString(), qbuf.GetSize()});
   w.Key("missing");
@@ -242,6 +244,8 @@ obs::observations observe_entity(std::string_view result) {
   s.current = numbers(member(*doc, "current"));
   s.baseline = numbers(member(*doc, "baseline"));
   s.fields = numbers(member(*doc, "fields"));
+  if (const auto& settle = member(*doc, "settle_ms"); settle.IsInt64())
+    s.settle_ms = settle.GetInt64();
   return {std::move(s)};
 }
 

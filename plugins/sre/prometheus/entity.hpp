@@ -25,7 +25,8 @@ namespace sreh::plugins::prometheus {
 [[nodiscard]] std::size_t max_entity_queries(const config::prometheus_config& c);
 
 /// Describes `args.entity` of `args.kind` (default: the only kind mapped, else `service`):
-/// `{"entity", "kind", "current": {metric: v}, "baseline": {..}, "fields": {..}, "queries":
+/// `{"entity", "kind", "current": {metric: v}, "baseline": {..}, "fields": {..}, "settle_ms",
+/// "queries":
 /// {metric: {"query", "baseline"?}}, "missing": [metrics with no sample], "notes": [..]}`. A
 /// query Prometheus refuses or cannot answer fails the call, naming the mapping entry; so does
 /// an entity none of whose queries returns a sample (Prometheus does not know it).

@@ -31,10 +31,20 @@ sreh::error resolve(const world_model& w, const live_state& L, action& a) {
       return e;
     const auto& current = L.services.at(a.target).version;
     if (a.version.empty()) {
+      // The release before the one running. When a rollback put the running version there,
+      // nothing was released since: rolling back again would redeploy what was rolled back.
       a.version = guess_previous(current);
+      const version_change* last = nullptr;
       for (const auto& d : L.deploys)
         if (d.service == a.target && d.version == current)
-          a.version = d.previous;
+          last = &d;
+      if (last && last->rollback)
+        return {errc::conflict,
+                fmt::format("service '{}' already runs {}, restored by a rollback from {}: there "
+                            "is no newer release to roll back (name to_version to deploy another)",
+                            a.target, current, last->previous)};
+      if (last)
+        a.version = last->previous;
     }
     if (a.version == current)
       return {errc::conflict, fmt::format("service '{}' already runs {}", a.target, current)};
@@ -171,6 +181,8 @@ expected<std::string> apply_locked(world::state& st, std::string_view key, actio
   for (const auto& r : st.log)
     if (r.key == key)
       return r.result; // applied before: apply once, answer the same
+  if (auto f = st.forgotten.find(key); f != st.forgotten.end())
+    return f->second; // applied before a reset
   auto before = st.live_at(st.now);
   if (auto e = resolve(st.spec->world, before, a))
     return e;

@@ -1,6 +1,7 @@
 #include "plugins/register.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <cctype>
 
@@ -76,6 +77,27 @@ void register_sandbox_routes(std::vector<net::route_group>& routes) {
               rep.content_type = "text/plain; version=0.0.4; charset=utf-8";
               rep.body = source->exposition();
               s.send(std::move(rep));
+            });
+      auto world = sandbox::world_of(source);
+      if (!world)
+        continue;
+      // `sreh sandbox reset`: the scenario's state again, its faults in effect (README, Try it).
+      r.add("POST", "/sandbox/reset", net::access::operator_,
+            [world](const net::request& req, net::responder s) {
+              auto forgot = world->reset();
+              spdlog::info("sandbox: reset by {}: scenario '{}' again, {} action(s) forgotten",
+                           req.who.name, world->spec().id, forgot);
+              rapidjson::StringBuffer buf;
+              json::writer w{buf};
+              w.StartObject();
+              w.Key("reset");
+              w.Bool(true);
+              w.Key("scenario");
+              w.String(world->spec().id.c_str());
+              w.Key("forgotten_actions");
+              w.Int64(forgot);
+              w.EndObject();
+              s.send(net::json_reply(200, {buf.GetString(), buf.GetSize()}));
             });
     }
   });

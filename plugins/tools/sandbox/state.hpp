@@ -18,7 +18,8 @@ inline constexpr std::int64_t never = INT64_MIN / 2;
 /// A change of version, as deploys.list shows it.
 struct version_change {
   std::string service, version, previous, by;
-  std::int64_t at = 0; // Unix seconds
+  std::int64_t at = 0;   // Unix seconds
+  bool rollback = false; // a deploy.rollback: it restored `version`, it released nothing
 };
 
 struct service_live {
@@ -76,6 +77,10 @@ struct world::state {
   std::shared_ptr<const scenario> spec;
   std::int64_t now = epoch;
   std::vector<action_record> log; // in the order applied
+  /// The results of actions a reset forgot, by key: a key seen before a reset still applies
+  /// once (a retried call answers the same) and reconciles as having happened.
+  std::map<std::string, std::string, std::less<>> forgotten;
+  std::int64_t resets = 0;
   /// The state at each fault's start, that remedies are judged against (by fault index).
   std::vector<live_state> at_fault;
 

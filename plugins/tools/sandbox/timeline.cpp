@@ -117,7 +117,7 @@ void apply_action(const world_model& w, live_state& L, const action_record& rec)
   switch (a.kind) {
   case action_kind::rollback: {
     auto& s = L.services[a.target];
-    L.deploys.push_back({a.target, a.version, s.version, "sreh", rec.at});
+    L.deploys.push_back({a.target, a.version, s.version, "sreh", rec.at, true});
     s.version = a.version;
     break;
   }

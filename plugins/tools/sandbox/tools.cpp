@@ -28,7 +28,7 @@ actors::tool_result sandbox_tool::execute(const actors::tool_call& call) {
   }
   world_->advance(seconds_per_call);
   if (!res)
-    return actors::tool_result::failure(res.error().message);
+    return actors::tool_result::from_error(res.error());
   return actors::tool_result::success(std::move(*res));
 }
 

@@ -291,6 +291,10 @@ expected<std::string> list_deploys(world& w, const rapidjson::Value& args, const
       out.String(rfc3339(it->at).c_str());
       out.Key("by");
       out.String(it->by.c_str());
+      if (it->rollback) {
+        out.Key("rollback");
+        out.Bool(true);
+      }
       out.EndObject();
     }
     out.EndArray();

@@ -122,8 +122,20 @@ actors::reconcile_result world::reconcile(std::string_view key) const {
   for (const auto& r : state_->log)
     if (r.key == key)
       return {actors::reconcile_result::happened, r.result};
+  if (auto f = state_->forgotten.find(key); f != state_->forgotten.end())
+    return {actors::reconcile_result::happened, f->second};
   // The log is the world's whole memory: a key it does not hold never took effect.
   return {actors::reconcile_result::not_happened, "{}"};
+}
+
+std::int64_t world::reset() {
+  std::lock_guard<std::mutex> lock{mtx_};
+  for (const auto& r : state_->log)
+    state_->forgotten.emplace(r.key, r.result);
+  auto undone = static_cast<std::int64_t>(state_->log.size());
+  state_->log.clear();
+  ++state_->resets;
+  return undone;
 }
 
 std::vector<action_record> world::actions() const {

@@ -125,6 +125,11 @@ class world {
   /// restarts cannot be undone. Returns the compensating action's result.
   [[nodiscard]] expected<std::string> undo(std::string_view key);
   [[nodiscard]] std::vector<action_record> actions() const;
+  /// Puts the world back as its scenario has it now, as if no action had been taken: every
+  /// fault that has begun is in effect again. Time goes on (world state never goes back); the
+  /// actions' keys are remembered, so a call retried after the reset is not applied again.
+  /// Returns how many actions it forgot.
+  std::int64_t reset();
 
   struct state; // private to plugins/tools/sandbox
 
@@ -147,5 +152,8 @@ void add_sandbox_tools(actors::tool_registry& reg, world_ptr w);
 /// its dependencies and what actions changed. `time_scale` simulated seconds pass per wall
 /// second between observations (0: none).
 [[nodiscard]] actors::world_source_ptr make_world_source(world_ptr w, double time_scale);
+
+/// The world behind a source `make_world_source` made; null for any other source.
+[[nodiscard]] world_ptr world_of(const actors::world_source_ptr& source);
 
 } // namespace sreh::plugins::sandbox

@@ -20,6 +20,8 @@ class sandbox_world_source final : public actors::world_source {
 
   std::string exposition() const override { return detail::exposition(*w_); }
 
+  [[nodiscard]] const world_ptr& world() const { return w_; }
+
   expected<actors::world_observation> observe(timestamp_us wall_now) override {
     move_clock(wall_now);
     auto lock = detail::world_access::lock(*w_);
@@ -116,6 +118,11 @@ class sandbox_world_source final : public actors::world_source {
 
 actors::world_source_ptr make_world_source(world_ptr w, double time_scale) {
   return std::make_shared<sandbox_world_source>(std::move(w), time_scale);
+}
+
+world_ptr world_of(const actors::world_source_ptr& source) {
+  const auto* s = dynamic_cast<const sandbox_world_source*>(source.get());
+  return s ? s->world() : nullptr;
 }
 
 } // namespace sreh::plugins::sandbox

@@ -157,3 +157,70 @@ CAF_TEST(joins add up the runs of a step) {
   auto goal = join(join_mode::all, true, {e{"g", "r1", "succeeded", "it was the deploy", ""}});
   CAF_CHECK_EQUAL(goal.output, R"("it was the deploy")");
 }
+
+CAF_TEST(a denial or a refusal is not retried and fails the step with its reason) {
+  journal j(load(R"(flow: f
+steps:
+  - id: a
+    tool: t.x
+    retries: {max: 3, backoff: {initial: 10s}}
+    on_failure: goto:b
+  - {id: b, tool: t.y}
+)"));
+  auto a = j.next();
+  CAF_REQUIRE_EQUAL(a.kind, action::call_tool);
+  j.done(a, false, R"({"not_executed":"denied","retryable":false})",
+         R"(not executed: denied by alice ("not now"))");
+  j.records.back().final = true;
+  auto next = j.next();
+  // No backoff and no attempt 2: on_failure decides at once.
+  CAF_REQUIRE_EQUAL(next.kind, action::call_tool);
+  CAF_CHECK_EQUAL(next.step, "b");
+  CAF_CHECK_EQUAL(next.attempt, 1);
+}
+
+CAF_TEST(a transient failure is still retried after its backoff) {
+  journal j(load(R"(flow: f
+steps:
+  - id: a
+    tool: t.x
+    retries: {max: 3, backoff: {initial: 10s}}
+)"));
+  j.done(j.next(), false, "{}", "connection reset");
+  auto backoff = j.next();
+  CAF_REQUIRE_EQUAL(backoff.kind, action::sleep);
+  CAF_CHECK_EQUAL(backoff.phase, phase::backoff);
+  CAF_CHECK_EQUAL(backoff.until_us, j.now + 10'000'000);
+}
+
+CAF_TEST(a wait checks again soon while world state was not observed since the last action) {
+  journal j(load(R"(flow: f
+steps:
+  - {id: act, tool: t.fix}
+  - id: w
+    wait: {until: "world.db.disk_used < 0.8", deadline: 1m, every: 20s}
+)"));
+  bool observed = false;
+  j.world = [&](const std::string&, const std::string&) -> expected<expr::value> {
+    if (!observed)
+      return sreh::error{errc::unavailable, "world state not yet observed since the last action"};
+    return expr::value{0.5};
+  };
+  j.done(j.next(), true);
+  auto check = j.next();
+  CAF_REQUIRE_EQUAL(check.kind, action::check);
+  CAF_CHECK(check.ok); // not a failure: the check does not hold yet
+  CAF_CHECK(check.result.find(R"("holds":false)") != std::string::npos);
+  CAF_CHECK(check.result.find(R"("unobserved")") != std::string::npos);
+  j.done(check, true, check.result);
+  auto sleep = j.next();
+  CAF_REQUIRE_EQUAL(sleep.kind, action::sleep);
+  CAF_CHECK_EQUAL(sleep.until_us, j.now + 1'000'000); // world_retry_ms, not `every`
+  j.done(sleep, true);
+  j.now += 1'000'000;
+  observed = true;
+  auto second = j.next();
+  CAF_REQUIRE_EQUAL(second.kind, action::check);
+  CAF_CHECK(second.result.find(R"("holds":true)") != std::string::npos);
+  CAF_CHECK(second.result.find(R"("world_version":0)") != std::string::npos);
+}

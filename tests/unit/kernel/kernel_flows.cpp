@@ -207,13 +207,18 @@ steps:
 }
 
 CAF_TEST(a wait until an expression fails at its deadline naming it) {
-  // No world state on this node: the expression cannot be evaluated and the step fails.
+  // No world state observed on this node: the expression does not hold yet, is checked again
+  // after the world sync's period, and at the deadline the step fails saying why.
   auto id = start_flow(R"(flow: f
 steps:
   - id: calm
     wait: {until: "world.checkout.error_rate < 0.01", deadline: 1m, every: 10s}
 )");
+  CAF_CHECK_EQUAL(state(id), "waiting");
+  advance_time(std::chrono::minutes(2));
+  run();
   CAF_CHECK_EQUAL(state(id), "failed");
+  CAF_CHECK(load(id).error.find("did not hold within 60 s") != std::string::npos);
   CAF_CHECK(load(id).error.find("world state has not been observed yet") != std::string::npos);
 }
 

@@ -172,4 +172,40 @@ CAF_TEST(undo compensates what can be compensated) {
   CAF_CHECK(!w->undo("missing").has_value());
 }
 
+CAF_TEST(a rollback is not rolled back again without a version named) {
+  auto first = call("deploy.rollback", R"({"service":"api"})", "rb1");
+  CAF_CHECK(contains(first, R"("ok":true)"));
+  CAF_CHECK_LESS(m(*w, "api", "error_rate"), 0.01);
+  // Nothing was released since the rollback: a second one would redeploy the bad version.
+  auto t = reg.find("deploy.rollback");
+  tool_call c;
+  c.run_id = "r";
+  c.args = R"({"service":"api"})";
+  c.idempotency_key = "rb2";
+  auto again = t->execute(c);
+  CAF_REQUIRE(!again.ok);
+  CAF_CHECK(contains(again.error, "restored by a rollback"));
+  CAF_CHECK(contains(again.result, R"("retryable":false)")); // a refusal: a flow does not retry
+  CAF_CHECK_LESS(m(*w, "api", "error_rate"), 0.01);
+  CAF_CHECK(contains(call("deploys.list", R"({"service":"api"})"), R"("rollback":true)"));
+  // Naming the version is an operator's explicit choice, and goes through.
+  CAF_CHECK(contains(call("deploy.rollback", R"({"service":"api","to_version":"v1.3.0"})", "rb3"),
+                     R"("ok":true)"));
+}
+
+CAF_TEST(a reset brings the faults of the scenario back and remembers the keys it forgot) {
+  (void)call("deploy.rollback", R"({"service":"api"})", "rb");
+  CAF_CHECK_LESS(m(*w, "api", "error_rate"), 0.01);
+  auto t0 = w->now();
+  CAF_CHECK_EQUAL(w->reset(), 1);
+  CAF_CHECK_GREATER(m(*w, "api", "error_rate"), 0.2); // the bad version runs again
+  CAF_CHECK(w->actions().empty());
+  CAF_CHECK_GREATER_OR_EQUAL(w->now(), t0); // world time never goes back
+  // The forgotten call, retried, is not applied again: it answers as it did.
+  auto again = call("deploy.rollback", R"({"service":"api"})", "rb");
+  CAF_CHECK(contains(again, R"("ok":true)"));
+  CAF_CHECK_GREATER(m(*w, "api", "error_rate"), 0.2);
+  CAF_CHECK_EQUAL(reg.find("deploy.rollback")->reconcile("rb").state, reconcile_result::happened);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
