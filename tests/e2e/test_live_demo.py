@@ -5,7 +5,8 @@ real Alertmanager (scripts/alertmanager.sh) posting to the node's receiver. The 
 fires HighErrorRate in Prometheus, Alertmanager posts it, an incident Work opens and its run
 diagnoses through prometheus.query and world.get (the sandbox's describe tools are disabled),
 parks the rollback for an approval (review mode), and after the approval the alert resolves in
-Prometheus and Alertmanager and the Work closes."""
+Prometheus and Alertmanager and the Work closes. The run's verification waits for Prometheus to
+show the rollback (prometheus.settle) and the run ends `mitigated`."""
 
 import json
 import os
@@ -149,7 +150,21 @@ def test_the_live_demo_loop():
                 "POST", f"/v1/approvals/{a['id']}/decision",
                 {"decision": "approve", "comment": "the release is bad: roll it back"})
             assert status == 200, doc
-            live.node.wait_run(rid, states=("succeeded",), timeout=60)
+            r = live.node.wait_run(rid, states=("succeeded",), timeout=90)
+            # Its verification waited for Prometheus to show the rollback (prometheus.settle):
+            # a durable timer, then a sample taken at least `settle` after the rollback ended;
+            # the run's verdict agrees with what happened.
+            assert r["outcome"] == "mitigated", r
+            steps = live.node.steps(rid)
+            rollback = next(s for s in steps if s.get("tool") == "deploy.rollback")
+            after = steps[rollback["n"]:]
+            timers = [s for s in after if s["kind"] == "timer"]
+            assert timers, [s["kind"] for s in after]
+            verified = [s for s in after if s.get("tool") == "prometheus.query"
+                        and obj(s["args"])["entity"] == "checkout"]
+            assert verified and verified[-1]["result"]["current"]["error_rate"] < 0.01, verified
+            assert verified[-1]["result"]["settle_ms"] == 3000, verified[-1]["result"]
+            assert "not mitigated" not in r["conclusion"], r["conclusion"]
             # The rollback ends the fault: the alert resolves in Prometheus, then Alertmanager,
             # whose resolved notification reaches the Work; its done-criteria close it.
             wait_until(lambda: not live.prom_alerts("HighErrorRate"), 60,
@@ -162,7 +177,8 @@ def test_the_live_demo_loop():
                 resolved = [e for e in entries if e.get("resolved")]
                 return x if x["state"] == "resolved" and resolved else None
             done = wait_until(closed, 90, "the Work to resolve with the alert resolved")
-            assert [r["state"] for r in done["runs"]] == ["succeeded"], done["runs"]
+            assert [(r["state"], r["outcome"]) for r in done["runs"]] == [
+                ("succeeded", "mitigated")], done["runs"]
             assert len(live.works()) == 1, live.works()
             status, _, checkout = live.node.json("GET", "/v1/world/entities/checkout")
             assert status == 200 and checkout["entity"]["props"]["version"] == "v2.4.0", checkout
