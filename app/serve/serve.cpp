@@ -16,6 +16,7 @@
 
 #include "actors/tools/tool.hpp"
 #include "app/cli/cluster_check.hpp"
+#include "app/serve/banner.hpp"
 #include "app/serve/node_setup.hpp"
 #include "app/serve/plugins.hpp"
 #include "config/flows/flow_file.hpp"
@@ -120,13 +121,17 @@ void raise_file_limit(const config::node_config& cfg) {
                          lim.rlim_cur, cfg.limits.max_connections, want);
 }
 
-/// The tokens the node accepts; says where the admin token is, or that auth is off.
-expected<std::shared_ptr<const net::token_table>> load_tokens(const config::node_config& cfg) {
+/// The tokens the node accepts; says where the admin token is, or that auth is off. `admin_file`
+/// gets the generated admin token's path (none with configured tokens).
+expected<std::shared_ptr<const net::token_table>> load_tokens(const config::node_config& cfg,
+                                                              std::string& admin_file) {
   auto log = logger("node");
   std::optional<net::admin_token> admin;
   auto table = net::make_token_table(cfg, &admin);
   if (!table)
     return sreh::error{table.error().code, "auth: " + table.error().message};
+  if (admin)
+    admin_file = admin->path;
   if (!table->enabled()) {
     log->warn("auth is off (auth.mode: none): every request acts as 'local' with the admin role "
               "(single-user loopback mode on {})",
@@ -139,8 +144,8 @@ expected<std::shared_ptr<const net::token_table>> load_tokens(const config::node
     std::fprintf(stderr,
                  "generated an admin token in %s (mode 0600); the CLI reads it from there or from "
                  "SREH_TOKEN.\nApprovals need another person: the approver token is in %s\n"
-                 "  (SREH_TOKEN=$(cat %s) sreh approve APPROVAL_ID)\n",
-                 admin->path.c_str(), approver.c_str(), approver.c_str());
+                 "  (SREH_TOKEN=$(cat %s) %s approve APPROVAL_ID)\n",
+                 admin->path.c_str(), approver.c_str(), approver.c_str(), cli_command().c_str());
   } else if (admin) {
     log->info("auth: admin token from {}", admin->path);
   } else {
@@ -245,7 +250,8 @@ int serve_command(int argc, char** argv) {
   auto lock = persistence::data_dir_lock::acquire(cfg->data_dir, cfg->node_id);
   if (!lock)
     return fail(lock.error().message);
-  auto tokens = load_tokens(*cfg);
+  std::string admin_file;
+  auto tokens = load_tokens(*cfg, admin_file);
   if (!tokens)
     return fail(tokens.error().message);
   const char* scheme = tls ? "https" : "http";
@@ -273,15 +279,10 @@ int serve_command(int argc, char** argv) {
   if (const auto& topo = cfg->cluster.topo)
     log->info("member of cluster '{}' ({} nodes, topology {}); data dir {}", topo->name,
               topo->nodes.size(), topo->source, cfg->data_dir);
-  const auto& hint = setup->plugins.banner; // e.g. the sandbox scenario's goal and alert
-  std::fprintf(stderr,
-               "\n  sreh is up: %s://%s:%u   (Ctrl-C stops it; runs are durable in %s)\n%s"
-               "        sreh runs          curl -N %s://%s:%u/v1/events\n\n",
-               scheme, host.c_str(), http->port(), cfg->store.path.c_str(),
-               hint.empty() ? "  try:  sreh submit \"checkout is failing - find out why and fix "
-                              "it\" --watch\n"
-                            : hint.c_str(),
-               scheme, host.c_str(), http->port());
+  std::fputs(start_banner({scheme, host, http->port(), cfg->store.path, setup->plugins.banner,
+                           (*tokens)->enabled(), admin_file})
+               .c_str(),
+             stderr);
   wait_for_signal(tls.get());
   parts->reset(); // the front and the relay, the actors, then the writer, then the store
   log->info("stopped cleanly");

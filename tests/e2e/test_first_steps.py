@@ -1,10 +1,52 @@
-"""What a newcomer meets first: docs/ has an index of every page, and the README and docs point
-at nothing outside the repository."""
+"""What a newcomer meets first: the start banner's commands work as printed (the binary's path when
+`sreh` is not on PATH, the server and token settings a non-default node needs, curl with the
+token header); docs/ has an index of every page, and the README and docs point at nothing
+outside the repository."""
 
 import os
+import re
+import subprocess
 
 from cluster_harness import SOURCE
-from harness import run_tests
+from harness import Node, TempDir, run_tests, sreh_cli
+
+SCENARIO = os.path.join(SOURCE, "examples", "scenarios", "shop-checkout-bad-deploy.yaml")
+
+
+def banner_of(node):
+    text = node.log_text()
+    at = text.find("sreh is up:")
+    assert at >= 0, text
+    return text[at:]
+
+
+def test_banner_commands_work_as_printed():
+    with TempDir() as d:
+        # The node's own generated tokens (auth ""), a data dir and port that are not the CLI's
+        # defaults, and the sandbox's hint.
+        node = Node(d, f"sandbox: {{scenario: {SCENARIO}}}\n", auth="", testkit=False).start()
+        banner = banner_of(node)
+        token_file = os.path.join(node.data, "admin.token")
+        header = f'-H "Authorization: Bearer $(cat {token_file})"'
+        assert f"curl -N {header} http://127.0.0.1:{node.port}/v1/events" in banner, banner
+        cd = re.search(r"in another terminal:  cd (\S+)", banner)
+        exports = re.search(r"^ +export (.*)$", banner, re.M)
+        runs = re.search(r"^ +(\S+) runs$", banner, re.M)
+        submit = re.search(r"try:  (\S+) submit ", banner)
+        assert cd and exports and runs and submit, banner
+        assert f"SREH_SERVER=http://127.0.0.1:{node.port}" in exports.group(1), banner
+        assert submit.group(1) == runs.group(1), banner
+        # Pasted into a fresh shell without the harness's token: each works as printed.
+        env = {k: v for k, v in os.environ.items() if k not in ("SREH_TOKEN", "SREH_SERVER")}
+        shell = f"cd {cd.group(1)} && export {exports.group(1)} && "
+        p = subprocess.run(["bash", "-c", shell + f"{runs.group(1)} runs"], env=env,
+                           capture_output=True, text=True, timeout=30)
+        assert p.returncode == 0, (p.returncode, p.stdout, p.stderr, banner)
+        p = subprocess.run(["bash", "-c", shell + f"curl -sf {header} "
+                            f"http://127.0.0.1:{node.port}/v1/runs"], env=env,
+                           capture_output=True, text=True, timeout=30)
+        assert p.returncode == 0 and '"runs"' in p.stdout, (p.returncode, p.stdout, p.stderr)
+        node.stop()
 
 
 def test_docs_index_lists_every_page_and_nothing_points_outside():
@@ -23,4 +65,4 @@ def test_docs_index_lists_every_page_and_nothing_points_outside():
 
 
 if __name__ == "__main__":
-    run_tests([test_docs_index_lists_every_page_and_nothing_points_outside])
+    run_tests([test_banner_commands_work_as_printed, test_docs_index_lists_every_page_and_nothing_points_outside])
