@@ -1,7 +1,7 @@
-"""What a newcomer meets first: the start banner's commands work as printed (the binary's path when
-`sreh` is not on PATH, the server and token settings a non-default node needs, curl with the
-token header); docs/ has an index of every page, and the README and docs point at nothing
-outside the repository."""
+"""What a newcomer meets first: `sreh --help` names every client command (`flow run` too); the
+start banner's commands work as printed (the binary's path when `sreh` is not on PATH, the
+server and token settings a non-default node needs, curl with the token header); docs/ has an
+index of every page, and the README and docs point at nothing outside the repository."""
 
 import os
 import re
@@ -11,6 +11,19 @@ from cluster_harness import SOURCE
 from harness import Node, TempDir, run_tests, sreh_cli
 
 SCENARIO = os.path.join(SOURCE, "examples", "scenarios", "shop-checkout-bad-deploy.yaml")
+
+
+def test_help_names_every_client_command():
+    code, overview, _ = sreh_cli(["--help"], token=None)
+    assert code == 0, overview
+    code, client, _ = sreh_cli(["runs", "--help"], token=None)
+    assert code == 0, client
+    # Each "sreh CMD [SUB]" of the client usage, as the overview writes it ("flow show|graph").
+    commands = re.findall(r"^  sreh (\w+)(?: (run|show|graph|create|check)\b)?", client, re.M)
+    assert ("flow", "run") in commands, commands
+    for cmd, sub in commands:
+        pattern = rf"^  {cmd}\b" + (rf"(?: \S*\b{sub}\b)" if sub else "")
+        assert re.search(pattern, overview, re.M), f"`sreh --help` lacks `{cmd} {sub}`:\n{overview}"
 
 
 def banner_of(node):
@@ -65,4 +78,4 @@ def test_docs_index_lists_every_page_and_nothing_points_outside():
 
 
 if __name__ == "__main__":
-    run_tests([test_banner_commands_work_as_printed, test_docs_index_lists_every_page_and_nothing_points_outside])
+    run_tests([test_help_names_every_client_command, test_banner_commands_work_as_printed, test_docs_index_lists_every_page_and_nothing_points_outside])
