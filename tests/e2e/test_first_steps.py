@@ -1,10 +1,12 @@
 """What a newcomer meets first: `sreh --help` names every client command (`flow run` too); the
 start banner's commands work as printed (the binary's path when `sreh` is not on PATH, the
-server and token settings a non-default node needs, curl with the token header); docs/ has an
-index of every page, and the README and docs point at nothing outside the repository."""
+server and token settings a non-default node needs, curl with the token header);
+scripts/demo-live.sh says which port is busy instead of exiting silently; docs/ has an index of
+every page, and the README and docs point at nothing outside the repository."""
 
 import os
 import re
+import socket
 import subprocess
 
 from cluster_harness import SOURCE
@@ -62,6 +64,19 @@ def test_banner_commands_work_as_printed():
         node.stop()
 
 
+def test_demo_live_names_the_busy_port():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        p = subprocess.run([os.path.join(SOURCE, "scripts", "demo-live.sh")],
+                           env=dict(os.environ, SREH_PORT=str(port)), capture_output=True,
+                           text=True, timeout=60)
+    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+    assert f"port {port} (for sreh) is in use" in p.stderr and "SREH_PORT=PORT" in p.stderr, \
+        p.stderr
+
+
 def test_docs_index_lists_every_page_and_nothing_points_outside():
     docs = os.path.join(SOURCE, "docs")
     with open(os.path.join(docs, "README.md")) as f:
@@ -78,4 +93,6 @@ def test_docs_index_lists_every_page_and_nothing_points_outside():
 
 
 if __name__ == "__main__":
-    run_tests([test_help_names_every_client_command, test_banner_commands_work_as_printed, test_docs_index_lists_every_page_and_nothing_points_outside])
+    run_tests([test_help_names_every_client_command, test_banner_commands_work_as_printed,
+               test_demo_live_names_the_busy_port,
+               test_docs_index_lists_every_page_and_nothing_points_outside])
