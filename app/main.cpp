@@ -57,6 +57,8 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
                           a tiny request to each route: latency, or why it failed
   templates               the Work templates this node loaded: kind, fields, double texting
   flows                   the flows (runbooks) this node loaded: version, steps, inputs
+  flow run NAME [--input k=v]... [--watch]
+                          run a flow (a runbook) with its inputs; --watch follows the run live
   flow show|graph NAME [--dot]
                           a flow's inputs and steps; its graph as a text tree or Graphviz dot
   works [--state S] [--kind K] [--label k=v]
@@ -67,6 +69,7 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
                           a Work's runs, SLA clocks and timeline; act on it
 
   help                    this text
+every client command: sreh COMMAND --help lists its options
 )";
 
 } // namespace

@@ -1,6 +1,6 @@
 #pragma once
-// Scoring of one scenario run (../shared/SCENARIOS.md, "Scoring"). Pure: the caller gathers the
-// run, its steps and the world after the run; nothing here touches a node or a world.
+// Scoring of one scenario run (docs/scenarios.md, "What a good run achieves"). Pure: the caller
+// gathers the run, its steps and the world after the run; nothing here touches a node or a world.
 
 #include <cstdint>
 #include <optional>

@@ -18,15 +18,33 @@ scenario="$(realpath "${1:-examples/scenarios/shop-checkout-bad-deploy.yaml}")"
 [ -r "$scenario" ] || { echo "demo-live.sh: cannot read the scenario '$scenario'" >&2; exit 1; }
 sreh_port="${SREH_PORT:-7070}" prom_port="${PROMETHEUS_PORT:-9090}" am_port="${ALERTMANAGER_PORT:-9093}"
 
+die() { echo "demo-live.sh: $*" >&2; exit 1; }
+# A port something already listens on would answer in place of ours (or make ours fail to bind).
+for p in "sreh SREH_PORT $sreh_port" "Prometheus PROMETHEUS_PORT $prom_port" \
+  "Alertmanager ALERTMANAGER_PORT $am_port"; do
+  set -- $p
+  if (exec 3<>"/dev/tcp/127.0.0.1/$3") 2>/dev/null; then
+    owner="$(ss -Hltnp "sport = :$3" 2>/dev/null | grep -o 'users:(("[^"]*",pid=[0-9]*' | \
+      head -1 | sed 's/users:(("\(.*\)",pid=\(.*\)/ by \1 (pid \2)/' || true)"
+    die "port $3 (for $1) is in use$owner: stop that or set $2=PORT"
+  fi
+done
+
 scripts/setup.sh
 scripts/build.sh release sreh
 dir="$(mktemp -d /tmp/sreh-live.XXXXXX)"
 sreh_pid=""
 cleanup() {
+  local status=$?
   [ -z "$sreh_pid" ] || kill "$sreh_pid" 2>/dev/null || true
   scripts/prometheus.sh stop "$dir/prometheus" >/dev/null 2>&1 || true
   scripts/alertmanager.sh stop "$dir/alertmanager" >/dev/null 2>&1 || true
   [ -z "$sreh_pid" ] || wait "$sreh_pid" 2>/dev/null || true
+  # A failure says why before the temp dir (and the node's log in it) goes.
+  if [ "$status" -ne 0 ] && [ "$status" -ne 130 ] && [ -s "$dir/sreh.log" ]; then
+    echo "demo-live.sh: failed (exit status $status); the end of the node's log:" >&2
+    tail -n 20 "$dir/sreh.log" >&2
+  fi
   rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -45,11 +63,13 @@ sreh=build/release/app/sreh
 "$sreh" serve --config examples/live/sreh.yaml --listen "127.0.0.1:$sreh_port" \
   --data-dir "$dir/data" >"$dir/sreh.log" 2>&1 &
 sreh_pid=$!
+ready=""
 for _ in $(seq 200); do # 20 s
-  curl -fsS "http://127.0.0.1:$sreh_port/healthz" >/dev/null 2>&1 && break
-  kill -0 "$sreh_pid" 2>/dev/null || { cat "$dir/sreh.log" >&2; exit 1; }
+  curl -fsS "http://127.0.0.1:$sreh_port/healthz" >/dev/null 2>&1 && { ready=1; break; }
+  kill -0 "$sreh_pid" 2>/dev/null || die "sreh serve exited at start"
   sleep 0.1
 done
+[ -n "$ready" ] || die "sreh serve did not answer on 127.0.0.1:$sreh_port within 20 s"
 scripts/alertmanager.sh start "$dir/alertmanager" "$am_port" \
   "http://127.0.0.1:$sreh_port/v1/alerts/alertmanager" "$dir/alertmanager.token" >/dev/null
 mkdir -p "$dir/prometheus"
@@ -70,4 +90,4 @@ follow it:
   $root/$sreh work show ID     # its runs, SLA clocks, done-criteria and timeline
 Ctrl-C stops everything.
 TEXT
-wait "$sreh_pid"
+wait "$sreh_pid" || die "sreh serve exited with status $?"

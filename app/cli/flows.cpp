@@ -54,9 +54,56 @@ std::size_t columns(const std::string& s) {
   return n;
 }
 
+/// The steps of a flow's JSON by id, those of parallel branches too.
+void index_steps(const rapidjson::Value& steps,
+                 std::map<std::string, const rapidjson::Value*>& out) {
+  if (!steps.IsArray())
+    return;
+  for (const auto& s : steps.GetArray()) {
+    out[str(s, "id")] = &s;
+    const auto& branches = member(s, "branches");
+    if (branches.IsArray())
+      for (const auto& b : branches.GetArray())
+        index_steps(member(b, "steps"), out);
+  }
+}
+
+/// `text` in lines of at most `width` columns, broken at spaces (a longer word has a line of
+/// its own): the tree shows a step's whole label, never a cut one.
+std::vector<std::string> wrap(const std::string& text, std::size_t width) {
+  std::vector<std::string> lines{""};
+  std::size_t at = 0;
+  while (at < text.size()) {
+    auto space = text.find(' ', at);
+    auto word = text.substr(at, space == std::string::npos ? std::string::npos : space - at);
+    at = space == std::string::npos ? text.size() : space + 1;
+    if (word.empty())
+      continue;
+    auto& line = lines.back();
+    if (!line.empty() && columns(line) + 1 + columns(word) > width)
+      lines.push_back(word);
+    else
+      line += (line.empty() ? "" : " ") + word;
+  }
+  return lines;
+}
+
+/// What the tree says a step does: the graph's label, but a goal step's whole goal (the
+/// graph's label keeps a few words of it).
+std::string tree_label(const rapidjson::Value& node,
+                       const std::map<std::string, const rapidjson::Value*>& steps) {
+  auto it = steps.find(str(node, "id"));
+  if (str(node, "kind") == "goal" && it != steps.end())
+    return "goal: " + str(*it->second, "goal");
+  return str(node, "label");
+}
+
+constexpr std::size_t label_width = 56;
+
 /// The nodes of branch `branch` of `parallel` ("" "": the flow's own), as a tree.
-void print_tree(const style& st, const rapidjson::Value& g, const std::string& parallel,
-                const std::string& branch, const std::string& indent) {
+void print_tree(const style& st, const rapidjson::Value& g,
+                const std::map<std::string, const rapidjson::Value*>& steps,
+                const std::string& parallel, const std::string& branch, const std::string& indent) {
   const auto& nodes = member(g, "nodes");
   if (!nodes.IsArray())
     return;
@@ -67,8 +114,13 @@ void print_tree(const style& st, const rapidjson::Value& g, const std::string& p
     auto go = exits(member(g, "edges"), id);
     // Columns line up whatever the depth: the id column ends at the same place.
     const auto width = std::max<std::size_t>(8, 20 - std::min<std::size_t>(20, columns(indent)));
+    auto lines = wrap(tree_label(n, steps), label_width);
     std::printf("%s%s  %s%s\n", indent.c_str(), st.bold(pad(id, width)).c_str(),
-                pad(str(n, "label"), 40).c_str(), go.empty() ? "" : st.dim("  " + go).c_str());
+                go.empty() ? lines.front().c_str()
+                           : pad(lines.front(), lines.size() > 1 ? label_width : 40).c_str(),
+                go.empty() ? "" : st.dim("  " + go).c_str());
+    for (std::size_t i = 1; i < lines.size(); ++i)
+      std::printf("%s%s  %s\n", indent.c_str(), std::string(width, ' ').c_str(), lines[i].c_str());
     if (str(n, "kind") != "parallel")
       continue;
     std::vector<std::string> names;
@@ -81,9 +133,16 @@ void print_tree(const style& st, const rapidjson::Value& g, const std::string& p
     for (std::size_t i = 0; i < names.size(); ++i) {
       const bool last = i + 1 == names.size();
       std::printf("%s  %s branch %s\n", indent.c_str(), last ? "└─" : "├─", names[i].c_str());
-      print_tree(st, g, id, names[i], indent + (last ? "     " : "  │  "));
+      print_tree(st, g, steps, id, names[i], indent + (last ? "     " : "  │  "));
     }
   }
+}
+
+/// A flow's graph as a text tree, with its steps' whole labels.
+void print_tree(const style& st, const rapidjson::Value& f) {
+  std::map<std::string, const rapidjson::Value*> steps;
+  index_steps(member(f, "steps"), steps);
+  print_tree(st, member(f, "graph"), steps, "", "", "  ");
 }
 
 std::string dot_quote(const std::string& s) {
@@ -143,7 +202,7 @@ void print_flow(const style& st, const rapidjson::Value& f) {
   std::printf("%s %s\n", st.dim("inputs").c_str(), inputs_of(member(f, "inputs")).c_str());
   std::printf("%s %s\n", st.dim("source").c_str(), str(f, "source").c_str());
   std::printf("%s\n", st.bold("steps").c_str());
-  print_tree(st, member(f, "graph"), "", "", "  ");
+  print_tree(st, f);
 }
 
 } // namespace
@@ -253,7 +312,7 @@ int flow(int argc, char** argv) {
     print_dot(str(f, "name"), member(f, "graph"));
   } else {
     std::printf("%s\n", st.bold(str(f, "name")).c_str());
-    print_tree(st, member(f, "graph"), "", "", "  ");
+    print_tree(st, f);
   }
   return exit_ok;
 }

@@ -196,6 +196,15 @@ std::optional<options> parse_options(int argc, char** argv,
 }
 
 int unreachable(const options& o, const sreh::error& e) {
+  if (!o.tls && e.message.find(net::closed_without_answer) != std::string::npos) {
+    // Connected, and closed before any answer: what a node serving HTTPS does to plain HTTP.
+    std::fprintf(stderr,
+                 "sreh at %s %s: a node that serves HTTPS does that to plain HTTP; use --server "
+                 "https://%s (with --ca-file CA.pem for a private CA)\n",
+                 o.where().c_str(), std::string{net::closed_without_answer}.c_str(),
+                 o.where().c_str());
+    return exit_unreachable;
+  }
   // The message is "host:port: what: reason"; keep the reason.
   auto msg = e.message;
   if (auto p = msg.rfind(": "); p != std::string::npos)

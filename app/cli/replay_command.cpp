@@ -1,11 +1,14 @@
 #include "app/cli/replay_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "app/serve/plugins.hpp"
 #include "app/serve/serve.hpp"
@@ -33,6 +36,35 @@ int usage_error(const std::string& what) {
 int cannot(const std::string& what) {
   std::fprintf(stderr, "sreh replay: %s\n", what.c_str());
   return 3;
+}
+
+/// The tools the recording called that `tools` does not offer, in the order first called.
+std::vector<std::string> tools_not_offered(const eval::recording& rec,
+                                           const actors::tool_registry& tools) {
+  std::vector<std::string> out;
+  for (const auto& s : rec.steps)
+    if (s.kind == step_kind::tool && !s.tool.empty() && tools.find(s.tool) == nullptr &&
+        std::find(out.begin(), out.end(), s.tool) == out.end())
+      out.push_back(s.tool);
+  return out;
+}
+
+/// After a divergence: why the config may be the cause (a missing --config runs the defaults,
+/// which offer none of a sandbox's or an SRE toolset's tools).
+void explain_divergence(const std::string& config_file, const std::vector<std::string>& missing) {
+  auto given = config_file.empty()
+                 ? std::string{"no --config was given, so it ran with the default config"}
+                 : fmt::format("is {} the config the node served with?", config_file);
+  if (!missing.empty())
+    std::fprintf(stderr,
+                 "sreh replay: the run called tools this replay's config does not offer "
+                 "(%s): %s\n",
+                 fmt::format("{}", fmt::join(missing, ", ")).c_str(), given.c_str());
+  else if (config_file.empty())
+    std::fprintf(stderr, "sreh replay: %s; a run recorded under another config diverges\n",
+                 given.c_str());
+  if (config_file.empty())
+    std::fprintf(stderr, "  replay it with the node's config: sreh replay RUN --config FILE\n");
 }
 
 } // namespace
@@ -93,7 +125,10 @@ int replay_command(int argc, char** argv) {
     return cannot(report.error().message);
   auto text = as_json ? eval::render_json(*report) + "\n" : eval::render_text(*report);
   std::fputs(text.c_str(), stdout);
-  return report->same() ? 0 : 1;
+  if (report->same())
+    return 0;
+  explain_divergence(config_file, tools_not_offered(*rec, *tools));
+  return 1;
 }
 
 } // namespace sreh::app

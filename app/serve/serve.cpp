@@ -15,12 +15,12 @@
 #include <string_view>
 
 #include "actors/tools/tool.hpp"
-#include "actors/works/world_tool.hpp"
 #include "app/cli/cluster_check.hpp"
+#include "app/serve/banner.hpp"
+#include "app/serve/node_setup.hpp"
 #include "app/serve/plugins.hpp"
 #include "config/flows/flow_file.hpp"
 #include "config/node/node_config.hpp"
-#include "config/policy/policy_config.hpp"
 #include "config/templates/template_file.hpp"
 #include "config/yaml/reader.hpp"
 #include "core/base/logger.hpp"
@@ -121,13 +121,17 @@ void raise_file_limit(const config::node_config& cfg) {
                          lim.rlim_cur, cfg.limits.max_connections, want);
 }
 
-/// The tokens the node accepts; says where the admin token is, or that auth is off.
-expected<std::shared_ptr<const net::token_table>> load_tokens(const config::node_config& cfg) {
+/// The tokens the node accepts; says where the admin token is, or that auth is off. `admin_file`
+/// gets the generated admin token's path (none with configured tokens).
+expected<std::shared_ptr<const net::token_table>> load_tokens(const config::node_config& cfg,
+                                                              std::string& admin_file) {
   auto log = logger("node");
   std::optional<net::admin_token> admin;
   auto table = net::make_token_table(cfg, &admin);
   if (!table)
     return sreh::error{table.error().code, "auth: " + table.error().message};
+  if (admin)
+    admin_file = admin->path;
   if (!table->enabled()) {
     log->warn("auth is off (auth.mode: none): every request acts as 'local' with the admin role "
               "(single-user loopback mode on {})",
@@ -140,29 +144,14 @@ expected<std::shared_ptr<const net::token_table>> load_tokens(const config::node
     std::fprintf(stderr,
                  "generated an admin token in %s (mode 0600); the CLI reads it from there or from "
                  "SREH_TOKEN.\nApprovals need another person: the approver token is in %s\n"
-                 "  (SREH_TOKEN=$(cat %s) sreh approve APPROVAL_ID)\n",
-                 admin->path.c_str(), approver.c_str(), approver.c_str());
+                 "  (SREH_TOKEN=$(cat %s) %s approve APPROVAL_ID)\n",
+                 admin->path.c_str(), approver.c_str(), approver.c_str(), cli_command().c_str());
   } else if (admin) {
     log->info("auth: admin token from {}", admin->path);
   } else {
     log->info("auth: {} configured token(s)", table->size());
   }
   return std::make_shared<const net::token_table>(std::move(*table));
-}
-
-/// The tools the flows of `flows: DIR` call, against those this node will offer: its toolsets'
-/// (installed into `tools`), world.get when they have world sources, less `tools.disable`
-/// (as net::node_parts finishes the registry).
-sreh::error check_tools_of_flows(const config::node_config& cfg,
-                                 const actors::tool_registry& tools) {
-  std::vector<std::string> names;
-  const auto& off = cfg.tools.disable;
-  for (const auto& t : tools.all())
-    if (std::find(off.begin(), off.end(), t->name()) == off.end())
-      names.push_back(t->name());
-  if (!tools.world_sources().empty())
-    names.push_back(actors::make_world_tool(std::make_shared<actors::world_view>())->name());
-  return config::check_flow_tools(cfg.flows.loaded, names);
 }
 
 /// `sreh config check FLOW_FILE`: everything but its tools (the node's toolsets decide those)
@@ -195,7 +184,10 @@ void print_model_routes(const config::model_config& m) {
     return;
   auto line = [](const config::model_route& r) {
     std::printf("  model route %s: %s %s at %s, api key %s%s\n", r.name.c_str(), r.provider.c_str(),
-                r.model.c_str(), r.base_url.c_str(), r.api_key.empty() ? "not set" : "set",
+                r.model.c_str(), r.base_url.c_str(),
+                !r.api_key_unset.empty() ? "not set (its variable is unset)"
+                : r.api_key.empty()      ? "not set"
+                                         : "set",
                 r.stream ? ", streamed" : "");
   };
   line(m.main);
@@ -242,47 +234,28 @@ int serve_command(int argc, char** argv) {
     return fail("logging: " + err.message);
   auto log = logger("node");
   raise_file_limit(*cfg);
-  // One node per data dir, claimed before anything in it is read or written.
-  auto lock = persistence::data_dir_lock::acquire(cfg->data_dir, cfg->node_id);
-  if (!lock)
-    return fail(lock.error().message);
   std::string host;
   std::uint16_t port = 0;
   if (auto err = config::parse_listen(cfg->listen, "listen", host, port))
     return fail(err.message);
-  auto tokens = load_tokens(*cfg);
+  // Every file the config names, parsed before the data dir is touched: a config that is not
+  // good leaves nothing behind (no lock, no tokens).
+  auto setup = prepare_node(regs, *cfg);
+  if (!setup)
+    return fail(setup.error().message);
+  auto& tls = setup->tls;
+  auto& tools = setup->tools;
+  const auto& provider = setup->plugins.provider;
+  // One node per data dir, claimed before anything in it is read or written.
+  auto lock = persistence::data_dir_lock::acquire(cfg->data_dir, cfg->node_id);
+  if (!lock)
+    return fail(lock.error().message);
+  std::string admin_file;
+  auto tokens = load_tokens(*cfg, admin_file);
   if (!tokens)
     return fail(tokens.error().message);
-  if (const auto& topo = cfg->cluster.topo; topo && topo->tls) {
-    // This node's certificate must name it: its peers know it by that id.
-    auto file = config::cluster_tls::for_node(topo->tls->cert_file, cfg->node_id);
-    auto names = net::certificate_names(file);
-    if (!names)
-      return fail("cluster tls: " + names.error().message);
-    if (std::find(names->begin(), names->end(), cfg->node_id) == names->end())
-      return fail(fmt::format(
-        "cluster tls: '{}' is a certificate for {}, not for node '{}'", file,
-        names->empty() ? "no name" : fmt::format("{}", fmt::join(*names, ", ")), cfg->node_id));
-  }
-  std::shared_ptr<net::tls_server_context> tls;
-  if (!cfg->tls.cert_file.empty()) {
-    auto loaded = net::tls_server_context::load(
-      {cfg->tls.cert_file, cfg->tls.key_file, cfg->tls.client_ca_file});
-    if (!loaded)
-      return fail(loaded.error().message);
-    tls = std::move(*loaded);
-  }
   const char* scheme = tls ? "https" : "http";
-  auto tools = std::make_shared<actors::tool_registry>();
-  auto provider = make_tools_and_provider(regs, *cfg, *tools);
-  if (!provider)
-    return fail(provider.error().message);
-  if (auto err = check_tools_of_flows(*cfg, *tools))
-    return fail(err.message);
-  auto policy = config::node_policy(*cfg);
-  if (!policy)
-    return fail(policy.error().message);
-  auto parts = net::node_parts::start(*cfg, tools, std::move(*policy), provider->provider);
+  auto parts = net::node_parts::start(*cfg, tools, std::move(setup->policy), provider);
   if (!parts)
     return fail(parts.error().message);
   auto& n = **parts;
@@ -291,9 +264,8 @@ int serve_command(int argc, char** argv) {
   // io loop fail, stopped (before the kernel) when the node stops.
   auto http = std::make_shared<net::http_front>(
     net::server_context{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens, api,
-                        n.relay(), n.feed(), &n.tools(),
-                        with_model_routes(regs.routes, provider->provider), &n.tree(), &n.metrics(),
-                        n.works(), tls},
+                        n.relay(), n.feed(), &n.tools(), with_model_routes(regs.routes, provider),
+                        &n.tree(), &n.metrics(), n.works(), tls},
     host, port);
   if (!api)
     log->info("no api role: serving only /healthz, /readyz, /v1/stats, /v1/actors and "
@@ -303,19 +275,14 @@ int serve_command(int argc, char** argv) {
   log->info("sreh {} node '{}' serving on {}://{}:{}{} (store: {} {}, model: {}, tools: {})",
             SREH_VERSION, cfg->node_id, scheme, host, http->port(),
             tls && !cfg->tls.client_ca_file.empty() ? " (client certificates required)" : "",
-            cfg->store.kind, cfg->store.path, provider->provider->name(), tools->all().size());
+            cfg->store.kind, cfg->store.path, provider->name(), tools->all().size());
   if (const auto& topo = cfg->cluster.topo)
     log->info("member of cluster '{}' ({} nodes, topology {}); data dir {}", topo->name,
               topo->nodes.size(), topo->source, cfg->data_dir);
-  const auto& hint = provider->banner; // e.g. the sandbox scenario's goal and alert
-  std::fprintf(stderr,
-               "\n  sreh is up: %s://%s:%u   (Ctrl-C stops it; runs are durable in %s)\n%s"
-               "        sreh runs          curl -N %s://%s:%u/v1/events\n\n",
-               scheme, host.c_str(), http->port(), cfg->store.path.c_str(),
-               hint.empty() ? "  try:  sreh submit \"checkout is failing - find out why and fix "
-                              "it\" --watch\n"
-                            : hint.c_str(),
-               scheme, host.c_str(), http->port());
+  std::fputs(start_banner({scheme, host, http->port(), cfg->store.path, setup->plugins.banner,
+                           (*tokens)->enabled(), admin_file})
+               .c_str(),
+             stderr);
   wait_for_signal(tls.get());
   parts->reset(); // the front and the relay, the actors, then the writer, then the store
   log->info("stopped cleanly");
@@ -355,21 +322,23 @@ int config_check_command(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", cfg.error().message.c_str());
     return 1;
   }
-  if (!cfg->flows.dir.empty()) {
-    // The flows' tools are the node's: install its toolsets (no I/O happens until a call) to
-    // check them as serve does.
-    actors::tool_registry tools;
-    auto installed = regs.toolsets.install(*cfg, tools);
-    auto err = installed ? check_tools_of_flows(*cfg, tools) : installed.error();
-    if (err) {
-      std::fprintf(stderr, "%s\n", err.message.c_str());
-      return 1;
-    }
+  // What serve parses before it touches the data dir: the policy, TLS and scenario files, the
+  // model provider, the flows' tools. A key variable unset here is a warning: serve needs it.
+  auto setup = prepare_node(regs, *cfg, {.require_model_keys = false});
+  if (!setup) {
+    std::fprintf(stderr, "%s\n", setup.error().message.c_str());
+    return 1;
   }
   std::printf("%s: ok (node '%s', listen %s, store %s, data dir %s)\n", argv[1],
               cfg->node_id.c_str(), cfg->listen.c_str(), cfg->store.kind.c_str(),
               cfg->data_dir.c_str());
   print_model_routes(cfg->model);
+  if (!cfg->policy_file.empty())
+    std::printf("policy %s: %zu rules, default mode %s\n", cfg->policy_file.c_str(),
+                setup->policy.rules.size(), policy::to_string(setup->policy.default_mode));
+  for (const auto& unset : unset_model_keys(cfg->model))
+    std::fprintf(stderr, "warning: %s: `sreh serve` refuses to start until it is set\n",
+                 unset.c_str());
   if (cfg->cluster.topo)
     print_topology(*cfg->cluster.topo, cfg->node_id);
   if (!cfg->works.templates.empty()) {

@@ -170,8 +170,10 @@ bool read_route_field(reader& r, const entry& e, const std::string& config_file,
   } else if (e.key == "model") {
     out.model = r.non_empty_string(e);
   } else if (e.key == "api_key") {
-    out.api_key = r.string(e);
+    out.api_key_unset.clear();
+    out.api_key = r.secret(e, out.api_key_unset);
   } else if (e.key == "api_key_file") {
+    out.api_key_unset.clear();
     out.api_key = read_secret_file(r, e, config_file);
   } else if (e.key == "stream") {
     out.stream = r.boolean(e);

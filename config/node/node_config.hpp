@@ -77,6 +77,10 @@ struct model_route {
   std::string base_url; // openai: ending in /v1 (…/v1/chat/completions); anthropic: the host
   std::string model;
   std::string api_key;
+  /// When `api_key` named an environment variable that was unset at load: the error
+  /// ("FILE:LINE:COL: model.api_key: environment variable 'X' is not set"). A node refuses to
+  /// serve with it; `sreh config check` reports it as a warning.
+  std::string api_key_unset;
   bool stream = false;
   std::int64_t max_tokens = 1024;        // the answer's limit
   bool max_completion_tokens = false;    // openai: send it as max_completion_tokens (o-series)
@@ -113,7 +117,7 @@ struct model_config {
   std::int64_t keep_last = 4;   // context: the last K steps are never summarized
 };
 
-/// The sandbox world the node's tools act on (../shared/SCENARIOS.md).
+/// The sandbox world the node's tools act on (docs/scenarios.md).
 struct sandbox_config {
   /// A scenario file; its world and faults become the sandbox tools' world. Relative to the
   /// config file's directory. "" = no sandbox tools.

@@ -78,7 +78,8 @@ std::string unknown(std::string_view what, std::string_view key,
   return fmt::format("unknown {} '{}' (expected one of {})", what, key, join(allowed));
 }
 
-bool substitute_env(std::string_view in, std::string& out, std::string& error) {
+bool substitute_env(std::string_view in, std::string& out, std::string& error,
+                    std::vector<std::string>* unset) {
   out.clear();
   for (std::size_t i = 0; i < in.size();) {
     if (in.compare(i, 2, "${") != 0) {
@@ -100,11 +101,14 @@ bool substitute_env(std::string_view in, std::string& out, std::string& error) {
       return false;
     }
     const char* value = std::getenv(name.c_str());
-    if (value == nullptr) {
+    if (value == nullptr && unset == nullptr) {
       error = fmt::format("environment variable '{}' is not set", name);
       return false;
     }
-    out += value;
+    if (value == nullptr)
+      unset->push_back(name);
+    else
+      out += value;
     i = close + 1;
   }
   return true;
@@ -234,6 +238,19 @@ std::string reader::string(const entry& e) {
                         static_cast<unsigned char>(out[*at]), *at));
   if (opts_.substitute_env && !substitute_env(e.value.scalar(), out, err))
     fail(e, err);
+  return out;
+}
+
+std::string reader::secret(const entry& e, std::string& unset) {
+  if (!opts_.substitute_env || !e.value.is_scalar() || json::invalid_utf8_at(e.value.scalar()))
+    return string(e); // its errors
+  std::string out, err;
+  std::vector<std::string> names;
+  if (!substitute_env(e.value.scalar(), out, err, &names))
+    fail(e, err);
+  if (!names.empty())
+    unset = fmt::format("{}: {}: environment variable '{}' is not set", where(e.mark), e.path,
+                        names.front());
   return out;
 }
 

@@ -77,6 +77,11 @@ class reader {
   [[nodiscard]] std::string string(const entry& e);
   /// A string that must not be empty.
   [[nodiscard]] std::string non_empty_string(const entry& e);
+  /// A secret (an API key): `string`, except that a `${NAME}` whose variable is unset is not an
+  /// error here: it reads as "" and `unset` gets the message `string` would have failed with,
+  /// for the one place that needs the value to decide (a node refuses to serve without its key;
+  /// `sreh config check` warns).
+  [[nodiscard]] std::string secret(const entry& e, std::string& unset);
   /// A plain (unquoted) integer in [min, max].
   [[nodiscard]] std::int64_t integer(const entry& e, std::int64_t min, std::int64_t max);
   /// A plain (unquoted) finite number.
@@ -128,8 +133,10 @@ class reader {
                                                                std::string_view what);
 
 /// Replaces `${NAME}` with the value of environment variable NAME; the error names the
-/// variable. Returns false and sets `error` when a variable is unset or the syntax is bad.
-[[nodiscard]] bool substitute_env(std::string_view in, std::string& out, std::string& error);
+/// variable. Returns false and sets `error` when a variable is unset or the syntax is bad; with
+/// `unset`, an unset variable is added to it and replaced by "" instead.
+[[nodiscard]] bool substitute_env(std::string_view in, std::string& out, std::string& error,
+                                  std::vector<std::string>* unset = nullptr);
 
 /// Levenshtein distance of two names.
 [[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);

@@ -48,6 +48,15 @@ sreh::error transport_error(const std::string& where, const char* what,
   return {code_of(ec), where + ": " + what + ": " + msg};
 }
 
+/// An answer that did not come: the server closed (or reset) the connection before its first
+/// byte, as a TLS-only server does to plain HTTP, or another error reading it.
+sreh::error answer_error(const std::string& where, const beast::error_code& ec) {
+  if (ec == http::error::end_of_stream || ec == asio::error::eof ||
+      ec == asio::error::connection_reset)
+    return {errc::unavailable, where + ": " + std::string{closed_without_answer}};
+  return transport_error(where, "reading the response", ec);
+}
+
 errc errc_of_status(unsigned status) {
   switch (status) {
   case 400:
@@ -205,7 +214,7 @@ expected<http_response> http_request(const std::string& host, std::uint16_t port
       http::async_read(stream, buf, parser, [done](beast::error_code e, std::size_t) { done(e); });
     });
     if (ec)
-      return transport_error(where, "reading the response", ec);
+      return answer_error(where, ec);
     auto res = parser.release();
     http_response out;
     out.status = static_cast<int>(res.result_int());
@@ -266,7 +275,7 @@ sreh::error sse_stream(const std::string& host, std::uint16_t port, const std::s
                               [done](beast::error_code e, std::size_t) { done(e); });
     });
     if (ec)
-      return transport_error(where, "reading the response", ec);
+      return answer_error(where, ec);
     auto status = parser.get().result_int();
     if (status != 200) {
       parser.body_limit(1u << 20);

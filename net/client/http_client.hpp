@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "core/base/expected.hpp"
 #include "core/base/sse.hpp"
@@ -26,6 +27,11 @@ struct client_tls {
   std::string cert_file;
   std::string key_file;
 };
+
+/// What a request's error says when the server accepted the connection and closed it before
+/// any byte of an answer: what a server that speaks only HTTPS does to plain HTTP (callers may
+/// add that hint).
+inline constexpr std::string_view closed_without_answer = "closed the connection without answering";
 
 /// A synchronous HTTP/1.1 client for the CLI and tools (one request per connection), over TLS
 /// when `tls` is given. Errors name the host, port and what failed (connect refused, timeout,

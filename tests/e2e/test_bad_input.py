@@ -7,7 +7,8 @@ change (GET /v1/stats store counts before == after). The node holds one finished
 idempotent submission so "nothing changed" is measured against a non-empty store.
 
 Invalid config files: `sreh config check` exits 1 naming FILE:LINE:COL and the field, and
-`sreh serve --config` exits non-zero with the same message without creating the data dir.
+`sreh serve --config` exits non-zero with the same message without creating the data dir; the
+same for a broken file a valid config names (policy, scenario, TLS certificate).
 """
 
 import json
@@ -539,6 +540,49 @@ def test_missing_config_file():
         shutil.rmtree(d, ignore_errors=True)
 
 
+# A config whose files are good YAML to the config loader but broken themselves: name: (the file
+# it names, that file's text, the config line naming it, a regexp of what the message must say).
+BROKEN_NAMED_FILES = {
+    "policy_syntax": ("policy.yaml", "mode: review\nrules:\n  - id: a\n    when: {tools: [x]\n",
+                      "policy_file: policy.yaml\n",
+                      r"policy_file: {file}:\d+:\d+: invalid YAML"),
+    "policy_field": ("policy.yaml", "mode: sometimes\n", "policy_file: policy.yaml\n",
+                     r"policy_file: {file}:1:7: mode: "),
+    "scenario": ("scenario.yaml", "scenario: s\nworld: {world: w, services: [{name: a}]}\n"
+                 "faults:\n  - {kind: bad_luck, target: a, at: -1m}\nalert: {name: A}\n"
+                 "goal: fix a\nexpect: {detected: true}\n",
+                 "sandbox: {scenario: scenario.yaml}\n",
+                 r"sandbox.scenario: {file}:4:\d+: faults\[0\].kind: unknown fault kind 'bad_luck'"),
+    "tls_cert": ("cert.pem", "not a certificate\n",
+                 "tls: {cert_file: cert.pem, key_file: cert.pem}\n",
+                 r"tls.cert_file: cannot use '{file}'"),
+}
+
+
+def test_broken_named_files_fail_the_check_and_serve_writes_nothing():
+    """Every file a config names is parsed by `config check` as by `serve`, and serve refuses
+    it before it writes anything to its data dir (no lock, no tokens)."""
+    d = scratch_dir()
+    try:
+        for name, (file, text, line, expect) in BROKEN_NAMED_FILES.items():
+            sub = os.path.join(d, name)
+            os.mkdir(sub)
+            path, data = os.path.join(sub, file), os.path.join(sub, "data")
+            with open(path, "w") as f:
+                f.write(text)
+            config = os.path.join(sub, "sreh.yaml")
+            with open(config, "w") as f:
+                f.write(f"listen: 127.0.0.1:1\ndata_dir: {data}\n" + line)
+            want = re.compile(expect.replace("{file}", re.escape(path)))
+            rc, out, err = sreh_cli(["config", "check", config], timeout=20)
+            assert rc == 1 and want.search(err), f"{name}: config check: rc {rc}: {out + err!r}"
+            rc, out, err = sreh_cli(["serve", "--config", config], timeout=20)
+            assert rc == 1 and want.search(err), f"{name}: serve: rc {rc}: {out + err!r}"
+            assert not os.path.exists(data), f"{name}: serve wrote {os.listdir(data)} to {data}"
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def test_good_config_checks_ok():
     rc, out, err = sreh_cli(["config", "check", N.config], timeout=20)
     assert rc == 0, f"a valid config failed the check: {rc} {out + err!r}"
@@ -564,7 +608,9 @@ if __name__ == "__main__":
                        test_truncated_body_creates_nothing, test_connection_usable_after_400,
                        test_nul_in_goal_round_trips_or_is_rejected,
                        test_concurrent_idempotency_key_reuse,
-                       test_broken_configs, test_missing_config_file, test_good_config_checks_ok])
+                       test_broken_configs, test_missing_config_file,
+                       test_broken_named_files_fail_the_check_and_serve_writes_nothing,
+                       test_good_config_checks_ok])
         except SystemExit as e:
             code = e.code
         N.stop()

@@ -70,6 +70,13 @@ def test_the_node_serves_its_flows():
         code, out, err = sreh_cli(["flow", "graph", "gpu-host-drain"] + server)
         assert code == 0, err
         assert "branch restart" in out and "job.restart" in out and "on failure → escalate" in out, out
+        # A long label (a goal step's goal) is wrapped, never cut.
+        code, out, err = sreh_cli(["flow", "graph", "rollback-service"] + server)
+        assert code == 0, err
+        assert "..." not in out and "…" not in out and \
+            "investigate goal: ${inputs.service} was rolled back from " \
+            "${steps.before.output.version} but its error rate stayed above " \
+            "${inputs.max_error_rate}: find out why and fix it" in " ".join(out.split()), out
         code, out, err = sreh_cli(["flow", "graph", "gpu-host-drain", "--dot"] + server)
         assert code == 0, err
         assert out.startswith('digraph "gpu-host-drain"') and \

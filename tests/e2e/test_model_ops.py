@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import TOKEN, Node, TempDir, auth_block, run_tests, sreh_cli  # noqa: E402
+from harness import SREH, TOKEN, Node, TempDir, auth_block, run_tests, sreh_cli  # noqa: E402
 from model_server import ModelServer  # noqa: E402
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -216,6 +216,32 @@ def test_example_configs_pass_config_check():
         assert all(k not in out + err for k in env.values()), (name, out, err)
 
 
+def test_example_configs_without_their_keys_check_with_a_warning_and_do_not_serve():
+    """`config check` on a config whose key variable is unset passes, saying which variable serve
+    needs; serve refuses it naming the variable, before its data dir exists."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SREH_TOKEN")}
+    examples = os.path.join(SOURCE, "examples", "configs")
+    for name, var in (("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY"),
+                      ("fallback", "ANTHROPIC_API_KEY")):
+        path = os.path.join(examples, f"{name}.yaml")
+        p = subprocess.run([SREH, "config", "check", path], env=env, capture_output=True,
+                           text=True, timeout=30)
+        warning = f"warning: {path}:"
+        assert p.returncode == 0, (name, p.stdout, p.stderr)
+        assert warning in p.stderr and f"environment variable '{var}' is not set" in p.stderr \
+            and "`sreh serve` refuses to start until it is set" in p.stderr, (name, p.stderr)
+        assert "not set (its variable is unset)" in p.stdout, (name, p.stdout)
+        with TempDir() as d:
+            data = os.path.join(d, "data")
+            p = subprocess.run([SREH, "serve", "--config", path, "--listen", "127.0.0.1:1",
+                                "--data-dir", data], env=env, capture_output=True, text=True,
+                               timeout=30)
+            assert p.returncode == 1 and f"environment variable '{var}' is not set" in p.stderr \
+                and f"{path}:" in p.stderr, (name, p.returncode, p.stderr)
+            assert not os.path.exists(data), (name, os.listdir(data))
+
+
 if __name__ == "__main__":
     run_tests([test_check_names_each_route_and_its_cause,
                test_check_exits_0_when_every_route_answers,
@@ -223,4 +249,5 @@ if __name__ == "__main__":
                test_https_model_server_with_ca_file,
                test_https_with_a_wrong_ca_names_the_route_and_the_cause,
                test_a_run_label_routes_its_model_calls,
-               test_example_configs_pass_config_check])
+               test_example_configs_pass_config_check,
+               test_example_configs_without_their_keys_check_with_a_warning_and_do_not_serve])

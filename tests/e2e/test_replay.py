@@ -8,7 +8,8 @@ person's approval; then `sreh replay` reaches the same steps, the same model req
 and the same conclusion with the model server gone, and without calling it when it is up. A
 builtin-reasoner run replays the same. A changed policy (rollback denied) makes the replay
 diverge at the rollback, named. Bad input: an unknown run, a run that has not ended, a missing
-store, a config of another model, bad options: each a clear error, exit 3 or 2.
+store, a config of another model, bad options: each a clear error, exit 3 or 2; a replay
+without --config that diverges says the config is missing and which tools it lacks.
 """
 
 import json
@@ -176,6 +177,12 @@ def test_builtin_run_replays_the_same():
         doc = json.loads(out)
         assert doc["same"] and doc["reason_steps"] == 0, doc
         assert any("deploy.rollback" in s["recorded"] for s in doc["steps"]), doc["steps"]
+        # Without --config the replay runs the defaults, which have no sandbox tools: it
+        # diverges, and says that the config is missing and which tools it lacks.
+        rc, out, err = sreh_cli(["replay", run_id, "--data-dir", n.data], env_extra=ENV)
+        assert rc == 1 and "diverged" in out, (rc, out, err)
+        assert "no --config was given" in err and "topology.get" in err and \
+            "sreh replay RUN --config FILE" in err, err
 
 
 def test_changed_policy_diverges_at_the_rollback():

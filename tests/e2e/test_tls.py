@@ -1,5 +1,6 @@
 """HTTPS on the front (`tls:`; docs/security.md), with certificates from scripts/dev-ca.sh: the
-node serves TLS 1.2+ with its certificate; plain HTTP on its port gets no HTTP answer; with
+node serves TLS 1.2+ with its certificate; plain HTTP on its port gets no HTTP answer (the CLI
+says to use https://); with
 `client_ca_file` a client without a certificate, or with one another CA signed, is refused in
 the handshake and one with a valid certificate is served (its token still checked); SIGHUP
 reloads the certificate for new connections; bad files are refused at start, naming them."""
@@ -78,6 +79,13 @@ def test_https_serves_and_plain_http_gets_no_answer():
         unknown = subprocess.run(cli, env=env, capture_output=True, text=True)  # system CAs only
         assert unknown.returncode != 0 and "certificate verify failed" in unknown.stderr, \
             unknown.stderr
+        # The CLI in plain HTTP: the node is up, so not "is it running?" but "use https://".
+        plain = subprocess.run([SREH, "runs", "--server", f"127.0.0.1:{node.port}"], env=env,
+                               capture_output=True, text=True)
+        assert plain.returncode == 3, (plain.returncode, plain.stderr)
+        assert "closed the connection without answering" in plain.stderr and \
+            f"use --server https://127.0.0.1:{node.port}" in plain.stderr and \
+            "is `sreh serve` running" not in plain.stderr, plain.stderr
         # SIGHUP: a new certificate for new connections.
         make_ca(ca, "server")  # same CA, new server certificate (new serial)
         node.proc.send_signal(signal.SIGHUP)

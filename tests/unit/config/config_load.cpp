@@ -237,6 +237,25 @@ CAF_TEST(environment substitution) {
                   std::string{"cfg.yaml:1:10: node_id: unterminated '${' (expected ${NAME})"});
 }
 
+CAF_TEST(an unset key variable is recorded on its route and fails nothing else) {
+  ::unsetenv("SREH_TEST_UNSET_KEY");
+  auto r = load_string("model:\n  provider: openai\n  base_url: http://127.0.0.1:8000/v1\n"
+                       "  model: m\n  api_key: ${SREH_TEST_UNSET_KEY}\n",
+                       "c.yaml");
+  CAF_REQUIRE(r.has_value());
+  CAF_CHECK_EQUAL(r->model.main.api_key, "");
+  CAF_CHECK_EQUAL(r->model.main.api_key_unset,
+                  "c.yaml:5:12: model.api_key: environment variable 'SREH_TEST_UNSET_KEY' is not "
+                  "set");
+  // Only the key is lenient: a bad ${...} in it, or an unset variable elsewhere, still fails.
+  CAF_CHECK_EQUAL(
+    err("model:\n  api_key: \"${SREH_TEST_UNSET_KEY\"\n"),
+    std::string{"cfg.yaml:2:12: model.api_key: unterminated '${' (expected ${NAME})"});
+  CAF_CHECK_EQUAL(err("store:\n  url: ${SREH_TEST_UNSET_KEY}\n"),
+                  std::string{"cfg.yaml:2:8: store.url: environment variable "
+                              "'SREH_TEST_UNSET_KEY' is not set"});
+}
+
 CAF_TEST(files) {
   auto missing = load_file("/nonexistent/sreh.yaml");
   CAF_CHECK(!missing.has_value());
