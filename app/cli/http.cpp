@@ -96,6 +96,7 @@ const char* const usage_text = R"(usage:
   sreh works [--state S] [--kind K] [--severity S] [--label k=v] [--text T] [--limit N] [--json]
   sreh work create TEMPLATE [--field k=v]... [--idempotency-key K] [--json]
   sreh work show|ack|resolve|reopen|cancel|comment|trigger WORK [--text TEXT] [--json]
+  sreh sandbox reset [--json]   (a sandbox node: its scenario again, every action forgotten)
 common options: --server [https://]HOST:PORT (default: $SREH_SERVER, else 127.0.0.1:7070)
                 --token-file F (the bearer token: $SREH_TOKEN, else F, else ./data/admin.token)
                 --ca-file F (https: the CA of the node's certificate; $SREH_CA_FILE)
