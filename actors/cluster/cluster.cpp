@@ -329,25 +329,7 @@ bool cluster_member::beat(bool claim) {
               "survivors may have claimed some of its runs; its copies of them stop at their "
               "next write",
               topo_.lease_ttl_ms);
-  {
-    std::lock_guard lk{mtx_};
-    store_reachable_ = true;
-    for (const auto& row : res->nodes) {
-      auto i = members_.find(row.node.node_id);
-      if (i == members_.end())
-        continue; // an old member no longer in the topology
-      auto& info = i->second.info;
-      info.state = row.alive ? "alive" : "dead";
-      info.heartbeat_age_ms = row.heartbeat_age_ms;
-      info.owned_runs = row.owned_runs;
-      info.started_at = row.node.started_at;
-      if (!i->second.peer || info.self) { // a linked peer pushes fresher figures
-        info.active_runs = row.node.active_runs;
-        info.parked_runs = row.node.parked_runs;
-        i->second.placed = 0;
-      }
-    }
-  }
+  seen(res->nodes);
   if (!claim)
     return true;
   if (resync_) {
@@ -375,12 +357,37 @@ bool cluster_member::beat(bool claim) {
     if (static_cast<int>(runs->size()) < claim_batch)
       break;
   }
-  if (total > 0)
+  if (total > 0) {
     log->info("cluster: node {} claimed {} runs of members whose lease expired; resuming them "
               "from their checkpoints",
               self_.id, total);
+    // The view counts them as this node's now, not one heartbeat later.
+    if (auto rows = store_.members())
+      seen(*rows);
+  }
   claim_works();
   return true;
+}
+
+/// What the store says of every member: its state, its lease's age and the runs it owns.
+void cluster_member::seen(const std::vector<persistence::node_row>& rows) {
+  std::lock_guard lk{mtx_};
+  store_reachable_ = true;
+  for (const auto& row : rows) {
+    auto i = members_.find(row.node.node_id);
+    if (i == members_.end())
+      continue; // an old member no longer in the topology
+    auto& info = i->second.info;
+    info.state = row.alive ? "alive" : "dead";
+    info.heartbeat_age_ms = row.heartbeat_age_ms;
+    info.owned_runs = row.owned_runs;
+    info.started_at = row.node.started_at;
+    if (!i->second.peer || info.self) { // a linked peer pushes fresher figures
+      info.active_runs = row.node.active_runs;
+      info.parked_runs = row.node.parked_runs;
+      i->second.placed = 0;
+    }
+  }
 }
 
 void cluster_member::claim_works() {
@@ -515,6 +522,11 @@ cluster_view cluster_member::view() const {
     if (info.self) {
       info.active_runs = rt_->counters.active.load();
       info.parked_runs = rt_->counters.parked.load();
+    } else if (info.state != "alive") {
+      // Its last report is history: a member whose lease expired holds nothing (its runs are
+      // claimed, and its copies fenced); what the store still gives it is `owned_runs`.
+      info.active_runs = 0;
+      info.parked_runs = 0;
     }
     v.nodes.push_back(std::move(info));
   }

@@ -80,6 +80,8 @@ class cluster_member {
   void heartbeat_loop();
   /// One heartbeat and, when allowed, one claim round. Returns false when the store failed.
   bool beat(bool claim);
+  /// Takes the members' rows of a heartbeat (or a read after a claim) into the view.
+  void seen(const std::vector<persistence::node_row>& rows);
   /// Claims the open Works of dead members for the orchestrator (adopt_works).
   void claim_works();
   [[nodiscard]] persistence::node_heartbeat my_heartbeat() const;

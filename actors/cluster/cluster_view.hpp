@@ -20,10 +20,14 @@ struct cluster_node_info {
   bool connected = false; // middleman link to it is up (always true for self)
   std::string link_error; // why the last connection attempt failed, if it did
   std::int64_t heartbeat_age_ms = -1;
-  std::int64_t active_runs = 0; // run actors alive (its latest heartbeat or push)
-  std::int64_t parked_runs = 0; // runs waiting for a decision
-  std::int64_t owned_runs = 0;  // unfinished runs it owns in the store
-  std::int64_t started_at = 0;  // µs since the epoch
+  /// Run actors alive and runs waiting for a decision, from its latest heartbeat or push; 0
+  /// for a member that is not alive (it holds nothing).
+  std::int64_t active_runs = 0;
+  std::int64_t parked_runs = 0;
+  /// Unfinished runs the store gives it, as of this node's latest heartbeat: a dead member's
+  /// drop to 0 as survivors claim them.
+  std::int64_t owned_runs = 0;
+  std::int64_t started_at = 0; // µs since the epoch
 };
 
 struct cluster_view {

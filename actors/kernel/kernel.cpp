@@ -76,6 +76,38 @@ void recover_all(kernel_self self) {
     });
 }
 
+/// A claimed run that is parked (on an approval, a timer or its runs) has no actor to say that
+/// it moved: the kernel writes its run.recovered, naming this node, then parks it here as the
+/// recovery at start does. The caller's operation on the run ends here.
+void adopt_parked(kernel_self self, recovery_item item) {
+  auto& rt = *self->state.rt;
+  const auto before = item.r; // its checkpoint, should the event not be written
+  persistence::write_batch b;
+  b.events.push_back(parked_event(
+    rt, item.r, "run.recovered",
+    fmt::format(R"({{"node":{},"steps":{}}})", json::quote(rt.cfg.node_id), item.r.steps)));
+  b.update = item.r;
+  auto id = item.r.id;
+  kernel_commit(self, std::move(b),
+                [self, item = std::move(item), before, id](const sreh::error& err) mutable {
+                  auto& st = self->state;
+                  if (err && err.code == errc::conflict) { // claimed again meanwhile
+                    st.rt->log->warn("claimed run {}: {}", id, err.message);
+                    return release_run(self, id);
+                  }
+                  if (err) {
+                    st.rt->log->error("claimed run {}: cannot record run.recovered ({}); it "
+                                      "stays parked here",
+                                      id, err.message);
+                    item.r = before;
+                  } else {
+                    st.rt->counters.recovered.fetch_add(1, std::memory_order_relaxed);
+                  }
+                  recover_parked(self, item);
+                  release_run(self, id);
+                });
+}
+
 /// Resumes a run this node has just claimed from a dead node (cluster membership).
 void adopt(kernel_self self, const std::string& run_id) {
   if (self->state.runs.count(run_id) != 0)
@@ -98,9 +130,8 @@ void adopt(kernel_self self, const std::string& run_id) {
           st.rt->log->error("claimed run {}: cannot read it: {}", run_id, item.error().message);
         else if (*item && st.runs.count(run_id) == 0) {
           if ((*item)->r.state == run_state::waiting)
-            recover_parked(self, **item);
-          else
-            recover_active(self, **item);
+            return adopt_parked(self, std::move(**item));
+          recover_active(self, **item);
         }
         release_run(self, run_id);
       });

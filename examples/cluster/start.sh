@@ -11,10 +11,13 @@
 #                                        sslmode=verify-full, NATS over tls:// with a client
 #                                        certificate (docs/security.md)
 #
+# Each node's pid is in data/cluster/<node>.pid, for trying failover with kill -9 (the nodes serve
+# the failover-drill runbook of examples/cluster/flows; docs/cluster.md walks through it).
+#
 # Ports: nodes 7071-7073 (HTTP or HTTPS) and 7171-7173 (cluster), PostgreSQL
 # $SREH_CLUSTER_PG_PORT (55433), NATS $SREH_CLUSTER_NATS_PORT (4223, monitoring 8223).
 # SREH_BIN=path/to/sreh skips installing and building; SREH_CLUSTER_DIR (default data/cluster)
-# holds the tokens, logs and certificates.
+# holds the tokens, logs, pid files and certificates.
 set -euo pipefail
 tls=0
 case "${1:-}" in
@@ -40,6 +43,7 @@ cleanup() {
   echo "stopping the cluster..." >&2
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -f "$state"/node-?.pid
   scripts/nats.sh stop "$nats_dir" || true
   scripts/pg.sh stop "$pg_dir" || true
 }
@@ -87,6 +91,7 @@ export SREH_ADMIN_SHA256 SREH_APPROVER_SHA256
 for n in node-a node-b node-c; do
   "$sreh" serve --config "$config" --node-id "$n" >"$state/$n.log" 2>&1 &
   pids+=($!)
+  echo $! >"$state/$n.pid" # for kill -9 in the failover walkthrough (docs/cluster.md)
 done
 for port in 7071 7072 7073; do
   url="$scheme://127.0.0.1:$port/readyz"
@@ -121,9 +126,13 @@ else
 
   export SREH_TOKEN=\$(cat $state/admin.token)
   curl -s -H "Authorization: Bearer \$SREH_TOKEN" http://127.0.0.1:7071/v1/cluster/nodes
+  $sreh nodes --server 127.0.0.1:7071
   $sreh submit --server 127.0.0.1:7072 "checkout is failing - find out why and fix it" --watch
   curl -N -H "Authorization: Bearer \$SREH_TOKEN" http://127.0.0.1:7073/v1/events    (every node's events)
-  kill -9 one node (see 'jobs -l' or pgrep -af "node-id node-b"): its runs move to the others.
+
+  failover: $sreh flow run failover-drill --server 127.0.0.1:7071   (45 s)
+  then kill -9 \$(cat $state/NODE.pid) of the node that runs it ($sreh show RUN says which):
+  a survivor claims the run after the lease and finishes it (docs/cluster.md, "Failover, step by step").
 
   Ctrl-C stops everything.
 MSG

@@ -8,13 +8,14 @@
 - broken topology files are refused by `sreh config check` and `sreh serve` with the reason.
 """
 
+import json
 import os
 import subprocess
 import time
 
 import harness
 from cluster_harness import Cluster
-from harness import TempDir, auth_block, run_tests, wait_until
+from harness import TempDir, auth_block, run_tests, sse_events, wait_until
 
 TOKENS = {"otto": ("operator", "otto-cluster-token"), "alice": ("approver", "alice-cluster-tok")}
 OTTO, ALICE = TOKENS["otto"][1], TOKENS["alice"][1]
@@ -77,6 +78,22 @@ def test_decisions_and_cancels_reach_the_owner_and_parked_runs_fail_over():
             assert a.run(r)["state"] == "waiting"
             decide(a, pending_approval(a, r))
             wait_state(a, r, "succeeded")
+            # The kernel that claimed the parked run said so before the approval woke it.
+            evs = [json.loads(d) for _, _, d in sse_events(a.port, f"/v1/runs/{r}/events",
+                                                            timeout=20, token=OTTO)]
+            assert [e["run_seq"] for e in evs] == list(range(1, len(evs) + 1)), evs
+            kinds = [e["kind"] for e in evs]
+            assert kinds.count("run.recovered") == 1, f"{r}: {kinds}"
+            recovered = evs[kinds.index("run.recovered")]
+            assert recovered["data"]["node"] == "node-a", recovered
+            assert kinds.index("run.recovered") < kinds.index("approval.voted"), kinds
+        # node-a's view: node-b dead, holding nothing (its last heartbeat counted parked runs).
+        def b_emptied():
+            view = {n["id"]: n for n in a.cluster_nodes()["nodes"]}
+            return view if view["node-b"]["state"] == "dead" and \
+                view["node-b"]["owned_runs"] == 0 else None
+        view = wait_until(b_emptied, 10, "node-a to see node-b dead and owning no run")
+        assert view["node-b"]["active_runs"] == view["node-b"]["parked_runs"] == 0, view["node-b"]
         with open(c.record) as f:
             keys = [line.strip() for line in f if line.strip()]
         approved = 2 + len(parked_on_b)
