@@ -117,12 +117,14 @@ def test_rollback_runbook_on_a_bad_deploy():
         assert r["state"] == "succeeded", r
         steps = flow_steps(node, run_id)
         assert steps[0] == ("tool", "before", "run", "succeeded"), steps
-        assert steps[1] == ("tool", "rollback", "run", "succeeded"), steps
+        assert steps[1] == ("observe", "healthy", "check", "succeeded"), steps  # not healthy
+        assert steps[2] == ("tool", "rollback", "run", "succeeded"), steps
         assert ("observe", "recovered", "check", "succeeded") in steps, steps
         assert all(s[1] != "investigate" for s in steps), steps  # recovered: no goal run
+        assert r["outcome"] == "mitigated", r
         raw = node.steps(run_id)
-        assert raw[1]["idempotency_key"] == f"{run_id}/rollback", raw[1]
-        assert raw[1]["result"]["after"]["version"] == "v2.4.0", raw[1]
+        assert raw[2]["idempotency_key"] == f"{run_id}/rollback", raw[2]
+        assert raw[2]["result"]["after"]["version"] == "v2.4.0", raw[2]
         assert any(c.startswith(run_id) for c in changed_by(node, "checkout")), \
             changed_by(node, "checkout")
         node.stop()

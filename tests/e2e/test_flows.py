@@ -33,7 +33,7 @@ def test_the_node_serves_its_flows():
         assert sorted(listed) == ["cert-rotation", "disk-cleanup", "gpu-host-drain",
                                   "rollback-service"], listed
         rb = listed["rollback-service"]
-        assert rb["steps"] == 4 and len(rb["version"]) == 16, rb
+        assert rb["steps"] == 5 and len(rb["version"]) == 16, rb
         assert [i["name"] for i in rb["inputs"]] == ["service", "max_error_rate"], rb
         assert rb["inputs"][0]["required"] and rb["inputs"][1]["default"] == 0.01, rb
 

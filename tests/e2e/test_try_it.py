@@ -103,7 +103,7 @@ def test_try_it_top_to_bottom():
         # 3. The Work.
         _, out, _ = demo.cli("work", "create", "incident", "--field", "service=frontend",
                              "--field", "summary=5xx above 5%")
-        work_id = re.search(r"\bwork_\S+", out).group(0)
+        work_id = re.search(r"\bwrk_\w+", out).group(0)
 
         def work():
             status, _, doc = demo.node.json("GET", f"/v1/works/{work_id}")
