@@ -9,6 +9,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "core/base/shell_word.hpp"
+
 namespace sreh::app {
 
 namespace {
@@ -40,20 +42,6 @@ fs::path sreh_on_path() {
       return candidate;
   }
   return {};
-}
-
-/// `s` as one shell word: as is when plain, else in single quotes.
-std::string shell_word(const std::string& s) {
-  bool plain = !s.empty();
-  for (char c : s)
-    plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
-                      c == '.' || c == '/' || c == '=' || c == ':');
-  if (plain)
-    return s;
-  std::string out = "'";
-  for (char c : s)
-    out += c == '\'' ? std::string{"'\\''"} : std::string(1, c);
-  return out + "'";
 }
 
 /// The toolsets' lines with `cli` in place of the `sreh` of their `try:` commands.

@@ -5,6 +5,7 @@
 
 #include <cctype>
 
+#include "core/base/shell_word.hpp"
 #include "net/http/auth.hpp"
 #include "net/http/routes/routes.hpp"
 #include "plugins/tools/sandbox/scenario.hpp"
@@ -13,20 +14,6 @@
 namespace sreh::plugins {
 
 namespace {
-
-/// A shell word: as is when plain, else in single quotes.
-std::string shell_word(const std::string& s) {
-  bool plain = !s.empty();
-  for (char c : s)
-    plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
-                      c == '.' || c == '/' || c == '=' || c == ':');
-  if (plain)
-    return s;
-  std::string out = "'";
-  for (char c : s)
-    out += c == '\'' ? std::string{"'\\''"} : std::string(1, c);
-  return out + "'";
-}
 
 /// The banner's hint for a sandbox node: the scenario, its alert and the goal to submit.
 std::string hint(const sandbox::scenario& sc) {
