@@ -67,6 +67,7 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
                           make a Work from a template; it starts its run
   work show|ack|resolve|reopen|cancel|comment|trigger WORK [--text TEXT]
                           a Work's runs, SLA clocks and timeline; act on it
+  sandbox reset           a sandbox node: its scenario again (the faults back, actions forgotten)
 
   help                    this text
 every client command: sreh COMMAND --help lists its options
