@@ -13,10 +13,11 @@
 #include <thread>
 #include <unordered_map>
 
-#include "actors/cluster/cluster_view.hpp"
 #include "actors/cluster/peer.hpp"
+#include "actors/kernel/cluster_view.hpp"
+#include "actors/kernel/kernel_facade.hpp"
 #include "actors/kernel/messages.hpp"
-#include "actors/node/runtime.hpp"
+#include "actors/runtime/runtime.hpp"
 #include "config/topology/topology.hpp"
 #include "persistence/store/cluster_store.hpp"
 
@@ -35,7 +36,7 @@ void add_cluster_message_types(caf::actor_system_config& cfg, const config::topo
 ///
 /// Concurrency: `view`, `place` and `peer` are thread-safe (the HTTP front calls them); the
 /// heartbeat thread and the peer actor update the shared state under a mutex.
-class cluster_member {
+class cluster_member final : public run_routing {
  public:
   cluster_member(caf::actor_system& sys, const config::topology& topo, runtime_ptr rt,
                  persistence::cluster_store& store);
@@ -52,17 +53,20 @@ class cluster_member {
   void adopt_works(std::function<void(const std::string&)> adopt);
   void leave();
 
-  [[nodiscard]] cluster_view view() const;
+  [[nodiscard]] cluster_view view() const override;
   /// The node a new run goes to: the live, linked worker with the fewest unfinished runs (active
   /// and parked, counting the runs placed on it since its last report); this node on ties and
   /// when alone.
-  [[nodiscard]] std::string place();
+  [[nodiscard]] std::string place() override;
   /// The peer actor of a linked member; null when not linked (or for this node).
   [[nodiscard]] peer_actor peer(const std::string& id) const;
-  [[nodiscard]] const std::string& self_id() const { return self_.id; }
-  [[nodiscard]] bool self_is_worker() const { return self_.has_role("worker"); }
+  [[nodiscard]] run_requests_actor kernel_of(const std::string& id) const override {
+    return peer(id);
+  }
+  [[nodiscard]] const std::string& self_id() const override { return self_.id; }
+  [[nodiscard]] bool self_is_worker() const override { return self_.has_role("worker"); }
   /// Whether the member's lease is current (the store's last answer).
-  [[nodiscard]] bool alive(const std::string& id) const;
+  [[nodiscard]] bool alive(const std::string& id) const override;
 
   // Called by the peer actor.
   void linked(const std::string& id, peer_actor a);

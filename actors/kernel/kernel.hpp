@@ -1,7 +1,7 @@
 #pragma once
 
 #include "actors/kernel/messages.hpp"
-#include "actors/node/runtime.hpp"
+#include "actors/runtime/runtime.hpp"
 
 namespace sreh::actors {
 

@@ -4,7 +4,7 @@
 #include <functional>
 #include <string>
 
-#include "actors/cluster/cluster_view.hpp"
+#include "actors/kernel/cluster_view.hpp"
 #include "core/base/expected.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/goal.hpp"

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "actors/node/blocking_call.hpp"
+#include "actors/runtime/blocking_call.hpp"
 #include "core/base/status.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/goal.hpp"
@@ -94,7 +94,7 @@ using kernel_actor =
                    caf::reacts_to<adopt_atom, std::string>>;
 
 /// The kernel's full interface: the public one plus what its own actors and its blocking calls
-/// (store reads, commits: actors/node/blocking_call.hpp) send.
+/// (store reads, commits: actors/runtime/blocking_call.hpp) send.
 using kernel_impl_actor =
   kernel_actor::extend<caf::reacts_to<called_atom, std::uint64_t>,
                        caf::reacts_to<parked_atom, std::string, std::string, std::int64_t>,

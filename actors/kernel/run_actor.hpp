@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "actors/kernel/messages.hpp"
-#include "actors/node/runtime.hpp"
+#include "actors/runtime/runtime.hpp"
 #include "core/model/run.hpp"
 #include "core/model/step.hpp"
 

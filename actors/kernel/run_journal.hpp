@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "actors/gateway/model_provider.hpp"
-#include "actors/node/runtime.hpp"
+#include "actors/runtime/runtime.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/event.hpp"
 #include "core/model/run.hpp"

@@ -1,219 +1,16 @@
 #include "actors/node/node.hpp"
 
-#include <fmt/format.h>
-
 #include "actors/cluster/cluster.hpp"
 #include "actors/kernel/kernel.hpp"
+#include "actors/kernel/kernel_facade.hpp"
 #include "actors/kernel/messages.hpp"
-#include "actors/node/runtime.hpp"
-#include "actors/node/service_supervisor.hpp"
-#include "actors/node/thread_marks.hpp"
+#include "actors/runtime/runtime.hpp"
+#include "actors/runtime/service_supervisor.hpp"
+#include "actors/runtime/thread_marks.hpp"
 #include "actors/works/orchestrator.hpp"
-#include "core/base/json.hpp"
+#include "actors/works/works_facade.hpp"
 
 namespace sreh::actors {
-
-namespace {
-
-using done_fn = std::function<void(const kernel_reply&)>;
-
-/// Sends one request `xs...` to `target` (the supervisor, the orchestrator, or a peer's actor)
-/// from a non-actor thread and hands the reply (or the error, in the reply's `err`) to `done`
-/// on an actor thread.
-template <class Reply, class Handle, class... Ts>
-void ask_for(caf::actor_system& sys, Handle target, std::function<void(const Reply&)> done,
-             Ts... xs) {
-  sys.spawn([target, done = std::move(done), xs...](caf::event_based_actor* self) {
-    self->request(target, std::chrono::seconds(30), xs...)
-      .then(
-        [done](const Reply& rep) { done(rep); },
-        [done, self](const caf::error& err) {
-          Reply rep;
-          rep.err = {errc::unavailable, fmt::format("no answer: {}", self->system().render(err))};
-          done(rep);
-        });
-  });
-}
-
-template <class Handle, class... Ts>
-void ask(caf::actor_system& sys, Handle target, done_fn done, Ts... xs) {
-  ask_for<kernel_reply>(sys, std::move(target), std::move(done), std::move(xs)...);
-}
-
-template <class T>
-using reply_fn = std::function<void(expected<T>)>;
-
-/// `done` with the reply's error, or with `value(reply)`.
-template <class T, class Value>
-done_fn answer(reply_fn<T> done, Value value) {
-  return [done = std::move(done), value = std::move(value)](const kernel_reply& rep) {
-    if (rep.err)
-      return done(rep.err);
-    done(value(rep));
-  };
-}
-
-class kernel_facade final : public kernel_api {
- public:
-  kernel_facade(caf::actor_system& sys, kernel_actor sup, runtime_ptr rt, cluster_member* cluster)
-    : sys_(sys), sup_(std::move(sup)), rt_(std::move(rt)), cluster_(cluster) {}
-
-  void submit(goal_request req, std::function<void(expected<submit_reply>)> done) override {
-    auto reply = answer<submit_reply>(std::move(done), [](const kernel_reply& rep) {
-      return submit_reply{rep.run_id, rep.created};
-    });
-    if (cluster_ == nullptr)
-      return local(std::move(reply), submit_atom::value, std::move(req));
-    const auto target = cluster_->place();
-    if (target.empty())
-      return reply(
-        reply_error(errc::unavailable, "no live worker node to place the run on; retry shortly"));
-    auto peer = target == cluster_->self_id() ? peer_actor{} : cluster_->peer(target);
-    if (!peer)
-      return local(std::move(reply), submit_atom::value, std::move(req));
-    // Placed on a peer. Should it not answer, the run is created here instead: the same
-    // idempotency key then finds the peer's run if it did create one (a request without a key
-    // gets one for this purpose, so a peer dying mid-request never doubles a run).
-    if (req.idempotency_key.empty())
-      req.idempotency_key = rt_->ids.next("placement");
-    auto retry_here = [this, req, reply, target](const kernel_reply& rep) mutable {
-      if (rep.err.code != errc::unavailable || !cluster_->self_is_worker())
-        return reply(rep);
-      rt_->log->warn("placing a run on {} failed ({}); running it here", target, rep.err.message);
-      local(std::move(reply), submit_atom::value, std::move(req));
-    };
-    ask(sys_, peer, std::move(retry_here), submit_atom::value, std::move(req));
-  }
-
-  void cancel(std::string run_id, std::string by,
-              std::function<void(expected<run_state>)> done) override {
-    auto reply =
-      answer<run_state>(std::move(done), [](const kernel_reply& rep) { return rep.state; });
-    auto owner = owner_of_run(run_id);
-    route(owner, std::move(reply), cancel_atom::value, std::move(run_id), std::move(by));
-  }
-
-  void decide(std::string approval_id, approval_vote vote,
-              std::function<void(expected<approval>)> done) override {
-    auto reply =
-      answer<approval>(std::move(done), [](const kernel_reply& rep) { return rep.decided; });
-    std::string owner;
-    if (cluster_ != nullptr)
-      if (auto a = rt_->store.get_approval(approval_id); a && a->has_value())
-        owner = owner_of_run((*a)->run_id);
-    route(owner, std::move(reply), decide_atom::value, std::move(approval_id), std::move(vote));
-  }
-
-  cluster_view cluster() const override {
-    if (cluster_ != nullptr)
-      return cluster_->view();
-    cluster_view v;
-    v.self_id = rt_->cfg.node_id;
-    cluster_node_info self;
-    self.id = rt_->cfg.node_id;
-    self.http = rt_->cfg.listen;
-    self.roles = {"api", "worker", "relay"};
-    self.self = true;
-    self.state = "alive";
-    self.connected = true;
-    self.heartbeat_age_ms = 0;
-    self.active_runs = rt_->counters.active.load();
-    self.parked_runs = rt_->counters.parked.load();
-    v.nodes.push_back(std::move(self));
-    return v;
-  }
-
-  kernel_stats stats() const override {
-    auto& c = rt_->counters;
-    return {c.active.load(), c.started.load(), c.finished.load(),         c.recovered.load(),
-            c.steps.load(),  c.parked.load(),  c.pending_approvals.load()};
-  }
-
-  bool ready() const override { return rt_->ready.load(); }
-
-  void reset() { sup_ = nullptr; }
-
- private:
-  template <class... Ts>
-  void local(done_fn reply, Ts... xs) {
-    ask(sys_, sup_, std::move(reply), std::move(xs)...);
-  }
-
-  /// The node that owns the run in the store ("" when standalone, unknown or not found: the
-  /// local kernel then answers, with not_found where that applies).
-  std::string owner_of_run(const std::string& run_id) const {
-    if (cluster_ == nullptr)
-      return {};
-    auto r = rt_->store.get_run(run_id);
-    return r && r->has_value() ? (*r)->node_id : std::string{};
-  }
-
-  /// Sends a request about a run to the kernel of the node that owns it.
-  template <class... Ts>
-  void route(const std::string& owner, done_fn reply, Ts... xs) {
-    if (owner.empty() || cluster_ == nullptr || owner == cluster_->self_id())
-      return local(std::move(reply), std::move(xs)...);
-    if (auto peer = cluster_->peer(owner))
-      return ask(sys_, peer, std::move(reply), std::move(xs)...);
-    reply(reply_error(errc::unavailable,
-                      fmt::format("the run belongs to node '{}', which this node cannot reach{}; "
-                                  "retry shortly",
-                                  owner,
-                                  cluster_->alive(owner)
-                                    ? ""
-                                    : " (its lease is expiring: a survivor takes its "
-                                      "runs over)")));
-  }
-
-  caf::actor_system& sys_;
-  kernel_actor sup_;
-  runtime_ptr rt_;
-  cluster_member* cluster_;
-};
-
-/// The Works control plane's facade: requests to the current orchestrator incarnation.
-class works_facade final : public works_api {
- public:
-  explicit works_facade(caf::actor_system& sys) : sys_(sys) {}
-
-  void create(new_work req, std::function<void(work_reply)> done) override {
-    auto orch = current();
-    if (!orch)
-      return done(restarting());
-    ask_for<work_reply>(
-      sys_, orch, [done = std::move(done)](const work_reply& r) { done(r); }, create_atom::value,
-      std::move(req));
-  }
-  void command(std::string id, works::work_command c, std::string by, std::string text,
-               std::function<void(work_reply)> done) override {
-    auto orch = current();
-    if (!orch)
-      return done(restarting());
-    ask_for<work_reply>(
-      sys_, orch, [done = std::move(done)](const work_reply& r) { done(r); }, command_atom::value,
-      std::move(id), static_cast<std::int32_t>(c), std::move(by), std::move(text));
-  }
-  void set(orchestrator_actor a) {
-    std::lock_guard lk{mtx_};
-    orch_ = std::move(a);
-  }
-  [[nodiscard]] orchestrator_actor current() const {
-    std::lock_guard lk{mtx_};
-    return orch_;
-  }
-
- private:
-  static work_reply restarting() {
-    work_reply r;
-    r.err = {errc::unavailable, "the orchestrator is restarting; retry shortly"};
-    return r;
-  }
-  caf::actor_system& sys_;
-  mutable std::mutex mtx_;
-  orchestrator_actor orch_;
-};
-
-} // namespace
 
 struct node::impl {
   caf::actor_system_config caf_cfg;
@@ -266,6 +63,62 @@ void node::use_hub(event_hub& hub, std::shared_ptr<world_view> world) {
   impl_->world = std::move(world);
 }
 
+namespace {
+
+/// What every actor of the node shares (actors/runtime/runtime.hpp), over the node's pools.
+runtime_ptr make_runtime(node::impl& d) {
+  auto rt = std::shared_ptr<runtime>(new runtime{d.cfg,
+                                                 d.store,
+                                                 d.writer,
+                                                 d.tools,
+                                                 d.provider,
+                                                 d.clock,
+                                                 d.ids,
+                                                 *d.pool,
+                                                 *d.store_pool,
+                                                 d.policy,
+                                                 logger("kernel"),
+                                                 {},
+                                                 {},
+                                                 {}});
+  rt->children = &d.tree;
+  rt->world = d.world;
+  rt->hub = d.hub;
+  if (d.metrics != nullptr) {
+    rt->metrics.step_seconds = &d.metrics->histogram(
+      "sreh_step_duration_seconds", "Time from a step's intent to its outcome, by tool.", {"tool"});
+    rt->metrics.runs_finished = &d.metrics->counter(
+      "sreh_runs_finished_total", "Runs that ended on this node, by final state.", {"state"});
+  }
+  return rt;
+}
+
+/// The Works control plane: the orchestrator and, when the tools came with world sources, the
+/// world sync, sharing the templates of works.templates.
+void start_works(node::impl& d) {
+  auto env = std::make_shared<works_env>();
+  env->rt = d.rt;
+  env->kernel = d.sup;
+  env->log = logger("works");
+  if (d.world)
+    env->world = d.world;
+  env->check_every_us = d.cfg.works.check_every_ms * 1000;
+  env->passivate_after_us = d.cfg.works.passivate_after_ms * 1000;
+  for (const auto& t : d.cfg.works.loaded)
+    env->templates.emplace(t.name, t);
+  d.works = std::make_unique<works_facade>(*d.sys);
+  auto* facade = d.works.get();
+  d.works_sup = spawn_works_supervisor(*d.sys, env, *d.hub, d.tree,
+                                       [facade](orchestrator_actor a) { facade->set(a); });
+  if (d.cluster)
+    d.cluster->adopt_works([facade](const std::string& id) {
+      if (auto orch = facade->current())
+        caf::anon_send(orch, adopt_atom::value, id);
+    });
+}
+
+} // namespace
+
 sreh::error node::start() {
   auto& d = *impl_;
   d.caf_cfg.set("scheduler.max-threads", static_cast<std::size_t>(d.cfg.limits.scheduler_threads));
@@ -274,9 +127,8 @@ sreh::error node::start() {
                                       : caf::atom("sharing"));
   d.caf_cfg.set("logger.verbosity", caf::atom("quiet"));
   mark_scheduler_threads(d.caf_cfg); // a store call from an actor's handler is caught
-  const auto* cs = d.store.cluster();
   const bool clustered = d.cfg.cluster.topo.has_value();
-  if (clustered && cs == nullptr)
+  if (clustered && d.store.cluster() == nullptr)
     return {errc::invalid_argument,
             "cluster: the store cannot be shared (use store.kind: postgres)"};
   if (clustered)
@@ -287,29 +139,7 @@ sreh::error node::start() {
     std::make_unique<blocking_pool>(static_cast<std::size_t>(d.cfg.limits.store_threads));
   if (!d.world)
     d.world = std::make_shared<world_view>();
-  d.rt = std::shared_ptr<runtime>(new runtime{d.cfg,
-                                              d.store,
-                                              d.writer,
-                                              d.tools,
-                                              d.provider,
-                                              d.clock,
-                                              d.ids,
-                                              *d.pool,
-                                              *d.store_pool,
-                                              d.policy,
-                                              logger("kernel"),
-                                              {},
-                                              {},
-                                              {}});
-  d.rt->children = &d.tree;
-  d.rt->world = d.world;
-  d.rt->hub = d.hub;
-  if (d.metrics != nullptr) {
-    d.rt->metrics.step_seconds = &d.metrics->histogram(
-      "sreh_step_duration_seconds", "Time from a step's intent to its outcome, by tool.", {"tool"});
-    d.rt->metrics.runs_finished = &d.metrics->counter(
-      "sreh_runs_finished_total", "Runs that ended on this node, by final state.", {"state"});
-  }
+  d.rt = make_runtime(d);
   d.tree.add("kernel", "node");
   if (clustered) {
     d.cluster =
@@ -321,31 +151,10 @@ sreh::error node::start() {
   if (clustered)
     if (auto err = d.cluster->open(d.sup))
       return err;
-  d.facade = std::make_unique<kernel_facade>(*d.sys, d.sup, d.rt, d.cluster.get());
+  d.facade = make_kernel_facade(*d.sys, d.sup, d.rt, d.cluster.get());
   d.services = spawn_service_supervisor(*d.sys, d.tree);
-  if (d.hub != nullptr) {
-    // The Works control plane: the orchestrator and, when the tools came with world sources,
-    // the world sync, sharing the templates of works.templates.
-    auto env = std::make_shared<works_env>();
-    env->rt = d.rt;
-    env->kernel = d.sup;
-    env->log = logger("works");
-    if (d.world)
-      env->world = d.world;
-    env->check_every_us = d.cfg.works.check_every_ms * 1000;
-    env->passivate_after_us = d.cfg.works.passivate_after_ms * 1000;
-    for (const auto& t : d.cfg.works.loaded)
-      env->templates.emplace(t.name, t);
-    d.works = std::make_unique<works_facade>(*d.sys);
-    auto* facade = d.works.get();
-    d.works_sup = spawn_works_supervisor(*d.sys, env, *d.hub, d.tree,
-                                         [facade](orchestrator_actor a) { facade->set(a); });
-    if (d.cluster)
-      d.cluster->adopt_works([facade](const std::string& id) {
-        if (auto orch = facade->current())
-          caf::anon_send(orch, adopt_atom::value, id);
-      });
-  }
+  if (d.hub != nullptr)
+    start_works(d);
   return {};
 }
 

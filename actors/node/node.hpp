@@ -5,10 +5,10 @@
 #include "actors/gateway/model_provider.hpp"
 #include "actors/hub/event_hub.hpp"
 #include "actors/kernel/kernel_api.hpp"
-#include "actors/node/supervision.hpp"
+#include "actors/runtime/supervision.hpp"
+#include "actors/runtime/world_view.hpp"
 #include "actors/tools/tool.hpp"
 #include "actors/works/works_api.hpp"
-#include "actors/works/world_view.hpp"
 #include "config/node/node_config.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/id.hpp"
@@ -58,8 +58,9 @@ class node {
   /// The Works control plane's facade; null when the node runs without a hub (use_hub).
   [[nodiscard]] works_api* works();
 
+  struct impl; // node.cpp: the parts, in the order they start
+
  private:
-  struct impl;
   std::unique_ptr<impl> impl_;
 };
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/node/runtime.hpp"
+#include "actors/runtime/runtime.hpp"
 #include "core/model/run.hpp"
 #include "core/model/step.hpp"
 #include "core/policy/policy.hpp"

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "actors/runtime/supervisor.hpp"
 #include "config/templates/template_file.hpp"
 #include "core/base/fault.hpp"
 #include "core/base/json.hpp"
@@ -488,69 +489,6 @@ orchestrator_impl_actor::behavior_type orchestrator_behavior(self_ptr self, work
   };
 }
 
-// -- supervision -------------------------------------------------------------------------------
-
-/// One supervised child: how to spawn it (linked to the supervisor) and its incarnation.
-struct works_child {
-  std::string name;
-  std::function<caf::actor(caf::local_actor*)> spawn;
-  caf::actor actor;
-  restart_budget budget{};
-};
-
-struct works_supervisor_state {
-  works_env_ptr env;
-  supervision_table* tree = nullptr;
-  std::vector<works_child> children;
-  static inline const char* name = "sreh.works";
-};
-
-using works_supervisor_ptr = caf::stateful_actor<works_supervisor_state>*;
-
-void start_child(works_supervisor_ptr self, works_child& c) {
-  c.actor = c.spawn(self);
-  self->state.tree->set_state(c.name, child_state::running);
-}
-
-void on_child_exit(works_supervisor_ptr self, const caf::exit_msg& msg) {
-  auto& st = self->state;
-  auto c = std::find_if(st.children.begin(), st.children.end(),
-                        [&](const works_child& x) { return x.actor.address() == msg.source; });
-  if (c == st.children.end()) {
-    self->quit(msg.reason); // the node stops: the children (linked) go with us
-    return;
-  }
-  c->actor = nullptr;
-  c->spawn(nullptr); // tells whoever follows the incarnation that there is none now
-  const auto why = self->system().render(msg.reason);
-  const auto wait = c->budget.on_failure(std::chrono::steady_clock::now());
-  st.tree->died(c->name, why, wait.has_value());
-  if (!wait) {
-    const auto& p = c->budget.policy();
-    st.env->log->critical("{} died ({}) after {} restarts within {} s: giving up on it", c->name,
-                          why, p.max_restarts, p.window.count());
-    return;
-  }
-  st.env->log->error("{} died ({}); restarting it in {} ms", c->name, why, wait->count());
-  self->delayed_send(self, *wait, respawn_atom::value, c->name);
-}
-
-caf::behavior works_supervisor(works_supervisor_ptr self, works_env_ptr env,
-                               supervision_table* tree, std::vector<works_child> children) {
-  auto& st = self->state;
-  st.env = std::move(env);
-  st.tree = tree;
-  st.children = std::move(children);
-  self->set_exit_handler([self](caf::exit_msg& msg) { on_child_exit(self, msg); });
-  for (auto& c : st.children)
-    start_child(self, c);
-  return {[self](respawn_atom, const std::string& name) {
-    for (auto& c : self->state.children)
-      if (c.name == name && !c.actor)
-        start_child(self, c);
-  }};
-}
-
 } // namespace
 
 orchestrator_actor spawn_orchestrator(caf::actor_system& sys, works_env_ptr env, event_hub& hub) {
@@ -560,10 +498,9 @@ orchestrator_actor spawn_orchestrator(caf::actor_system& sys, works_env_ptr env,
 caf::actor spawn_works_supervisor(caf::actor_system& sys, works_env_ptr env, event_hub& hub,
                                   supervision_table& tree,
                                   std::function<void(orchestrator_actor)> current) {
-  std::vector<works_child> children;
+  std::vector<supervised_child> children;
   auto* h = &hub;
-  children.push_back({"orchestrator",
-                      [env, h, current](caf::local_actor* parent) -> caf::actor {
+  children.push_back({"orchestrator", [env, h, current](caf::local_actor* parent) -> caf::actor {
                         if (parent == nullptr) {
                           current(orchestrator_actor{});
                           return {};
@@ -571,21 +508,15 @@ caf::actor spawn_works_supervisor(caf::actor_system& sys, works_env_ptr env, eve
                         auto a = parent->spawn<caf::linked>(orchestrator_behavior, env, h);
                         current(a);
                         return caf::actor_cast<caf::actor>(a);
-                      },
-                      {},
-                      restart_budget{}});
+                      }});
   if (!env->rt->tools.world_sources().empty())
-    children.push_back({"world_sync",
-                        [env, h](caf::local_actor* parent) -> caf::actor {
+    children.push_back({"world_sync", [env, h](caf::local_actor* parent) -> caf::actor {
                           if (parent == nullptr)
                             return {};
                           return caf::actor_cast<caf::actor>(spawn_world_sync(parent, env, *h));
-                        },
-                        {},
-                        restart_budget{}});
-  for (const auto& c : children)
-    tree.add(c.name, "node");
-  return sys.spawn(works_supervisor, std::move(env), &tree, std::move(children));
+                        }});
+  auto log = env->log;
+  return spawn_one_for_one(sys, tree, "node", std::move(log), std::move(children));
 }
 
 } // namespace sreh::actors

@@ -8,10 +8,10 @@
 #include <string>
 
 #include "actors/hub/event_hub.hpp"
-#include "actors/node/runtime.hpp"
-#include "actors/node/supervision.hpp"
+#include "actors/runtime/runtime.hpp"
+#include "actors/runtime/supervision.hpp"
+#include "actors/runtime/world_view.hpp"
 #include "actors/works/messages.hpp"
-#include "actors/works/world_view.hpp"
 #include "core/works/lifecycle.hpp"
 #include "core/works/template.hpp"
 

@@ -5,8 +5,8 @@
 
 #include <memory>
 
+#include "actors/runtime/world_view.hpp"
 #include "actors/tools/tool.hpp"
-#include "actors/works/world_view.hpp"
 
 namespace sreh::actors {
 

@@ -19,7 +19,7 @@ void default_handler(std::string_view seam, std::string_view call) {
   std::fprintf(stderr,
                "sreh: blocking call on a CAF scheduler thread: %.*s: %.*s\n"
                "  it stalls every actor of the node; run it on the store pool "
-               "(actors/node/blocking_call.hpp)\n",
+               "(actors/runtime/blocking_call.hpp)\n",
                static_cast<int>(seam.size()), seam.data(), static_cast<int>(call.size()),
                call.data());
   std::fflush(stderr);

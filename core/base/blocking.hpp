@@ -1,7 +1,7 @@
 #pragma once
 // Which threads may block. CAF's scheduler workers run every actor of a node in turn, so one
 // blocking call there (a store read, a subprocess) stalls every actor on the node. The actor
-// system marks its workers (actors/node/thread_marks.hpp); the seams where a call blocks (the
+// system marks its workers (actors/runtime/thread_marks.hpp); the seams where a call blocks (the
 // store's backends) check the mark and report a call made on a worker.
 
 #include <string_view>

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "actors/node/supervision.hpp"
+#include "actors/runtime/supervision.hpp"
 #include "net/http/http_server.hpp"
 
 namespace sreh::net {

@@ -8,7 +8,7 @@
 
 #include "actors/hub/event_hub.hpp"
 #include "actors/kernel/kernel_api.hpp"
-#include "actors/node/supervision.hpp"
+#include "actors/runtime/supervision.hpp"
 #include "actors/works/works_api.hpp"
 #include "config/node/node_config.hpp"
 #include "core/base/clock.hpp"

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "actors/hub/event_hub.hpp"
-#include "actors/node/supervision.hpp"
+#include "actors/runtime/supervision.hpp"
 #include "core/base/logger.hpp"
 #include "core/model/event.hpp"
 #include "net/nats/jetstream.hpp"

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "actors/hub/event_hub.hpp"
-#include "actors/node/service_supervisor.hpp"
+#include "actors/runtime/service_supervisor.hpp"
 #include "core/base/fault.hpp"
 #include "net/http/http_front.hpp"
 #include "tests/support/caf_test.hpp"

@@ -2,7 +2,7 @@
 // after a page was published, before its offset was stored), the service supervisor restarts it,
 // and it resumes from the stored offset: every event reaches JetStream once, in seq order.
 #define CAF_SUITE relay_supervised
-#include "actors/node/service_supervisor.hpp"
+#include "actors/runtime/service_supervisor.hpp"
 #include "core/base/fault.hpp"
 #include "tests/support/caf_test.hpp"
 #include "tests/support/relay_fixture.hpp"

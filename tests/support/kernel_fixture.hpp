@@ -15,7 +15,7 @@
 
 #include "actors/gateway/scripted_provider.hpp"
 #include "actors/kernel/kernel.hpp"
-#include "actors/node/runtime.hpp"
+#include "actors/runtime/runtime.hpp"
 #include "core/base/blocking.hpp"
 #include "core/base/logger.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"

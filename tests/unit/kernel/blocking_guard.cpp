@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "actors/node/blocking_pool.hpp"
-#include "actors/node/thread_marks.hpp"
+#include "actors/runtime/blocking_pool.hpp"
+#include "actors/runtime/thread_marks.hpp"
 #include "core/base/blocking.hpp"
 #include "tests/support/caf_test.hpp"
 #include "tests/support/kernel_fixture.hpp"

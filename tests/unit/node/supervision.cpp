@@ -2,7 +2,7 @@
 // reports a failure, a child given up on, a first start that fails, the order of the stop. On a
 // real actor system (the children are detached actors); waits poll with a deadline.
 #define CAF_SUITE supervision
-#include "actors/node/supervision.hpp"
+#include "actors/runtime/supervision.hpp"
 
 #include <chrono>
 #include <mutex>
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "actors/node/service_supervisor.hpp"
+#include "actors/runtime/service_supervisor.hpp"
 #include "core/base/logger.hpp"
 #include "tests/support/caf_test.hpp"
 

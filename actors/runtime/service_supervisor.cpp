@@ -1,6 +1,6 @@
 // The services' supervisor: one detached child actor per service incarnation, restarts with
 // backoff within a budget, an ordered stop.
-#include "actors/node/service_supervisor.hpp"
+#include "actors/runtime/service_supervisor.hpp"
 
 #include <algorithm>
 #include <map>
@@ -122,16 +122,10 @@ void on_death(self_ptr self, const std::string& name, child& c, const caf::error
   auto& st = self->state;
   const auto why = reason == caf::exit_reason::normal ? std::string{"stopped on its own"}
                                                       : reason_text(self->system(), reason);
-  const auto wait = c.budget.on_failure(std::chrono::steady_clock::now());
-  st.table->died(name, why, wait.has_value());
-  const auto& p = c.budget.policy();
-  if (!wait) {
-    st.log->critical("{} died ({}) after {} restarts within {} s: giving up on it; the node "
-                     "stays not ready until it is started again",
-                     name, why, p.max_restarts, p.window.count());
+  const auto wait = child_died(c.budget, name, why, st.table, *st.log,
+                               "the node stays not ready until it is started again");
+  if (!wait)
     return;
-  }
-  st.log->error("{} died ({}); restarting it in {} ms", name, why, wait->count());
   self->delayed_send(self, *wait, svc_respawn_atom::value, name);
 }
 

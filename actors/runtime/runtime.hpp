@@ -8,17 +8,16 @@
 #include <stop_token>
 
 #include "actors/gateway/model_provider.hpp"
-#include "actors/kernel/kernel_api.hpp"
-#include "actors/node/blocking_pool.hpp"
-#include "actors/node/supervision.hpp"
-#include "actors/policy/action_holds.hpp"
+#include "actors/runtime/blocking_pool.hpp"
+#include "actors/runtime/supervision.hpp"
+#include "actors/runtime/world_view.hpp"
 #include "actors/tools/tool.hpp"
-#include "actors/works/world_view.hpp"
 #include "config/node/node_config.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/id.hpp"
 #include "core/base/logger.hpp"
 #include "core/base/metrics.hpp"
+#include "core/policy/action_holds.hpp"
 #include "core/policy/policy.hpp"
 #include "persistence/store/commit_queue.hpp"
 #include "persistence/store/store.hpp"
@@ -68,7 +67,7 @@ struct actor_metrics {
 
 /// What every actor of a node shares. Owned by the node facade; outlives every actor.
 /// Thread-safe: all members are thread-safe or read-only after start. Actors never call `store`
-/// themselves: its calls block, so they run on `store_pool` (actors/node/blocking_call.hpp);
+/// themselves: its calls block, so they run on `store_pool` (actors/runtime/blocking_call.hpp);
 /// a store call on a scheduler thread is caught (core/base/blocking.hpp).
 struct runtime {
   const config::node_config& cfg;
@@ -91,7 +90,7 @@ struct runtime {
   /// run's commit at once).
   log_limiter commit_errors{std::chrono::seconds{10}};
   /// Allowed mutating actions not yet finished, counted by rate limits (policy_check.cpp).
-  action_holds holds{};
+  policy::action_holds holds{};
   /// Whether this node may start an effect now (renewed by the cluster's heartbeats).
   lease_guard lease{};
   /// The node's supervision tree, where the kernel's supervisor records the kernel's restarts

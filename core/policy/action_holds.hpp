@@ -12,7 +12,7 @@
 
 #include "core/policy/policy.hpp"
 
-namespace sreh::actors {
+namespace sreh::policy {
 
 /// Rate limits count the actions of their window that succeeded or run (the store's tool steps,
 /// every node's). An action allowed here is in the store once its intent commits; until then,
@@ -73,4 +73,4 @@ class action_holds {
   std::atomic<std::size_t> count_{0};
 };
 
-} // namespace sreh::actors
+} // namespace sreh::policy

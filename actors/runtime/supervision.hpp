@@ -15,6 +15,10 @@
 
 #include "core/base/status.hpp"
 
+namespace spdlog {
+class logger;
+}
+
 namespace sreh::actors {
 
 // -- restarts ---------------------------------------------------------------------------------
@@ -46,6 +50,16 @@ class restart_budget {
   restart_policy policy_;
   std::deque<std::chrono::steady_clock::time_point> restarts_; // within the window
 };
+
+class supervision_table;
+
+/// What every supervisor of the node does when a child dies: counts the death against the
+/// child's `budget`, records it in `table` (when set) and logs one line, naming `consequence`
+/// (what giving up means, e.g. "the node stays not ready") when the budget is spent. Returns
+/// the wait before the restart, or nullopt when the child is given up on.
+[[nodiscard]] std::optional<std::chrono::milliseconds>
+child_died(restart_budget& budget, const std::string& name, const std::string& why,
+           supervision_table* table, spdlog::logger& log, std::string_view consequence = {});
 
 // -- services ---------------------------------------------------------------------------------
 

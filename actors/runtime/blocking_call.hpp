@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "actors/node/blocking_pool.hpp"
+#include "actors/runtime/blocking_pool.hpp"
 #include "persistence/store/commit_queue.hpp"
 #include "persistence/store/store.hpp"
 

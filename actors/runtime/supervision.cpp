@@ -1,4 +1,6 @@
-#include "actors/node/supervision.hpp"
+#include "actors/runtime/supervision.hpp"
+
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <iterator>
@@ -16,6 +18,23 @@ restart_budget::on_failure(std::chrono::steady_clock::time_point now) {
   for (std::size_t i = 1; i < restarts_.size() && wait < policy_.max_backoff; ++i)
     wait *= 2;
   return std::min(wait, policy_.max_backoff);
+}
+
+std::optional<std::chrono::milliseconds> child_died(restart_budget& budget, const std::string& name,
+                                                    const std::string& why,
+                                                    supervision_table* table, spdlog::logger& log,
+                                                    std::string_view consequence) {
+  const auto wait = budget.on_failure(std::chrono::steady_clock::now());
+  if (table != nullptr)
+    table->died(name, why, wait.has_value());
+  if (!wait) {
+    const auto& p = budget.policy();
+    log.critical("{} died ({}) after {} restarts within {} s: giving up on it{}{}", name, why,
+                 p.max_restarts, p.window.count(), consequence.empty() ? "" : "; ", consequence);
+    return std::nullopt;
+  }
+  log.error("{} died ({}); restarting it in {} ms", name, why, wait->count());
+  return wait;
 }
 
 const char* to_string(child_state s) {

@@ -1,4 +1,4 @@
-#include "actors/node/thread_marks.hpp"
+#include "actors/runtime/thread_marks.hpp"
 
 #include <caf/all.hpp>
 #include <pthread.h>

@@ -1,5 +1,5 @@
-#include <chrono>
-#include <deque>
+// The kernel's supervisor: the node's kernel actor facade (actors speak to it as to the kernel),
+// which restarts the kernel within its budget and answers "restarting" meanwhile.
 
 #include "actors/kernel/kernel.hpp"
 
@@ -10,8 +10,7 @@ namespace {
 struct supervisor_state {
   runtime_ptr rt;
   kernel_impl_actor kernel;
-  std::deque<std::chrono::steady_clock::time_point> restarts; // within the last minute
-  int max_restarts = 5;
+  restart_budget budget;
   static inline const char* name = "sreh.node";
 };
 
@@ -34,24 +33,13 @@ void on_child_exit(self_ptr self, caf::exit_msg& msg) {
   st.rt->ready = false;
   if (msg.reason == caf::exit_reason::normal || msg.reason == caf::exit_reason::user_shutdown)
     return;
-  auto now = std::chrono::steady_clock::now();
-  while (!st.restarts.empty() && now - st.restarts.front() > std::chrono::minutes(1))
-    st.restarts.pop_front();
-  if (static_cast<int>(st.restarts.size()) >= st.max_restarts) {
-    st.rt->log->critical("kernel died {} times within a minute ({}); giving up",
-                         st.restarts.size() + 1, caf::to_string(msg.reason));
-    if (auto* t = st.rt->children)
-      t->died("kernel", caf::to_string(msg.reason), false);
+  const auto wait =
+    child_died(st.budget, "kernel", caf::to_string(msg.reason), st.rt->children, *st.rt->log);
+  if (!wait) {
     self->quit(msg.reason);
     return;
   }
-  st.restarts.push_back(now);
-  if (auto* t = st.rt->children)
-    t->died("kernel", caf::to_string(msg.reason), true);
-  auto backoff = std::chrono::milliseconds(100 << st.restarts.size());
-  st.rt->log->error("kernel died ({}); restarting it in {} ms", caf::to_string(msg.reason),
-                    backoff.count());
-  self->delayed_send(self, backoff, respawn_atom::value);
+  self->delayed_send(self, *wait, respawn_atom::value);
 }
 
 kernel_reply not_ready() {
@@ -61,7 +49,9 @@ kernel_reply not_ready() {
 supervisor_actor::behavior_type supervisor_behavior(self_ptr self, runtime_ptr rt,
                                                     int max_restarts) {
   self->state.rt = std::move(rt);
-  self->state.max_restarts = max_restarts;
+  restart_policy policy;
+  policy.max_restarts = max_restarts;
+  self->state.budget = restart_budget{policy};
   self->set_exit_handler([=](caf::exit_msg& msg) { on_child_exit(self, msg); });
   start_kernel(self);
   return {

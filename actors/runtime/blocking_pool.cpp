@@ -1,4 +1,4 @@
-#include "actors/node/blocking_pool.hpp"
+#include "actors/runtime/blocking_pool.hpp"
 
 #include "core/base/blocking.hpp"
 

@@ -7,7 +7,7 @@
 #include <future>
 #include <memory>
 
-#include "actors/node/supervision.hpp"
+#include "actors/runtime/supervision.hpp"
 #include "core/base/logger.hpp"
 
 namespace sreh::actors {

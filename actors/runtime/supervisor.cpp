@@ -1,0 +1,78 @@
+#include "actors/runtime/supervisor.hpp"
+
+#include <algorithm>
+
+#include "core/base/logger.hpp"
+
+namespace sreh::actors {
+
+namespace {
+
+struct child {
+  supervised_child spec;
+  caf::actor actor;
+  restart_budget budget;
+};
+
+struct one_for_one_state {
+  supervision_table* tree = nullptr;
+  std::shared_ptr<spdlog::logger> log;
+  std::vector<child> children;
+  static inline const char* name = "sreh.supervisor";
+};
+
+using self_ptr = caf::stateful_actor<one_for_one_state>*;
+
+using restart_child_atom = caf::atom_constant<caf::atom("restartch")>;
+
+void start_child(self_ptr self, child& c) {
+  c.actor = c.spec.spawn(self);
+  self->state.tree->set_state(c.spec.name, child_state::running);
+}
+
+void on_child_exit(self_ptr self, const caf::exit_msg& msg) {
+  auto& st = self->state;
+  auto c = std::find_if(st.children.begin(), st.children.end(),
+                        [&](const child& x) { return x.actor.address() == msg.source; });
+  if (c == st.children.end()) {
+    self->quit(msg.reason); // the node stops: the children (linked) go with us
+    return;
+  }
+  c->actor = nullptr;
+  c->spec.spawn(nullptr);
+  const auto why = self->system().render(msg.reason);
+  if (auto wait = child_died(c->budget, c->spec.name, why, st.tree, *st.log))
+    self->delayed_send(self, *wait, restart_child_atom::value, c->spec.name);
+}
+
+caf::behavior one_for_one(self_ptr self, supervision_table* tree,
+                          std::shared_ptr<spdlog::logger> log,
+                          std::vector<supervised_child> children) {
+  auto& st = self->state;
+  st.tree = tree;
+  st.log = std::move(log);
+  for (auto& spec : children) {
+    restart_budget budget{spec.policy};
+    st.children.push_back({std::move(spec), {}, budget});
+  }
+  self->set_exit_handler([self](caf::exit_msg& msg) { on_child_exit(self, msg); });
+  for (auto& c : st.children)
+    start_child(self, c);
+  return {[self](restart_child_atom, const std::string& name) {
+    for (auto& c : self->state.children)
+      if (c.spec.name == name && !c.actor)
+        start_child(self, c);
+  }};
+}
+
+} // namespace
+
+caf::actor spawn_one_for_one(caf::actor_system& sys, supervision_table& tree, std::string parent,
+                             std::shared_ptr<spdlog::logger> log,
+                             std::vector<supervised_child> children) {
+  for (const auto& c : children)
+    tree.add(c.name, parent);
+  return sys.spawn(one_for_one, &tree, std::move(log), std::move(children));
+}
+
+} // namespace sreh::actors
