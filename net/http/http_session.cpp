@@ -6,7 +6,7 @@
 #include "core/base/fault.hpp"
 #include "net/http/problem.hpp"
 #include "net/http/url.hpp"
-#include "net/sse/sse_session.hpp"
+#include "net/http/sse_session.hpp"
 
 namespace sreh::net {
 

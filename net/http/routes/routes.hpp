@@ -9,7 +9,7 @@
 #include "net/http/http_message.hpp"
 #include "net/http/http_server.hpp"
 #include "net/http/router.hpp"
-#include "net/sse/sse_format.hpp"
+#include "net/http/sse_format.hpp"
 
 namespace sreh::net {
 
