@@ -104,21 +104,7 @@ reply list_runs(server_context& ctx, const request& req) {
   auto page = ctx.store.list_runs(f);
   if (!page)
     return problem(page.error(), req);
-  rapidjson::StringBuffer buf;
-  json::writer w(buf);
-  w.StartObject();
-  w.Key("runs");
-  w.StartArray();
-  for (const auto& r : page->runs)
-    json::write(w, r);
-  w.EndArray();
-  w.Key("next_cursor");
-  if (page->next_cursor.empty())
-    w.Null();
-  else
-    w.String(page->next_cursor.c_str(), static_cast<rapidjson::SizeType>(page->next_cursor.size()));
-  w.EndObject();
-  return json_reply(200, {buf.GetString(), buf.GetSize()});
+  return json_reply(200, page_body("runs", page->runs, page->next_cursor));
 }
 
 // -- GET /v1/runs/{id}, GET /v1/runs/{id}/steps --------------------------------------------------
