@@ -56,6 +56,7 @@
 
 #include "actors/gateway/llm_provider.hpp"
 #include "actors/gateway/scripted_provider.hpp"
+#include "bench/bench_util.hpp"
 #include "bench/pg_probe.hpp"
 #include "config/flows/flow_file.hpp"
 #include "core/base/logger.hpp"
@@ -66,6 +67,7 @@
 namespace {
 
 using namespace sreh;
+using namespace sreh::bench;
 using steady = std::chrono::steady_clock;
 using bench::pg_probe;
 
@@ -110,19 +112,6 @@ double cpu_seconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
-long peak_rss_kb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss;
-}
-
-long current_rss_kb() {
-  std::ifstream f{"/proc/self/statm"};
-  long pages = 0, resident = 0;
-  f >> pages >> resident;
-  return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 /// Follows committed events (from the hub, on the writer thread): which runs ended, and the
@@ -352,39 +341,8 @@ std::string masked(const std::string& url) {
   return url.substr(0, colon + 1) + "***" + url.substr(at);
 }
 
-} // namespace
-
-int main(int argc, char** argv) {
-  options o;
-  if (!parse(argc, argv, o))
-    return 2;
-  (void)setup_logging("warn", "text");
-  const bool pg_store = o.store == "postgres";
-  char tmpl[] = "/tmp/sreh-bench-XXXXXX";
-  std::string dir = ::mkdtemp(tmpl);
-  config::node_config cfg;
-  cfg.data_dir = dir;
-  cfg.store.synchronous = o.sync;
-  cfg.limits.scheduler_policy = o.scheduler;
-  if (pg_store) {
-    cfg.store.kind = "postgres";
-    cfg.store.url = o.pg_url;
-  }
-  if (!o.node_id.empty())
-    cfg.node_id = o.node_id;
-  if (auto err = config::finalize(cfg)) {
-    std::fprintf(stderr, "%s\n", err.message.c_str());
-    return 1;
-  }
-  std::unique_ptr<pg_probe> pg;
-  if (pg_store && o.pg_stats) {
-    try {
-      pg = std::make_unique<pg_probe>(o.pg_url);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "cannot connect for the statistics: %s\n", e.what());
-      return 1;
-    }
-  }
+/// The goal (or `--flow`: the flow) every run of the benchmark submits.
+bool set_proto_request(const options& o) {
   proto_request.goal = "bench";
   proto_request.submitter = "bench";
   proto_request.budget.max_steps = 1000;
@@ -395,16 +353,19 @@ int main(int argc, char** argv) {
     auto f = config::load_flow_string(text, "bench.yaml");
     if (!f) {
       std::fprintf(stderr, "%s\n", f.error().message.c_str());
-      return 1;
+      return false;
     }
     proto_request.goal = "flow bench";
     proto_request.kind = "flow";
     proto_request.spec = flows::pin(*f, {});
   }
+  return true;
+}
+
+/// The scripted reasoner, or (`--llm`) a language model answering without a server.
+actors::model_provider_ptr bench_provider(const options& o) {
   std::vector<config::scripted_step> script(static_cast<std::size_t>(o.steps),
                                             {"test.echo", R"({"probe":"bench"})"});
-  auto tools = std::make_shared<actors::tool_registry>();
-  plugins::add_testkit_tools(*tools, cfg.tools);
   actors::model_provider_ptr provider = std::make_shared<actors::scripted_provider>(script);
   static const sreh::system_clock clock;
   if (o.llm) {
@@ -436,90 +397,34 @@ int main(int argc, char** argv) {
     });
     provider = llm;
   }
-  policy::policy_set autonomous; // the benchmark measures the kernel, not approvals
-  autonomous.default_mode = policy::mode::autonomous;
-  auto parts = net::node_parts::start(cfg, tools, autonomous, provider);
-  if (!parts) {
-    std::fprintf(stderr, "cannot start the node: %s\n", parts.error().message.c_str());
-    return 1;
-  }
-  auto& n = **parts;
-  tracker t;
-  auto token =
-    n.hub().subscribe([&t](const actors::event_hub::batch& b) { t.on_events(b->events); });
-  long idle_rss = current_rss_kb();
-  if (o.start_at_ms > 0) { // several processes start their work at the same moment
-    auto at = std::chrono::system_clock::time_point{std::chrono::milliseconds{o.start_at_ms}};
-    std::this_thread::sleep_until(at);
-  }
+  return provider;
+}
 
-  if (!pg_store)
-    std::printf("sreh kernel benchmark: %s runs of %d steps (test.echo, ~200-byte results), "
-                "SQLite synchronous=%s, %ld cores\n",
-                o.flow  ? "flow"
-                : o.llm ? "model-driven goal (a reason step per tool step)"
-                        : "goal",
-                o.steps, o.sync.c_str(), sysconf(_SC_NPROCESSORS_ONLN));
-  else
-    std::printf("sreh kernel benchmark: runs of %d steps (test.echo, ~200-byte results), "
-                "PostgreSQL%s%s (%s), node %s, %ld cores\n",
-                o.steps, pg ? " " : "", pg ? pg->version().c_str() : "", masked(o.pg_url).c_str(),
-                cfg.node_id.c_str(), sysconf(_SC_NPROCESSORS_ONLN));
-  std::vector<result> results;
-  for (int c : o.concurrency) {
-    auto r = measure(n, t, o, c, pg.get());
-    results.push_back(r);
-    std::printf("C=%-4d %9.0f steps/s %8.0f runs/s   step p50 %6.0f us  p99 %6.0f us   "
-                "cpu %5.1f us/step   %.2f rows, %.3f txns, %.0f bytes per step   peak RSS %ld MB\n",
-                c, r.steps_per_s, r.runs_per_s, r.p50_us, r.p99_us, r.cpu_us_per_step,
-                r.rows_per_step, r.txns_per_step, r.bytes_per_step, r.peak_rss_kb / 1024);
-    if (r.has_pg) {
-      std::printf("       postgres per step: %.3f txns, %.2f rows (%.2f inserted, %.2f updated, "
-                  "%.2f deleted), %.0f WAL bytes (pg_stat_wal %.0f, %.3f full-page images), "
-                  "%.3f WAL syncs\n",
-                  r.pg_xacts_per_step, r.pg_rows_per_step(), r.pg_inserted_per_step,
-                  r.pg_updated_per_step, r.pg_deleted_per_step, r.pg_wal_bytes_per_step,
-                  r.pg_stat_wal_bytes_per_step, r.pg_wal_fpi_per_step, r.pg_wal_syncs_per_step);
-      if (r.has_pg_cpu)
-        std::printf("       cpu ours %.1f us/step, postgres %.1f us/step, total %.1f us/step\n",
-                    r.cpu_us_per_step, r.pg_cpu_us_per_step, r.total_cpu_us_per_step());
-      else
-        std::printf("       cpu ours %.1f us/step, postgres n/a (server not on this host)\n",
-                    r.cpu_us_per_step);
-    }
-    std::fflush(stdout);
+/// One line (and with PostgreSQL, its server's side) for one concurrency.
+void print_result(const result& r) {
+  std::printf("C=%-4d %9.0f steps/s %8.0f runs/s   step p50 %6.0f us  p99 %6.0f us   "
+              "cpu %5.1f us/step   %.2f rows, %.3f txns, %.0f bytes per step   peak RSS %ld MB\n",
+              r.concurrency, r.steps_per_s, r.runs_per_s, r.p50_us, r.p99_us, r.cpu_us_per_step,
+              r.rows_per_step, r.txns_per_step, r.bytes_per_step, r.peak_rss_kb / 1024);
+  if (r.has_pg) {
+    std::printf("       postgres per step: %.3f txns, %.2f rows (%.2f inserted, %.2f updated, "
+                "%.2f deleted), %.0f WAL bytes (pg_stat_wal %.0f, %.3f full-page images), "
+                "%.3f WAL syncs\n",
+                r.pg_xacts_per_step, r.pg_rows_per_step(), r.pg_inserted_per_step,
+                r.pg_updated_per_step, r.pg_deleted_per_step, r.pg_wal_bytes_per_step,
+                r.pg_stat_wal_bytes_per_step, r.pg_wal_fpi_per_step, r.pg_wal_syncs_per_step);
+    if (r.has_pg_cpu)
+      std::printf("       cpu ours %.1f us/step, postgres %.1f us/step, total %.1f us/step\n",
+                  r.cpu_us_per_step, r.pg_cpu_us_per_step, r.total_cpu_us_per_step());
+    else
+      std::printf("       cpu ours %.1f us/step, postgres n/a (server not on this host)\n",
+                  r.cpu_us_per_step);
   }
-  // Memory with many runs in flight: keep `inflight` runs alive at once.
-  result inflight;
-  long before = current_rss_kb();
-  if (o.inflight > 0) {
-    options io = o;
-    io.runs = o.inflight;
-    io.warmup = 0;
-    inflight = measure(n, t, io, o.inflight);
-    std::printf("C=%-6d %7.0f steps/s   peak RSS %ld MB (idle node %ld MB, before %ld MB)\n",
-                o.inflight, inflight.steps_per_s, inflight.peak_rss_kb / 1024, idle_rss / 1024,
-                before / 1024);
-  }
-  std::printf("failed runs: %ld\n", t.failed());
-  std::string conc;
-  for (auto c : o.concurrency)
-    conc += (conc.empty() ? "" : ",") + std::to_string(c);
-  if (!pg_store)
-    std::printf("reproduce: build/release/bench/sreh_bench --runs %d --warmup %d --steps %d "
-                "--inflight %d --sync %s --scheduler %s --flow %d --llm %d\n",
-                o.runs, o.warmup, o.steps, o.inflight, o.sync.c_str(), o.scheduler.c_str(),
-                o.flow ? 1 : 0, o.llm ? 1 : 0);
-  else
-    std::printf("reproduce: build/release/bench/sreh_bench --store postgres --pg-url '%s' "
-                "--node-id %s --runs %d --warmup %d --steps %d --concurrency %s --inflight %d "
-                "--pg-stats %s --pg-settle-ms %d --scheduler %s (or bench/pg_bench.sh)\n",
-                masked(o.pg_url).c_str(), cfg.node_id.c_str(), o.runs, o.warmup, o.steps,
-                conc.c_str(), o.inflight, o.pg_stats ? "on" : "off", o.pg_settle_ms,
-                o.scheduler.c_str());
-  std::string json = std::string{"{\"bench\":\"kernel\",\"flow\":"} + (o.flow ? "true" : "false") +
-                     ",\"store\":\"" + o.store + "\",\"steps_per_run\":" + std::to_string(o.steps) +
-                     ",\"results\":[";
+}
+
+/// The results as the elements of a JSON array.
+std::string results_json(const std::vector<result>& results) {
+  std::string json;
   for (std::size_t i = 0; i < results.size(); ++i) {
     auto& r = results[i];
     json += fmt::format(
@@ -543,6 +448,137 @@ int main(int argc, char** argv) {
     }
     json += "}";
   }
+  return json;
+}
+
+/// A node on `dir` (or PostgreSQL) with the options' store, scheduler and node id.
+sreh::expected<config::node_config> bench_config(const options& o, const std::string& dir) {
+  config::node_config cfg;
+  cfg.data_dir = dir;
+  cfg.store.synchronous = o.sync;
+  cfg.limits.scheduler_policy = o.scheduler;
+  if (o.store == "postgres") {
+    cfg.store.kind = "postgres";
+    cfg.store.url = o.pg_url;
+  }
+  if (!o.node_id.empty())
+    cfg.node_id = o.node_id;
+  if (auto err = config::finalize(cfg))
+    return err;
+  return cfg;
+}
+
+/// What is measured, on what.
+void print_header(const options& o, pg_probe* pg, const std::string& node_id) {
+  if (o.store != "postgres")
+    std::printf("sreh kernel benchmark: %s runs of %d steps (test.echo, ~200-byte results), "
+                "SQLite synchronous=%s, %ld cores\n",
+                o.flow  ? "flow"
+                : o.llm ? "model-driven goal (a reason step per tool step)"
+                        : "goal",
+                o.steps, o.sync.c_str(), sysconf(_SC_NPROCESSORS_ONLN));
+  else
+    std::printf("sreh kernel benchmark: runs of %d steps (test.echo, ~200-byte results), "
+                "PostgreSQL%s%s (%s), node %s, %ld cores\n",
+                o.steps, pg ? " " : "", pg ? pg->version().c_str() : "", masked(o.pg_url).c_str(),
+                node_id.c_str(), sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+/// The command line that measures the same again.
+void print_reproduce(const options& o, const std::string& node_id) {
+  std::string conc;
+  for (auto c : o.concurrency)
+    conc += (conc.empty() ? "" : ",") + std::to_string(c);
+  if (o.store != "postgres")
+    std::printf("reproduce: build/release/bench/sreh_bench --runs %d --warmup %d --steps %d "
+                "--inflight %d --sync %s --scheduler %s --flow %d --llm %d\n",
+                o.runs, o.warmup, o.steps, o.inflight, o.sync.c_str(), o.scheduler.c_str(),
+                o.flow ? 1 : 0, o.llm ? 1 : 0);
+  else
+    std::printf("reproduce: build/release/bench/sreh_bench --store postgres --pg-url '%s' "
+                "--node-id %s --runs %d --warmup %d --steps %d --concurrency %s --inflight %d "
+                "--pg-stats %s --pg-settle-ms %d --scheduler %s (or bench/pg_bench.sh)\n",
+                masked(o.pg_url).c_str(), node_id.c_str(), o.runs, o.warmup, o.steps, conc.c_str(),
+                o.inflight, o.pg_stats ? "on" : "off", o.pg_settle_ms, o.scheduler.c_str());
+}
+
+/// Sleeps until `--start-at-ms`: several processes start their work at the same moment.
+void wait_for_start(const options& o) {
+  if (o.start_at_ms > 0) {
+    auto at = std::chrono::system_clock::time_point{std::chrono::milliseconds{o.start_at_ms}};
+    std::this_thread::sleep_until(at);
+  }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  if (!parse(argc, argv, o))
+    return 2;
+  (void)setup_logging("warn", "text");
+  const bool pg_store = o.store == "postgres";
+  char tmpl[] = "/tmp/sreh-bench-XXXXXX";
+  std::string dir = ::mkdtemp(tmpl);
+  auto cfg_or = bench_config(o, dir);
+  if (!cfg_or) {
+    std::fprintf(stderr, "%s\n", cfg_or.error().message.c_str());
+    return 1;
+  }
+  const auto& cfg = *cfg_or;
+  std::unique_ptr<pg_probe> pg;
+  if (pg_store && o.pg_stats) {
+    try {
+      pg = std::make_unique<pg_probe>(o.pg_url);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cannot connect for the statistics: %s\n", e.what());
+      return 1;
+    }
+  }
+  if (!set_proto_request(o))
+    return 1;
+  auto tools = std::make_shared<actors::tool_registry>();
+  plugins::add_testkit_tools(*tools, cfg.tools);
+  auto provider = bench_provider(o);
+  policy::policy_set autonomous; // the benchmark measures the kernel, not approvals
+  autonomous.default_mode = policy::mode::autonomous;
+  auto parts = net::node_parts::start(cfg, tools, autonomous, provider);
+  if (!parts) {
+    std::fprintf(stderr, "cannot start the node: %s\n", parts.error().message.c_str());
+    return 1;
+  }
+  auto& n = **parts;
+  tracker t;
+  auto token =
+    n.hub().subscribe([&t](const actors::event_hub::batch& b) { t.on_events(b->events); });
+  long idle_rss = current_rss_kb();
+  wait_for_start(o);
+  print_header(o, pg.get(), cfg.node_id);
+  std::vector<result> results;
+  for (int c : o.concurrency) {
+    auto r = measure(n, t, o, c, pg.get());
+    results.push_back(r);
+    print_result(r);
+    std::fflush(stdout);
+  }
+  // Memory with many runs in flight: keep `inflight` runs alive at once.
+  result inflight;
+  long before = current_rss_kb();
+  if (o.inflight > 0) {
+    options io = o;
+    io.runs = o.inflight;
+    io.warmup = 0;
+    inflight = measure(n, t, io, o.inflight);
+    std::printf("C=%-6d %7.0f steps/s   peak RSS %ld MB (idle node %ld MB, before %ld MB)\n",
+                o.inflight, inflight.steps_per_s, inflight.peak_rss_kb / 1024, idle_rss / 1024,
+                before / 1024);
+  }
+  std::printf("failed runs: %ld\n", t.failed());
+  print_reproduce(o, cfg.node_id);
+  std::string json = std::string{"{\"bench\":\"kernel\",\"flow\":"} + (o.flow ? "true" : "false") +
+                     ",\"store\":\"" + o.store + "\",\"steps_per_run\":" + std::to_string(o.steps) +
+                     ",\"results\":[";
+  json += results_json(results);
   json += fmt::format(R"(],"inflight":{},"inflight_peak_rss_kb":{},"idle_rss_kb":{},"failed":{})",
                       o.inflight, inflight.peak_rss_kb, idle_rss, t.failed());
   if (pg_store)
