@@ -109,11 +109,16 @@ reply list_runs(server_context& ctx, const request& req) {
 
 // -- GET /v1/runs/{id}, GET /v1/runs/{id}/steps --------------------------------------------------
 
-reply get_run(server_context& ctx, const request& req) {
+/// The run that the route's {id} names, or the problem to reply with.
+std::variant<run, reply> find_run(server_context& ctx, const request& req) {
   const auto& id = req.params.at("id");
   if (auto bad = check_run_id(req, id))
     return std::move(*bad);
-  auto loaded = load_run(ctx, req, id);
+  return load_run(ctx, req, id);
+}
+
+reply get_run(server_context& ctx, const request& req) {
+  auto loaded = find_run(ctx, req);
   if (auto* p = std::get_if<reply>(&loaded))
     return std::move(*p);
   return json_reply(200, json::to_json(std::get<run>(loaded)));
@@ -121,9 +126,7 @@ reply get_run(server_context& ctx, const request& req) {
 
 reply get_steps(server_context& ctx, const request& req) {
   const auto& id = req.params.at("id");
-  if (auto bad = check_run_id(req, id))
-    return std::move(*bad);
-  auto loaded = load_run(ctx, req, id);
+  auto loaded = find_run(ctx, req);
   if (auto* p = std::get_if<reply>(&loaded))
     return std::move(*p);
   auto steps = ctx.store.get_steps(id);
