@@ -8,7 +8,7 @@
 #include "app/cli/client.hpp"
 #include "app/cli/cluster_check.hpp"
 #include "app/cli/eval_command.hpp"
-#include "app/cli/replay_command.hpp"
+#include "app/serve/replay_command.hpp"
 #include "app/serve/serve.hpp"
 
 namespace {

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "actors/gateway/model_gateway.hpp"
+#include "bench/bench_util.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/logger.hpp"
 #include "net/client/model_http.hpp"
@@ -42,21 +43,8 @@
 namespace {
 
 using namespace sreh;
+using namespace sreh::bench;
 using steady = std::chrono::steady_clock;
-
-int arg(int argc, char** argv, const char* name, int def) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string_view{argv[i]} == name)
-      return std::stoi(argv[i + 1]);
-  return def;
-}
-
-long rss_kb() {
-  std::ifstream f{"/proc/self/statm"};
-  long pages = 0, resident = 0;
-  f >> pages >> resident;
-  return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
 
 int thread_count() {
   std::ifstream f{"/proc/self/status"};
@@ -278,7 +266,7 @@ int main(int argc, char** argv) {
   std::vector<round_figures> figures;
   for (int round = 1; round <= rounds; ++round) {
     malloc_trim(0);
-    long base_rss = rss_kb();
+    long base_rss = current_rss_kb();
     double cpu0 = cpu_us();
     auto t0 = steady::now();
     run_calls(calls);
@@ -289,7 +277,7 @@ int main(int argc, char** argv) {
       peak = false;
     if (!peak)
       std::fprintf(stderr, "round %d: the server never held all %d calls at once\n", round, calls);
-    long peak_rss = rss_kb();
+    long peak_rss = current_rss_kb();
     int threads = thread_count();
     wait_calls(calls);
     auto wall = std::chrono::duration<double, std::milli>(steady::now() - t0).count();

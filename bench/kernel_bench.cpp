@@ -34,6 +34,8 @@
 // bench at a time against it, or `--pg-stats off` when several share it (`--node-id`: each
 // process its own node id; its runs are its own) and read the statistics around all of them.
 
+#include "bench/kernel_bench.hpp"
+
 #include <fmt/format.h>
 #include <pqxx/pqxx>
 #include <sys/resource.h>
@@ -56,6 +58,7 @@
 
 #include "actors/gateway/llm_provider.hpp"
 #include "actors/gateway/scripted_provider.hpp"
+#include "bench/bench_util.hpp"
 #include "bench/pg_probe.hpp"
 #include "config/flows/flow_file.hpp"
 #include "core/base/logger.hpp"
@@ -66,63 +69,14 @@
 namespace {
 
 using namespace sreh;
+using namespace sreh::bench;
 using steady = std::chrono::steady_clock;
 using bench::pg_probe;
-
-struct options {
-  int runs = 1000;
-  int warmup = 100;
-  int steps = 10;
-  std::vector<int> concurrency{1, 64};
-  int inflight = 10000;
-  std::string sync = "normal";
-  std::string scheduler = "sharing"; // CAF's scheduler policy: sharing | stealing
-  bool flow = false;                 // flow runs instead of goal runs
-  bool llm = false;                  // a language-model provider answering at once
-  std::string store = "sqlite";
-  std::string pg_url;
-  std::string node_id;
-  bool pg_stats = true;
-  int pg_settle_ms = 11000;
-  std::int64_t start_at_ms = 0;
-};
-
-struct result {
-  int concurrency = 0;
-  double steps_per_s = 0, runs_per_s = 0, p50_us = 0, p99_us = 0, cpu_us_per_step = 0;
-  double rows_per_step = 0, txns_per_step = 0, bytes_per_step = 0;
-  long peak_rss_kb = 0;
-  // PostgreSQL only (`has_pg`): the server's side of the window, per step.
-  bool has_pg = false, has_pg_cpu = false;
-  double pg_xacts_per_step = 0, pg_inserted_per_step = 0, pg_updated_per_step = 0,
-         pg_deleted_per_step = 0, pg_wal_bytes_per_step = 0, pg_stat_wal_bytes_per_step = 0,
-         pg_wal_syncs_per_step = 0, pg_wal_fpi_per_step = 0, pg_cpu_us_per_step = 0;
-
-  [[nodiscard]] double pg_rows_per_step() const {
-    return pg_inserted_per_step + pg_updated_per_step + pg_deleted_per_step;
-  }
-  [[nodiscard]] double total_cpu_us_per_step() const {
-    return cpu_us_per_step + pg_cpu_us_per_step;
-  }
-};
 
 double cpu_seconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
-long peak_rss_kb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss;
-}
-
-long current_rss_kb() {
-  std::ifstream f{"/proc/self/statm"};
-  long pages = 0, resident = 0;
-  f >> pages >> resident;
-  return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 /// Follows committed events (from the hub, on the writer thread): which runs ended, and the
@@ -278,113 +232,8 @@ result measure(net::node_parts& n, tracker& t, const options& o, int c, pg_probe
   return r;
 }
 
-bool parse(int argc, char** argv, options& o) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "%s needs a value\n", a.c_str());
-      return false;
-    }
-    std::string v = argv[++i];
-    if (a == "--runs")
-      o.runs = std::stoi(v);
-    else if (a == "--warmup")
-      o.warmup = std::stoi(v);
-    else if (a == "--steps")
-      o.steps = std::stoi(v);
-    else if (a == "--inflight")
-      o.inflight = std::stoi(v);
-    else if (a == "--sync")
-      o.sync = v;
-    else if (a == "--scheduler")
-      o.scheduler = v;
-    else if (a == "--store")
-      o.store = v;
-    else if (a == "--pg-url")
-      o.pg_url = v;
-    else if (a == "--node-id")
-      o.node_id = v;
-    else if (a == "--pg-stats")
-      o.pg_stats = v == "on";
-    else if (a == "--pg-settle-ms")
-      o.pg_settle_ms = std::stoi(v);
-    else if (a == "--flow")
-      o.flow = v == "1";
-    else if (a == "--llm")
-      o.llm = v == "1";
-    else if (a == "--start-at")
-      o.start_at_ms = std::stoll(v);
-    else if (a == "--concurrency") {
-      o.concurrency.clear();
-      std::size_t pos = 0;
-      while (pos <= v.size()) {
-        auto comma = v.find(',', pos);
-        o.concurrency.push_back(std::stoi(v.substr(pos, comma - pos)));
-        if (comma == std::string::npos)
-          break;
-        pos = comma + 1;
-      }
-    } else {
-      std::fprintf(stderr, "unknown option %s\n", a.c_str());
-      return false;
-    }
-  }
-  if (o.store != "sqlite" && o.store != "postgres") {
-    std::fprintf(stderr, "--store: sqlite or postgres\n");
-    return false;
-  }
-  if (o.store == "postgres" && o.pg_url.empty()) {
-    std::fprintf(stderr, "--store postgres needs --pg-url\n");
-    return false;
-  }
-  return true;
-}
-
-/// The URL with its password (if any) replaced by ***.
-std::string masked(const std::string& url) {
-  auto scheme = url.find("://");
-  auto at = url.find('@');
-  if (scheme == std::string::npos || at == std::string::npos)
-    return url;
-  auto colon = url.find(':', scheme + 3);
-  if (colon == std::string::npos || colon > at)
-    return url;
-  return url.substr(0, colon + 1) + "***" + url.substr(at);
-}
-
-} // namespace
-
-int main(int argc, char** argv) {
-  options o;
-  if (!parse(argc, argv, o))
-    return 2;
-  (void)setup_logging("warn", "text");
-  const bool pg_store = o.store == "postgres";
-  char tmpl[] = "/tmp/sreh-bench-XXXXXX";
-  std::string dir = ::mkdtemp(tmpl);
-  config::node_config cfg;
-  cfg.data_dir = dir;
-  cfg.store.synchronous = o.sync;
-  cfg.limits.scheduler_policy = o.scheduler;
-  if (pg_store) {
-    cfg.store.kind = "postgres";
-    cfg.store.url = o.pg_url;
-  }
-  if (!o.node_id.empty())
-    cfg.node_id = o.node_id;
-  if (auto err = config::finalize(cfg)) {
-    std::fprintf(stderr, "%s\n", err.message.c_str());
-    return 1;
-  }
-  std::unique_ptr<pg_probe> pg;
-  if (pg_store && o.pg_stats) {
-    try {
-      pg = std::make_unique<pg_probe>(o.pg_url);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "cannot connect for the statistics: %s\n", e.what());
-      return 1;
-    }
-  }
+/// The goal (or `--flow`: the flow) every run of the benchmark submits.
+bool set_proto_request(const options& o) {
   proto_request.goal = "bench";
   proto_request.submitter = "bench";
   proto_request.budget.max_steps = 1000;
@@ -395,16 +244,19 @@ int main(int argc, char** argv) {
     auto f = config::load_flow_string(text, "bench.yaml");
     if (!f) {
       std::fprintf(stderr, "%s\n", f.error().message.c_str());
-      return 1;
+      return false;
     }
     proto_request.goal = "flow bench";
     proto_request.kind = "flow";
     proto_request.spec = flows::pin(*f, {});
   }
+  return true;
+}
+
+/// The scripted reasoner, or (`--llm`) a language model answering without a server.
+actors::model_provider_ptr bench_provider(const options& o) {
   std::vector<config::scripted_step> script(static_cast<std::size_t>(o.steps),
                                             {"test.echo", R"({"probe":"bench"})"});
-  auto tools = std::make_shared<actors::tool_registry>();
-  plugins::add_testkit_tools(*tools, cfg.tools);
   actors::model_provider_ptr provider = std::make_shared<actors::scripted_provider>(script);
   static const sreh::system_clock clock;
   if (o.llm) {
@@ -436,6 +288,64 @@ int main(int argc, char** argv) {
     });
     provider = llm;
   }
+  return provider;
+}
+
+/// A node on `dir` (or PostgreSQL) with the options' store, scheduler and node id.
+sreh::expected<config::node_config> bench_config(const options& o, const std::string& dir) {
+  config::node_config cfg;
+  cfg.data_dir = dir;
+  cfg.store.synchronous = o.sync;
+  cfg.limits.scheduler_policy = o.scheduler;
+  if (o.store == "postgres") {
+    cfg.store.kind = "postgres";
+    cfg.store.url = o.pg_url;
+  }
+  if (!o.node_id.empty())
+    cfg.node_id = o.node_id;
+  if (auto err = config::finalize(cfg))
+    return err;
+  return cfg;
+}
+
+/// Sleeps until `--start-at-ms`: several processes start their work at the same moment.
+void wait_for_start(const options& o) {
+  if (o.start_at_ms > 0) {
+    auto at = std::chrono::system_clock::time_point{std::chrono::milliseconds{o.start_at_ms}};
+    std::this_thread::sleep_until(at);
+  }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  if (!parse(argc, argv, o))
+    return 2;
+  (void)setup_logging("warn", "text");
+  const bool pg_store = o.store == "postgres";
+  char tmpl[] = "/tmp/sreh-bench-XXXXXX";
+  std::string dir = ::mkdtemp(tmpl);
+  auto cfg_or = bench_config(o, dir);
+  if (!cfg_or) {
+    std::fprintf(stderr, "%s\n", cfg_or.error().message.c_str());
+    return 1;
+  }
+  const auto& cfg = *cfg_or;
+  std::unique_ptr<pg_probe> pg;
+  if (pg_store && o.pg_stats) {
+    try {
+      pg = std::make_unique<pg_probe>(o.pg_url);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cannot connect for the statistics: %s\n", e.what());
+      return 1;
+    }
+  }
+  if (!set_proto_request(o))
+    return 1;
+  auto tools = std::make_shared<actors::tool_registry>();
+  plugins::add_testkit_tools(*tools, cfg.tools);
+  auto provider = bench_provider(o);
   policy::policy_set autonomous; // the benchmark measures the kernel, not approvals
   autonomous.default_mode = policy::mode::autonomous;
   auto parts = net::node_parts::start(cfg, tools, autonomous, provider);
@@ -448,45 +358,13 @@ int main(int argc, char** argv) {
   auto token =
     n.hub().subscribe([&t](const actors::event_hub::batch& b) { t.on_events(b->events); });
   long idle_rss = current_rss_kb();
-  if (o.start_at_ms > 0) { // several processes start their work at the same moment
-    auto at = std::chrono::system_clock::time_point{std::chrono::milliseconds{o.start_at_ms}};
-    std::this_thread::sleep_until(at);
-  }
-
-  if (!pg_store)
-    std::printf("sreh kernel benchmark: %s runs of %d steps (test.echo, ~200-byte results), "
-                "SQLite synchronous=%s, %ld cores\n",
-                o.flow  ? "flow"
-                : o.llm ? "model-driven goal (a reason step per tool step)"
-                        : "goal",
-                o.steps, o.sync.c_str(), sysconf(_SC_NPROCESSORS_ONLN));
-  else
-    std::printf("sreh kernel benchmark: runs of %d steps (test.echo, ~200-byte results), "
-                "PostgreSQL%s%s (%s), node %s, %ld cores\n",
-                o.steps, pg ? " " : "", pg ? pg->version().c_str() : "", masked(o.pg_url).c_str(),
-                cfg.node_id.c_str(), sysconf(_SC_NPROCESSORS_ONLN));
+  wait_for_start(o);
+  print_header(o, pg.get(), cfg.node_id);
   std::vector<result> results;
   for (int c : o.concurrency) {
     auto r = measure(n, t, o, c, pg.get());
     results.push_back(r);
-    std::printf("C=%-4d %9.0f steps/s %8.0f runs/s   step p50 %6.0f us  p99 %6.0f us   "
-                "cpu %5.1f us/step   %.2f rows, %.3f txns, %.0f bytes per step   peak RSS %ld MB\n",
-                c, r.steps_per_s, r.runs_per_s, r.p50_us, r.p99_us, r.cpu_us_per_step,
-                r.rows_per_step, r.txns_per_step, r.bytes_per_step, r.peak_rss_kb / 1024);
-    if (r.has_pg) {
-      std::printf("       postgres per step: %.3f txns, %.2f rows (%.2f inserted, %.2f updated, "
-                  "%.2f deleted), %.0f WAL bytes (pg_stat_wal %.0f, %.3f full-page images), "
-                  "%.3f WAL syncs\n",
-                  r.pg_xacts_per_step, r.pg_rows_per_step(), r.pg_inserted_per_step,
-                  r.pg_updated_per_step, r.pg_deleted_per_step, r.pg_wal_bytes_per_step,
-                  r.pg_stat_wal_bytes_per_step, r.pg_wal_fpi_per_step, r.pg_wal_syncs_per_step);
-      if (r.has_pg_cpu)
-        std::printf("       cpu ours %.1f us/step, postgres %.1f us/step, total %.1f us/step\n",
-                    r.cpu_us_per_step, r.pg_cpu_us_per_step, r.total_cpu_us_per_step());
-      else
-        std::printf("       cpu ours %.1f us/step, postgres n/a (server not on this host)\n",
-                    r.cpu_us_per_step);
-    }
+    print_result(r);
     std::fflush(stdout);
   }
   // Memory with many runs in flight: keep `inflight` runs alive at once.
@@ -502,47 +380,11 @@ int main(int argc, char** argv) {
                 before / 1024);
   }
   std::printf("failed runs: %ld\n", t.failed());
-  std::string conc;
-  for (auto c : o.concurrency)
-    conc += (conc.empty() ? "" : ",") + std::to_string(c);
-  if (!pg_store)
-    std::printf("reproduce: build/release/bench/sreh_bench --runs %d --warmup %d --steps %d "
-                "--inflight %d --sync %s --scheduler %s --flow %d --llm %d\n",
-                o.runs, o.warmup, o.steps, o.inflight, o.sync.c_str(), o.scheduler.c_str(),
-                o.flow ? 1 : 0, o.llm ? 1 : 0);
-  else
-    std::printf("reproduce: build/release/bench/sreh_bench --store postgres --pg-url '%s' "
-                "--node-id %s --runs %d --warmup %d --steps %d --concurrency %s --inflight %d "
-                "--pg-stats %s --pg-settle-ms %d --scheduler %s (or bench/pg_bench.sh)\n",
-                masked(o.pg_url).c_str(), cfg.node_id.c_str(), o.runs, o.warmup, o.steps,
-                conc.c_str(), o.inflight, o.pg_stats ? "on" : "off", o.pg_settle_ms,
-                o.scheduler.c_str());
+  print_reproduce(o, cfg.node_id);
   std::string json = std::string{"{\"bench\":\"kernel\",\"flow\":"} + (o.flow ? "true" : "false") +
                      ",\"store\":\"" + o.store + "\",\"steps_per_run\":" + std::to_string(o.steps) +
                      ",\"results\":[";
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    auto& r = results[i];
-    json += fmt::format(
-      R"({}{{"concurrency":{},"steps_per_s":{:.0f},"runs_per_s":{:.0f},"p50_us":{:.0f},)"
-      R"("p99_us":{:.0f},"cpu_us_per_step":{:.1f},"rows_per_step":{:.2f},"txns_per_step":{:.3f},)"
-      R"("bytes_per_step":{:.0f},"peak_rss_kb":{})",
-      i ? "," : "", r.concurrency, r.steps_per_s, r.runs_per_s, r.p50_us, r.p99_us,
-      r.cpu_us_per_step, r.rows_per_step, r.txns_per_step, r.bytes_per_step, r.peak_rss_kb);
-    if (r.has_pg) {
-      json += fmt::format(
-        R"(,"pg_xacts_per_step":{:.3f},"pg_rows_per_step":{:.2f},"pg_inserted_per_step":{:.2f},)"
-        R"("pg_updated_per_step":{:.2f},"pg_deleted_per_step":{:.2f},"pg_wal_bytes_per_step":{:.0f},)"
-        R"("pg_stat_wal_bytes_per_step":{:.0f},"pg_wal_fpi_per_step":{:.3f},)"
-        R"("pg_wal_syncs_per_step":{:.3f})",
-        r.pg_xacts_per_step, r.pg_rows_per_step(), r.pg_inserted_per_step, r.pg_updated_per_step,
-        r.pg_deleted_per_step, r.pg_wal_bytes_per_step, r.pg_stat_wal_bytes_per_step,
-        r.pg_wal_fpi_per_step, r.pg_wal_syncs_per_step);
-      if (r.has_pg_cpu)
-        json += fmt::format(R"(,"pg_cpu_us_per_step":{:.1f},"total_cpu_us_per_step":{:.1f})",
-                            r.pg_cpu_us_per_step, r.total_cpu_us_per_step());
-    }
-    json += "}";
-  }
+  json += results_json(results);
   json += fmt::format(R"(],"inflight":{},"inflight_peak_rss_kb":{},"idle_rss_kb":{},"failed":{})",
                       o.inflight, inflight.peak_rss_kb, idle_rss, t.failed());
   if (pg_store)

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "actors/gateway/scripted_provider.hpp"
+#include "bench/bench_util.hpp"
 #include "config/flows/flow_file.hpp"
 #include "core/base/json.hpp"
 #include "core/base/logger.hpp"
@@ -33,14 +34,8 @@
 namespace {
 
 using namespace sreh;
+using namespace sreh::bench;
 using steady = std::chrono::steady_clock;
-
-long rss_kb() {
-  std::ifstream f{"/proc/self/statm"};
-  long pages = 0, resident = 0;
-  f >> pages >> resident;
-  return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
 
 /// Counts parked and finished runs and collects approval ids from committed events.
 class tracker {
@@ -85,11 +80,38 @@ class tracker {
   std::vector<std::string> approvals_;
 };
 
-int arg(int argc, char** argv, const char* name, int def) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string_view{argv[i]} == name)
-      return std::stoi(argv[i + 1]);
-  return def;
+/// What each parked run is: a goal waiting for an approval, or (`flow`) a flow on a timer.
+expected<goal_request> park_goal(bool flow) {
+  goal_request proto;
+  proto.goal = "park";
+  proto.submitter = "bench";
+  if (flow) {
+    auto f = config::load_flow_string("flow: park\nsteps:\n  - {id: settle, wait: 1h}\n  - {id: "
+                                      "after, tool: test.echo, args: {probe: after}}\n",
+                                      "park.yaml");
+    if (!f)
+      return f.error();
+    proto.goal = "flow park";
+    proto.kind = "flow";
+    proto.spec = flows::pin(*f, {});
+    proto.budget.max_steps = flows::max_run_steps;
+  }
+  return proto;
+}
+
+/// Approves the first `approve` parked runs; the seconds until all of them finished.
+double approve_parked(net::node_parts& n, tracker& t, int approve) {
+  auto ids = t.approvals();
+  auto t1 = steady::now();
+  for (int i = 0; i < approve; ++i) {
+    approval_vote v{"bench-approver", "approver", true, {}, 0};
+    n.kernel().decide(ids[static_cast<std::size_t>(i)], v, [](expected<approval> a) {
+      if (!a)
+        std::fprintf(stderr, "decide failed: %s\n", a.error().message.c_str());
+    });
+  }
+  t.wait_finished(approve);
+  return std::chrono::duration<double>(steady::now() - t1).count();
 }
 
 } // namespace
@@ -101,20 +123,9 @@ int main(int argc, char** argv) {
   const bool flow = arg(argc, argv, "--flow", 0) != 0;
   if (flow)
     approve = 0;
-  goal_request proto;
-  proto.goal = "park";
-  proto.submitter = "bench";
-  if (flow) {
-    auto f = config::load_flow_string("flow: park\nsteps:\n  - {id: settle, wait: 1h}\n  - {id: "
-                                      "after, tool: test.echo, args: {probe: after}}\n",
-                                      "park.yaml");
-    if (!f)
-      return std::fprintf(stderr, "%s\n", f.error().message.c_str()), 1;
-    proto.goal = "flow park";
-    proto.kind = "flow";
-    proto.spec = flows::pin(*f, {});
-    proto.budget.max_steps = flows::max_run_steps;
-  }
+  auto proto = park_goal(flow);
+  if (!proto)
+    return std::fprintf(stderr, "%s\n", proto.error().message.c_str()), 1;
   (void)setup_logging("warn", "text");
   char tmpl[] = "/tmp/sreh-parkbench-XXXXXX";
   std::string dir = ::mkdtemp(tmpl);
@@ -136,13 +147,13 @@ int main(int argc, char** argv) {
   auto token =
     n.hub().subscribe([&t](const actors::event_hub::batch& b) { t.on_events(b->events); });
   malloc_trim(0);
-  long idle = rss_kb();
+  long idle = current_rss_kb();
 
   auto t0 = steady::now();
   for (int i = 0; i < parked; ++i) {
     if (i >= window)
       t.wait_parked(i - window + 1); // keep at most `window` runs in flight while parking
-    n.kernel().submit(proto, [](expected<actors::submit_reply> r) {
+    n.kernel().submit(*proto, [](expected<actors::submit_reply> r) {
       if (!r)
         std::fprintf(stderr, "submit failed: %s\n", r.error().message.c_str());
     });
@@ -152,7 +163,7 @@ int main(int argc, char** argv) {
     std::this_thread::yield();
   double park_s = std::chrono::duration<double>(steady::now() - t0).count();
   malloc_trim(0); // what the parked runs keep, not what parking them left in malloc's caches
-  long after = rss_kb();
+  long after = current_rss_kb();
   auto stats = n.kernel().stats();
   std::printf("parked %d runs in %.1f s (%.0f runs/s); active run actors %ld, parked %ld\n", parked,
               park_s, parked / park_s, static_cast<long>(stats.active_runs),
@@ -162,17 +173,7 @@ int main(int argc, char** argv) {
               flow ? "flow runs (waiting on a timer)" : "runs (waiting for an approval)",
               after / 1024, (after - idle) * 1024.0 / parked);
 
-  auto ids = t.approvals();
-  auto t1 = steady::now();
-  for (int i = 0; i < approve; ++i) {
-    approval_vote v{"bench-approver", "approver", true, {}, 0};
-    n.kernel().decide(ids[static_cast<std::size_t>(i)], v, [](expected<approval> a) {
-      if (!a)
-        std::fprintf(stderr, "decide failed: %s\n", a.error().message.c_str());
-    });
-  }
-  t.wait_finished(approve);
-  double resume_s = std::chrono::duration<double>(steady::now() - t1).count();
+  double resume_s = approve_parked(n, t, approve);
   if (approve > 0)
     std::printf("approved %d: all reactivated and finished in %.2f s (%.0f runs/s)\n", approve,
                 resume_s, approve / resume_s);

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "app/cli/commands.hpp"
+#include "core/base/http_url.hpp"
 
 namespace sreh::app::cli {
 
@@ -69,7 +70,7 @@ int approvals(int argc, char** argv) {
   std::string state = o->value("state") ? *o->value("state") : "pending";
   std::vector<std::string> preset;
   if (state != "all")
-    preset.push_back("state=" + url_encode(state));
+    preset.push_back("state=" + percent_encode(state));
   const auto target = with_query("/v1/approvals", *o, {"run", "role", "limit", "cursor"}, preset);
   int code = exit_ok;
   auto doc = call_readable(*o, "GET", target, code);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/cli/commands.hpp"
+#include "core/base/http_url.hpp"
 #include "core/flows/inputs.hpp"
 
 namespace sreh::app::cli {
@@ -262,7 +263,7 @@ int run_flow(int argc, char** argv) {
     return usage_error("flow run takes exactly one flow NAME");
   const auto& name = o->positional[0];
   int code = exit_ok;
-  auto def = call_readable(*o, "GET", "/v1/flows/" + url_encode(name), code);
+  auto def = call_readable(*o, "GET", "/v1/flows/" + percent_encode(name), code);
   if (!def)
     return code;
   const auto& inputs = member(member(*def, "flow"), "inputs");
@@ -279,7 +280,7 @@ int run_flow(int argc, char** argv) {
   if (!write_labels(w, *o))
     return exit_usage;
   w.EndObject();
-  return post_run(*o, "/v1/flows/" + url_encode(name) + "/runs",
+  return post_run(*o, "/v1/flows/" + percent_encode(name) + "/runs",
                   std::string(buf.GetString(), buf.GetSize()));
 }
 
@@ -301,7 +302,7 @@ int flow(int argc, char** argv) {
   if (sub == "show" && o->flag("dot"))
     return usage_error("--dot is for flow graph");
   int code = exit_ok;
-  auto doc = call_readable(*o, "GET", "/v1/flows/" + url_encode(o->positional[0]), code);
+  auto doc = call_readable(*o, "GET", "/v1/flows/" + percent_encode(o->positional[0]), code);
   if (!doc)
     return code;
   const auto& f = member(*doc, "flow");

@@ -15,6 +15,8 @@
 #include <sstream>
 
 #include "config/node/node_config.hpp"
+#include "core/base/clock.hpp"
+#include "core/base/http_url.hpp"
 
 namespace sreh::app::cli {
 
@@ -297,7 +299,7 @@ std::string with_query(std::string path, const options& o, std::initializer_list
   }
   for (const char* name : names)
     if (const auto* v = o.value(name)) {
-      path += sep + std::string(name) + "=" + url_encode(*v);
+      path += sep + std::string(name) + "=" + percent_encode(*v);
       sep = '&';
     }
   return path;
@@ -334,29 +336,8 @@ const rapidjson::Value& member(const rapidjson::Value& v, const char* key) {
   return it == v.MemberEnd() ? null_value : it->value;
 }
 
-std::optional<std::int64_t> parse_time(const std::string& s) {
-  std::tm tm{};
-  int frac_pos = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &frac_pos) != 6)
-    return std::nullopt;
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  std::int64_t us = static_cast<std::int64_t>(timegm(&tm)) * 1'000'000;
-  if (static_cast<std::size_t>(frac_pos) < s.size() &&
-      s[static_cast<std::size_t>(frac_pos)] == '.') {
-    std::int64_t scale = 100'000;
-    for (auto i = static_cast<std::size_t>(frac_pos) + 1;
-         i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
-      us += (s[i] - '0') * scale;
-      scale /= 10;
-    }
-  }
-  return us;
-}
-
 std::string clock_time(const std::string& rfc3339) {
-  auto us = parse_time(rfc3339);
+  auto us = parse_rfc3339(rfc3339);
   if (!us)
     return std::string(12, ' ');
   std::time_t t = static_cast<std::time_t>(*us / 1'000'000);
@@ -369,7 +350,7 @@ std::string clock_time(const std::string& rfc3339) {
 }
 
 std::string age(const std::string& rfc3339) {
-  auto us = parse_time(rfc3339);
+  auto us = parse_rfc3339(rfc3339);
   if (!us)
     return "-";
   auto now = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -423,21 +404,6 @@ std::string durations(std::int64_t waited_us, std::int64_t ran_us) {
 
 bool valid_run_id(const std::string& s) {
   return s.rfind("run_", 0) == 0 && s.find_first_of("/?#% ") == std::string::npos;
-}
-
-std::string url_encode(const std::string& s) {
-  static constexpr char hex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 0x0f];
-    }
-  }
-  return out;
 }
 
 } // namespace sreh::app::cli

@@ -125,8 +125,6 @@ call_readable(const options& o, const std::string& method, const std::string& ta
 [[nodiscard]] std::int64_t num(const rapidjson::Value& v, const char* key);
 /// A member, or a null value when absent.
 [[nodiscard]] const rapidjson::Value& member(const rapidjson::Value& v, const char* key);
-/// Microseconds since the epoch of an RFC 3339 UTC timestamp.
-[[nodiscard]] std::optional<std::int64_t> parse_time(const std::string& s);
 /// "04:08:39.123" in local time.
 [[nodiscard]] std::string clock_time(const std::string& rfc3339);
 /// "12s", "5m", "3h", "2d" since the timestamp.
@@ -139,7 +137,5 @@ call_readable(const options& o, const std::string& method, const std::string& ta
 /// before it ran.
 [[nodiscard]] std::string durations(std::int64_t waited_us, std::int64_t ran_us);
 [[nodiscard]] bool valid_run_id(const std::string& s);
-/// Percent-encodes a query parameter value.
-[[nodiscard]] std::string url_encode(const std::string& s);
 
 } // namespace sreh::app::cli

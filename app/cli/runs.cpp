@@ -7,6 +7,7 @@
 #include <string>
 
 #include "app/cli/commands.hpp"
+#include "core/base/clock.hpp"
 
 namespace sreh::app::cli {
 
@@ -127,9 +128,9 @@ void print_step(const style& st, const rapidjson::Value& s) {
   if (auto args = str(s, "args"); kind == "tool" && !args.empty() && args != "{}")
     line += " " + truncate(args, 100);
   line += "  " + state_colored(st, state);
-  auto started = parse_time(str(s, "started_at"));
-  auto finished = parse_time(str(s, "finished_at"));
-  auto executed = parse_time(str(s, "executed_at"));
+  auto started = parse_rfc3339(str(s, "started_at"));
+  auto finished = parse_rfc3339(str(s, "finished_at"));
+  auto executed = parse_rfc3339(str(s, "executed_at"));
   if (started && finished) {
     auto began = executed && *executed > 0 ? *executed : *started;
     line += st.dim(" (" + durations(began - *started, *finished - began) + ")");

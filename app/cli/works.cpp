@@ -4,6 +4,7 @@
 #include <string>
 
 #include "app/cli/commands.hpp"
+#include "core/base/http_url.hpp"
 
 namespace sreh::app::cli {
 
@@ -80,7 +81,7 @@ void print_work(const style& st, const rapidjson::Value& w) {
 
 /// `--field k=v` as JSON of the template field's type (looked up on the node).
 std::optional<std::string> fields_body(const options& o, const std::string& tmpl, int& code) {
-  auto t = call(o, "GET", "/v1/templates/" + url_encode(tmpl), code);
+  auto t = call(o, "GET", "/v1/templates/" + percent_encode(tmpl), code);
   if (!t)
     return std::nullopt;
   const auto& fields = member(member(*t, "template"), "fields");

@@ -1,7 +1,9 @@
 #pragma once
-// `http://host:port[/path]` as given in config and tool arguments (Prometheus, probes).
+// `http://host:port[/path]` as given in config and tool arguments (Prometheus, probes), and the
+// percent-encoding of URL parts.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,5 +21,11 @@ struct http_url {
 /// what is wrong: "expected http://host:port[/path]", "'x' is not a port between 1 and 65535".
 [[nodiscard]] expected<http_url> parse_http_url(std::string_view url, bool require_port,
                                                 bool trim_slash);
+
+/// Decodes %XX escapes (and '+' as a space when `plus_is_space`). Nullopt on a bad escape.
+[[nodiscard]] std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space);
+
+/// Encodes everything but unreserved characters (RFC 3986) as %XX.
+[[nodiscard]] std::string percent_encode(std::string_view s);
 
 } // namespace sreh

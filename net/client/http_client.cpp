@@ -10,7 +10,6 @@
 #include "core/base/json.hpp"
 #include "net/http/beast.hpp"
 #include "net/http/maybe_tls_stream.hpp"
-#include "net/sse/sse_format.hpp"
 
 namespace sreh::net {
 

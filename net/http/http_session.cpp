@@ -5,8 +5,8 @@
 
 #include "core/base/fault.hpp"
 #include "net/http/problem.hpp"
+#include "net/http/sse_session.hpp"
 #include "net/http/url.hpp"
-#include "net/sse/sse_session.hpp"
 
 namespace sreh::net {
 
@@ -192,10 +192,14 @@ void http_session::on_header(beast::error_code ec) {
   if (parser_->is_done())
     return dispatch_request();
 
+  read_body();
+}
+
+void http_session::read_body() {
   // An incomplete body is an incomplete request: sheddable like a header under way.
   waiting_since.store(steady_now_ns());
   stream_.expires_after(ms(core_->ctx.cfg.limits.idle_timeout_ms));
-  auto read_body = [self = shared_from_this()] {
+  auto read = [self = shared_from_this()] {
     http::async_read(self->stream_, self->buffer_, *self->parser_,
                      [self](beast::error_code e, std::size_t) { self->on_body(e); });
   };
@@ -203,16 +207,15 @@ void http_session::on_header(beast::error_code ec) {
   if (expect && lower(*expect) == "100-continue") {
     auto cont =
       std::make_shared<http::response<http::empty_body>>(http::status::continue_, version_);
-    http::async_write(
-      stream_, *cont,
-      [self = shared_from_this(), cont, read_body](beast::error_code e, std::size_t) {
-        if (e)
-          return self->close();
-        read_body();
-      });
+    auto on_sent = [self = shared_from_this(), cont, read](beast::error_code e, std::size_t) {
+      if (e)
+        return self->close();
+      read();
+    };
+    http::async_write(stream_, *cont, std::move(on_sent));
     return;
   }
-  read_body();
+  read();
 }
 
 void http_session::on_body(beast::error_code ec) {

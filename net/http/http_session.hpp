@@ -36,6 +36,8 @@ class http_session : public connection, public std::enable_shared_from_this<http
   /// Reads a request header, the whole of which must arrive within limits.header_timeout_ms.
   void read_header();
   void on_header(beast::error_code ec);
+  /// Reads the rest of the body (answering `Expect: 100-continue` first), then dispatches.
+  void read_body();
   void on_body(beast::error_code ec);
   void dispatch_request();
   /// On the strand, with what the SSE route's handler said: its problem, or the stream.

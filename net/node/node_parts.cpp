@@ -20,6 +20,34 @@ expected<persistence::store_ptr> open_store(const config::store_config& s) {
                               : persistence::open_sqlite_store({s.path, s.synchronous});
 }
 
+namespace {
+
+/// `tools` without those `cfg` disables, each wrapped by `decorate` (when given).
+expected<std::shared_ptr<actors::tool_registry>>
+chosen_tools(const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
+             const node_parts::tool_decorator& decorate) {
+  for (const auto& name : cfg.tools.disable)
+    if (!tools->remove(name)) {
+      std::string names;
+      for (const auto& t : tools->all())
+        names += (names.empty() ? "" : ", ") + t->name();
+      return sreh::error{errc::invalid_argument,
+                         fmt::format("tools.disable: this node has no tool '{}' (it has: {})", name,
+                                     names.empty() ? "none" : names)};
+    }
+  if (decorate) {
+    auto wrapped = std::make_shared<actors::tool_registry>();
+    for (const auto& t : tools->all())
+      wrapped->add(decorate(t));
+    for (const auto& src : tools->world_sources())
+      wrapped->add_world_source(src);
+    tools = std::move(wrapped);
+  }
+  return tools;
+}
+
+} // namespace
+
 expected<std::unique_ptr<node_parts>>
 node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
                   policy::policy_set policy, actors::model_provider_ptr provider,
@@ -74,24 +102,10 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
   auto flow_kernel = std::make_shared<actors::flow_kernel>();
   if (!cfg.flows.loaded.empty())
     tools->add(actors::make_flow_tool(cfg, *p->store_, flow_kernel));
-  for (const auto& name : cfg.tools.disable)
-    if (!tools->remove(name)) {
-      std::string names;
-      for (const auto& t : tools->all())
-        names += (names.empty() ? "" : ", ") + t->name();
-      return sreh::error{errc::invalid_argument,
-                         fmt::format("tools.disable: this node has no tool '{}' (it has: {})", name,
-                                     names.empty() ? "none" : names)};
-    }
-  if (decorate) {
-    auto wrapped = std::make_shared<actors::tool_registry>();
-    for (const auto& t : tools->all())
-      wrapped->add(decorate(t));
-    for (const auto& src : tools->world_sources())
-      wrapped->add_world_source(src);
-    tools = std::move(wrapped);
-  }
-  p->tools_ = std::move(tools);
+  auto chosen = chosen_tools(cfg, std::move(tools), decorate);
+  if (!chosen)
+    return chosen.error();
+  p->tools_ = std::move(*chosen);
   p->node_ =
     std::make_unique<actors::node>(cfg, *p->store_, *p->writer_, *p->tools_, std::move(policy),
                                    std::move(provider), p->clock_, p->ids_);

@@ -1,7 +1,7 @@
 // Last-Event-ID and `after` values: accepted only when all decimal digits, and then the number.
 #include <string>
 
-#include "net/sse/sse_format.hpp"
+#include "net/http/sse_format.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
 void fuzz_one(std::string_view input) {

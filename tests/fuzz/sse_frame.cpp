@@ -5,23 +5,24 @@
 #include <vector>
 
 #include "core/base/json.hpp"
-#include "net/sse/sse_format.hpp"
+#include "core/base/sse.hpp"
+#include "net/http/sse_format.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
 namespace {
 
-std::vector<sreh::net::sse_event> parse(std::string_view bytes, std::size_t chunk) {
-  std::vector<sreh::net::sse_event> out;
+std::vector<sreh::sse_event> parse(std::string_view bytes, std::size_t chunk) {
+  std::vector<sreh::sse_event> out;
   sreh::sse_parser p;
   for (std::size_t i = 0; i < bytes.size(); i += chunk)
-    p.feed(bytes.substr(i, chunk), [&](const sreh::net::sse_event& e) {
+    p.feed(bytes.substr(i, chunk), [&](const sreh::sse_event& e) {
       out.push_back(e);
       return true;
     });
   return out;
 }
 
-bool same(const std::vector<sreh::net::sse_event>& a, const std::vector<sreh::net::sse_event>& b) {
+bool same(const std::vector<sreh::sse_event>& a, const std::vector<sreh::sse_event>& b) {
   if (a.size() != b.size())
     return false;
   for (std::size_t i = 0; i < a.size(); ++i)

@@ -4,13 +4,14 @@
 
 #include <string>
 
+#include "core/base/http_url.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
 void fuzz_one(std::string_view input) {
   (void)sreh::net::parse_target(input);
-  auto decoded = sreh::net::percent_decode(input, true);
+  auto decoded = sreh::percent_decode(input, true);
   (void)decoded;
-  auto enc = sreh::net::percent_encode(input);
-  auto back = sreh::net::percent_decode(enc, false);
+  auto enc = sreh::percent_encode(input);
+  auto back = sreh::percent_decode(enc, false);
   SREH_FUZZ_CHECK(back.has_value() && *back == input);
 }

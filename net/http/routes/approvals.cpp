@@ -73,21 +73,7 @@ reply list_approvals(server_context& ctx, const request& req) {
   auto page = ctx.store.list_approvals(f);
   if (!page)
     return problem(page.error(), req);
-  rapidjson::StringBuffer buf;
-  json::writer w(buf);
-  w.StartObject();
-  w.Key("approvals");
-  w.StartArray();
-  for (const auto& a : page->approvals)
-    json::write(w, a);
-  w.EndArray();
-  w.Key("next_cursor");
-  if (page->next_cursor.empty())
-    w.Null();
-  else
-    w.String(page->next_cursor.c_str(), static_cast<rapidjson::SizeType>(page->next_cursor.size()));
-  w.EndObject();
-  return json_reply(200, {buf.GetString(), buf.GetSize()});
+  return json_reply(200, page_body("approvals", page->approvals, page->next_cursor));
 }
 
 // -- GET /v1/approvals/{id} ----------------------------------------------------------------------

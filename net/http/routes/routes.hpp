@@ -9,7 +9,7 @@
 #include "net/http/http_message.hpp"
 #include "net/http/http_server.hpp"
 #include "net/http/router.hpp"
-#include "net/sse/sse_format.hpp"
+#include "net/http/sse_format.hpp"
 
 namespace sreh::net {
 
@@ -27,6 +27,27 @@ std::string envelope(const char* key, const T& x) {
   w.StartObject();
   w.Key(key);
   json::write(w, x);
+  w.EndObject();
+  return {buf.GetString(), buf.GetSize()};
+}
+
+/// `{"<key>": [each item in its wire shape], "next_cursor": cursor or null}`: the body of the
+/// paged list replies.
+template <class Items>
+std::string page_body(const char* key, const Items& items, const std::string& next_cursor) {
+  rapidjson::StringBuffer buf;
+  json::writer w(buf);
+  w.StartObject();
+  w.Key(key);
+  w.StartArray();
+  for (const auto& x : items)
+    json::write(w, x);
+  w.EndArray();
+  w.Key("next_cursor");
+  if (next_cursor.empty())
+    w.Null();
+  else
+    w.String(next_cursor.c_str(), static_cast<rapidjson::SizeType>(next_cursor.size()));
   w.EndObject();
   return {buf.GetString(), buf.GetSize()};
 }

@@ -104,30 +104,21 @@ reply list_runs(server_context& ctx, const request& req) {
   auto page = ctx.store.list_runs(f);
   if (!page)
     return problem(page.error(), req);
-  rapidjson::StringBuffer buf;
-  json::writer w(buf);
-  w.StartObject();
-  w.Key("runs");
-  w.StartArray();
-  for (const auto& r : page->runs)
-    json::write(w, r);
-  w.EndArray();
-  w.Key("next_cursor");
-  if (page->next_cursor.empty())
-    w.Null();
-  else
-    w.String(page->next_cursor.c_str(), static_cast<rapidjson::SizeType>(page->next_cursor.size()));
-  w.EndObject();
-  return json_reply(200, {buf.GetString(), buf.GetSize()});
+  return json_reply(200, page_body("runs", page->runs, page->next_cursor));
 }
 
 // -- GET /v1/runs/{id}, GET /v1/runs/{id}/steps --------------------------------------------------
 
-reply get_run(server_context& ctx, const request& req) {
+/// The run that the route's {id} names, or the problem to reply with.
+std::variant<run, reply> find_run(server_context& ctx, const request& req) {
   const auto& id = req.params.at("id");
   if (auto bad = check_run_id(req, id))
     return std::move(*bad);
-  auto loaded = load_run(ctx, req, id);
+  return load_run(ctx, req, id);
+}
+
+reply get_run(server_context& ctx, const request& req) {
+  auto loaded = find_run(ctx, req);
   if (auto* p = std::get_if<reply>(&loaded))
     return std::move(*p);
   return json_reply(200, json::to_json(std::get<run>(loaded)));
@@ -135,9 +126,7 @@ reply get_run(server_context& ctx, const request& req) {
 
 reply get_steps(server_context& ctx, const request& req) {
   const auto& id = req.params.at("id");
-  if (auto bad = check_run_id(req, id))
-    return std::move(*bad);
-  auto loaded = load_run(ctx, req, id);
+  auto loaded = find_run(ctx, req);
   if (auto* p = std::get_if<reply>(&loaded))
     return std::move(*p);
   auto steps = ctx.store.get_steps(id);

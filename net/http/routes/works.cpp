@@ -36,6 +36,66 @@ const works::work_template* template_of(const server_context& ctx, const works::
   return nullptr;
 }
 
+/// A Work's SLA clocks at `now` (none without its template).
+void write_sla(json::writer& w, const works::work_template* t, const works::work& x,
+               timestamp_us now) {
+  w.Key("sla");
+  w.StartArray();
+  if (t != nullptr)
+    for (const auto& c : works::sla_clocks(t->sla, x.marks, now)) {
+      w.StartObject();
+      put(w, "clock", works::to_string(c.clock));
+      put_time(w, "due_at", c.due_at);
+      put_time(w, "stopped_at", c.stopped_at);
+      w.Key("breached"), w.Bool(c.breached);
+      w.EndObject();
+    }
+  w.EndArray();
+}
+
+/// A Work's runs: their ids, or with `detail` their state and goal.
+void write_runs(json::writer& w, server_context& ctx, const works::work& x, bool detail) {
+  w.Key("runs");
+  w.StartArray();
+  for (const auto& id : x.runs) {
+    if (!detail) {
+      w.String(id.c_str(), static_cast<rapidjson::SizeType>(id.size()));
+      continue;
+    }
+    w.StartObject();
+    put(w, "id", id);
+    if (auto r = ctx.store.get_run(id); r && *r) {
+      put(w, "state", to_string((*r)->state));
+      put(w, "goal", (*r)->goal);
+      w.Key("steps"), w.Int64((*r)->steps);
+      put_or_null(w, "outcome", (*r)->outcome);
+      put_or_null(w, "conclusion", (*r)->conclusion);
+      put_or_null(w, "error", (*r)->error);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+/// A Work's timeline: its events.
+void write_timeline(json::writer& w, server_context& ctx, const works::work& x) {
+  persistence::event_filter f;
+  f.run_id = x.id;
+  f.limit = 10'000;
+  w.Key("timeline");
+  w.StartArray();
+  if (auto evs = ctx.store.read_events(f))
+    for (const auto& e : *evs) {
+      w.StartObject();
+      w.Key("seq"), w.Int64(e.run_seq);
+      put(w, "kind", e.kind);
+      put_time(w, "at", e.at);
+      w.Key("data"), json::raw(w, e.data);
+      w.EndObject();
+    }
+  w.EndArray();
+}
+
 /// A Work in its wire shape. `detail` adds its runs (with their state and goal), its timeline
 /// and its SLA clocks.
 void write_work(json::writer& w, server_context& ctx, const works::work& x, bool detail) {
@@ -69,55 +129,10 @@ void write_work(json::writer& w, server_context& ctx, const works::work& x, bool
     w.Key("for_s"), w.Int64(t->done->for_s);
     w.EndObject();
   }
-  w.Key("sla");
-  w.StartArray();
-  if (t != nullptr)
-    for (const auto& c : works::sla_clocks(t->sla, x.marks, ctx.clock.now_us())) {
-      w.StartObject();
-      put(w, "clock", works::to_string(c.clock));
-      put_time(w, "due_at", c.due_at);
-      put_time(w, "stopped_at", c.stopped_at);
-      w.Key("breached"), w.Bool(c.breached);
-      w.EndObject();
-    }
-  w.EndArray();
-  w.Key("runs");
-  w.StartArray();
-  for (const auto& id : x.runs) {
-    if (!detail) {
-      w.String(id.c_str(), static_cast<rapidjson::SizeType>(id.size()));
-      continue;
-    }
-    w.StartObject();
-    put(w, "id", id);
-    if (auto r = ctx.store.get_run(id); r && *r) {
-      put(w, "state", to_string((*r)->state));
-      put(w, "goal", (*r)->goal);
-      w.Key("steps"), w.Int64((*r)->steps);
-      put_or_null(w, "outcome", (*r)->outcome);
-      put_or_null(w, "conclusion", (*r)->conclusion);
-      put_or_null(w, "error", (*r)->error);
-    }
-    w.EndObject();
-  }
-  w.EndArray();
-  if (detail) {
-    persistence::event_filter f;
-    f.run_id = x.id;
-    f.limit = 10'000;
-    w.Key("timeline");
-    w.StartArray();
-    if (auto evs = ctx.store.read_events(f))
-      for (const auto& e : *evs) {
-        w.StartObject();
-        w.Key("seq"), w.Int64(e.run_seq);
-        put(w, "kind", e.kind);
-        put_time(w, "at", e.at);
-        w.Key("data"), json::raw(w, e.data);
-        w.EndObject();
-      }
-    w.EndArray();
-  }
+  write_sla(w, t, x, ctx.clock.now_us());
+  write_runs(w, ctx, x, detail);
+  if (detail)
+    write_timeline(w, ctx, x);
   w.EndObject();
 }
 

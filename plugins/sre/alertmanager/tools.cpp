@@ -6,9 +6,9 @@
 
 #include "core/base/clock.hpp"
 #include "core/base/duration.hpp"
+#include "core/base/http_url.hpp"
 #include "core/base/json.hpp"
 #include "net/client/http_client.hpp"
-#include "net/http/url.hpp"
 
 namespace sreh::plugins::alertmanager {
 
@@ -96,7 +96,7 @@ std::string filter_query(const rapidjson::Value& labels) {
   std::string q;
   for (const auto& m : labels.GetObject()) {
     auto matcher = fmt::format("{}={}", m.name.GetString(), json::quote(m.value.GetString()));
-    q += (q.empty() ? "" : "&") + std::string{"filter="} + net::percent_encode(matcher);
+    q += (q.empty() ? "" : "&") + std::string{"filter="} + percent_encode(matcher);
   }
   return q;
 }
@@ -249,7 +249,7 @@ class silence_tool final : public am_tool {
       return tool_result::failure(found.error().message);
     if (found->empty())
       return tool_result::success(R"({"expired":false,"reason":"no active silence of this call"})");
-    auto r = srv().call(name(), "DELETE", "/api/v2/silence/" + net::percent_encode(*found));
+    auto r = srv().call(name(), "DELETE", "/api/v2/silence/" + percent_encode(*found));
     if (!r)
       return tool_result::failure(r.error().message);
     return tool_result::success(

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "config/node/node_config.hpp"
+#include "core/base/http_url.hpp"
 #include "core/base/json.hpp"
 #include "net/client/http_client.hpp"
-#include "net/http/url.hpp"
 
 namespace sreh::plugins::prometheus {
 
@@ -49,7 +49,7 @@ class server {
     std::string target = cfg_.path_prefix + path;
     char sep = '?';
     for (const auto& [k, v] : ps) {
-      target += sep + k + "=" + net::percent_encode(v);
+      target += sep + k + "=" + percent_encode(v);
       sep = '&';
     }
     auto res =

@@ -7,7 +7,6 @@
 #include <string_view>
 
 #include "core/model/event.hpp"
-#include "net/client/http_client.hpp"
 
 namespace sreh::net {
 

@@ -1,11 +1,11 @@
-#include "net/sse/sse_session.hpp"
+#include "net/http/sse_session.hpp"
 
 #include <algorithm>
 #include <mutex>
 #include <vector>
 
 #include "net/http/routes/routes.hpp"
-#include "net/sse/sse_format.hpp"
+#include "net/http/sse_format.hpp"
 
 namespace sreh::net {
 

@@ -1,4 +1,4 @@
-#include "net/sse/sse_format.hpp"
+#include "net/http/sse_format.hpp"
 
 #include <charconv>
 

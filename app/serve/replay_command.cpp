@@ -1,4 +1,4 @@
-#include "app/cli/replay_command.hpp"
+#include "app/serve/replay_command.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

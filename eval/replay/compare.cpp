@@ -1,0 +1,136 @@
+#include "eval/replay/compare.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/base/json.hpp"
+#include "core/llm/wire.hpp"
+#include "eval/replay/journal.hpp"
+
+namespace sreh::eval::detail {
+
+namespace {
+
+namespace wire = llm::wire;
+
+std::string request_hash(const step& s) {
+  auto doc = object_of(s.args);
+  return doc ? wire::string_or(*doc, "request_hash") : std::string{};
+}
+
+/// The parts of a reason step's response that decide what the run does next.
+std::string answer_of(const step& s) {
+  auto doc = object_of(s.result);
+  if (!doc)
+    return s.result;
+  std::string out = wire::string_or(*doc, "answered_by") + '\x1f' + wire::string_or(*doc, "text") +
+                    '\x1f' + wire::string_or(*doc, "finish") + '\x1f' +
+                    wire::string_or(*doc, "bad");
+  if (const auto* calls = wire::member(*doc, "tool_calls"))
+    out += '\x1f' + json::stringify(*calls);
+  return out;
+}
+
+} // namespace
+
+std::string describe(const step& s) {
+  switch (s.kind) {
+  case step_kind::tool: {
+    auto effect = policy_effect(s);
+    return fmt::format("tool {} {} {}{}", s.tool, clip(canonical(s.args), 40), to_string(s.state),
+                       effect.empty() || effect == "allow" ? "" : " [" + effect + "]");
+  }
+  case step_kind::reason: {
+    auto doc = object_of(s.result);
+    if (!doc)
+      return fmt::format("reason {}", to_string(s.state));
+    std::string names;
+    if (const auto* calls = wire::member(*doc, "tool_calls"); calls && calls->IsArray())
+      for (const auto& c : calls->GetArray())
+        names += (names.empty() ? "" : ", ") + wire::string_or(c, "name");
+    return fmt::format("reason {}: {}", wire::string_or(*doc, "answered_by", "-"),
+                       !names.empty()
+                         ? "calls " + names
+                         : fmt::format("answers \"{}\"", clip(wire::string_or(*doc, "text"), 36)));
+  }
+  case step_kind::observe: {
+    auto doc = object_of(s.result);
+    const auto* holds = doc ? wire::member(*doc, "holds") : nullptr;
+    return fmt::format("observe {} {}", s.tool,
+                       holds && holds->IsBool() && holds->GetBool() ? "holds" : "does not hold");
+  }
+  case step_kind::conclude: {
+    auto doc = object_of(s.result);
+    return fmt::format("conclude \"{}\"",
+                       clip(doc ? wire::string_or(*doc, "conclusion") : std::string{}, 50));
+  }
+  default:
+    return fmt::format("{} {}", to_string(s.kind), to_string(s.state));
+  }
+}
+
+std::string difference(const step& a, const step& b) {
+  if (a.kind != b.kind)
+    return fmt::format("a {} step was recorded, the replay made a {} step", to_string(a.kind),
+                       to_string(b.kind));
+  if (a.tool != b.tool)
+    return fmt::format("tool: recorded {}, replay {}", a.tool, b.tool);
+  if (a.kind == step_kind::tool && canonical(a.args) != canonical(b.args))
+    return fmt::format("arguments: recorded {}, replay {}", clip(canonical(a.args)),
+                       clip(canonical(b.args)));
+  if (a.kind == step_kind::tool && policy_effect(a) != policy_effect(b))
+    return fmt::format("policy: recorded {} ({}), replay {} ({})", policy_effect(a),
+                       policy_rule(a).empty() ? "default" : policy_rule(a), policy_effect(b),
+                       policy_rule(b).empty() ? "default" : policy_rule(b));
+  if (a.state != b.state)
+    return fmt::format("state: recorded {}, replay {}{}", to_string(a.state), to_string(b.state),
+                       b.error.empty() ? "" : fmt::format(" ({})", clip(b.error)));
+  if (a.kind == step_kind::reason && answer_of(a) != answer_of(b))
+    return "the answer differs";
+  if (a.kind == step_kind::reason && request_hash(a) != request_hash(b))
+    return "the model was asked something else (its request hash differs); the recorded answer "
+           "was used";
+  if ((a.kind == step_kind::tool || a.kind == step_kind::observe ||
+       a.kind == step_kind::conclude) &&
+      a.state == step_state::succeeded && canonical(a.result) != canonical(b.result))
+    return "the result differs";
+  if (a.error != b.error)
+    return fmt::format("error: recorded \"{}\", replay \"{}\"", clip(a.error), clip(b.error));
+  return {};
+}
+
+std::string end_of(const run& r) {
+  if (r.state == run_state::succeeded)
+    return fmt::format("succeeded: {}", r.conclusion);
+  return fmt::format("{}: {}", to_string(r.state), r.error);
+}
+
+void compare_steps(const std::vector<step>& a, const std::vector<step>& b, replay_report& out) {
+  for (std::size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    step_comparison c;
+    c.n = static_cast<std::int64_t>(i) + 1;
+    if (i < a.size())
+      c.recorded = describe(a[i]);
+    if (i < b.size())
+      c.replayed = describe(b[i]);
+    if (i >= a.size())
+      c.difference = "the recording ends before this step";
+    else if (i >= b.size())
+      c.difference = "the replay ended before this step";
+    else
+      c.difference = difference(a[i], b[i]);
+    c.same = c.difference.empty();
+    if (!c.same && out.first_divergence == 0)
+      out.first_divergence = c.n;
+    if (i < a.size() && a[i].kind == step_kind::reason) {
+      ++out.reason_steps;
+      if (i < b.size() && b[i].kind == step_kind::reason &&
+          request_hash(a[i]) == request_hash(b[i]))
+        ++out.same_request_hashes;
+    }
+    out.steps.push_back(std::move(c));
+  }
+}
+
+} // namespace sreh::eval::detail
