@@ -5,6 +5,7 @@
 #include <future>
 
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 #include "core/flows/inputs.hpp"
 #include "core/flows/runner.hpp"
 
@@ -17,14 +18,14 @@ class flow_tool final : public tool {
   flow_tool(const config::node_config& cfg, persistence::store& store,
             std::shared_ptr<flow_kernel> kernel)
     : cfg_(cfg), store_(store), kernel_(std::move(kernel)) {
-    std::string names;
+    std::vector<std::string> names;
     for (const auto& f : cfg.flows.loaded)
-      names += (names.empty() ? "" : ",") + json::quote(f.name);
-    schema_ =
-      fmt::format(R"({{"type":"object","required":["flow"],"properties":{{)"
-                  R"("flow":{{"type":"string","enum":[{}]}},"inputs":{{"type":"object"}}}},)"
-                  R"("additionalProperties":false}})",
-                  names);
+      names.push_back(f.name);
+    auto properties =
+      json::object("flow", json::raw_text{json::object("type", "string", "enum", names)}, "inputs",
+                   json::raw_text{json::object("type", "object")});
+    schema_ = json::object("type", "object", "required", std::vector<std::string>{"flow"},
+                           "properties", json::raw_text{properties}, "additionalProperties", false);
     for (const auto& f : cfg.flows.loaded)
       description_ += fmt::format("; {}: {}", f.name, f.description);
   }
@@ -72,9 +73,8 @@ class flow_tool final : public tool {
     auto r = answer.get();
     if (!r)
       return tool_result::failure(fmt::format("flow.run {}: {}", name, r.error().message));
-    return tool_result::success(fmt::format(R"({{"run":{},"flow":{},"version":{},"started":{}}})",
-                                            json::quote(r->run_id), json::quote(f->name),
-                                            json::quote(f->version), r->created));
+    return tool_result::success(json::object("run", r->run_id, "flow", f->name, "version",
+                                             f->version, "started", r->created));
   }
 
   /// The call took effect when a run holds its idempotency key.
@@ -84,8 +84,7 @@ class flow_tool final : public tool {
       return {};
     if (!id->has_value())
       return {reconcile_result::not_happened, "{}"};
-    return {reconcile_result::happened,
-            fmt::format(R"({{"run":{},"started":false}})", json::quote(**id))};
+    return {reconcile_result::happened, json::object("run", **id, "started", false)};
   }
 
  private:

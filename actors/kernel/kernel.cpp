@@ -2,6 +2,7 @@
 
 #include "actors/kernel/kernel_state.hpp"
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 
 namespace sreh::actors {
 
@@ -83,9 +84,8 @@ void adopt_parked(kernel_self self, recovery_item item) {
   auto& rt = *self->state.rt;
   const auto before = item.r; // its checkpoint, should the event not be written
   persistence::write_batch b;
-  b.events.push_back(parked_event(
-    rt, item.r, "run.recovered",
-    fmt::format(R"({{"node":{},"steps":{}}})", json::quote(rt.cfg.node_id), item.r.steps)));
+  b.events.push_back(parked_event(rt, item.r, "run.recovered",
+                                  json::object("node", rt.cfg.node_id, "steps", item.r.steps)));
   b.update = item.r;
   auto id = item.r.id;
   kernel_commit(self, std::move(b),
@@ -318,7 +318,7 @@ event parked_event(const runtime& rt, run& r, const char* kind, std::string data
   auto doc = json::parse(r.checkpoint);
   if (doc && doc->IsObject() && doc->HasMember("run_seq") && (*doc)["run_seq"].IsInt64())
     seq = (*doc)["run_seq"].GetInt64();
-  r.checkpoint = fmt::format(R"({{"run_seq":{}}})", seq + 1);
+  r.checkpoint = json::object("run_seq", seq + 1);
   r.updated_at = rt.clock.now_us();
   event e;
   e.id = rt.ids.next("evt");

@@ -7,6 +7,7 @@
 
 #include "actors/kernel/kernel_state.hpp"
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 
 namespace sreh::actors {
 
@@ -120,10 +121,9 @@ std::string vote_data(const approval& a, const approval_vote& v) {
   std::int64_t yes = 0;
   for (auto& x : a.votes)
     yes += x.approve ? 1 : 0;
-  return fmt::format(R"({{"approval":{},"by":{},"role":{},"approve":{},"comment":{},)"
-                     R"("approvals":{},"required":{},"state":{}}})",
-                     json::quote(a.id), json::quote(v.by), json::quote(v.role), v.approve,
-                     json::quote(v.comment), yes, a.required, json::quote(to_string(a.state)));
+  return json::object("approval", a.id, "by", v.by, "role", v.role, "approve", v.approve, "comment",
+                      v.comment, "approvals", yes, "required", a.required, "state",
+                      to_string(a.state));
 }
 
 void apply_decision(kernel_self self, const std::string& approval_id, const approval_vote& vote,
@@ -149,8 +149,7 @@ void apply_decision(kernel_self self, const std::string& approval_id, const appr
     if (settled)
       b.events.push_back(
         parked_event(rt, v->r, "approval.decided",
-                     fmt::format(R"({{"approval":{},"state":{}}})", json::quote(v->a.id),
-                                 json::quote(to_string(v->a.state)))));
+                     json::object("approval", v->a.id, "state", to_string(v->a.state))));
     b.approvals.push_back(v->a);
     b.update = v->r;
     kernel_commit(
@@ -187,19 +186,16 @@ void expire(kernel_self self, const std::string& approval_id, const std::string&
       v->a.escalated = true;
       v->a.roles = v->a.escalate_to;
       v->a.expires_at = now + timeout;
-      std::string roles;
-      for (auto& role : v->a.roles)
-        roles += (roles.empty() ? "" : ",") + json::quote(role);
       char buf[32];
-      b.events.push_back(parked_event(
-        rt, v->r, "approval.escalated",
-        fmt::format(R"({{"approval":{},"roles":[{}],"expires_at":{}}})", json::quote(v->a.id),
-                    roles, json::quote(format_rfc3339(v->a.expires_at, buf)))));
+      b.events.push_back(
+        parked_event(rt, v->r, "approval.escalated",
+                     json::object("approval", v->a.id, "roles", v->a.roles, "expires_at",
+                                  format_rfc3339(v->a.expires_at, buf))));
     } else {
       v->a.state = approval_state::expired;
       v->a.decided_at = now;
-      b.events.push_back(parked_event(rt, v->r, "approval.expired",
-                                      fmt::format(R"({{"approval":{}}})", json::quote(v->a.id))));
+      b.events.push_back(
+        parked_event(rt, v->r, "approval.expired", json::object("approval", v->a.id)));
     }
     b.approvals.push_back(v->a);
     b.update = v->r;
@@ -351,18 +347,18 @@ void cancel_op(kernel_self self, const std::string& id, const std::string& by,
         ap.decided_at = rt.clock.now_us();
         drop_timer(self, ap);
         rt.counters.pending_approvals.fetch_sub(1, std::memory_order_relaxed);
-        b.events.push_back(parked_event(
-          rt, cancelled, "approval.expired",
-          fmt::format(R"({{"approval":{},"reason":"run cancelled"}})", json::quote(ap.id))));
+        b.events.push_back(
+          parked_event(rt, cancelled, "approval.expired",
+                       json::object("approval", ap.id, "reason", "run cancelled")));
         b.approvals.push_back(std::move(ap));
       }
       bool had_runs = cancelled.waiting_for == wait_reason::runs;
       cancelled.state = run_state::cancelled;
       cancelled.waiting_for = wait_reason::none;
       cancelled.error = "cancelled by " + by;
-      b.events.push_back(parked_event(rt, cancelled, "run.cancelled",
-                                      fmt::format(R"({{"message":{},"steps":{}}})",
-                                                  json::quote(cancelled.error), cancelled.steps)));
+      b.events.push_back(
+        parked_event(rt, cancelled, "run.cancelled",
+                     json::object("message", cancelled.error, "steps", cancelled.steps)));
       b.update = cancelled;
       kernel_commit(
         self, std::move(b),

@@ -8,6 +8,7 @@
 
 #include "actors/kernel/kernel_state.hpp"
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 #include "core/flows/runner.hpp"
 
 namespace sreh::actors {
@@ -85,12 +86,10 @@ runs_view load_runs(persistence::store& s, const std::string& run_id) {
 }
 
 std::string ends_json(const std::vector<flows::child_end>& ends) {
-  std::string out = "[";
-  for (const auto& e : ends)
-    out += fmt::format(R"({}{{"key":{},"run":{},"state":{},"conclusion":{},"error":{}}})",
-                       out.size() > 1 ? "," : "", json::quote(e.key), json::quote(e.run_id),
-                       json::quote(e.state), json::quote(e.conclusion), json::quote(e.error));
-  return out + "]";
+  return json::array(ends, [](json::writer& w, const flows::child_end& e) {
+    json::write_object(w, "key", e.key, "run", e.run_id, "state", e.state, "conclusion",
+                       e.conclusion, "error", e.error);
+  });
 }
 
 } // namespace

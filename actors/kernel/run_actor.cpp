@@ -9,6 +9,7 @@
 #include "actors/policy/policy_check.hpp"
 #include "core/base/failpoint.hpp"
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 #include "core/base/json_schema.hpp"
 #include "core/model/outcome.hpp"
 
@@ -186,7 +187,7 @@ void journal_decision(self_ptr self, const decision& d, const policy::decision& 
   case policy::verdict::allow:
     return commit(self, after_commit::execute);
   case policy::verdict::deny:
-    j.record_outcome(n, false, R"({"not_executed":"policy","retryable":false})",
+    j.record_outcome(n, false, json::object("not_executed", "policy", "retryable", false),
                      fmt::format("not executed: denied by policy ({})", pd.reason));
     return commit(self, after_commit::advance);
   case policy::verdict::require_approval:
@@ -379,8 +380,7 @@ void recover(self_ptr self) {
   auto& st = self->state;
   auto& j = st.journal;
   st.rt->counters.recovered.fetch_add(1, std::memory_order_relaxed);
-  j.emit("run.recovered", fmt::format(R"({{"node":{},"steps":{}}})",
-                                      json::quote(st.rt->cfg.node_id), j.steps.size()));
+  j.emit("run.recovered", json::object("node", st.rt->cfg.node_id, "steps", j.steps.size()));
   if (j.r.state == run_state::pending) {
     j.start();
     return advance(self);

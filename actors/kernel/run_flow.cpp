@@ -10,6 +10,7 @@
 #include "actors/kernel/run_actor_impl.hpp"
 #include "config/flows/flow_file.hpp"
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 #include "core/flows/inputs.hpp"
 #include "core/flows/runner.hpp"
 
@@ -69,16 +70,23 @@ expected<std::shared_ptr<flow_state>> read_spec(const run& r) {
 /// What ties a journaled step to its flow step: `{"flow": {"step", "phase", "attempt"}}`, the
 /// `detail` of the step's decision (as the reasoner's hypotheses are for a goal run's steps).
 std::string flow_detail(const flows::action& a) {
-  return fmt::format(R"({{"flow":{{"step":{},"phase":{},"attempt":{}{}}}}})", json::quote(a.step),
-                     json::quote(to_string(a.phase)), a.attempt,
-                     a.kind == flows::action::call_tool && a.timeout_ms > 0
-                       ? fmt::format(R"(,"timeout_ms":{})", a.timeout_ms)
-                       : std::string{});
+  return json::build([&](json::writer& w) {
+    w.StartObject();
+    w.Key("flow");
+    w.StartObject();
+    json::field(w, "step", a.step);
+    json::field(w, "phase", to_string(a.phase));
+    json::field(w, "attempt", a.attempt);
+    if (a.kind == flows::action::call_tool && a.timeout_ms > 0)
+      json::field(w, "timeout_ms", a.timeout_ms);
+    w.EndObject();
+    w.EndObject();
+  });
 }
 
 /// The decision of a flow's own step (not a tool call): the thought and the flow detail.
 std::string tag(const flows::action& a, const std::string& thought) {
-  return fmt::format(R"({{"thought":{},"detail":{}}})", json::quote(thought), flow_detail(a));
+  return json::object("thought", thought, "detail", json::raw_text{flow_detail(a)});
 }
 
 /// A journaled step as the runner reads it: a step with an outcome that belongs to a flow step.
@@ -220,14 +228,15 @@ expected<goal_request> request_for(const runtime& rt, const run& parent, const f
 }
 
 std::string runs_args(const flows::action& a, const std::vector<goal_request>& reqs) {
-  std::string runs = "[";
-  for (std::size_t i = 0; i < reqs.size(); ++i)
-    runs +=
-      fmt::format(R"({}{{"key":{},"kind":{},"goal":{}}})", i ? "," : "", json::quote(a.runs[i].key),
-                  json::quote(reqs[i].kind), json::quote(reqs[i].goal));
-  return fmt::format(R"({{"join":{},"timeout_ms":{},"single_goal":{},"runs":{}]}})",
-                     json::quote(to_string(a.join)), a.timeout_ms,
-                     a.runs.size() == 1 && a.runs.front().kind == flows::child_run::goal_run, runs);
+  auto runs = json::build([&](json::writer& w) {
+    w.StartArray();
+    for (std::size_t i = 0; i < reqs.size(); ++i)
+      json::write_object(w, "key", a.runs[i].key, "kind", reqs[i].kind, "goal", reqs[i].goal);
+    w.EndArray();
+  });
+  return json::object("join", to_string(a.join), "timeout_ms", a.timeout_ms, "single_goal",
+                      a.runs.size() == 1 && a.runs.front().kind == flows::child_run::goal_run,
+                      "runs", json::raw_text{runs});
 }
 
 /// The run's pinned definition, read once per actor; null (the run failed) when it cannot be.
@@ -301,9 +310,8 @@ void advance_flow(self_ptr self) {
   }
   case flows::action::approve: {
     j.add_flow_intent(step_kind::approval,
-                      fmt::format(R"({{"approvers":{},"timeout_ms":{},"reason":{}}})",
-                                  a.approval.approvers, a.approval.timeout_ms,
-                                  json::quote(a.approval.reason)),
+                      json::object("approvers", a.approval.approvers, "timeout_ms",
+                                   a.approval.timeout_ms, "reason", a.approval.reason),
                       tag(a, thought));
     policy::decision pd;
     pd.effect = policy::verdict::require_approval;
@@ -461,13 +469,14 @@ void on_runs_joined(self_ptr self, const std::string& ends_json, bool timed_out)
                     fmt::format("flow run {} (step {}: {})", j.r.id, j.steps.back().n,
                                 res.ok ? "join any succeeded" : "the join failed"))
           .then([](kernel_reply&) {}, [](caf::error&) {});
-  std::string runs = "[";
-  for (const auto& e : ends)
-    runs += fmt::format(R"({}{{"key":{},"run":{},"state":{},"conclusion":{},"error":{}}})",
-                        runs.size() > 1 ? "," : "", json::quote(e.key), json::quote(e.run_id),
-                        json::quote(e.state.empty() ? "cancelled" : e.state),
-                        json::quote(e.conclusion), json::quote(e.error));
-  j.runs_joined(res.ok, fmt::format(R"({{"runs":{}],"output":{}}})", runs, res.output), res.error);
+  auto runs = json::array(ends, [](json::writer& w, const flows::child_end& e) {
+    json::write_object(w, "key", e.key, "run", e.run_id, "state",
+                       e.state.empty() ? "cancelled" : e.state, "conclusion", e.conclusion, "error",
+                       e.error);
+  });
+  j.runs_joined(res.ok,
+                json::object("runs", json::raw_text{runs}, "output", json::raw_text{res.output}),
+                res.error);
   commit(self, after_commit::advance);
 }
 

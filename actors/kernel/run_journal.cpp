@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 
 namespace sreh::actors {
 
@@ -18,13 +19,24 @@ std::int64_t run_seq_of(const std::string& checkpoint) {
   return m != doc->MemberEnd() && m->value.IsInt64() ? m->value.GetInt64() : 0;
 }
 
-/// A short result for the event stream: full when small, else a marker (the step has it all).
+/// Step `n` of run `r`, of `kind` and in `state`, with nothing else set yet.
+step new_step(const run& r, std::int64_t n, step_kind kind, step_state state) {
+  step s;
+  s.run_id = r.id;
+  s.n = n;
+  s.kind = kind;
+  s.state = state;
+  return s;
+}
+
+/// A short result for the event stream: full when small, else a marker (the
+/// step has it all).
 std::string result_for_event(const std::string& result) {
   if (result.empty())
     return "null";
   if (result.size() <= 2048)
     return result;
-  return fmt::format(R"({{"omitted":true,"bytes":{}}})", result.size());
+  return json::object("omitted", true, "bytes", result.size());
 }
 
 } // namespace
@@ -37,8 +49,8 @@ std::string cap_result(std::string result, std::int64_t max_bytes, bool& truncat
   std::size_t cut = std::min<std::size_t>(1024, result.size());
   while (cut > 0 && (static_cast<unsigned char>(result[cut]) & 0xC0) == 0x80)
     --cut; // never split a UTF-8 sequence
-  return fmt::format(R"({{"truncated":true,"bytes":{},"preview":{}}})", result.size(),
-                     json::quote(std::string_view{result}.substr(0, cut)));
+  return json::object("truncated", true, "bytes", result.size(), "preview",
+                      std::string_view{result}.substr(0, cut));
 }
 
 void run_journal::init(const runtime& rt, run initial, std::vector<step> journaled) {
@@ -51,10 +63,9 @@ void run_journal::init(const runtime& rt, run initial, std::vector<step> journal
 
 persistence::write_batch run_journal::take_create_batch() {
   emit("run.created",
-       fmt::format(R"({{"goal":{},"submitter":{},"labels":{},"kind":{},"parent":{}}})",
-                   json::quote(r.goal), json::quote(r.submitter), r.labels, json::quote(r.kind),
-                   r.parent.empty() ? "null" : json::quote(r.parent)));
-  r.checkpoint = fmt::format(R"({{"run_seq":{}}})", run_seq_);
+       json::object("goal", r.goal, "submitter", r.submitter, "labels", json::raw_text{r.labels},
+                    "kind", r.kind, "parent", json::string_or_null(r.parent)));
+  r.checkpoint = json::object("run_seq", run_seq_);
   persistence::write_batch b;
   b.create = r;
   b.events = std::move(events_);
@@ -64,7 +75,7 @@ persistence::write_batch run_journal::take_create_batch() {
 
 void run_journal::start() {
   r.state = run_state::running;
-  emit("run.started", fmt::format(R"({{"node":{}}})", json::quote(rt_->cfg.node_id)));
+  emit("run.started", json::object("node", rt_->cfg.node_id));
 }
 
 void run_journal::emit(const char* kind, std::string data) {
@@ -97,54 +108,44 @@ void run_journal::touch(std::int64_t n) {
 }
 
 void run_journal::add_tool_intent(const decision& d, const std::string& policy) {
-  step s;
-  s.run_id = r.id;
-  s.n = next_step_n();
-  s.kind = step_kind::tool;
-  s.state = step_state::intent;
+  auto s = new_step(r, next_step_n(), step_kind::tool, step_state::intent);
   s.tool = d.tool;
   s.args = d.args.empty() ? "{}" : d.args;
   s.idempotency_key =
     d.idempotency_key.empty() ? fmt::format("{}:{}", r.id, s.n) : d.idempotency_key;
-  s.decision = fmt::format(R"({{"thought":{},"detail":{},"policy":{}}})", json::quote(d.thought),
-                           d.detail.empty() ? "{}" : d.detail, policy);
+  s.decision = json::object("thought", d.thought, "detail", json::raw_or(d.detail, "{}"), "policy",
+                            json::raw_text{policy});
   s.started_at = rt_->clock.now_us();
   emit("step.intent",
-       fmt::format(R"({{"n":{},"kind":"tool","tool":{},"args":{},"thought":{},"policy":{}}})", s.n,
-                   json::quote(s.tool), s.args, json::quote(d.thought), policy));
+       json::object("n", s.n, "kind", "tool", "tool", s.tool, "args", json::raw_text{s.args},
+                    "thought", d.thought, "policy", json::raw_text{policy}));
   steps.push_back(std::move(s));
   r.steps = static_cast<std::int64_t>(steps.size());
   touch(r.steps);
 }
 
 void run_journal::add_conclusion(const decision& d) {
-  step s;
-  s.run_id = r.id;
-  s.n = static_cast<std::int64_t>(steps.size()) + 1;
-  s.kind = step_kind::conclude;
-  s.state = step_state::succeeded;
-  s.decision = fmt::format(R"({{"thought":{},"detail":{}}})", json::quote(d.thought),
-                           d.detail.empty() ? "{}" : d.detail);
-  s.result = fmt::format(R"({{"conclusion":{}}})", json::quote(d.conclusion));
+  auto s = new_step(r, next_step_n(), step_kind::conclude, step_state::succeeded);
+  s.decision = json::object("thought", d.thought, "detail", json::raw_or(d.detail, "{}"));
+  s.result = json::object("conclusion", d.conclusion);
   s.started_at = s.finished_at = rt_->clock.now_us();
-  emit(
-    "step.outcome",
-    fmt::format(R"({{"n":{},"kind":"conclude","state":"succeeded","result":{}}})", s.n, s.result));
+  emit("step.outcome", json::object("n", s.n, "kind", "conclude", "state", "succeeded", "result",
+                                    json::raw_text{s.result}));
   steps.push_back(std::move(s));
   r.steps = static_cast<std::int64_t>(steps.size());
   touch(r.steps);
 }
 
 void run_journal::emit_outcome(const step& s) {
-  // The execution alone, and apart from it the wait before it (an approval's, a lease's).
+  // The execution alone, and apart from it the wait before it (an approval's, a
+  // lease's).
   auto began = s.executed_at > 0 ? s.executed_at : s.started_at;
   emit("step.outcome",
-       fmt::format(R"({{"n":{},"kind":{},"tool":{},"state":{},"error":{},"result":{},)"
-                   R"("truncated":{},"attempts":{},"duration_us":{},"waited_us":{}}})",
-                   s.n, json::quote(to_string(s.kind)), json::quote(s.tool),
-                   json::quote(to_string(s.state)), s.error.empty() ? "null" : json::quote(s.error),
-                   result_for_event(s.result), s.result_truncated, s.attempts,
-                   s.finished_at - began, began - s.started_at));
+       json::object("n", s.n, "kind", to_string(s.kind), "tool", s.tool, "state",
+                    to_string(s.state), "error", json::string_or_null(s.error), "result",
+                    json::raw_text{result_for_event(s.result)}, "truncated", s.result_truncated,
+                    "attempts", s.attempts, "duration_us", s.finished_at - began, "waited_us",
+                    began - s.started_at));
 }
 
 void run_journal::record_outcome(std::int64_t n, bool ok, std::string result, std::string error) {
@@ -166,6 +167,26 @@ void run_journal::record_cancelled(std::int64_t n, std::string why) {
   touch(n);
 }
 
+namespace {
+
+/// A new approval of step `n` of run `r` (its tool call), asked by the run's
+/// submitter.
+approval approval_of(const run& r, const step& s, std::int64_t n, approval_kind kind,
+                     std::string id, timestamp_us now) {
+  approval a;
+  a.id = std::move(id);
+  a.run_id = r.id;
+  a.step_n = n;
+  a.kind = kind;
+  a.tool = s.tool;
+  a.args = s.args;
+  a.requester = r.submitter;
+  a.created_at = now;
+  return a;
+}
+
+} // namespace
+
 std::string run_journal::mark_in_doubt(std::int64_t n) {
   auto& s = step_at(n);
   s.state = step_state::in_doubt;
@@ -174,62 +195,43 @@ std::string run_journal::mark_in_doubt(std::int64_t n) {
   s.finished_at = rt_->clock.now_us();
   emit_outcome(s);
   touch(n);
-  approval a;
-  a.id = rt_->ids.next("apr");
-  a.run_id = r.id;
-  a.step_n = n;
-  a.kind = approval_kind::in_doubt;
-  a.tool = s.tool;
-  a.args = s.args;
+  auto a = approval_of(r, s, n, approval_kind::in_doubt, rt_->ids.next("apr"), rt_->clock.now_us());
   a.reason = s.error + ": did it happen?";
   a.roles = {"approver"};
-  a.requester = r.submitter;
-  a.created_at = rt_->clock.now_us();
   emit("approval.requested",
-       fmt::format(R"({{"approval":{},"kind":"in_doubt","step":{},)"
-                   R"("tool":{},"args":{},"reason":{}}})",
-                   json::quote(a.id), n, json::quote(a.tool), a.args, json::quote(a.reason)));
-  auto id = a.id;
-  approvals_.push_back(std::move(a));
-  r.state = run_state::waiting;
-  r.waiting_for = wait_reason::approval;
-  emit("run.waiting", fmt::format(R"({{"for":"approval","approval":{},"reason":"in_doubt",)"
-                                  R"("step":{}}})",
-                                  json::quote(id), n));
-  return id;
-}
-
-std::string run_journal::request_approval(std::int64_t n, const policy::decision& d) {
-  auto& s = step_at(n);
-  approval a;
-  a.id = rt_->ids.next("apr");
-  a.run_id = r.id;
-  a.step_n = n;
-  a.kind = approval_kind::action;
-  a.tool = s.tool;
-  a.args = s.args;
-  a.rule_id = d.rule_id;
-  a.reason = d.reason;
-  a.required = d.approval.approvers;
-  a.roles = d.approval.roles;
-  a.requester = r.submitter;
-  a.created_at = rt_->clock.now_us();
-  a.expires_at = d.approval.timeout_s > 0 ? a.created_at + d.approval.timeout_s * 1'000'000 : 0;
-  a.on_timeout = d.approval.on_timeout;
-  a.escalate_to = d.approval.escalate_to;
-  char buf[32];
-  emit("approval.requested",
-       fmt::format(R"({{"approval":{},"kind":"action","step":{},"tool":{},"args":{},"rule":{},)"
-                   R"("reason":{},"required":{},"expires_at":{}}})",
-                   json::quote(a.id), n, json::quote(a.tool), a.args, json::quote(a.rule_id),
-                   json::quote(a.reason), a.required,
-                   a.expires_at ? json::quote(format_rfc3339(a.expires_at, buf)) : "null"));
+       json::object("approval", a.id, "kind", "in_doubt", "step", n, "tool", a.tool, "args",
+                    json::raw_text{a.args}, "reason", a.reason));
   auto id = a.id;
   approvals_.push_back(std::move(a));
   r.state = run_state::waiting;
   r.waiting_for = wait_reason::approval;
   emit("run.waiting",
-       fmt::format(R"({{"for":"approval","approval":{},"step":{}}})", json::quote(id), n));
+       json::object("for", "approval", "approval", id, "reason", "in_doubt", "step", n));
+  return id;
+}
+
+std::string run_journal::request_approval(std::int64_t n, const policy::decision& d) {
+  auto& s = step_at(n);
+  auto a = approval_of(r, s, n, approval_kind::action, rt_->ids.next("apr"), rt_->clock.now_us());
+  a.rule_id = d.rule_id;
+  a.reason = d.reason;
+  a.required = d.approval.approvers;
+  a.roles = d.approval.roles;
+  a.expires_at = d.approval.timeout_s > 0 ? a.created_at + d.approval.timeout_s * 1'000'000 : 0;
+  a.on_timeout = d.approval.on_timeout;
+  a.escalate_to = d.approval.escalate_to;
+  char buf[32];
+  emit(
+    "approval.requested",
+    json::object("approval", a.id, "kind", "action", "step", n, "tool", a.tool, "args",
+                 json::raw_text{a.args}, "rule", a.rule_id, "reason", a.reason, "required",
+                 a.required, "expires_at",
+                 a.expires_at ? std::optional{format_rfc3339(a.expires_at, buf)} : std::nullopt));
+  auto id = a.id;
+  approvals_.push_back(std::move(a));
+  r.state = run_state::waiting;
+  r.waiting_for = wait_reason::approval;
+  emit("run.waiting", json::object("for", "approval", "approval", id, "step", n));
   return id;
 }
 
@@ -244,11 +246,11 @@ std::string who_decided(const approval& a) {
   return out.empty() ? std::string{"nobody"} : out;
 }
 
-/// The result of a step a denied or expired approval kept from running: final, never retried.
+/// The result of a step a denied or expired approval kept from running: final,
+/// never retried.
 std::string not_executed_result(const approval& a) {
-  return fmt::format(R"({{"not_executed":{},"approval":{},"retryable":false}})",
-                     json::quote(a.state == approval_state::expired ? "expired" : "denied"),
-                     json::quote(a.id));
+  return json::object("not_executed", a.state == approval_state::expired ? "expired" : "denied",
+                      "approval", a.id, "retryable", false);
 }
 
 } // namespace
@@ -257,13 +259,12 @@ bool run_journal::resume(const approval& a) {
   auto& s = step_at(a.step_n);
   r.state = run_state::running;
   r.waiting_for = wait_reason::none;
-  emit("run.resumed", fmt::format(R"({{"approval":{},"state":{}}})", json::quote(a.id),
-                                  json::quote(to_string(a.state))));
+  emit("run.resumed", json::object("approval", a.id, "state", to_string(a.state)));
   bool yes = a.state == approval_state::approved;
-  if (s.kind == step_kind::approval) { // a flow's approval step: the decision is its outcome
+  if (s.kind == step_kind::approval) { // a flow's approval step: the decision
+                                       // is its outcome
     if (yes)
-      record_outcome(s.n, true, fmt::format(R"({{"approved_by":{}}})", json::quote(who_decided(a))),
-                     {});
+      record_outcome(s.n, true, json::object("approved_by", who_decided(a)), {});
     else
       record_outcome(s.n, false, not_executed_result(a),
                      a.state == approval_state::expired
@@ -273,8 +274,7 @@ bool run_journal::resume(const approval& a) {
   }
   if (a.kind == approval_kind::in_doubt) {
     if (yes) {
-      record_outcome(s.n, true,
-                     fmt::format(R"({{"confirmed_by":{}}})", json::quote(who_decided(a))), {});
+      record_outcome(s.n, true, json::object("confirmed_by", who_decided(a)), {});
       return false;
     }
     s.state = step_state::intent; // it did not happen: run it now
@@ -294,24 +294,18 @@ bool run_journal::resume(const approval& a) {
 
 void run_journal::add_timer(std::int64_t for_step, timestamp_us until,
                             const std::string& description) {
-  step s;
-  s.run_id = r.id;
-  s.n = static_cast<std::int64_t>(steps.size()) + 1;
-  s.kind = step_kind::timer;
-  s.state = step_state::intent;
-  s.args = fmt::format(R"({{"until_us":{},"for_step":{},"check":{}}})", until, for_step,
-                       json::quote(description));
+  auto s = new_step(r, next_step_n(), step_kind::timer, step_state::intent);
+  s.args = json::object("until_us", until, "for_step", for_step, "check", description);
   s.started_at = rt_->clock.now_us();
   char buf[32];
-  emit("step.intent", fmt::format(R"({{"n":{},"kind":"timer","until":{},"for_step":{}}})", s.n,
-                                  json::quote(format_rfc3339(until, buf)), for_step));
+  emit("step.intent", json::object("n", s.n, "kind", "timer", "until", format_rfc3339(until, buf),
+                                   "for_step", for_step));
   steps.push_back(std::move(s));
   r.steps = static_cast<std::int64_t>(steps.size());
   touch(r.steps);
   r.state = run_state::waiting;
   r.waiting_for = wait_reason::timer;
-  emit("run.waiting",
-       fmt::format(R"({{"for":"timer","until":{}}})", json::quote(format_rfc3339(until, buf))));
+  emit("run.waiting", json::object("for", "timer", "until", format_rfc3339(until, buf)));
 }
 
 std::int64_t run_journal::timer_fired() {
@@ -321,26 +315,21 @@ std::int64_t run_journal::timer_fired() {
     for_step = (*doc)["for_step"].GetInt64();
   r.state = run_state::running;
   r.waiting_for = wait_reason::none;
-  emit("run.resumed", R"({"for":"timer"})");
-  record_outcome(s.n, true, R"({"fired":true})", {});
+  emit("run.resumed", json::object("for", "timer"));
+  record_outcome(s.n, true, json::object("fired", true), {});
   return for_step;
 }
 
 void run_journal::add_observation(std::int64_t for_step, bool holds, const std::string& detail,
                                   const std::string& description) {
-  step s;
-  s.run_id = r.id;
-  s.n = static_cast<std::int64_t>(steps.size()) + 1;
-  s.kind = step_kind::observe;
-  s.state = step_state::succeeded;
+  auto s = new_step(r, next_step_n(), step_kind::observe, step_state::succeeded);
   s.tool = step_at(for_step).tool;
-  s.args = fmt::format(R"({{"for_step":{},"check":{}}})", for_step, json::quote(description));
-  s.result = fmt::format(R"({{"holds":{},"observed":{}}})", holds, detail.empty() ? "{}" : detail);
+  s.args = json::object("for_step", for_step, "check", description);
+  s.result = json::object("holds", holds, "observed", json::raw_or(detail, "{}"));
   s.started_at = s.finished_at = rt_->clock.now_us();
   emit("step.outcome",
-       fmt::format(R"({{"n":{},"kind":"observe","for_step":{},"check":{},)"
-                   R"("holds":{},"observed":{}}})",
-                   s.n, for_step, json::quote(description), holds, detail.empty() ? "{}" : detail));
+       json::object("n", s.n, "kind", "observe", "for_step", for_step, "check", description,
+                    "holds", holds, "observed", json::raw_or(detail, "{}")));
   steps.push_back(std::move(s));
   r.steps = static_cast<std::int64_t>(steps.size());
   touch(r.steps);
@@ -352,16 +341,12 @@ void run_journal::emit_flow_intent(const step& s) {
       d && d->HasMember("thought") && (*d)["thought"].IsString())
     thought = (*d)["thought"].GetString();
   emit("step.intent",
-       fmt::format(R"({{"n":{},"kind":{},"args":{},"thought":{},"decision":{}}})", s.n,
-                   json::quote(to_string(s.kind)), s.args, json::quote(thought), s.decision));
+       json::object("n", s.n, "kind", to_string(s.kind), "args", json::raw_text{s.args}, "thought",
+                    thought, "decision", json::raw_text{s.decision}));
 }
 
 void run_journal::add_flow_intent(step_kind kind, std::string args, std::string decision) {
-  step s;
-  s.run_id = r.id;
-  s.n = next_step_n();
-  s.kind = kind;
-  s.state = step_state::intent;
+  auto s = new_step(r, next_step_n(), kind, step_state::intent);
   s.args = std::move(args);
   s.decision = std::move(decision);
   s.started_at = rt_->clock.now_us();
@@ -373,11 +358,7 @@ void run_journal::add_flow_intent(step_kind kind, std::string args, std::string 
 
 void run_journal::add_flow_record(step_kind kind, bool ok, std::string result, std::string error,
                                   std::string decision) {
-  step s;
-  s.run_id = r.id;
-  s.n = next_step_n();
-  s.kind = kind;
-  s.state = ok ? step_state::succeeded : step_state::failed;
+  auto s = new_step(r, next_step_n(), kind, ok ? step_state::succeeded : step_state::failed);
   s.decision = std::move(decision);
   s.result = std::move(result);
   s.error = std::move(error);
@@ -393,13 +374,13 @@ void run_journal::wait_for_runs(const std::string& run_ids) {
   r.state = run_state::waiting;
   r.waiting_for = wait_reason::runs;
   emit("run.waiting",
-       fmt::format(R"({{"for":"runs","step":{},"runs":{}}})", steps.back().n, run_ids));
+       json::object("for", "runs", "step", steps.back().n, "runs", json::raw_text{run_ids}));
 }
 
 void run_journal::runs_joined(bool ok, std::string result, std::string error) {
   r.state = run_state::running;
   r.waiting_for = wait_reason::none;
-  emit("run.resumed", R"({"for":"runs"})");
+  emit("run.resumed", json::object("for", "runs"));
   record_outcome(steps.back().n, ok, std::move(result), std::move(error));
 }
 
@@ -413,16 +394,16 @@ void run_journal::end_run(run_state final_state, std::string message) {
   const char* kind = final_state == run_state::succeeded   ? "run.succeeded"
                      : final_state == run_state::cancelled ? "run.cancelled"
                                                            : "run.failed";
-  emit(kind, fmt::format(R"({{"message":{},"steps":{},"outcome":{}}})", json::quote(message),
-                         steps.size(), r.outcome.empty() ? "null" : json::quote(r.outcome)));
+  emit(kind, json::object("message", message, "steps", steps.size(), "outcome",
+                          json::string_or_null(r.outcome)));
 }
 
 persistence::write_batch run_journal::take_batch(std::vector<std::int64_t>& outcomes) {
   persistence::write_batch b;
   outcomes.clear();
   r.updated_at = rt_->clock.now_us();
-  r.checkpoint = cost > 0 ? fmt::format(R"({{"run_seq":{},"cost":{}}})", run_seq_, cost)
-                          : fmt::format(R"({{"run_seq":{}}})", run_seq_);
+  r.checkpoint =
+    cost > 0 ? json::object("run_seq", run_seq_, "cost", cost) : json::object("run_seq", run_seq_);
   b.update = r;
   b.steps.reserve(dirty_.size());
   for (auto n : dirty_) {

@@ -1,8 +1,8 @@
 // The journal entries of reason steps (a language model's turns; actors/kernel/run_reason.cpp).
-#include <fmt/format.h>
 
 #include "actors/kernel/run_journal.hpp"
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 
 namespace sreh::actors {
 
@@ -13,9 +13,9 @@ void run_journal::add_reason_intent(const std::string& args) {
   s.kind = step_kind::reason;
   s.state = step_state::intent;
   s.args = args;
-  s.decision = R"({"thought":"ask the model"})";
+  s.decision = json::object("thought", "ask the model");
   s.started_at = rt_->clock.now_us();
-  emit("step.intent", fmt::format(R"({{"n":{},"kind":"reason","args":{}}})", s.n, s.args));
+  emit("step.intent", json::object("n", s.n, "kind", "reason", "args", json::raw_text{s.args}));
   steps.push_back(std::move(s));
   r.steps = static_cast<std::int64_t>(steps.size());
   touch(r.steps);

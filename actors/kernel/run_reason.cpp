@@ -18,6 +18,7 @@
 #include "actors/tools/tool.hpp"
 #include "core/base/failpoint.hpp"
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 #include "core/base/json_schema.hpp"
 #include "core/llm/wire.hpp"
 
@@ -109,18 +110,9 @@ std::string notes_before(const std::vector<step>& steps, std::int64_t before) {
 }
 
 std::string calls_json(const std::vector<llm::tool_call>& calls) {
-  std::string out = "[";
-  for (const auto& c : calls)
-    out += fmt::format(R"({}{{"id":{},"name":{},"arguments":{}}})", out.size() > 1 ? "," : "",
-                       json::quote(c.id), json::quote(c.name), json::quote(c.arguments));
-  return out + "]";
-}
-
-std::string log_json(const std::vector<std::string>& log) {
-  std::string out = "[";
-  for (const auto& l : log)
-    out += (out.size() > 1 ? "," : "") + json::quote(l);
-  return out + "]";
+  return json::array(calls, [](json::writer& w, const llm::tool_call& c) {
+    json::write_object(w, "id", c.id, "name", c.name, "arguments", c.arguments);
+  });
 }
 
 /// Why a response cannot be used as it is ("" when it can).
@@ -168,7 +160,8 @@ void call_model(self_ptr self, llm_provider& llm, std::int64_t n);
 /// model sees the error as the call's result on its next turn.
 void reject_call(self_ptr self, decision d, const std::string& why) {
   auto& j = self->state.journal;
-  j.add_tool_intent(d, R"({"effect":"rejected","rule":null,"reason":"bad model output"})");
+  j.add_tool_intent(
+    d, json::object("effect", "rejected", "rule", nullptr, "reason", "bad model output"));
   j.record_outcome(j.steps.back().n, false, "{}", why);
   commit(self, after_commit::advance);
 }
@@ -180,12 +173,12 @@ void make_tool_step(self_ptr self, std::int64_t rs, const llm::tool_call& c,
   decision d;
   d.kind = decision::call_tool;
   d.thought = thought;
-  d.detail = fmt::format(R"({{"reason_step":{},"tool_call_id":{}}})", rs, json::quote(c.id));
+  d.detail = json::object("reason_step", rs, "tool_call_id", c.id);
   auto t = tool_of_wire(st.rt->tools, c.name);
   d.tool = t ? t->name() : c.name;
   auto args = json::parse(c.arguments.empty() ? "{}" : c.arguments);
   if (!args || !args->IsObject()) {
-    d.args = fmt::format(R"({{"arguments_text":{}}})", json::quote(c.arguments));
+    d.args = json::object("arguments_text", c.arguments);
     return reject_call(
       self, d,
       fmt::format("the arguments for '{}' are not a JSON object: {}", c.name,
@@ -211,12 +204,11 @@ std::string fallback_response(const decision& d, std::int64_t n, std::vector<std
   if (d.kind == decision::call_tool)
     calls.push_back({fmt::format("builtin_{}", n), d.tool, d.args});
   log.push_back("builtin: answered");
-  return fmt::format(
-    R"({{"answered_by":"builtin","provider":"builtin","model":"builtin","text":{},)"
-    R"("tool_calls":{},"finish":{},"give_up":{},"usage":null,"latency_ms":0,"cost":0,"attempts":{}}})",
-    json::quote(text), calls_json(calls),
-    json::quote(d.kind == decision::call_tool ? "tool_calls" : "stop"), d.kind == decision::give_up,
-    log_json(log));
+  return json::object("answered_by", "builtin", "provider", "builtin", "model", "builtin", "text",
+                      text, "tool_calls", json::raw_text{calls_json(calls)}, "finish",
+                      d.kind == decision::call_tool ? "tool_calls" : "stop", "give_up",
+                      d.kind == decision::give_up, "usage", nullptr, "latency_ms", 0, "cost", 0,
+                      "attempts", log);
 }
 
 void on_model_answer(self_ptr self, llm_provider& llm, std::int64_t n, gateway_result res) {
@@ -248,23 +240,20 @@ void on_model_answer(self_ptr self, llm_provider& llm, std::int64_t n, gateway_r
   }
   if (!res.ok) {
     auto why = fmt::format("no model answered: {}", res.error);
-    j.record_reason_outcome(n, false, fmt::format(R"({{"attempts":{}}})", log_json(res.log)), why);
+    j.record_reason_outcome(n, false, json::object("attempts", res.log), why);
     return fail(self, why);
   }
   const auto& r = res.response;
   std::int64_t in = r.usage ? r.usage->input_tokens : 0, out = r.usage ? r.usage->output_tokens : 0;
   double cost = r.usage ? llm.gateway().cost_of(res.route, *r.usage) : 0;
   auto bad = bad_answer(r);
-  auto result = fmt::format(
-    R"({{"answered_by":{},"provider":{},"model":{},"id":{},"text":{},"refusal":{},)"
-    R"("tool_calls":{},"finish":{},"raw_finish":{},"usage":{},"latency_ms":{},"cost":{},)"
-    R"("bad":{},"attempts":{}}})",
-    json::quote(res.route), json::quote(res.provider),
-    json::quote(r.model.empty() ? res.model : r.model), json::quote(r.id), json::quote(r.text),
-    json::quote(r.refusal), calls_json(r.tool_calls), json::quote(llm::to_string(r.finish)),
-    json::quote(r.raw_finish),
-    r.usage ? fmt::format(R"({{"input_tokens":{},"output_tokens":{}}})", in, out) : "null",
-    res.latency_ms, cost, bad.empty() ? "null" : json::quote(bad), log_json(res.log));
+  auto usage = r.usage ? json::object("input_tokens", in, "output_tokens", out) : std::string{};
+  auto result = json::object(
+    "answered_by", res.route, "provider", res.provider, "model",
+    r.model.empty() ? res.model : r.model, "id", r.id, "text", r.text, "refusal", r.refusal,
+    "tool_calls", json::raw_text{calls_json(r.tool_calls)}, "finish", llm::to_string(r.finish),
+    "raw_finish", r.raw_finish, "usage", json::raw_text{usage}, "latency_ms", res.latency_ms,
+    "cost", cost, "bad", json::string_or_null(bad), "attempts", res.log);
   j.record_reason_outcome(n, true, std::move(result), {});
   j.r.tokens += in + out;
   j.cost += cost;
@@ -280,7 +269,7 @@ void on_model_answer(self_ptr self, llm_provider& llm, std::int64_t n, gateway_r
     d.kind = decision::conclude;
     d.thought = "the model concluded";
     d.conclusion = r.text;
-    d.detail = fmt::format(R"({{"reason_step":{}}})", n);
+    d.detail = json::object("reason_step", n);
     j.add_conclusion(d);
     return finish(self, run_state::succeeded, r.text);
   }
@@ -301,7 +290,7 @@ model_gateway::delta_fn delta_publisher(const runtime_ptr& rt, std::string run_i
     e.run_id = run_id;
     e.kind = "model.delta";
     e.at = rt->clock.now_us();
-    e.data = fmt::format(R"({{"step":{},"text":{}}})", n, json::quote(t));
+    e.data = json::object("step", n, "text", t);
     rt->hub->publish({e});
   };
 }
@@ -364,23 +353,20 @@ void reason(self_ptr self, llm_provider& llm) {
     llm.prepare(run_context{j.r, j.steps, st.rt->tools, nullptr}, notes_before(j.steps, n));
   const auto& rep = prepared.report;
   // The route order of this run (model.by_label may send it to another route first).
-  std::string chain;
   auto names = llm.gateway().order_names(llm.route_for(j.r));
-  for (const auto& name : names)
-    chain += (chain.empty() ? "" : ",") + json::quote(name);
   const auto* first = &llm.gateway().chain().front();
   for (const auto& r : llm.gateway().chain())
     if (!names.empty() && r.name == names.front())
       first = &r;
-  j.add_reason_intent(fmt::format(
-    R"({{"route":{},"model":{},"chain":[{}],"request_hash":{},"system_prompt":{},)"
-    R"("context":{{"messages":{},"tools":{},"estimated_tokens":{},"budget_tokens":{},)"
-    R"("truncated":{},"summarized":{},"omitted":{},"bytes_removed":{},"over_budget":{}}},)"
-    R"("repairs":{}}})",
-    json::quote(first->name), json::quote(first->model), chain, json::quote(prepared.hash),
-    json::quote(llm.system_prompt_version()), prepared.request.messages.size(),
-    prepared.request.tools.size(), rep.estimated_tokens, rep.budget_tokens, rep.truncated,
-    rep.summarized, rep.omitted, rep.bytes_removed, rep.over_budget, repairs));
+  auto context = json::object("messages", prepared.request.messages.size(), "tools",
+                              prepared.request.tools.size(), "estimated_tokens",
+                              rep.estimated_tokens, "budget_tokens", rep.budget_tokens, "truncated",
+                              rep.truncated, "summarized", rep.summarized, "omitted", rep.omitted,
+                              "bytes_removed", rep.bytes_removed, "over_budget", rep.over_budget);
+  j.add_reason_intent(json::object("route", first->name, "model", first->model, "chain", names,
+                                   "request_hash", prepared.hash, "system_prompt",
+                                   llm.system_prompt_version(), "context", json::raw_text{context},
+                                   "repairs", repairs));
   commit(self, after_commit::advance); // once durable, the next advance calls the model
 }
 

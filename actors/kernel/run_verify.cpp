@@ -6,6 +6,7 @@
 
 #include "actors/kernel/run_actor_impl.hpp"
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 
 namespace sreh::actors::run_impl {
 
@@ -44,7 +45,7 @@ void on_checked(self_ptr self, std::int64_t n, const actors::tool& t,
   d.tool = std::move(tool_name);
   d.args = std::move(args);
   d.thought = fmt::format("the effect of step {} did not hold ({}): undoing it", n, description);
-  d.detail = fmt::format(R"({{"compensates":{}}})", n);
+  d.detail = json::object("compensates", n);
   propose(self, d); // an undo is an action too: policy decides on it like on any other
 }
 
@@ -56,7 +57,7 @@ void verify_now(self_ptr self, std::int64_t n, tool_ptr t, const std::string& de
     try {
       res = t->check(args);
     } catch (const std::exception& e) {
-      res = {false, fmt::format(R"({{"error":{}}})", json::quote(e.what()))};
+      res = {false, json::object("error", e.what())};
     }
     return res;
   };

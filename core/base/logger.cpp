@@ -12,6 +12,7 @@
 
 #include "core/base/clock.hpp"
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 
 namespace sreh {
 
@@ -56,10 +57,10 @@ class json_formatter final : public spdlog::formatter {
     using namespace std::chrono;
     char buf[32];
     auto us = duration_cast<microseconds>(msg.time.time_since_epoch()).count();
-    auto line = fmt::format(R"({{"ts":"{}","level":"{}","logger":{},"msg":{}}})",
-                            format_rfc3339(us, buf), level_name(msg.level),
-                            json::quote({msg.logger_name.data(), msg.logger_name.size()}),
-                            json::quote({msg.payload.data(), msg.payload.size()}));
+    auto line =
+      json::object("ts", format_rfc3339(us, buf), "level", level_name(msg.level), "logger",
+                   std::string_view{msg.logger_name.data(), msg.logger_name.size()}, "msg",
+                   std::string_view{msg.payload.data(), msg.payload.size()});
     dest.append(line.data(), line.data() + line.size());
     dest.push_back('\n');
   }

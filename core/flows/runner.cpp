@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 #include "core/flows/graph.hpp"
 #include "core/flows/inputs.hpp"
 
@@ -294,7 +295,7 @@ standing condition_standing(const step& s, const std::vector<const record*>& rec
   }
   const auto& cond = std::get<condition_step>(s.body);
   auto a = make(s, action::check, phase::check);
-  std::string observed_all = "[";
+  std::vector<std::string> observed_all; // JSON texts, one per case tried
   std::string target = cond.otherwise;
   int chosen = -1;
   for (std::size_t i = 0; i < cond.cases.size(); ++i) {
@@ -303,19 +304,22 @@ standing condition_standing(const step& s, const std::vector<const record*>& rec
     if (!h) {
       a.ok = false;
       a.error = fmt::format("in '{}': {}", cond.cases[i].when, h.error().message);
-      a.result = fmt::format(R"({{"error":{}}})", json::quote(a.error));
+      a.result = json::object("error", a.error);
       a.message = a.error;
       return needs(std::move(a));
     }
-    observed_all += (i ? "," : "") + observed;
+    observed_all.push_back(std::move(observed));
     if (*h) {
       target = cond.cases[i].then;
       chosen = static_cast<int>(i);
       break;
     }
   }
-  a.result = fmt::format(R"({{"then":{},"case":{},"observed":{}]}})", json::quote(target),
-                         chosen < 0 ? std::string{"null"} : std::to_string(chosen), observed_all);
+  auto observed =
+    json::array(observed_all, [](json::writer& w, const std::string& text) { json::raw(w, text); });
+  a.result =
+    json::object("then", target, "case", chosen < 0 ? std::nullopt : std::optional<int>{chosen},
+                 "observed", json::raw_text{observed});
   a.message = target.empty() ? "go on" : "go to " + target;
   return needs(std::move(a));
 }
@@ -326,7 +330,7 @@ standing wait_standing(const step& s, const std::vector<const record*>& recs, co
   auto sleeps = of_phase(recs, phase::sleep);
   if (w.until.empty()) {
     if (!sleeps.empty())
-      return ended_ok(R"({"slept":true})");
+      return ended_ok(json::object("slept", true));
     auto a = make(s, action::sleep, phase::sleep);
     a.until_us = now + w.duration_ms * 1000;
     a.message = describe(s);
@@ -365,16 +369,16 @@ standing wait_standing(const step& s, const std::vector<const record*>& recs, co
   std::string shown = w.until;
   auto h = cx.holds(w.until, observed, &shown);
   if (!h && h.error().code == errc::unavailable) { // not observed yet: does not hold so far
-    a.result = fmt::format(R"({{"holds":false,"unobserved":{}}})", json::quote(h.error().message));
+    a.result = json::object("holds", false, "unobserved", h.error().message);
     a.message = fmt::format("'{}': {}", shown, h.error().message);
   } else if (!h) {
     a.ok = false;
     a.error = fmt::format("in '{}': {}", w.until, h.error().message);
-    a.result = fmt::format(R"({{"error":{}}})", json::quote(a.error));
+    a.result = json::object("error", a.error);
     a.message = a.error;
   } else {
-    a.result = fmt::format(R"({{"holds":{},"observed":{},"world_version":{}}})", *h, observed,
-                           world_version);
+    a.result = json::object("holds", *h, "observed", json::raw_text{observed}, "world_version",
+                            world_version);
     a.message = fmt::format("'{}' {}", shown, *h ? "holds" : "does not hold");
   }
   return needs(std::move(a));
@@ -427,29 +431,32 @@ standing stand(const step& s, const std::vector<const record*>& recs, const cont
 
 /// The steps that ended so far with their outputs, for the branch runs a parallel step starts.
 std::string outputs(const progress& p, const std::map<std::string, step_result>& prior) {
-  std::string out = "{";
-  auto add = [&](const std::string& id, const step_result& r) {
-    out +=
-      fmt::format(R"({}{}:{{"status":{},"output":{}}})", out.size() > 1 ? "," : "", json::quote(id),
-                  json::quote(r.status), r.output.empty() ? std::string{"null"} : r.output);
-  };
-  for (const auto& [id, r] : prior)
-    if (p.ended.count(id) == 0)
+  return json::build([&](json::writer& w) {
+    auto add = [&](const std::string& id, const step_result& r) {
+      json::field(
+        w, id,
+        json::raw_text{json::object("status", r.status, "output", json::raw_text{r.output})});
+    };
+    w.StartObject();
+    for (const auto& [id, r] : prior)
+      if (p.ended.count(id) == 0)
+        add(id, r);
+    for (const auto& [id, r] : p.ended)
       add(id, r);
-  for (const auto& [id, r] : p.ended)
-    add(id, r);
-  return out + "}";
+    w.EndObject();
+  });
 }
 
 std::string summary(const progress& p) {
-  std::string out = R"({"steps":{)";
-  bool first = true;
-  for (const auto& [id, r] : p.ended) {
-    out += fmt::format(R"({}{}:{{"status":{}}})", first ? "" : ",", json::quote(id),
-                       json::quote(r.status));
-    first = false;
-  }
-  return out + "}}";
+  return json::build([&](json::writer& w) {
+    w.StartObject();
+    w.Key("steps");
+    w.StartObject();
+    for (const auto& [id, r] : p.ended)
+      json::field(w, id, json::raw_text{json::object("status", r.status)});
+    w.EndObject();
+    w.EndObject();
+  });
 }
 
 /// Compensates the steps done so far, newest first (each step's `compensate` call, once), then
@@ -480,7 +487,7 @@ action compensate(const run_view& v, const progress& p, const context& cx,
       a.kind = action::check;
       a.ok = false;
       a.error = fmt::format("compensation of {}: {}", s->id, args.error().message);
-      a.result = fmt::format(R"({{"error":{}}})", json::quote(a.error));
+      a.result = json::object("error", a.error);
     }
     return a;
   }
@@ -582,17 +589,19 @@ join_result join(join_mode mode, bool single_goal, const std::vector<child_end>&
     j.output = json::quote(runs.front().conclusion);
     return j;
   }
-  std::string out = "{";
-  for (const auto& r : runs) {
-    // The key's last part names it in the output: the branch (KEY = STEP/BRANCH), or "run".
-    auto slash = r.key.rfind('/');
-    auto name = slash == std::string::npos ? std::string{"run"} : r.key.substr(slash + 1);
-    out +=
-      fmt::format(R"({}{}:{{"run":{},"state":{},"conclusion":{}}})", out.size() > 1 ? "," : "",
-                  json::quote(name), json::quote(r.run_id),
-                  json::quote(r.state.empty() ? "cancelled" : r.state), json::quote(r.conclusion));
-  }
-  j.output = out + "}";
+  j.output = json::build([&](json::writer& w) {
+    w.StartObject();
+    for (const auto& r : runs) {
+      // The key's last part names it in the output: the branch (KEY = STEP/BRANCH), or "run".
+      auto slash = r.key.rfind('/');
+      auto name = slash == std::string::npos ? std::string{"run"} : r.key.substr(slash + 1);
+      json::field(w, name,
+                  json::raw_text{json::object("run", r.run_id, "state",
+                                              r.state.empty() ? "cancelled" : r.state, "conclusion",
+                                              r.conclusion)});
+    }
+    w.EndObject();
+  });
   return j;
 }
 

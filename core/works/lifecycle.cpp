@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 
 namespace sreh::works {
 
@@ -16,15 +17,10 @@ constexpr std::array all_commands{work_command::ack,     work_command::resolve,
                                   work_command::reopen,  work_command::cancel,
                                   work_command::comment, work_command::trigger};
 
-std::string q(std::string_view s) {
-  return json::quote(s);
-}
-
 timeline_entry transition_entry(work_input in, work_state from, work_state to, std::string_view by,
                                 std::string_view text) {
-  return {"work.transition",
-          fmt::format(R"({{"input":{},"from":{},"to":{},"by":{},"text":{}}})", q(to_string(in)),
-                      q(to_string(from)), q(to_string(to)), q(by), q(text))};
+  return {"work.transition", json::object("input", to_string(in), "from", to_string(from), "to",
+                                          to_string(to), "by", by, "text", text)};
 }
 
 /// Moves `w` by `in`, stamping the SLA marks the new state stops; the entry recording it.
@@ -99,7 +95,7 @@ expected<effects> apply_command(work& w, const work_template& t, work_command c,
   case work_command::comment: {
     if (text.empty())
       return sreh::error{errc::invalid_argument, "text: a comment needs text"};
-    fx.entries.push_back({"work.comment", fmt::format(R"({{"by":{},"text":{}}})", q(by), q(text))});
+    fx.entries.push_back({"work.comment", json::object("by", by, "text", text)});
     w.updated_at = now;
     return fx;
   }
@@ -134,9 +130,8 @@ expected<effects> apply_command(work& w, const work_template& t, work_command c,
     }
     fx.entries.push_back(
       {"work.triggered",
-       fmt::format(R"({{"by":{},"text":{},"action":{},"policy":{},"active_run":{}}})", q(by),
-                   q(text), q(to_string(action)), q(to_string(t.on_trigger)),
-                   active ? q(w.active_run) : std::string{"null"})});
+       json::object("by", by, "text", text, "action", to_string(action), "policy",
+                    to_string(t.on_trigger), "active_run", json::string_or_null(w.active_run))});
     w.updated_at = now;
     return fx;
   }
@@ -199,24 +194,19 @@ expected<effects> merge_alerts(work& w, std::string_view by, std::string_view te
   effects fx;
   if (firing.empty() && resolved.empty() && truncated == 0)
     return fx;
-  std::string merged = "{";
-  for (const auto& [fp, status] : known)
-    merged += (merged.size() > 1 ? "," : "") + q(fp) + ":" + q(status);
-  w.alerts = merged + "}";
+  w.alerts = json::build([&](json::writer& out) {
+    out.StartObject();
+    for (const auto& [fp, status] : known)
+      json::field(out, fp, status);
+    out.EndObject();
+  });
   w.updated_at = now;
-  auto list = [](const std::vector<std::string>& xs) {
-    std::string out = "[";
-    for (const auto& x : xs)
-      out += (out.size() > 1 ? "," : "") + q(x);
-    return out + "]";
-  };
   std::size_t still = 0;
   for (const auto& [fp, status] : known)
     still += status == "firing" ? 1 : 0;
   fx.entries.push_back(
-    {"work.alerts",
-     fmt::format(R"({{"by":{},"firing":{},"resolved":{},"still_firing":{},"truncated":{}}})", q(by),
-                 list(firing), list(resolved), still, truncated)});
+    {"work.alerts", json::object("by", by, "firing", firing, "resolved", resolved, "still_firing",
+                                 still, "truncated", truncated)});
   return fx;
 }
 
@@ -224,9 +214,8 @@ effects on_created(work& w, const work_template& t) {
   effects fx;
   fx.entries.push_back(
     {"work.created",
-     fmt::format(R"({{"template":{},"version":{},"kind":{},"title":{},"fields":{},"by":{}}})",
-                 q(w.template_name), q(w.template_version), q(w.kind), q(w.title), w.fields,
-                 q(w.creator))});
+     json::object("template", w.template_name, "version", w.template_version, "kind", w.kind,
+                  "title", w.title, "fields", json::raw_text{w.fields}, "by", w.creator)});
   if (t.runs())
     queue_run(w, fx);
   return fx;
@@ -241,8 +230,8 @@ effects on_run_started(work& w, const std::string& run_id, std::int64_t n, bool 
   w.triggers = std::max(w.triggers, n);
   w.queued = std::max<std::int64_t>(0, w.queued - 1);
   w.updated_at = now;
-  fx.entries.push_back({"work.run_started", fmt::format(R"({{"run_id":{},"n":{},"created":{}}})",
-                                                        q(run_id), n, created)});
+  fx.entries.push_back(
+    {"work.run_started", json::object("run_id", run_id, "n", n, "created", created)});
   if (w.state == work_state::monitoring) // a new run: mitigation is going on again
     if (auto e = move(w, work_input::criteria_lapse, "orchestrator", "a new run started", now))
       fx.entries.push_back(std::move(*e));
@@ -259,9 +248,8 @@ effects on_run_ended(work& w, const std::string& run_id, std::string_view state,
     return fx;
   w.active_run.clear();
   w.updated_at = now;
-  fx.entries.push_back(
-    {"work.run_ended", fmt::format(R"({{"run_id":{},"state":{},"outcome":{}}})", q(run_id),
-                                   q(state), outcome.empty() ? "null" : q(outcome))});
+  fx.entries.push_back({"work.run_ended", json::object("run_id", run_id, "state", state, "outcome",
+                                                       json::string_or_null(outcome))});
   fx.start_run = w.queued > 0 && !is_closed(w.state);
   return fx;
 }
@@ -270,7 +258,7 @@ effects on_run_refused(work& w, std::string_view why, timestamp_us now) {
   effects fx;
   w.queued = std::max<std::int64_t>(0, w.queued - 1);
   w.updated_at = now;
-  fx.entries.push_back({"work.run_refused", fmt::format(R"({{"error":{}}})", q(why))});
+  fx.entries.push_back({"work.run_refused", json::object("error", why)});
   fx.start_run = w.queued > 0 && w.active_run.empty() && !is_closed(w.state);
   return fx;
 }
@@ -284,7 +272,7 @@ effects on_criteria(work& w, const expected<bool>& holds, timestamp_us world_at,
   if (!holds) {
     if (holds.error().message != last_error)
       fx.entries.push_back(
-        {"work.criteria", fmt::format(R"({{"holds":null,"error":{}}})", q(holds.error().message))});
+        {"work.criteria", json::object("holds", nullptr, "error", holds.error().message)});
     return fx;
   }
   const auto window_us = for_s * 1'000'000;
@@ -321,8 +309,8 @@ effects on_sla(work& w, const sla_policy& p, timestamp_us now) {
     w.sla_breached |= bit;
     w.updated_at = now;
     fx.entries.push_back(
-      {"work.sla_breached", fmt::format(R"({{"clock":{},"due_at":{},"overdue_us":{}}})",
-                                        q(to_string(s.clock)), s.due_at, now - s.due_at)});
+      {"work.sla_breached", json::object("clock", to_string(s.clock), "due_at", s.due_at,
+                                         "overdue_us", now - s.due_at)});
   }
   return fx;
 }

@@ -1,0 +1,139 @@
+#pragma once
+
+#include <fmt/format.h>
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "core/base/json.hpp"
+
+namespace sreh::json {
+
+// -- small objects in one expression, over json::writer -------------------------------------------
+//
+// `json::object("n", 3, "tool", name, "args", json::raw_text{args})` writes {"n":3,"tool":"...",
+// "args":{...}}: the one way to build a short JSON object (an event's data, a step's result)
+// without spelling out the writer calls. Strings are escaped as `json::quote` does (invalid UTF-8
+// becomes U+FFFD), numbers and booleans as fmt prints them, so the bytes match what the codecs
+// write.
+
+/// A JSON text already serialized (a stored payload, validated when stored), written as is; null
+/// when empty.
+struct raw_text {
+  std::string_view text;
+};
+
+/// `text` as a raw value, or `fallback` (a JSON text) when `text` is empty.
+[[nodiscard]] inline raw_text raw_or(std::string_view text, std::string_view fallback) {
+  return raw_text{text.empty() ? fallback : text};
+}
+
+/// `s` as a string, or null when empty.
+[[nodiscard]] inline std::optional<std::string_view> string_or_null(std::string_view s) {
+  return s.empty() ? std::nullopt : std::optional<std::string_view>{s};
+}
+
+namespace detail {
+
+inline void value(writer& w, std::string_view s) {
+  auto q = quote(s);
+  w.RawValue(q.data(), q.size(), rapidjson::kStringType);
+}
+inline void value(writer& w, const char* s) {
+  value(w, std::string_view{s});
+}
+inline void value(writer& w, const std::string& s) {
+  value(w, std::string_view{s});
+}
+inline void value(writer& w, bool b) {
+  w.Bool(b);
+}
+inline void value(writer& w, std::nullptr_t) {
+  w.Null();
+}
+inline void value(writer& w, raw_text r) {
+  raw(w, r.text);
+}
+template <std::integral I>
+requires(!std::same_as<I, bool>) void value(writer& w, I i) {
+  if constexpr (std::is_signed_v<I>)
+    w.Int64(static_cast<std::int64_t>(i));
+  else
+    w.Uint64(static_cast<std::uint64_t>(i));
+}
+inline void value(writer& w, double d) {
+  auto s = fmt::format("{}", d);
+  w.RawValue(s.data(), s.size(), rapidjson::kNumberType);
+}
+inline void value(writer& w, const std::vector<std::string>& strings) {
+  w.StartArray();
+  for (const auto& s : strings)
+    value(w, std::string_view{s});
+  w.EndArray();
+}
+template <class T>
+void value(writer& w, const std::optional<T>& v) {
+  if (v)
+    value(w, *v);
+  else
+    w.Null();
+}
+
+inline void members(writer&) {}
+template <class V, class... Rest>
+void members(writer& w, std::string_view key, const V& v, const Rest&... rest) {
+  value(w, key); // a key is a string: escaped as `json::quote` does, like the values
+  value(w, v);
+  members(w, rest...);
+}
+
+} // namespace detail
+
+/// Writes one member of the object `w` is in: `key` and `v` as `json::object` writes them.
+template <class V>
+void field(writer& w, std::string_view key, const V& v) {
+  detail::members(w, key, v);
+}
+
+/// The compact JSON text `fn(writer&)` writes.
+template <class Fn>
+[[nodiscard]] std::string build(Fn&& fn) {
+  rapidjson::StringBuffer buf;
+  writer w(buf);
+  fn(w);
+  return {buf.GetString(), buf.GetSize()};
+}
+
+/// Writes an object of alternating keys and values into `w`.
+template <class... KeysAndValues>
+void write_object(writer& w, const KeysAndValues&... kv) {
+  static_assert(sizeof...(kv) % 2 == 0, "json::object takes keys and values in pairs");
+  w.StartObject();
+  detail::members(w, kv...);
+  w.EndObject();
+}
+
+/// An object of alternating keys and values as compact JSON text.
+template <class... KeysAndValues>
+[[nodiscard]] std::string object(const KeysAndValues&... kv) {
+  return build([&](writer& w) { write_object(w, kv...); });
+}
+
+/// An array of the elements of `range`, each written by `each(writer&, element)`.
+template <class Range, class Each>
+[[nodiscard]] std::string array(const Range& range, Each&& each) {
+  return build([&](writer& w) {
+    w.StartArray();
+    for (const auto& e : range)
+      each(w, e);
+    w.EndArray();
+  });
+}
+
+} // namespace sreh::json
