@@ -68,6 +68,33 @@ struct situation {
 [[nodiscard]] triage_result triage(const situation& sit, step_range range,
                                    const walk_options& opts);
 
+/// The entities a walk starts from: the run's labels, else names in the goal, else firing
+/// alerts, else the roots of the call graph, as (name, kind) in `out`. Returns the source
+/// (labels | goal | alerts | roots), or "" when the alerts must be listed first.
+[[nodiscard]] std::string find_focus(const evidence& ev, const run& r,
+                                     std::vector<std::pair<std::string, std::string>>& out);
+
+/// True when the goal speaks of jobs ("a training job stalled") and the topology has some.
+[[nodiscard]] bool goal_mentions_jobs(const std::string& goal, const evidence& ev);
+
+/// An entity's anomaly classes as text: "class (why); class (why)".
+[[nodiscard]] std::string classes_text(const std::map<std::string, std::string>& classes);
+
+// -- evidence queries shared by the walk and the hypotheses ------------------------------------
+
+/// Whether the call `c` was already made within `r` (whatever it returned).
+[[nodiscard]] bool attempted(const evidence& ev, const planned_call& c, step_range r);
+
+/// The latest logs of `name` read within `r`, or nullptr.
+[[nodiscard]] const log_result* latest_logs(const evidence& ev, const std::string& name,
+                                            step_range r);
+
+/// The kind of the entity `name` ("service" when unknown).
+[[nodiscard]] std::string kind_of(const evidence& ev, const std::string& name);
+
+/// `s` with the characters special to an ECMAScript regex escaped.
+[[nodiscard]] std::string regex_escape(const std::string& s);
+
 // -- hypotheses ----------------------------------------------------------------------------------
 
 enum class seen_state { seen, absent, unknown, not_applicable };
@@ -98,6 +125,11 @@ struct hypothesis_group {
   enum state_t { open, diagnosed, unknown } state = open;
   bool ambiguous = false; // diagnosed without the required margin
 };
+
+/// Judges the symptom `s` of `h` against the evidence within `range` (deploys and flags within
+/// `global`): adds its weight to the score, its facts to the evidence and what it binds.
+[[nodiscard]] symptom_eval judge_symptom(const situation& sit, step_range range, step_range global,
+                                         hypothesis& h, const symptom& s);
 
 /// Builds and scores the groups of the triage's leaves; the hosts under the leaves of `widen`
 /// (ones that nothing of their own explains) are suspects too.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "core/base/json.hpp"
 
@@ -13,6 +14,31 @@ namespace {
 
 double round2(double x) {
   return std::round(x * 100) / 100;
+}
+
+/// Writes `xs` as an array of the strings `text` makes of them.
+template <class Range, class Text = std::identity>
+void write_strings(json::writer& w, const Range& xs, Text text = {}) {
+  w.StartArray();
+  for (auto& x : xs)
+    w.String(std::invoke(text, x).c_str());
+  w.EndArray();
+}
+
+/// Why triage found `leaf` anomalous: "class (why); class (why)".
+std::string classes_of(const triage_result& t, const std::string& leaf) {
+  auto it = t.classes.find(leaf);
+  return it == t.classes.end() ? std::string{} : classes_text(it->second);
+}
+
+/// The kind, target and subject of a hypothesis (the first members of its object).
+void write_identity(json::writer& w, const hypothesis& h) {
+  w.Key("kind");
+  w.String(h.mode->kind.c_str());
+  w.Key("target");
+  w.String(h.target.c_str());
+  w.Key("subject");
+  w.String(h.subject.c_str());
 }
 
 void write_fact(json::writer& w, const fact& f) {
@@ -39,12 +65,7 @@ void write_bindings(json::writer& w, const hypothesis& h) {
 
 void write_hypothesis(json::writer& w, const hypothesis& h, const char* status) {
   w.StartObject();
-  w.Key("kind");
-  w.String(h.mode->kind.c_str());
-  w.Key("target");
-  w.String(h.target.c_str());
-  w.Key("subject");
-  w.String(h.subject.c_str());
+  write_identity(w, h);
   w.Key("score");
   w.Double(round2(h.score));
   w.Key("confidence");
@@ -120,34 +141,12 @@ void write_ruled_out(json::writer& w, const std::vector<hypothesis_group>& group
   w.EndArray();
 }
 
-void write_result(json::writer& w, const verdict& v, const std::vector<hypothesis_group>& groups,
-                  const triage_result& t, const evidence& ev) {
-  w.StartObject();
-  w.Key("detected");
-  w.Bool(v.outcome != "no_fault_found");
-  w.Key("outcome");
-  w.String(v.outcome.c_str());
-  w.Key("localized");
-  w.StartArray();
-  for (auto* h : v.diagnoses)
-    w.String(h->target.c_str());
-  w.EndArray();
-  w.Key("root_cause");
-  w.StartArray();
-  for (auto* h : v.diagnoses)
-    w.String(h->mode->kind.c_str());
-  w.EndArray();
-  w.Key("diagnoses");
+void write_diagnoses(json::writer& w, const verdict& v) {
   w.StartArray();
   for (std::size_t i = 0; i < v.diagnoses.size(); ++i) {
     auto* h = v.diagnoses[i];
     w.StartObject();
-    w.Key("kind");
-    w.String(h->mode->kind.c_str());
-    w.Key("target");
-    w.String(h->target.c_str());
-    w.Key("subject");
-    w.String(h->subject.c_str());
+    write_identity(w, *h);
     w.Key("bindings");
     write_bindings(w, *h);
     w.Key("confidence");
@@ -162,7 +161,9 @@ void write_result(json::writer& w, const verdict& v, const std::vector<hypothesi
     w.EndObject();
   }
   w.EndArray();
-  w.Key("remediation");
+}
+
+void write_remediation(json::writer& w, const verdict& v) {
   w.StartArray();
   if (v.remediation)
     for (auto& r : v.remediation->records) {
@@ -182,27 +183,38 @@ void write_result(json::writer& w, const verdict& v, const std::vector<hypothesi
       w.EndObject();
     }
   w.EndArray();
+}
+
+void write_result(json::writer& w, const verdict& v, const std::vector<hypothesis_group>& groups,
+                  const triage_result& t, const evidence& ev) {
+  w.StartObject();
+  w.Key("detected");
+  w.Bool(v.outcome != "no_fault_found");
+  w.Key("outcome");
+  w.String(v.outcome.c_str());
+  w.Key("localized");
+  write_strings(
+    w, v.diagnoses, [](const hypothesis* h) -> auto& { return h->target; });
+  w.Key("root_cause");
+  write_strings(
+    w, v.diagnoses, [](const hypothesis* h) -> auto& { return h->mode->kind; });
+  w.Key("diagnoses");
+  write_diagnoses(w, v);
+  w.Key("remediation");
+  write_remediation(w, v);
   w.Key("recovery");
   w.String(v.recovery.c_str());
   w.Key("ruled_out");
   write_ruled_out(w, groups, t, ev);
   w.Key("unexplained");
-  w.StartArray();
+  std::vector<std::string> unexplained;
   for (auto& g : groups)
-    if (g.state == hypothesis_group::unknown) {
-      std::string cls;
-      if (auto it = t.classes.find(g.leaf); it != t.classes.end())
-        for (auto& [c, why] : it->second)
-          cls += fmt::format("{}{} ({})", cls.empty() ? "" : "; ", c, why);
-      w.String(fmt::format("{}: {}", g.leaf, cls).c_str());
-    }
-  w.EndArray();
+    if (g.state == hypothesis_group::unknown)
+      unexplained.push_back(fmt::format("{}: {}", g.leaf, classes_of(t, g.leaf)));
+  write_strings(w, unexplained);
   w.Key("notes");
-  w.StartArray();
-  if (v.remediation)
-    for (auto& n : v.remediation->notes)
-      w.String(n.c_str());
-  w.EndArray();
+  static const std::vector<std::string> no_notes;
+  write_strings(w, v.remediation ? v.remediation->notes : no_notes);
   w.Key("summary");
   w.String(v.summary.c_str());
   w.EndObject();
@@ -234,15 +246,9 @@ std::string detail_json(const std::string& phase, const std::vector<hypothesis_g
   w.Key("phase");
   w.String(phase.c_str());
   w.Key("focus");
-  w.StartArray();
-  for (auto& f : t.focus)
-    w.String(f.c_str());
-  w.EndArray();
+  write_strings(w, t.focus);
   w.Key("leaves");
-  w.StartArray();
-  for (auto& l : t.leaves)
-    w.String(l.c_str());
-  w.EndArray();
+  write_strings(w, t.leaves);
   w.Key("hypotheses");
   w.StartArray();
   for (auto& g : groups)
@@ -255,10 +261,7 @@ std::string detail_json(const std::string& phase, const std::vector<hypothesis_g
     }
   w.EndArray();
   w.Key("observations");
-  w.StartArray();
-  for (auto& o : observations(t, ev))
-    w.String(o.c_str());
-  w.EndArray();
+  write_strings(w, observations(t, ev));
   if (v) {
     w.Key("result");
     write_result(w, *v, groups, t, ev);
@@ -300,10 +303,7 @@ std::string summarize(const verdict& v, const std::vector<hypothesis_group>& gro
   }
   for (auto& g : groups)
     if (g.state == hypothesis_group::unknown) {
-      std::string cls;
-      if (auto it = t.classes.find(g.leaf); it != t.classes.end())
-        for (auto& [c, why] : it->second)
-          cls += fmt::format("{}{} ({})", cls.empty() ? "" : "; ", c, why);
+      auto cls = classes_of(t, g.leaf);
       std::string best = g.hyps.empty() ? std::string{"none"}
                                         : fmt::format("{}({}) scored {:g}", g.hyps[0].mode->kind,
                                                       g.hyps[0].subject, g.hyps[0].score);

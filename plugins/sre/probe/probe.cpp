@@ -6,6 +6,7 @@
 #include <chrono>
 #include <regex>
 
+#include "actors/tools/tool_spec.hpp"
 #include "core/base/http_url.hpp"
 #include "core/base/json.hpp"
 #include "net/client/http_client.hpp"
@@ -32,99 +33,86 @@ bool allowed(const std::vector<std::string>& allow, const std::string& host) {
   return false;
 }
 
-class probe_tool final : public actors::tool {
- public:
-  explicit probe_tool(config::http_probe_config c) : cfg_(std::move(c)) {}
-  const std::string& name() const override { return name_; }
-  const std::string& description() const override { return description_; }
-  const std::string& schema() const override { return schema_; }
-  actors::risk_class risk() const override { return actors::risk_class::read_only; }
-  bool idempotent() const override { return true; }
-  bool blocking() const override { return true; }
-  std::chrono::milliseconds timeout() const override {
-    return std::chrono::milliseconds{cfg_.timeout_ms + 1000};
-  }
-
-  tool_result execute(const tool_call& call) override {
-    auto args = json::parse_object(call.args);
-    if (!args)
-      return tool_result::failure("http.probe: " + args.error().message);
-    std::string url = (*args)["url"].GetString();
-    auto u = parse_http_url(url, false, false);
-    if (!u)
-      return tool_result::failure(fmt::format("http.probe: url '{}': {}", url, u.error().message));
-    if (!allowed(cfg_.allow, u->host))
-      return tool_result::failure(
-        fmt::format("http.probe: host '{}' is not in tools.http_probe.allow ({})", u->host,
-                    fmt::join(cfg_.allow, ", ")));
-    std::string method = args->HasMember("method") ? (*args)["method"].GetString() : "GET";
-    int expect = args->HasMember("expect_status") ? (*args)["expect_status"].GetInt() : 0;
-    std::optional<std::regex> match;
-    std::string match_text;
-    if (args->HasMember("body_match")) {
-      match_text = (*args)["body_match"].GetString();
-      try {
-        match.emplace(match_text, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        return tool_result::failure(fmt::format(
-          "http.probe: body_match '{}' is not a regular expression: {}", match_text, e.what()));
-      }
+tool_result probe(const config::http_probe_config& cfg, const rapidjson::Value& args) {
+  std::string url = args["url"].GetString();
+  auto u = parse_http_url(url, false, false);
+  if (!u)
+    return tool_result::failure(fmt::format("http.probe: url '{}': {}", url, u.error().message));
+  if (!allowed(cfg.allow, u->host))
+    return tool_result::failure(
+      fmt::format("http.probe: host '{}' is not in tools.http_probe.allow ({})", u->host,
+                  fmt::join(cfg.allow, ", ")));
+  std::string method = args.HasMember("method") ? args["method"].GetString() : "GET";
+  int expect = args.HasMember("expect_status") ? args["expect_status"].GetInt() : 0;
+  std::optional<std::regex> match;
+  std::string match_text;
+  if (args.HasMember("body_match")) {
+    match_text = args["body_match"].GetString();
+    try {
+      match.emplace(match_text, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return tool_result::failure(fmt::format(
+        "http.probe: body_match '{}' is not a regular expression: {}", match_text, e.what()));
     }
-    auto t0 = std::chrono::steady_clock::now();
-    auto res = net::http_request(u->host, u->port, method, u->path.empty() ? "/" : u->path, {},
-                                 {{"User-Agent", "sreh-http-probe"}},
-                                 std::chrono::milliseconds{cfg_.timeout_ms});
-    auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0);
-    rapidjson::StringBuffer buf;
-    json::writer w(buf);
-    w.StartObject();
-    w.Key("url");
-    w.String(url);
-    w.Key("latency_ms");
-    w.Double(std::round(ms.count() * 100) / 100);
-    if (!res) {
-      w.Key("ok");
-      w.Bool(false);
-      w.Key("error");
-      w.String(res.error().message);
-    } else {
-      auto body = res->body.substr(0, static_cast<std::size_t>(cfg_.max_body_bytes));
-      bool status_ok =
-        expect != 0 ? res->status == expect : res->status >= 200 && res->status < 400;
-      bool body_ok = !match || std::regex_search(body, *match);
-      w.Key("ok");
-      w.Bool(status_ok && body_ok);
-      w.Key("status");
-      w.Int(res->status);
-      w.Key("status_ok");
-      w.Bool(status_ok);
-      if (match) {
-        w.Key("body_matched");
-        w.Bool(body_ok);
-      }
-      w.Key("bytes");
-      w.Uint64(res->body.size());
-      w.Key("body_excerpt");
-      auto excerpt = body.substr(0, 256);
-      w.String(excerpt.data(), static_cast<rapidjson::SizeType>(excerpt.size()));
-    }
-    w.EndObject();
-    return tool_result::success({buf.GetString(), buf.GetSize()});
   }
+  auto t0 = std::chrono::steady_clock::now();
+  auto res = net::http_request(u->host, u->port, method, u->path.empty() ? "/" : u->path, {},
+                               {{"User-Agent", "sreh-http-probe"}},
+                               std::chrono::milliseconds{cfg.timeout_ms});
+  auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0);
+  rapidjson::StringBuffer buf;
+  json::writer w(buf);
+  w.StartObject();
+  w.Key("url");
+  w.String(url);
+  w.Key("latency_ms");
+  w.Double(std::round(ms.count() * 100) / 100);
+  if (!res) {
+    w.Key("ok");
+    w.Bool(false);
+    w.Key("error");
+    w.String(res.error().message);
+  } else {
+    auto body = res->body.substr(0, static_cast<std::size_t>(cfg.max_body_bytes));
+    bool status_ok = expect != 0 ? res->status == expect : res->status >= 200 && res->status < 400;
+    bool body_ok = !match || std::regex_search(body, *match);
+    w.Key("ok");
+    w.Bool(status_ok && body_ok);
+    w.Key("status");
+    w.Int(res->status);
+    w.Key("status_ok");
+    w.Bool(status_ok);
+    if (match) {
+      w.Key("body_matched");
+      w.Bool(body_ok);
+    }
+    w.Key("bytes");
+    w.Uint64(res->body.size());
+    w.Key("body_excerpt");
+    auto excerpt = body.substr(0, 256);
+    w.String(excerpt.data(), static_cast<rapidjson::SizeType>(excerpt.size()));
+  }
+  w.EndObject();
+  return tool_result::success({buf.GetString(), buf.GetSize()});
+}
 
- private:
-  config::http_probe_config cfg_;
-  std::string name_ = "http.probe";
-  std::string description_ =
-    "Sends one HTTP request to an allow-listed host and reports status, latency and whether the "
-    "status and body are as expected.";
-  std::string schema_ =
-    R"({"type":"object","properties":{"url":{"type":"string","minLength":8,"maxLength":2048},)"
-    R"("method":{"type":"string","enum":["GET","HEAD"]},)"
-    R"("expect_status":{"type":"integer","minimum":100,"maximum":599},)"
-    R"("body_match":{"type":"string","minLength":1,"maxLength":512}},)"
-    R"("required":["url"],"additionalProperties":false})";
-};
+actors::tool_spec probe_tool(const config::http_probe_config& cfg) {
+  return {
+    .name = "http.probe",
+    .description = "Sends one HTTP request to an allow-listed host and reports status, latency "
+                   "and whether the status and body are as expected.",
+    .schema =
+      R"({"type":"object","properties":{"url":{"type":"string","minLength":8,"maxLength":2048},)"
+      R"("method":{"type":"string","enum":["GET","HEAD"]},)"
+      R"("expect_status":{"type":"integer","minimum":100,"maximum":599},)"
+      R"("body_match":{"type":"string","minLength":1,"maxLength":512}},)"
+      R"("required":["url"],"additionalProperties":false})",
+    .blocking = true,
+    .timeout = std::chrono::milliseconds{cfg.timeout_ms + 1000},
+    .run = [cfg](const rapidjson::Value& args,
+                 const actors::tool_context&) { return probe(cfg, args); },
+  };
+}
 
 } // namespace
 
@@ -134,7 +122,7 @@ void register_http_probe(actors::toolset_registry& r) {
            const auto& p = cfg.tools.http_probe;
            if (p.allow.empty())
              return std::string{};
-           out.add(std::make_shared<probe_tool>(p));
+           out.add(actors::make_tool(probe_tool(p)));
            return fmt::format("  tools: http.probe to {}\n", fmt::join(p.allow, ", "));
          }});
 }

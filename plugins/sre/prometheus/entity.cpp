@@ -12,6 +12,7 @@ namespace {
 
 using actors::tool_result;
 using mapping = config::prometheus_config::entity_mapping;
+using promql_metric = config::prometheus_config::promql_metric;
 
 /// One query's sample now: the value of its only series (the largest of several), or none.
 struct sample {
@@ -127,6 +128,122 @@ std::size_t max_entity_queries(const config::prometheus_config& c) {
   return most;
 }
 
+namespace {
+
+/// One description in progress: the samples its queries took, the metrics without a value, notes
+/// on queries of several series, and the queries themselves (the result's `queries`).
+class description {
+ public:
+  description(const server& srv, const std::string& tool, const std::string& kind,
+              const std::string& name)
+    : srv_(srv), tool_(tool), kind_(kind), name_(name) {
+    q_.StartObject();
+  }
+
+  /// Samples `metric` now and, when it has a value and a baseline, its usual value. The error
+  /// is the first query's that failed.
+  expected<bool> metric(const std::string& metric, const promql_metric& pq) {
+    auto promql = expand_entity(pq.query, name_);
+    auto now = instant(srv_, tool_, where("metrics", metric), promql);
+    if (!now)
+      return now.error();
+    take(*now, metric, "now", current_);
+    if (!now->value)
+      missing_.push_back(metric);
+    q_.Key(metric.c_str());
+    q_.StartObject();
+    q_.Key("query");
+    q_.String(promql);
+    std::string base =
+      !pq.baseline.empty() ? expand_entity(pq.baseline, name_) : srv_.cfg().baseline;
+    if (pq.baseline.empty()) // `$query` of the default is the metric's own expression
+      for (auto at = base.find("$query"); at != std::string::npos;
+           at = base.find("$query", at + promql.size()))
+        base.replace(at, 6, promql);
+    if (!base.empty() && now->value) {
+      q_.Key("baseline");
+      q_.String(base);
+      auto usual = instant(srv_, tool_, where("metrics", metric) + ".baseline", base);
+      if (!usual)
+        return usual.error();
+      take(*usual, metric, "baseline", baseline_);
+    }
+    q_.EndObject();
+    return true;
+  }
+
+  /// Samples the numeric state `field` now.
+  expected<bool> field(const std::string& field, const std::string& pq) {
+    auto promql = expand_entity(pq, name_);
+    auto v = instant(srv_, tool_, where("fields", field), promql);
+    if (!v)
+      return v.error();
+    take(*v, field, "now", fields_);
+    q_.Key(field.c_str());
+    q_.StartObject();
+    q_.Key("query");
+    q_.String(promql);
+    q_.EndObject();
+    return true;
+  }
+
+  [[nodiscard]] bool empty() const { return current_.empty() && fields_.empty(); }
+
+  /// The tool's result (once every query ran).
+  [[nodiscard]] std::string render() {
+    q_.EndObject();
+    rapidjson::StringBuffer buf;
+    json::writer w(buf);
+    w.StartObject();
+    w.Key("entity");
+    w.String(name_);
+    w.Key("kind");
+    w.String(kind_);
+    w.Key("current");
+    write_numbers(w, current_);
+    w.Key("baseline");
+    write_numbers(w, baseline_);
+    w.Key("fields");
+    write_numbers(w, fields_);
+    w.Key("settle_ms"); // how soon after an action these values can show it (prometheus.settle)
+    w.Int64(srv_.cfg().settle_ms);
+    w.Key("queries");
+    json::raw(w, {qbuf_.GetString(), qbuf_.GetSize()});
+    for (auto [key, xs] : {std::pair{"missing", &missing_}, std::pair{"notes", &notes_}}) {
+      w.Key(key);
+      w.StartArray();
+      for (const auto& x : *xs)
+        w.String(x);
+      w.EndArray();
+    }
+    w.EndObject();
+    return {buf.GetString(), buf.GetSize()};
+  }
+
+ private:
+  [[nodiscard]] std::string where(const char* part, const std::string& key) const {
+    return fmt::format("prometheus.entities.{}.{}.{}", kind_, part, key);
+  }
+  void take(const sample& s, const std::string& key, const char* what,
+            std::map<std::string, double>& into) {
+    if (s.series > 1)
+      notes_.push_back(fmt::format("{} {}: {} series, the largest counts", key, what, s.series));
+    if (s.value)
+      into[key] = *s.value;
+  }
+
+  const server& srv_;
+  const std::string& tool_;
+  const std::string& kind_;
+  const std::string& name_;
+  std::map<std::string, double> current_, baseline_, fields_;
+  std::vector<std::string> missing_, notes_;
+  rapidjson::StringBuffer qbuf_;
+  json::writer q_{qbuf_};
+};
+
+} // namespace
+
 tool_result describe_entity(const server& srv, const std::string& tool,
                             const rapidjson::Value& args) {
   const auto& c = srv.cfg();
@@ -141,96 +258,19 @@ tool_result describe_entity(const server& srv, const std::string& tool,
         : fmt::format("{}: prometheus.entities maps no kind '{}' (it maps {})", tool, kind,
                       kinds_mapped(c)));
   const mapping& m = it->second;
-  std::map<std::string, double> current, baseline, fields;
-  std::vector<std::string> missing, notes;
-  rapidjson::StringBuffer qbuf;
-  json::writer q(qbuf);
-  q.StartObject();
-  auto where = [&](const std::string& part, const std::string& key) {
-    return fmt::format("prometheus.entities.{}.{}.{}", kind, part, key);
-  };
-  auto take = [&](const expected<sample>& s, const std::string& key, const std::string& what,
-                  std::map<std::string, double>& into) {
-    if (s->series > 1)
-      notes.push_back(fmt::format("{} {}: {} series, the largest counts", key, what, s->series));
-    if (s->value)
-      into[key] = *s->value;
-  };
-  for (const auto& [metric, pq] : m.metrics) {
-    auto promql = expand_entity(pq.query, name);
-    auto now = instant(srv, tool, where("metrics", metric), promql);
-    if (!now)
-      return tool_result::failure(now.error().message);
-    take(now, metric, "now", current);
-    if (!now->value)
-      missing.push_back(metric);
-    q.Key(metric.c_str());
-    q.StartObject();
-    q.Key("query");
-    q.String(promql);
-    std::string base = !pq.baseline.empty() ? expand_entity(pq.baseline, name) : c.baseline;
-    if (pq.baseline.empty()) // `$query` of the default is the metric's own expression
-      for (auto at = base.find("$query"); at != std::string::npos;
-           at = base.find("$query", at + promql.size()))
-        base.replace(at, 6, promql);
-    if (!base.empty() && now->value) {
-      q.Key("baseline");
-      q.String(base);
-      auto usual = instant(srv, tool, where("metrics", metric) + ".baseline", base);
-      if (!usual)
-        return tool_result::failure(usual.error().message);
-      take(usual, metric, "baseline", baseline);
-    }
-    q.EndObject();
-  }
-  for (const auto& [field, pq] : m.fields) {
-    auto promql = expand_entity(pq, name);
-    auto v = instant(srv, tool, where("fields", field), promql);
-    if (!v)
-      return tool_result::failure(v.error().message);
-    take(v, field, "now", fields);
-    q.Key(field.c_str());
-    q.StartObject();
-    q.Key("query");
-    q.String(promql);
-    q.EndObject();
-  }
-  q.EndObject();
-  if (current.empty() && fields.empty())
+  description d{srv, tool, kind, name};
+  for (const auto& [metric, pq] : m.metrics)
+    if (auto ok = d.metric(metric, pq); !ok)
+      return tool_result::failure(ok.error().message);
+  for (const auto& [field, pq] : m.fields)
+    if (auto ok = d.field(field, pq); !ok)
+      return tool_result::failure(ok.error().message);
+  if (d.empty())
     return tool_result::failure(fmt::format(
       "{}: Prometheus has no series for {} '{}': no query of prometheus.entities.{} returned a "
       "sample (e.g. {})",
       tool, kind, name, kind, expand_entity(m.metrics.begin()->second.query, name)));
-
-  rapidjson::StringBuffer buf;
-  json::writer w(buf);
-  w.StartObject();
-  w.Key("entity");
-  w.String(name);
-  w.Key("kind");
-  w.String(kind);
-  w.Key("current");
-  write_numbers(w, current);
-  w.Key("baseline");
-  write_numbers(w, baseline);
-  w.Key("fields");
-  write_numbers(w, fields);
-  w.Key("settle_ms"); // how soon after an action these values can show it (prometheus.settle)
-  w.Int64(c.settle_ms);
-  w.Key("queries");
-  json::raw(w, {qbuf.GetString(), qbuf.GetSize()});
-  w.Key("missing");
-  w.StartArray();
-  for (const auto& x : missing)
-    w.String(x);
-  w.EndArray();
-  w.Key("notes");
-  w.StartArray();
-  for (const auto& x : notes)
-    w.String(x);
-  w.EndArray();
-  w.EndObject();
-  return tool_result::success({buf.GetString(), buf.GetSize()});
+  return tool_result::success(d.render());
 }
 
 obs::observations observe_entity(std::string_view result) {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <regex>
 
+#include "actors/tools/tool_spec.hpp"
 #include "core/base/json.hpp"
 #include "plugins/register.hpp"
 
@@ -41,10 +42,14 @@ struct outcome {
   double ms = 0;
 };
 
-/// Runs `argv` with `env`; never throws. An error only when the process cannot start.
-expected<outcome> run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                      std::chrono::milliseconds timeout, std::size_t cap,
-                      const std::stop_token& cancel) {
+/// The read ends of a child's stdout and stderr.
+struct child {
+  pid_t pid = 0;
+  int out = -1, err = -1;
+};
+
+/// Starts `argv` with `env` in its own process group, stdin from /dev/null.
+expected<child> spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0)
     return sreh::error{errc::internal, "pipe failed"};
@@ -75,9 +80,8 @@ expected<outcome> run(const std::vector<std::string>& argv, const std::vector<st
   for (const auto& e : env)
     ev.push_back(const_cast<char*>(e.c_str()));
   ev.push_back(nullptr);
-  pid_t pid = 0;
-  auto t0 = std::chrono::steady_clock::now();
-  int rc = posix_spawn(&pid, av[0], &fa, &attr, av.data(), ev.data());
+  child c{0, out_pipe[0], err_pipe[0]};
+  int rc = posix_spawn(&c.pid, av[0], &fa, &attr, av.data(), ev.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   close(out_pipe[1]);
@@ -88,19 +92,24 @@ expected<outcome> run(const std::vector<std::string>& argv, const std::vector<st
     return sreh::error{errc::unavailable,
                        fmt::format("cannot run {}: {}", argv.front(), std::strerror(rc))};
   }
-  outcome o;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  return c;
+}
+
+/// Reads the child's output into `o` (at most `cap` bytes of each) until both pipes close, or
+/// kills its process group at `deadline` or on `cancel`.
+void collect(const child& c, std::chrono::steady_clock::time_point deadline, std::size_t cap,
+             const std::stop_token& cancel, outcome& o) {
+  pollfd fds[2] = {{c.out, POLLIN, 0}, {c.err, POLLIN, 0}};
   std::string* sinks[2] = {&o.out, &o.err};
   int open_fds = 2;
   char buf[8192];
-  auto deadline = t0 + timeout;
   while (open_fds > 0) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                   deadline - std::chrono::steady_clock::now())
                   .count();
     if (left <= 0 || cancel.stop_requested()) {
       (left <= 0 ? o.timed_out : o.cancelled) = true;
-      kill(-pid, SIGKILL);
+      kill(-c.pid, SIGKILL);
       break;
     }
     if (poll(fds, 2, static_cast<int>(std::min<long long>(left, 100))) < 0 && errno != EINTR)
@@ -123,8 +132,20 @@ expected<outcome> run(const std::vector<std::string>& argv, const std::vector<st
   for (auto& f : fds)
     if (f.fd >= 0)
       close(f.fd);
+}
+
+/// Runs `argv` with `env`; never throws. An error only when the process cannot start.
+expected<outcome> run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                      std::chrono::milliseconds timeout, std::size_t cap,
+                      const std::stop_token& cancel) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto c = spawn(argv, env);
+  if (!c)
+    return c.error();
+  outcome o;
+  collect(*c, t0 + timeout, cap, cancel, o);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status))
     o.exit_code = WEXITSTATUS(status);
@@ -134,97 +155,103 @@ expected<outcome> run(const std::vector<std::string>& argv, const std::vector<st
   return o;
 }
 
-class shell_tool final : public actors::tool {
- public:
-  shell_tool(config::shell_command c, const config::shell_config& s)
-    : cmd_(std::move(c)), name_("shell." + cmd_.name), risk_(risk_of(cmd_.risk)),
-      pattern_(cmd_.arg_pattern, std::regex::ECMAScript),
-      cap_(static_cast<std::size_t>(s.max_output_bytes)) {
-    description_ = cmd_.description.empty()
-                     ? fmt::format("Runs {} (no shell).", fmt::join(cmd_.argv, " "))
-                     : cmd_.description;
-    schema_ = cmd_.max_args == 0
+/// What a shell.<name> tool needs for a call: its command and the toolset's limits.
+struct command {
+  config::shell_command cmd;
+  std::string name;
+  risk_class risk;
+  std::regex pattern;
+  std::size_t cap;
+  std::vector<std::string> env;
+};
+
+/// The outcome as the step's result JSON.
+std::string render(const std::vector<std::string>& argv, const outcome& o) {
+  rapidjson::StringBuffer buf;
+  json::writer w(buf);
+  w.StartObject();
+  w.Key("argv");
+  w.StartArray();
+  for (const auto& a : argv)
+    w.String(a);
+  w.EndArray();
+  w.Key("exit_code");
+  w.Int(o.exit_code);
+  if (o.signal != 0) {
+    w.Key("signal");
+    w.Int(o.signal);
+  }
+  w.Key("timed_out");
+  w.Bool(o.timed_out);
+  w.Key("duration_ms");
+  w.Double(std::round(o.ms * 10) / 10);
+  for (auto [key, text] : {std::pair{"stdout", &o.out}, std::pair{"stderr", &o.err}}) {
+    w.Key(key);
+    w.String(text->data(), static_cast<rapidjson::SizeType>(text->size()));
+  }
+  w.Key("truncated");
+  w.Bool(o.truncated);
+  w.EndObject();
+  return {buf.GetString(), buf.GetSize()};
+}
+
+tool_result execute(const command& c, const rapidjson::Value& args, const tool_call& call) {
+  auto argv = c.cmd.argv;
+  if (auto m = args.FindMember("args"); m != args.MemberEnd())
+    for (const auto& a : m->value.GetArray()) {
+      std::string s{a.GetString(), a.GetStringLength()};
+      if (!std::regex_match(s, c.pattern))
+        return tool_result::failure(
+          fmt::format("{}: argument '{}' does not match {}", c.name, s, c.cmd.arg_pattern));
+      argv.push_back(std::move(s));
+    }
+  auto o = run(argv, c.env, std::chrono::milliseconds{c.cmd.timeout_ms}, c.cap, call.cancel);
+  if (!o)
+    return tool_result::failure(c.name + ": " + o.error().message);
+  auto result = render(argv, *o);
+  if (o->timed_out)
+    return tool_result::failure(
+      fmt::format("{}: timed out after {} ms (killed)", c.name, c.cmd.timeout_ms));
+  if (o->cancelled)
+    return tool_result::failure(c.name + ": cancelled (killed)");
+  // A command that changes something and exits non-zero did not do what it was asked.
+  if (c.risk != risk_class::read_only && o->exit_code != 0)
+    return tool_result::failure(
+      fmt::format("{}: exit code {}: {}", c.name, o->exit_code, o->err.substr(0, 300)));
+  return tool_result::success(std::move(result));
+}
+
+actors::tool_spec shell_tool(const config::shell_command& cmd, const config::shell_config& s) {
+  auto c = std::make_shared<command>(command{cmd,
+                                             "shell." + cmd.name,
+                                             risk_of(cmd.risk),
+                                             std::regex{cmd.arg_pattern, std::regex::ECMAScript},
+                                             static_cast<std::size_t>(s.max_output_bytes),
+                                             {}});
+  for (const auto& [k, v] : s.env)
+    c->env.push_back(k + "=" + v);
+  return {
+    .name = c->name,
+    .description = cmd.description.empty()
+                     ? fmt::format("Runs {} (no shell).", fmt::join(cmd.argv, " "))
+                     : cmd.description,
+    .schema = cmd.max_args == 0
                 ? R"({"type":"object","additionalProperties":false})"
                 : fmt::format(R"({{"type":"object","properties":{{"args":{{"type":"array",)"
                               R"("maxItems":{},"items":{{"type":"string","maxLength":1024}}}}}},)"
                               R"("additionalProperties":false}})",
-                              cmd_.max_args);
-    for (const auto& [k, v] : s.env)
-      env_.push_back(k + "=" + v);
-  }
-  const std::string& name() const override { return name_; }
-  const std::string& description() const override { return description_; }
-  const std::string& schema() const override { return schema_; }
-  risk_class risk() const override { return risk_; }
-  bool idempotent() const override { return risk_ == risk_class::read_only; }
-  bool blocking() const override { return true; }
-  std::chrono::milliseconds timeout() const override {
-    return std::chrono::milliseconds{cmd_.timeout_ms + 2000};
-  }
-  actors::action_scope scope(std::string_view) const override { return {name_, "prod", "", 0}; }
-
-  tool_result execute(const tool_call& call) override {
-    auto args = json::parse_object(call.args);
-    if (!args)
-      return tool_result::failure(name_ + ": " + args.error().message);
-    auto argv = cmd_.argv;
-    if (auto m = args->FindMember("args"); m != args->MemberEnd())
-      for (const auto& a : m->value.GetArray()) {
-        std::string s{a.GetString(), a.GetStringLength()};
-        if (!std::regex_match(s, pattern_))
-          return tool_result::failure(
-            fmt::format("{}: argument '{}' does not match {}", name_, s, cmd_.arg_pattern));
-        argv.push_back(std::move(s));
-      }
-    auto o = run(argv, env_, std::chrono::milliseconds{cmd_.timeout_ms}, cap_, call.cancel);
-    if (!o)
-      return tool_result::failure(name_ + ": " + o.error().message);
-    rapidjson::StringBuffer buf;
-    json::writer w(buf);
-    w.StartObject();
-    w.Key("argv");
-    w.StartArray();
-    for (const auto& a : argv)
-      w.String(a);
-    w.EndArray();
-    w.Key("exit_code");
-    w.Int(o->exit_code);
-    if (o->signal != 0) {
-      w.Key("signal");
-      w.Int(o->signal);
-    }
-    w.Key("timed_out");
-    w.Bool(o->timed_out);
-    w.Key("duration_ms");
-    w.Double(std::round(o->ms * 10) / 10);
-    for (auto [key, text] : {std::pair{"stdout", &o->out}, std::pair{"stderr", &o->err}}) {
-      w.Key(key);
-      w.String(text->data(), static_cast<rapidjson::SizeType>(text->size()));
-    }
-    w.Key("truncated");
-    w.Bool(o->truncated);
-    w.EndObject();
-    std::string result{buf.GetString(), buf.GetSize()};
-    if (o->timed_out)
-      return tool_result::failure(
-        fmt::format("{}: timed out after {} ms (killed)", name_, cmd_.timeout_ms));
-    if (o->cancelled)
-      return tool_result::failure(name_ + ": cancelled (killed)");
-    // A command that changes something and exits non-zero did not do what it was asked.
-    if (risk_ != risk_class::read_only && o->exit_code != 0)
-      return tool_result::failure(
-        fmt::format("{}: exit code {}: {}", name_, o->exit_code, o->err.substr(0, 300)));
-    return tool_result::success(std::move(result));
-  }
-
- private:
-  config::shell_command cmd_;
-  std::string name_, description_, schema_;
-  risk_class risk_;
-  std::regex pattern_;
-  std::size_t cap_;
-  std::vector<std::string> env_;
-};
+                              cmd.max_args),
+    .risk = c->risk,
+    .blocking = true,
+    .timeout = std::chrono::milliseconds{cmd.timeout_ms + 2000},
+    .run = [c](const rapidjson::Value& args,
+               const actors::tool_context& ctx) { return execute(*c, args, ctx.call); },
+    .scope =
+      [name = c->name](std::string_view) {
+        return actors::action_scope{name, "prod", "", 0};
+      },
+  };
+}
 
 } // namespace
 
@@ -236,7 +263,7 @@ void register_shell(actors::toolset_registry& r) {
              return std::string{};
            std::vector<std::string> names;
            for (const auto& c : s.commands) {
-             out.add(std::make_shared<shell_tool>(c, s));
+             out.add(actors::make_tool(shell_tool(c, s)));
              names.push_back("shell." + c.name + " (" + c.risk + ")");
            }
            return fmt::format("  tools: {}\n", fmt::join(names, ", "));

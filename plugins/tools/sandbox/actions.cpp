@@ -151,14 +151,15 @@ std::optional<action> compensation_of(const action& a, const live_state& before)
   action c = a;
   switch (a.kind) {
   case action_kind::rollback:
-    c.version = before.services.at(a.target).version;
-    return c;
   case action_kind::scale:
-    c.number = before.services.at(a.target).replicas;
+  case action_kind::set_pool_limit: { // the service setting it changed, as it was
+    const auto& svc = before.services.at(a.target);
+    if (a.kind == action_kind::rollback)
+      c.version = svc.version;
+    else
+      c.number = a.kind == action_kind::scale ? svc.replicas : svc.max_connections;
     return c;
-  case action_kind::set_pool_limit:
-    c.number = before.services.at(a.target).max_connections;
-    return c;
+  }
   case action_kind::set_flag:
     c.value = before.flags.at(a.target).value;
     return c;

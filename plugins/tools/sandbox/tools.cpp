@@ -4,38 +4,45 @@
 
 #include <cmath>
 
+#include "actors/tools/tool_spec.hpp"
 #include "core/base/duration.hpp"
 
 namespace sreh::plugins::sandbox {
 
 namespace detail {
 
-sandbox_tool::sandbox_tool(std::string name, std::string description, std::string schema,
-                           actors::risk_class risk, world_ptr w, tool_handler handler)
-  : name_(std::move(name)), description_(std::move(description)), schema_(std::move(schema)),
-    risk_(risk), contract_(contract_of(name_)), world_(std::move(w)), handler_(std::move(handler)) {
-}
-
-actors::tool_result sandbox_tool::execute(const actors::tool_call& call) {
-  auto doc = json::parse_object(call.args.empty() ? "{}" : call.args);
-  if (!doc)
-    return actors::tool_result::failure(fmt::format("{}: {}", name_, doc.error().message));
-  expected<std::string> res = std::string{};
-  try {
-    res = handler_(*world_, *doc, call.idempotency_key);
-  } catch (const std::exception& e) { // a bug here must not take the caller down
-    res = sreh::error{errc::internal, fmt::format("{}: internal error: {}", name_, e.what())};
-  }
-  world_->advance(seconds_per_call);
-  if (!res)
-    return actors::tool_result::from_error(res.error());
-  return actors::tool_result::success(std::move(*res));
-}
-
-actors::reconcile_result sandbox_tool::reconcile(std::string_view key) {
-  if (idempotent())
-    return {};
-  return world_->reconcile(key);
+actors::tool_ptr sandbox_tool(std::string name, std::string description, std::string schema,
+                              actors::risk_class risk, world_ptr w, tool_handler handler) {
+  auto contract = std::make_shared<const tool_contract>(contract_of(name));
+  actors::tool_spec t{
+    .name = std::move(name),
+    .description = std::move(description),
+    .schema = std::move(schema),
+    .risk = risk,
+    .provides = contract->provides,
+    .run =
+      [w, handler = std::move(handler)](const rapidjson::Value& args,
+                                        const actors::tool_context& c) {
+        expected<std::string> res = std::string{};
+        try {
+          res = handler(*w, args, c.call.idempotency_key);
+        } catch (const std::exception& e) { // a bug here must not take the caller down
+          res =
+            sreh::error{errc::internal, fmt::format("{}: internal error: {}", c.name, e.what())};
+        }
+        w->advance(seconds_per_call);
+        if (!res)
+          return actors::tool_result::from_error(res.error());
+        return actors::tool_result::success(std::move(*res));
+      },
+    .observe =
+      [contract](std::string_view args, std::string_view result) {
+        return sandbox::observe(*contract, args, result);
+      },
+  };
+  if (risk != actors::risk_class::read_only)
+    t.reconcile = [w](std::string_view key) { return w->reconcile(key); };
+  return actors::make_tool(std::move(t));
 }
 
 void write_names(json::writer& out, const std::vector<std::string>& xs) {

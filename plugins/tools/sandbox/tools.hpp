@@ -16,32 +16,13 @@ namespace sreh::plugins::sandbox::detail {
 using tool_handler = std::function<expected<std::string>(world& w, const rapidjson::Value& args,
                                                          const std::string& key)>;
 
-/// A sandbox tool: metadata plus a handler. Every call advances the world's clock by
-/// `seconds_per_call`. Mutating tools (risk above read_only) reconcile from the action log.
-/// What it provides and observes is its contract (contract.hpp), looked up by its name.
-class sandbox_tool final : public actors::tool {
- public:
-  sandbox_tool(std::string name, std::string description, std::string schema,
-               actors::risk_class risk, world_ptr w, tool_handler handler);
-  const std::string& name() const override { return name_; }
-  const std::string& description() const override { return description_; }
-  const std::string& schema() const override { return schema_; }
-  actors::risk_class risk() const override { return risk_; }
-  bool idempotent() const override { return risk_ == actors::risk_class::read_only; }
-  actors::tool_result execute(const actors::tool_call& call) override;
-  actors::reconcile_result reconcile(std::string_view key) override;
-  std::vector<obs::capability> provides() const override { return contract_.provides; }
-  obs::observations observe(std::string_view args, std::string_view result) const override {
-    return sandbox::observe(contract_, args, result);
-  }
-
- private:
-  std::string name_, description_, schema_;
-  actors::risk_class risk_;
-  tool_contract contract_;
-  world_ptr world_;
-  tool_handler handler_;
-};
+/// A sandbox tool: metadata plus a handler (actors/tools/tool_spec.hpp). Every call advances the
+/// world's clock by `seconds_per_call`. Mutating tools (risk above read_only) reconcile from the
+/// action log. What it provides and observes is its contract (contract.hpp), looked up by its
+/// name.
+[[nodiscard]] actors::tool_ptr sandbox_tool(std::string name, std::string description,
+                                            std::string schema, actors::risk_class risk,
+                                            world_ptr w, tool_handler handler);
 
 /// Writes a JSON array of strings.
 void write_names(json::writer& out, const std::vector<std::string>& xs);

@@ -138,7 +138,7 @@ expected<std::string> search_logs(world& w, const rapidjson::Value& args, const 
 } // namespace
 
 void add_observe_tools(actors::tool_registry& reg, const world_ptr& w) {
-  reg.add(std::make_shared<sandbox_tool>(
+  reg.add(sandbox_tool(
     "metrics.query",
     "A metric of a service, host or job over a window (one point a minute): baseline, current, "
     "min, max, points.",
@@ -148,7 +148,7 @@ void add_observe_tools(actors::tool_registry& reg, const world_ptr& w) {
     R"("xid_errors","throughput","stalled"]},"window":{"type":"string","minLength":2,)"
     R"("maxLength":16}},"required":["target","metric"],"additionalProperties":false})",
     actors::risk_class::read_only, w, query_metric));
-  reg.add(std::make_shared<sandbox_tool>(
+  reg.add(sandbox_tool(
     "logs.search",
     "Log lines of a service, host or job, newest first; level is a minimum (WARN includes "
     "ERROR); text is a case-insensitive substring.",

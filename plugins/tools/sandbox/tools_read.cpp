@@ -307,8 +307,7 @@ expected<std::string> list_deploys(world& w, const rapidjson::Value& args, const
 
 void add_read_tools(actors::tool_registry& reg, const world_ptr& w) {
   auto add = [&](const char* name, const char* desc, std::string schema, tool_handler h) {
-    reg.add(std::make_shared<sandbox_tool>(name, desc, std::move(schema), risk_class::read_only, w,
-                                           std::move(h)));
+    reg.add(sandbox_tool(name, desc, std::move(schema), risk_class::read_only, w, std::move(h)));
   };
   auto one_name = [](const char* key) {
     return fmt::format(R"({{"type":"object","properties":{{"{}":{{"type":"string",)"

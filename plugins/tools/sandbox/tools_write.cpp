@@ -87,8 +87,7 @@ void add_write_tools(actors::tool_registry& reg, const world_ptr& w) {
                        const std::string& key) -> expected<std::string> {
       return wd.apply(key, action_of(s, args));
     };
-    reg.add(
-      std::make_shared<sandbox_tool>(s.name, s.description, schema_of(s), s.risk, w, handler));
+    reg.add(sandbox_tool(s.name, s.description, schema_of(s), s.risk, w, handler));
   }
 }
 

@@ -191,7 +191,7 @@ CAF_TEST(every scenario of the two suites has a remedy here) {
     auto sc = sb::load_scenario(f.string());
     CAF_REQUIRE(sc.has_value());
     if (remedies.count(sc->id) == 0)
-      CAF_FAIL(sc->id << ": no remedy listed in sandbox_worlds.cpp");
+      CAF_FAIL(sc->id << ": no remedy listed in tests/unit/sandbox/worlds.cpp");
   }
   CAF_CHECK_EQUAL(remedies.size(), files.size());
 }
