@@ -8,11 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/base/clock.hpp"
 #include "core/base/expected.hpp"
-#include "core/model/approval.hpp"
-#include "core/model/event.hpp"
-#include "core/model/run.hpp"
-#include "core/model/step.hpp"
 
 namespace sreh::json {
 
@@ -37,23 +34,6 @@ void raw(writer& w, std::string_view json_text);
 
 /// Writes an optional timestamp as RFC 3339, or null when 0.
 void timestamp(writer& w, timestamp_us t);
-
-// -- codecs: the wire shape of the domain types (also used by the store for the checkpoint) -----
-
-void write(writer& w, const run& r);
-void write(writer& w, const step& s);
-void write(writer& w, const event& e);
-void write(writer& w, const approval& a);
-[[nodiscard]] std::string to_json(const approval& a);
-[[nodiscard]] expected<approval> approval_from_json(std::string_view text);
-[[nodiscard]] std::string to_json(const run& r);
-[[nodiscard]] std::string to_json(const step& s);
-[[nodiscard]] std::string to_json(const event& e);
-
-/// Decoders of the same shapes (round trip of `to_json`).
-[[nodiscard]] expected<run> run_from_json(std::string_view text);
-[[nodiscard]] expected<step> step_from_json(std::string_view text);
-[[nodiscard]] expected<event> event_from_json(std::string_view text);
 
 /// Escapes a string into a JSON string literal, with the quotes.
 [[nodiscard]] std::string quote(std::string_view s);

@@ -1,5 +1,6 @@
 // The wire shape of approvals (REST API, kernel replies) and its decoder.
 #include "core/base/json.hpp"
+#include "core/model/json_codecs.hpp"
 #include "core/model/json_fields.hpp"
 
 namespace sreh::json {

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "core/base/json.hpp"
+#include "core/model/json_codecs.hpp"
 #include "core/model/json_fields.hpp"
 
 namespace sreh::json {

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "core/base/json.hpp"
+#include "core/model/json_codecs.hpp"
 
 namespace sreh::net {
 

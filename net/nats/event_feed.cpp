@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/base/json.hpp"
+#include "core/model/json_codecs.hpp"
 #include "core/base/logger.hpp"
 #include "net/nats/jetstream.hpp"
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/base/json.hpp"
+#include "core/model/json_codecs.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
 namespace {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/base/json.hpp"
+#include "core/model/json_codecs.hpp"
 #include "core/base/sse.hpp"
 #include "net/http/sse_format.hpp"
 #include "tests/fuzz/fuzz.hpp"

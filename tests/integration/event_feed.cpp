@@ -7,6 +7,7 @@
 #include "net/nats/event_feed.hpp"
 
 #include "core/base/json.hpp"
+#include "core/model/json_codecs.hpp"
 #include "tests/support/caf_test.hpp"
 #include "tests/support/relay_fixture.hpp"
 

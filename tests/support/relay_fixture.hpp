@@ -27,6 +27,7 @@
 
 #include "actors/hub/event_hub.hpp"
 #include "core/base/json.hpp"
+#include "core/model/json_codecs.hpp"
 #include "net/nats/jetstream.hpp"
 #include "net/nats/relay.hpp"
 #include "persistence/store/group_writer.hpp"

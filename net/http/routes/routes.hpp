@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/base/json.hpp"
+#include "core/model/json_codecs.hpp"
 #include "net/http/http_message.hpp"
 #include "net/http/http_server.hpp"
 #include "net/http/router.hpp"

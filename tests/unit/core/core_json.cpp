@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/base/json.hpp"
+#include "core/model/json_codecs.hpp"
 
 using namespace sreh;
 
