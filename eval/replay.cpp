@@ -39,13 +39,13 @@ class tape {
           {s.state == step_state::succeeded, s.result.empty() ? "{}" : s.result, s.error});
       } else if (s.kind == step_kind::observe) {
         auto args = object_of(s.args);
-        std::int64_t n = args ? wire::int_of(*args, "for_step").value_or(0) : 0;
+        std::int64_t n = args ? json::int_of(*args, "for_step").value_or(0) : 0;
         auto res = object_of(s.result);
         if (n < 1 || n > static_cast<std::int64_t>(steps.size()) || !res)
           continue;
         const auto& of = steps.at(static_cast<std::size_t>(n - 1));
-        const auto* holds = wire::member(*res, "holds");
-        const auto* observed = wire::member(*res, "observed");
+        const auto* holds = json::member(*res, "holds");
+        const auto* observed = json::member(*res, "observed");
         checks_[key_of(of.tool, of.args)].push_back(
           {holds && holds->IsBool() && holds->GetBool(),
            observed ? json::stringify(*observed) : std::string{"{}"}});

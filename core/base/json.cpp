@@ -285,4 +285,44 @@ std::string quote(std::string_view s) {
   return out;
 }
 
+const rapidjson::Value* member(const rapidjson::Value& v, const char* key) {
+  if (!v.IsObject())
+    return nullptr;
+  auto it = v.FindMember(key);
+  return it == v.MemberEnd() ? nullptr : &it->value;
+}
+
+std::string string_or(const rapidjson::Value& v, const char* key, std::string fallback) {
+  auto* m = member(v, key);
+  if (m == nullptr || !m->IsString())
+    return fallback;
+  return {m->GetString(), m->GetStringLength()};
+}
+
+std::optional<std::int64_t> int_of(const rapidjson::Value& v, const char* key) {
+  auto* m = member(v, key);
+  if (m == nullptr || !m->IsNumber())
+    return std::nullopt;
+  if (m->IsInt64())
+    return m->GetInt64();
+  if (m->IsUint64())
+    return static_cast<std::int64_t>(std::min<std::uint64_t>(m->GetUint64(), INT64_MAX));
+  double d = m->GetDouble();
+  if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e18)
+    return static_cast<std::int64_t>(d);
+  return std::nullopt;
+}
+
+std::string string_of(const rapidjson::Value* v) {
+  return v && v->IsString() ? std::string{v->GetString(), v->GetStringLength()} : std::string{};
+}
+
+std::string text_of(const rapidjson::Value& v) {
+  if (v.IsNull())
+    return {};
+  if (v.IsString())
+    return {v.GetString(), v.GetStringLength()};
+  return stringify(v);
+}
+
 } // namespace sreh::json

@@ -4,6 +4,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,24 @@ using writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 /// Serializes a value as compact JSON text.
 [[nodiscard]] std::string stringify(const rapidjson::Value& v);
+
+// -- tolerant member access on parsed JSON (the one set: codecs, the CLI and plugins use it) --
+
+/// The member `key` of `v` when `v` is an object and has it (any type), else null.
+[[nodiscard]] const rapidjson::Value* member(const rapidjson::Value& v, const char* key);
+
+/// The string member `key`, or `fallback` when absent, null or not a string.
+[[nodiscard]] std::string string_or(const rapidjson::Value& v, const char* key,
+                                    std::string fallback = {});
+
+/// The string `v` holds, or "" when `v` is null or not a string.
+[[nodiscard]] std::string string_of(const rapidjson::Value* v);
+
+/// The integer member `key` (an integral number; a double with an integral value is accepted).
+[[nodiscard]] std::optional<std::int64_t> int_of(const rapidjson::Value& v, const char* key);
+
+/// A value as text: strings as they are, numbers and the rest as compact JSON, null as "".
+[[nodiscard]] std::string text_of(const rapidjson::Value& v);
 
 /// Writes a stored JSON text as a raw value (it was validated when stored); null when empty.
 void raw(writer& w, std::string_view json_text);

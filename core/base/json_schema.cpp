@@ -53,13 +53,6 @@ std::string pointer_text(const rapidjson::Pointer& p) {
   return buf.GetString();
 }
 
-const rapidjson::Value* member(const rapidjson::Value& schema, const char* key) {
-  if (!schema.IsObject())
-    return nullptr;
-  auto m = schema.FindMember(key);
-  return m == schema.MemberEnd() ? nullptr : &m->value;
-}
-
 std::string type_list(const rapidjson::Value* t) {
   if (t == nullptr)
     return "another type";

@@ -106,9 +106,9 @@ void write_turn(writer& w, const turn& t) {
 std::int64_t input_tokens_of(const rapidjson::Value& u) {
   // "Total input tokens in a request is the summation of input_tokens,
   // cache_creation_input_tokens, and cache_read_input_tokens." (usage.py)
-  return wire::int_of(u, "input_tokens").value_or(0) +
-         wire::int_of(u, "cache_creation_input_tokens").value_or(0) +
-         wire::int_of(u, "cache_read_input_tokens").value_or(0);
+  return json::int_of(u, "input_tokens").value_or(0) +
+         json::int_of(u, "cache_creation_input_tokens").value_or(0) +
+         json::int_of(u, "cache_read_input_tokens").value_or(0);
 }
 
 } // namespace
@@ -171,27 +171,27 @@ expected<chat_response> parse_response(std::string_view body) {
     return sreh::error{errc::invalid_argument, "response is not JSON: " + doc.error().message};
   if (!doc->IsObject())
     return sreh::error{errc::invalid_argument, "response is not a JSON object"};
-  if (wire::string_or(*doc, "type") == "error")
+  if (json::string_or(*doc, "type") == "error")
     return sreh::error{errc::unavailable, describe(error_from_json(0, *doc))};
-  auto* content = wire::member(*doc, "content");
+  auto* content = json::member(*doc, "content");
   if (content == nullptr || !content->IsArray())
     return sreh::error{errc::invalid_argument, "response has no content array"};
   chat_response r;
-  r.id = wire::string_or(*doc, "id");
-  r.model = wire::string_or(*doc, "model");
-  r.raw_finish = wire::string_or(*doc, "stop_reason");
+  r.id = json::string_or(*doc, "id");
+  r.model = json::string_or(*doc, "model");
+  r.raw_finish = json::string_or(*doc, "stop_reason");
   r.finish = anthropic_finish(r.raw_finish);
-  if (auto* u = wire::member(*doc, "usage"); u != nullptr && u->IsObject())
-    r.usage = usage{input_tokens_of(*u), wire::int_of(*u, "output_tokens").value_or(0)};
+  if (auto* u = json::member(*doc, "usage"); u != nullptr && u->IsObject())
+    r.usage = usage{input_tokens_of(*u), json::int_of(*u, "output_tokens").value_or(0)};
   for (auto& b : content->GetArray()) {
-    auto type = wire::string_or(b, "type");
+    auto type = json::string_or(b, "type");
     if (type == "text") {
-      r.text += wire::string_or(b, "text");
+      r.text += json::string_or(b, "text");
     } else if (type == "tool_use") {
       tool_call c;
-      c.id = wire::string_or(b, "id");
-      c.name = wire::string_or(b, "name");
-      c.arguments = wire::arguments_of(wire::member(b, "input"));
+      c.id = json::string_or(b, "id");
+      c.name = json::string_or(b, "name");
+      c.arguments = wire::arguments_of(json::member(b, "input"));
       r.tool_calls.push_back(std::move(c));
     } // thinking, server tool blocks…: not ours to act on
   }
@@ -215,29 +215,29 @@ sreh::error stream_assembler::feed(std::string_view data) {
     return {errc::invalid_argument, "stream event is not JSON: " + doc.error().message};
   if (!doc->IsObject())
     return {errc::invalid_argument, "stream event is not a JSON object"};
-  auto type = wire::string_or(*doc, "type");
-  auto index = wire::int_of(*doc, "index").value_or(0);
+  auto type = json::string_or(*doc, "type");
+  auto index = json::int_of(*doc, "index").value_or(0);
   if (type == "message_start") {
-    if (auto* m = wire::member(*doc, "message")) {
-      resp_.id = wire::string_or(*m, "id");
-      resp_.model = wire::string_or(*m, "model");
-      if (auto* u = wire::member(*m, "usage"); u != nullptr && u->IsObject())
-        resp_.usage = usage{input_tokens_of(*u), wire::int_of(*u, "output_tokens").value_or(0)};
+    if (auto* m = json::member(*doc, "message")) {
+      resp_.id = json::string_or(*m, "id");
+      resp_.model = json::string_or(*m, "model");
+      if (auto* u = json::member(*m, "usage"); u != nullptr && u->IsObject())
+        resp_.usage = usage{input_tokens_of(*u), json::int_of(*u, "output_tokens").value_or(0)};
     }
   } else if (type == "content_block_start") {
     block b;
     b.index = index;
-    if (auto* cb = wire::member(*doc, "content_block")) {
-      auto kind = wire::string_or(*cb, "type");
+    if (auto* cb = json::member(*doc, "content_block")) {
+      auto kind = json::string_or(*cb, "type");
       if (kind == "text") {
         b.kind = block::text_block;
-        b.text = wire::string_or(*cb, "text");
+        b.text = json::string_or(*cb, "text");
         fresh_text_ += b.text;
       } else if (kind == "tool_use") {
         b.kind = block::tool_use_block;
-        b.id = wire::string_or(*cb, "id");
-        b.name = wire::string_or(*cb, "name");
-        if (auto* in = wire::member(*cb, "input"); in != nullptr && in->IsObject())
+        b.id = json::string_or(*cb, "id");
+        b.name = json::string_or(*cb, "name");
+        if (auto* in = json::member(*cb, "input"); in != nullptr && in->IsObject())
           b.initial_input = json::stringify(*in);
       }
     }
@@ -247,29 +247,29 @@ sreh::error stream_assembler::feed(std::string_view data) {
       blocks_.push_back(std::move(b));
   } else if (type == "content_block_delta") {
     auto* b = find(index);
-    auto* delta = wire::member(*doc, "delta");
+    auto* delta = json::member(*doc, "delta");
     if (b == nullptr || delta == nullptr)
       return {};
-    auto kind = wire::string_or(*delta, "type");
+    auto kind = json::string_or(*delta, "type");
     if (kind == "text_delta" && b->kind == block::text_block) {
-      auto t = wire::string_or(*delta, "text");
+      auto t = json::string_or(*delta, "text");
       b->text += t;
       fresh_text_ += t;
     } else if (kind == "input_json_delta" && b->kind == block::tool_use_block) {
-      b->json += wire::string_or(*delta, "partial_json");
+      b->json += json::string_or(*delta, "partial_json");
     }
   } else if (type == "message_delta") {
-    if (auto* d = wire::member(*doc, "delta"))
-      if (auto raw = wire::string_or(*d, "stop_reason"); !raw.empty()) {
+    if (auto* d = json::member(*doc, "delta"))
+      if (auto raw = json::string_or(*d, "stop_reason"); !raw.empty()) {
         resp_.raw_finish = raw;
         stop_seen_ = true;
       }
     // The counts are cumulative (message_delta_usage.py): they replace the start's.
-    if (auto* u = wire::member(*doc, "usage"); u != nullptr && u->IsObject()) {
+    if (auto* u = json::member(*doc, "usage"); u != nullptr && u->IsObject()) {
       usage now = resp_.usage.value_or(usage{});
-      if (auto out = wire::int_of(*u, "output_tokens"))
+      if (auto out = json::int_of(*u, "output_tokens"))
         now.output_tokens = *out;
-      if (wire::member(*u, "input_tokens") != nullptr)
+      if (json::member(*u, "input_tokens") != nullptr)
         now.input_tokens = input_tokens_of(*u);
       resp_.usage = now;
     }

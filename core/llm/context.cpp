@@ -108,11 +108,11 @@ std::vector<prior_step> prior_steps_of(const std::vector<step>& journal) {
     p.journal_step = s.n;
     std::string call_id;
     if (auto d = json::parse(s.decision, 32); d && d->IsObject()) {
-      p.thought = wire::string_or(*d, "thought");
-      call_id = wire::string_or(*d, "tool_call_id");
-      if (const auto* detail = wire::member(*d, "detail");
+      p.thought = json::string_or(*d, "thought");
+      call_id = json::string_or(*d, "tool_call_id");
+      if (const auto* detail = json::member(*d, "detail");
           call_id.empty() && detail && detail->IsObject())
-        call_id = wire::string_or(*detail, "tool_call_id"); // as the run's reason steps keep it
+        call_id = json::string_or(*detail, "tool_call_id"); // as the run's reason steps keep it
     }
     if (s.kind == step_kind::tool) {
       p.has_call = true;
@@ -128,7 +128,7 @@ std::vector<prior_step> prior_steps_of(const std::vector<step>& journal) {
       p.conclusion_bearing = true;
       p.result = s.result;
       if (auto r = json::parse(s.result, 32); r && r->IsObject())
-        p.result = "conclusion: " + wire::string_or(*r, "conclusion");
+        p.result = "conclusion: " + json::string_or(*r, "conclusion");
     } else {
       continue;
     }

@@ -65,12 +65,12 @@ void write_message(writer& w, const message& m) {
 
 /// The usage object of a response or chunk; nullopt when absent or null.
 std::optional<usage> usage_of(const rapidjson::Value& v) {
-  auto* u = wire::member(v, "usage");
+  auto* u = json::member(v, "usage");
   if (u == nullptr || !u->IsObject())
     return std::nullopt;
   usage out;
-  out.input_tokens = wire::int_of(*u, "prompt_tokens").value_or(0);
-  out.output_tokens = wire::int_of(*u, "completion_tokens").value_or(0);
+  out.input_tokens = json::int_of(*u, "prompt_tokens").value_or(0);
+  out.output_tokens = json::int_of(*u, "completion_tokens").value_or(0);
   return out;
 }
 
@@ -156,34 +156,34 @@ expected<chat_response> parse_response(std::string_view body) {
     return sreh::error{errc::invalid_argument, "response is not JSON: " + doc.error().message};
   if (!doc->IsObject())
     return sreh::error{errc::invalid_argument, "response is not a JSON object"};
-  auto* choices = wire::member(*doc, "choices");
+  auto* choices = json::member(*doc, "choices");
   if (choices == nullptr || !choices->IsArray() || choices->Empty()) {
-    if (wire::member(*doc, "error") != nullptr)
+    if (json::member(*doc, "error") != nullptr)
       return sreh::error{errc::unavailable, describe(error_from_json(0, *doc))};
     return sreh::error{errc::invalid_argument, "response has no choices"};
   }
   chat_response r;
-  r.id = wire::string_or(*doc, "id");
-  r.model = wire::string_or(*doc, "model");
+  r.id = json::string_or(*doc, "id");
+  r.model = json::string_or(*doc, "model");
   r.usage = usage_of(*doc);
   auto& choice = (*choices)[0];
-  r.raw_finish = wire::string_or(choice, "finish_reason");
-  auto* msg = wire::member(choice, "message");
+  r.raw_finish = json::string_or(choice, "finish_reason");
+  auto* msg = json::member(choice, "message");
   if (msg == nullptr || !msg->IsObject())
     return sreh::error{errc::invalid_argument, "response choice has no message"};
-  r.text = wire::string_or(*msg, "content");
-  r.refusal = wire::string_or(*msg, "refusal");
-  if (auto* calls = wire::member(*msg, "tool_calls"); calls != nullptr && calls->IsArray()) {
+  r.text = json::string_or(*msg, "content");
+  r.refusal = json::string_or(*msg, "refusal");
+  if (auto* calls = json::member(*msg, "tool_calls"); calls != nullptr && calls->IsArray()) {
     for (auto& c : calls->GetArray()) {
       tool_call tc;
-      tc.id = wire::string_or(c, "id");
+      tc.id = json::string_or(c, "id");
       if (tc.id.empty())
         tc.id = "call_" + std::to_string(r.tool_calls.size());
-      const rapidjson::Value* fn = wire::member(c, "function");
+      const rapidjson::Value* fn = json::member(c, "function");
       if (fn == nullptr || !fn->IsObject())
         return sreh::error{errc::invalid_argument, "tool call without a function"};
-      tc.name = wire::string_or(*fn, "name");
-      tc.arguments = wire::arguments_of(wire::member(*fn, "arguments"));
+      tc.name = json::string_or(*fn, "name");
+      tc.arguments = wire::arguments_of(json::member(*fn, "arguments"));
       r.tool_calls.push_back(std::move(tc));
     }
   }
@@ -249,38 +249,38 @@ sreh::error stream_assembler::feed(std::string_view data) {
     return {errc::invalid_argument, "stream chunk is not JSON: " + doc.error().message};
   if (!doc->IsObject())
     return {errc::invalid_argument, "stream chunk is not a JSON object"};
-  auto* choices = wire::member(*doc, "choices");
-  if (wire::member(*doc, "error") != nullptr && choices == nullptr)
+  auto* choices = json::member(*doc, "choices");
+  if (json::member(*doc, "error") != nullptr && choices == nullptr)
     return fail(error_from_json(0, *doc));
   if (resp_.id.empty())
-    resp_.id = wire::string_or(*doc, "id");
+    resp_.id = json::string_or(*doc, "id");
   if (resp_.model.empty())
-    resp_.model = wire::string_or(*doc, "model");
+    resp_.model = json::string_or(*doc, "model");
   if (auto u = usage_of(*doc))
     resp_.usage = u;
   if (choices == nullptr || !choices->IsArray())
     return {};
   for (auto& choice : choices->GetArray()) {
-    if (wire::int_of(choice, "index").value_or(0) != 0)
+    if (json::int_of(choice, "index").value_or(0) != 0)
       continue; // only the first choice is the answer
-    if (auto* delta = wire::member(choice, "delta"); delta != nullptr && delta->IsObject()) {
-      if (auto text = wire::string_or(*delta, "content"); !text.empty()) {
+    if (auto* delta = json::member(choice, "delta"); delta != nullptr && delta->IsObject()) {
+      if (auto text = json::string_or(*delta, "content"); !text.empty()) {
         resp_.text += text;
         fresh_text_ += text;
       }
-      resp_.refusal += wire::string_or(*delta, "refusal");
-      auto* calls = wire::member(*delta, "tool_calls");
+      resp_.refusal += json::string_or(*delta, "refusal");
+      auto* calls = json::member(*delta, "tool_calls");
       if (calls != nullptr && calls->IsArray())
         for (auto& c : calls->GetArray()) {
-          auto id = wire::string_or(c, "id");
-          const rapidjson::Value* fn = wire::member(c, "function");
-          std::string name = fn != nullptr ? wire::string_or(*fn, "name") : std::string{};
-          auto& slot = slot_for(wire::int_of(c, "index"), id, !name.empty());
+          auto id = json::string_or(c, "id");
+          const rapidjson::Value* fn = json::member(c, "function");
+          std::string name = fn != nullptr ? json::string_or(*fn, "name") : std::string{};
+          auto& slot = slot_for(json::int_of(c, "index"), id, !name.empty());
           if (slot.id.empty())
             slot.id = id;
           if (slot.name.empty())
             slot.name = name;
-          if (auto* args = fn != nullptr ? wire::member(*fn, "arguments") : nullptr) {
+          if (auto* args = fn != nullptr ? json::member(*fn, "arguments") : nullptr) {
             if (args->IsString())
               slot.arguments.append(args->GetString(), args->GetStringLength());
             else if (!args->IsNull())
@@ -288,7 +288,7 @@ sreh::error stream_assembler::feed(std::string_view data) {
           }
         }
     }
-    if (auto raw = wire::string_or(choice, "finish_reason"); !raw.empty()) {
+    if (auto raw = json::string_or(choice, "finish_reason"); !raw.empty()) {
       resp_.raw_finish = raw;
       finish_seen_ = true;
     }

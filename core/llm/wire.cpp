@@ -1,46 +1,8 @@
 #include "core/llm/wire.hpp"
 
-#include <cmath>
-
 #include "core/base/json.hpp"
 
 namespace sreh::llm::wire {
-
-const rapidjson::Value* member(const rapidjson::Value& v, const char* key) {
-  if (!v.IsObject())
-    return nullptr;
-  auto it = v.FindMember(key);
-  return it == v.MemberEnd() ? nullptr : &it->value;
-}
-
-std::string string_or(const rapidjson::Value& v, const char* key, std::string fallback) {
-  auto* m = member(v, key);
-  if (m == nullptr || !m->IsString())
-    return fallback;
-  return {m->GetString(), m->GetStringLength()};
-}
-
-std::optional<std::int64_t> int_of(const rapidjson::Value& v, const char* key) {
-  auto* m = member(v, key);
-  if (m == nullptr || !m->IsNumber())
-    return std::nullopt;
-  if (m->IsInt64())
-    return m->GetInt64();
-  if (m->IsUint64())
-    return static_cast<std::int64_t>(std::min<std::uint64_t>(m->GetUint64(), INT64_MAX));
-  double d = m->GetDouble();
-  if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e18)
-    return static_cast<std::int64_t>(d);
-  return std::nullopt;
-}
-
-std::string text_of(const rapidjson::Value& v) {
-  if (v.IsNull())
-    return {};
-  if (v.IsString())
-    return {v.GetString(), v.GetStringLength()};
-  return json::stringify(v);
-}
 
 std::string arguments_of(const rapidjson::Value* v) {
   if (v == nullptr || v->IsNull())
@@ -70,20 +32,20 @@ api_error error_from_json(int http_status, const rapidjson::Value& v) {
   api_error e;
   e.http_status = http_status;
   const rapidjson::Value* obj = &v;
-  if (auto* nested = wire::member(v, "error")) {
+  if (auto* nested = json::member(v, "error")) {
     if (nested->IsObject()) {
       obj = nested;
     } else {
-      e.message = wire::text_of(*nested); // Ollama: {"error":"model 'x' not found"}
+      e.message = json::text_of(*nested); // Ollama: {"error":"model 'x' not found"}
       return e;
     }
   }
-  e.message = wire::string_or(*obj, "message");
-  e.type = wire::string_or(*obj, "type");
+  e.message = json::string_or(*obj, "message");
+  e.type = json::string_or(*obj, "type");
   if (e.type == "error") // a flat body's own "type" is the envelope, not the error's type
     e.type.clear();
-  if (auto* code = wire::member(*obj, "code"))
-    e.code = wire::text_of(*code);
+  if (auto* code = json::member(*obj, "code"))
+    e.code = json::text_of(*code);
   if (e.message.empty() && e.type.empty() && e.code.empty())
     e.message = std::string{wire::utf8_prefix(json::stringify(v), 300)};
   return e;

@@ -1,5 +1,5 @@
 #pragma once
-// Small helpers the codecs share: tolerant field access on parsed JSON, and the error-body
+// Small helpers the codecs share (field access is core/base/json.hpp's), and the error-body
 // parser. Internal to core/llm.
 
 #include <rapidjson/document.h>
@@ -9,22 +9,10 @@
 #include <string>
 #include <string_view>
 
+#include "core/base/json.hpp"
 #include "core/llm/types.hpp"
 
 namespace sreh::llm::wire {
-
-/// The member `key` of `v` when `v` is an object and has it (any type), else null.
-[[nodiscard]] const rapidjson::Value* member(const rapidjson::Value& v, const char* key);
-
-/// The string member `key`, or `fallback` when absent, null or not a string.
-[[nodiscard]] std::string string_or(const rapidjson::Value& v, const char* key,
-                                    std::string fallback = {});
-
-/// The integer member `key` (an integral number; a double with an integral value is accepted).
-[[nodiscard]] std::optional<std::int64_t> int_of(const rapidjson::Value& v, const char* key);
-
-/// A value as text: strings as they are, numbers and the rest as compact JSON, null as "".
-[[nodiscard]] std::string text_of(const rapidjson::Value& v);
 
 /// Arguments as the model sent them: a string is taken as the JSON text it holds (an empty one
 /// is "{}"); an object (some servers send one) is serialized.

@@ -6,17 +6,6 @@ namespace sreh::outcome {
 
 namespace {
 
-const rapidjson::Value* member(const rapidjson::Value& o, const char* key) {
-  if (!o.IsObject())
-    return nullptr;
-  auto m = o.FindMember(key);
-  return m == o.MemberEnd() ? nullptr : &m->value;
-}
-
-std::string text_of(const rapidjson::Value* v) {
-  return v && v->IsString() ? std::string{v->GetString(), v->GetStringLength()} : std::string{};
-}
-
 /// The structured result of the run's conclusion (`decision.detail.result`): its `outcome` and
 /// `recovery`, or empty strings when the conclusion states none.
 std::pair<std::string, std::string> stated(const std::vector<step>& steps) {
@@ -26,11 +15,12 @@ std::pair<std::string, std::string> stated(const std::vector<step>& steps) {
     auto doc = json::parse(s->decision);
     if (!doc)
       return {};
-    const auto* detail = member(*doc, "detail");
-    const auto* result = detail ? member(*detail, "result") : nullptr;
+    const auto* detail = json::member(*doc, "detail");
+    const auto* result = detail ? json::member(*detail, "result") : nullptr;
     if (!result)
       return {};
-    return {text_of(member(*result, "outcome")), text_of(member(*result, "recovery"))};
+    return {json::string_of(json::member(*result, "outcome")),
+            json::string_of(json::member(*result, "recovery"))};
   }
   return {};
 }
@@ -70,7 +60,7 @@ acts read_acts(const std::vector<step>& steps, const mutating_fn& mutating) {
     if (s.kind != step_kind::observe || !a.executed || s.state != step_state::succeeded)
       continue;
     auto doc = json::parse(s.result);
-    if (const auto* h = doc ? member(*doc, "holds") : nullptr; h && h->IsBool())
+    if (const auto* h = doc ? json::member(*doc, "holds") : nullptr; h && h->IsBool())
       a.verified = h->GetBool();
   }
   return a;

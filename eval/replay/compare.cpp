@@ -16,7 +16,7 @@ namespace wire = llm::wire;
 
 std::string request_hash(const step& s) {
   auto doc = object_of(s.args);
-  return doc ? wire::string_or(*doc, "request_hash") : std::string{};
+  return doc ? json::string_or(*doc, "request_hash") : std::string{};
 }
 
 /// The parts of a reason step's response that decide what the run does next.
@@ -24,10 +24,10 @@ std::string answer_of(const step& s) {
   auto doc = object_of(s.result);
   if (!doc)
     return s.result;
-  std::string out = wire::string_or(*doc, "answered_by") + '\x1f' + wire::string_or(*doc, "text") +
-                    '\x1f' + wire::string_or(*doc, "finish") + '\x1f' +
-                    wire::string_or(*doc, "bad");
-  if (const auto* calls = wire::member(*doc, "tool_calls"))
+  std::string out = json::string_or(*doc, "answered_by") + '\x1f' + json::string_or(*doc, "text") +
+                    '\x1f' + json::string_or(*doc, "finish") + '\x1f' +
+                    json::string_or(*doc, "bad");
+  if (const auto* calls = json::member(*doc, "tool_calls"))
     out += '\x1f' + json::stringify(*calls);
   return out;
 }
@@ -46,24 +46,24 @@ std::string describe(const step& s) {
     if (!doc)
       return fmt::format("reason {}", to_string(s.state));
     std::string names;
-    if (const auto* calls = wire::member(*doc, "tool_calls"); calls && calls->IsArray())
+    if (const auto* calls = json::member(*doc, "tool_calls"); calls && calls->IsArray())
       for (const auto& c : calls->GetArray())
-        names += (names.empty() ? "" : ", ") + wire::string_or(c, "name");
-    return fmt::format("reason {}: {}", wire::string_or(*doc, "answered_by", "-"),
+        names += (names.empty() ? "" : ", ") + json::string_or(c, "name");
+    return fmt::format("reason {}: {}", json::string_or(*doc, "answered_by", "-"),
                        !names.empty()
                          ? "calls " + names
-                         : fmt::format("answers \"{}\"", clip(wire::string_or(*doc, "text"), 36)));
+                         : fmt::format("answers \"{}\"", clip(json::string_or(*doc, "text"), 36)));
   }
   case step_kind::observe: {
     auto doc = object_of(s.result);
-    const auto* holds = doc ? wire::member(*doc, "holds") : nullptr;
+    const auto* holds = doc ? json::member(*doc, "holds") : nullptr;
     return fmt::format("observe {} {}", s.tool,
                        holds && holds->IsBool() && holds->GetBool() ? "holds" : "does not hold");
   }
   case step_kind::conclude: {
     auto doc = object_of(s.result);
     return fmt::format("conclude \"{}\"",
-                       clip(doc ? wire::string_or(*doc, "conclusion") : std::string{}, 50));
+                       clip(doc ? json::string_or(*doc, "conclusion") : std::string{}, 50));
   }
   default:
     return fmt::format("{} {}", to_string(s.kind), to_string(s.state));

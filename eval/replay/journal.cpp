@@ -25,20 +25,20 @@ std::optional<rapidjson::Document> object_of(const std::string& text) {
 
 std::string policy_effect(const step& s) {
   auto d = object_of(s.decision);
-  const auto* p = d ? wire::member(*d, "policy") : nullptr;
-  return p && p->IsObject() ? wire::string_or(*p, "effect") : std::string{};
+  const auto* p = d ? json::member(*d, "policy") : nullptr;
+  return p && p->IsObject() ? json::string_or(*p, "effect") : std::string{};
 }
 
 std::string policy_rule(const step& s) {
   auto d = object_of(s.decision);
-  const auto* p = d ? wire::member(*d, "policy") : nullptr;
-  return p && p->IsObject() ? wire::string_or(*p, "rule") : std::string{};
+  const auto* p = d ? json::member(*d, "policy") : nullptr;
+  return p && p->IsObject() ? json::string_or(*p, "rule") : std::string{};
 }
 
 bool is_compensation(const step& s) {
   auto d = object_of(s.decision);
-  const auto* detail = d ? wire::member(*d, "detail") : nullptr;
-  return detail && detail->IsObject() && wire::member(*detail, "compensates") != nullptr;
+  const auto* detail = d ? json::member(*d, "detail") : nullptr;
+  return detail && detail->IsObject() && json::member(*detail, "compensates") != nullptr;
 }
 
 bool was_called(const step& s) {

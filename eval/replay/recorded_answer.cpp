@@ -42,13 +42,13 @@ actors::gateway_result recorded_answer(const step& s) {
     g.error = fmt::format("replay: the recording has no answer for step {}", s.n);
     return g;
   }
-  g.log = strings_of(wire::member(*doc, "attempts"));
+  g.log = strings_of(json::member(*doc, "attempts"));
   if (s.state != step_state::succeeded) {
     constexpr std::string_view prefix = "no model answered: ";
     g.error = s.error.starts_with(prefix) ? s.error.substr(prefix.size()) : s.error;
     return g;
   }
-  g.route = wire::string_or(*doc, "answered_by");
+  g.route = json::string_or(*doc, "answered_by");
   if (g.route == "builtin") { // the chain's last resort decided: it decides again here
     if (!g.log.empty() && g.log.back() == "builtin: answered")
       g.log.pop_back();
@@ -57,24 +57,24 @@ actors::gateway_result recorded_answer(const step& s) {
     return g;
   }
   g.ok = true;
-  g.provider = wire::string_or(*doc, "provider");
-  g.model = wire::string_or(*doc, "model");
-  g.latency_ms = wire::int_of(*doc, "latency_ms").value_or(0);
+  g.provider = json::string_or(*doc, "provider");
+  g.model = json::string_or(*doc, "model");
+  g.latency_ms = json::int_of(*doc, "latency_ms").value_or(0);
   auto& r = g.response;
-  r.id = wire::string_or(*doc, "id");
+  r.id = json::string_or(*doc, "id");
   r.model = g.model;
-  r.text = wire::string_or(*doc, "text");
-  r.refusal = wire::string_or(*doc, "refusal");
-  r.finish = finish_of(wire::string_or(*doc, "finish"));
-  r.raw_finish = wire::string_or(*doc, "raw_finish");
-  if (const auto* calls = wire::member(*doc, "tool_calls"); calls && calls->IsArray())
+  r.text = json::string_or(*doc, "text");
+  r.refusal = json::string_or(*doc, "refusal");
+  r.finish = finish_of(json::string_or(*doc, "finish"));
+  r.raw_finish = json::string_or(*doc, "raw_finish");
+  if (const auto* calls = json::member(*doc, "tool_calls"); calls && calls->IsArray())
     for (const auto& c : calls->GetArray())
       if (c.IsObject())
         r.tool_calls.push_back(
-          {wire::string_or(c, "id"), wire::string_or(c, "name"), wire::string_or(c, "arguments")});
-  if (const auto* u = wire::member(*doc, "usage"); u && u->IsObject())
-    r.usage = llm::usage{wire::int_of(*u, "input_tokens").value_or(0),
-                         wire::int_of(*u, "output_tokens").value_or(0)};
+          {json::string_or(c, "id"), json::string_or(c, "name"), json::string_or(c, "arguments")});
+  if (const auto* u = json::member(*doc, "usage"); u && u->IsObject())
+    r.usage = llm::usage{json::int_of(*u, "input_tokens").value_or(0),
+                         json::int_of(*u, "output_tokens").value_or(0)};
   return g;
 }
 
