@@ -1,5 +1,5 @@
-// Approvals in the SQLite store: the row mapping (roles, votes and escalate_to as JSON arrays,
-// see approval_codec.hpp), the role rule as an SQL function, and the read methods.
+// Approvals in the SQLite store: the role rule as an SQL function and the read methods (the row
+// mapping is rows.cpp's).
 #include <fmt/format.h>
 
 #include "persistence/sqlite/rows.hpp"
@@ -10,11 +10,6 @@
 namespace sreh::persistence::sqlite {
 
 namespace {
-
-sreh::error bad_column(std::string_view column, std::string_view id) {
-  return {errc::internal,
-          fmt::format("sqlite: approvals.{}: unreadable value in row {}", column, id)};
-}
 
 /// sreh_may_decide(roles_json, role): see register_approval_functions.
 void may_decide(sqlite3_context* ctx, int, sqlite3_value** argv) {
@@ -37,64 +32,6 @@ void may_decide(sqlite3_context* ctx, int, sqlite3_value** argv) {
 }
 
 } // namespace
-
-void bind_approval(stmt_use& q, const approval& a, std::string (&scratch)[3]) {
-  scratch[0] = strings_json(a.roles);
-  scratch[1] = votes_json(a.votes);
-  scratch[2] = strings_json(a.escalate_to);
-  q.bind(1, a.id)
-    .bind(2, a.run_id)
-    .bind(3, a.step_n)
-    .bind(4, to_string(a.kind))
-    .bind(5, to_string(a.state))
-    .bind(6, a.tool)
-    .bind(7, a.args)
-    .bind(8, a.rule_id)
-    .bind(9, a.reason)
-    .bind(10, a.required)
-    .bind(11, scratch[0])
-    .bind(12, a.requester)
-    .bind(13, scratch[1])
-    .bind(14, a.created_at)
-    .bind(15, a.expires_at)
-    .bind(16, a.on_timeout)
-    .bind(17, scratch[2])
-    .bind(18, a.escalated)
-    .bind(19, a.decided_at);
-}
-
-expected<approval> read_approval(const stmt_use& q) {
-  approval a;
-  a.id = q.text(0);
-  a.run_id = q.text(1);
-  a.step_n = q.i64(2);
-  auto kind = parse_approval_kind(q.text(3));
-  if (!kind)
-    return bad_column("kind", a.id);
-  auto state = parse_approval_state(q.text(4));
-  if (!state)
-    return bad_column("state", a.id);
-  a.kind = *kind;
-  a.state = *state;
-  a.tool = q.text(5);
-  a.args = q.text(6);
-  a.rule_id = q.text(7);
-  a.reason = q.text(8);
-  a.required = q.i64(9);
-  if (!read_strings(q.text(10), a.roles))
-    return bad_column("roles", a.id);
-  a.requester = q.text(11);
-  if (!read_votes(q.text(12), a.votes))
-    return bad_column("votes", a.id);
-  a.created_at = q.i64(13);
-  a.expires_at = q.i64(14);
-  a.on_timeout = q.text(15);
-  if (!read_strings(q.text(16), a.escalate_to))
-    return bad_column("escalate_to", a.id);
-  a.escalated = q.i64(17) != 0;
-  a.decided_at = q.i64(18);
-  return a;
-}
 
 int register_approval_functions(sqlite3* db) {
   return sqlite3_create_function_v2(db, "sreh_may_decide", 2,

@@ -134,10 +134,9 @@ sreh::error sqlite_store::apply_one(write_batch& b, commit_result& r, log_head& 
     auto* stmt = c.cached(sql_upsert_approval);
     if (stmt == nullptr)
       return c.last_error("upsert approval");
-    std::string json[3];
     for (const auto& a : b.approvals) {
       stmt_use q{stmt};
-      bind_approval(q, a, json);
+      bind_approval(q, a);
       if (q.step() != SQLITE_DONE)
         return c.last_error(fmt::format("upsert approval {}", a.id));
     }

@@ -46,7 +46,7 @@ inline constexpr const char* sql_unfinished_runs =
 
 #undef SREH_RUN_COLUMNS
 
-/// Binds all of `r` as ?1..?19 (the order of `sql_insert_run`, `sql_update_run`).
+/// Binds all of `r` as ?1..?24 (the order of `sql_insert_run`, `sql_update_run`).
 void bind_run(stmt_use& q, const run& r);
 /// Reads a row selected with the run columns; an unknown enum name is an `internal` error.
 [[nodiscard]] expected<run> read_run(const stmt_use& q);
@@ -140,9 +140,8 @@ inline constexpr const char* sql_approval_for_step =
 #undef SREH_APPROVAL_LIST_TAIL
 #undef SREH_APPROVAL_COLUMNS
 
-/// Binds all of `a` as ?1..?19 (roles, votes and escalate_to as JSON arrays). The JSON texts
-/// live in `scratch`, which must outlive the statement's step.
-void bind_approval(stmt_use& q, const approval& a, std::string (&scratch)[3]);
+/// Binds all of `a` as ?1..?19 (roles, votes and escalate_to as JSON arrays).
+void bind_approval(stmt_use& q, const approval& a);
 /// Reads a row selected with the approval columns; an unknown enum name or bad JSON is an
 /// `internal` error naming the row.
 [[nodiscard]] expected<approval> read_approval(const stmt_use& q);
