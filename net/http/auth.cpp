@@ -3,7 +3,6 @@
 #include "net/http/auth.hpp"
 
 #include <openssl/crypto.h>
-#include <openssl/sha.h>
 
 #include <cctype>
 
@@ -35,28 +34,6 @@ std::optional<access> parse_role(std::string_view s) {
   if (s == "admin")
     return access::admin;
   return std::nullopt;
-}
-
-digest sha256(std::string_view data) {
-  digest d{};
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), d.data());
-  return d;
-}
-
-std::string to_hex(const unsigned char* data, std::size_t n) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(n * 2);
-  for (std::size_t i = 0; i < n; ++i) {
-    out += digits[data[i] >> 4];
-    out += digits[data[i] & 0x0f];
-  }
-  return out;
-}
-
-std::string sha256_hex(std::string_view data) {
-  auto d = sha256(data);
-  return to_hex(d.data(), d.size());
 }
 
 std::optional<digest> parse_digest(std::string_view hex) {
