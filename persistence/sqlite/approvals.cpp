@@ -43,13 +43,8 @@ int register_approval_functions(sqlite3* db) {
 
 expected<std::optional<approval>> sqlite_store::get_approval(std::string_view id) {
   auto c = readers_.borrow();
-  auto rows = collect<approval>(
-    *c, sql_get_approval, "get approval", [&](stmt_use& q) { q.bind(1, id); }, read_approval);
-  if (!rows)
-    return rows.error();
-  if (rows->empty())
-    return std::optional<approval>{};
-  return std::optional<approval>{std::move(rows->front())};
+  return first_row(collect<approval>(
+    *c, sql_get_approval, "get approval", [&](stmt_use& q) { q.bind(1, id); }, read_approval));
 }
 
 expected<approval_page> sqlite_store::list_approvals(const approval_filter& f) {
@@ -58,29 +53,24 @@ expected<approval_page> sqlite_store::list_approvals(const approval_filter& f) {
                     : f.state         ? sql_list_approvals_state
                                       : sql_list_approvals;
   auto c = readers_.borrow();
-  auto rows = collect<approval>(
+  return first_row(collect<approval>(
     *c, sql, "list approvals",
     [&](stmt_use& q) {
-      q.bind(1, window.fetch());
-      auto text_or_null = [&q](int i, std::string_view v) {
-        if (v.empty())
-          q.bind_null(i);
-        else
-          q.bind(i, v);
-      };
-      text_or_null(2, f.before_id);
-      text_or_null(3, f.state ? std::string_view{to_string(*f.state)} : std::string_view{});
-      if (sql == sql_list_approvals_run)
-        q.bind(4, f.run_id);
-      text_or_null(5, f.role);
+    q.bind(1, window.fetch());
+    auto text_or_null = [&q](int i, std::string_view v) {
+      if (v.empty())
+        q.bind_null(i);
+      else
+        q.bind(i, v);
+    };
+    text_or_null(2, f.before_id);
+    text_or_null(3, f.state ? std::string_view{to_string(*f.state)} : std::string_view{});
+    if (sql == sql_list_approvals_run)
+      q.bind(4, f.run_id);
+    text_or_null(5, f.role);
     },
     read_approval);
-  if (!rows)
-    return rows.error();
-  approval_page page;
-  page.approvals = std::move(*rows);
-  page.next_cursor = window.close(page.approvals);
-  return page;
+  return window.page(std::move(rows), &approval_page::approvals);
 }
 
 expected<std::vector<approval>> sqlite_store::pending_approvals() {
@@ -94,12 +84,8 @@ expected<std::optional<approval>> sqlite_store::approval_for_step(std::string_vi
   auto c = readers_.borrow();
   auto rows = collect<approval>(
     *c, sql_approval_for_step, "approval for step",
-    [&](stmt_use& q) { q.bind(1, run_id).bind(2, n); }, read_approval);
-  if (!rows)
-    return rows.error();
-  if (rows->empty())
-    return std::optional<approval>{};
-  return std::optional<approval>{std::move(rows->front())};
+    [&](stmt_use& q) {
+    q.bind(1, run_id).bind(2, n); }, read_approval));
 }
 
 expected<std::vector<step>> sqlite_store::rate_counted_tool_steps(timestamp_us since) {

@@ -48,17 +48,7 @@ std::vector<commit_result> sqlite_store::commit(std::vector<write_batch>& batche
       r = commit_result{err, {}, {}, {}};
     return results; // the batches are left as they were given
   }
-  // Hand the events to the results (no copy), numbered as they were inserted: in batch order,
-  // skipping batches that met an existing idempotency key.
-  std::int64_t next = head_.seq + 1;
-  for (std::size_t i = 0; i < batches.size(); ++i) {
-    if (!results[i].existing_run_id.empty() || !results[i].existing_work_id.empty())
-      continue;
-    results[i].events = std::move(batches[i].events);
-    batches[i].events.clear();
-    for (auto& e : results[i].events)
-      e.seq = next++;
-  }
+  hand_over_events(batches, results, head_.seq + 1); // numbered as they were inserted
   head_ = std::move(head);
   return results;
 }

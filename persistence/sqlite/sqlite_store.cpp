@@ -83,13 +83,8 @@ sqlite_store::~sqlite_store() = default;
 
 expected<std::optional<run>> sqlite_store::get_run(std::string_view id) {
   auto c = readers_.borrow();
-  auto rows = collect<run>(
-    *c, sql_get_run, "get run", [&](stmt_use& q) { q.bind(1, id); }, read_run);
-  if (!rows)
-    return rows.error();
-  if (rows->empty())
-    return std::optional<run>{};
-  return std::optional<run>{std::move(rows->front())};
+  return first_row(collect<run>(
+    *c, sql_get_run, "get run", [&](stmt_use& q) { q.bind(1, id); }, read_run));
 }
 
 expected<run_page> sqlite_store::list_runs(const run_filter& f) {
@@ -108,12 +103,7 @@ expected<run_page> sqlite_store::list_runs(const run_filter& f) {
         q.bind(3, to_string(*f.state));
     },
     read_run);
-  if (!rows)
-    return rows.error();
-  run_page page;
-  page.runs = std::move(*rows);
-  page.next_cursor = window.close(page.runs);
-  return page;
+  return window.page(std::move(rows), &run_page::runs);
 }
 
 expected<std::vector<step>> sqlite_store::get_steps(std::string_view run_id) {
@@ -145,14 +135,9 @@ expected<std::optional<std::string>> sqlite_store::find_by_idempotency_key(std::
   if (key.empty())
     return std::optional<std::string>{};
   auto c = readers_.borrow();
-  auto rows = collect<std::string>(
+  return first_row(collect<std::string>(
     *c, sql_run_by_key, "find by idempotency key", [&](stmt_use& q) { q.bind(1, key); },
-    [](const stmt_use& q) { return q.text(0); });
-  if (!rows)
-    return rows.error();
-  if (rows->empty())
-    return std::optional<std::string>{};
-  return std::optional<std::string>{std::move(rows->front())};
+    [](const stmt_use& q) { return q.text(0); }));
 }
 
 expected<store_stats> sqlite_store::stats() {

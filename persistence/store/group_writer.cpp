@@ -148,7 +148,7 @@ void group_writer::impl::process(std::vector<write_batch>& bs, std::vector<callb
     if (results[i].err)
       continue;
     ++batches;
-    if (results[i].existing_run_id.empty() && results[i].existing_work_id.empty()) {
+    if (!met_held_key(results[i])) {
       rows += batch_rows[i];
       bytes += batch_bytes[i];
     }

@@ -23,6 +23,37 @@
 #include "core/model/step.hpp"
 #include "persistence/store/approval_codec.hpp"
 
+// -- column lists --------------------------------------------------------------------------------
+
+// The columns as SQL text, in the order of the writers and readers below; the upserts' SET
+// clauses, which both dialects spell alike.
+#define SREH_RUN_COLUMNS                                                                           \
+  "id, goal, state, waiting_for, submitter, idempotency_key, node_id, created_at, updated_at, "    \
+  "steps, tokens, max_steps, max_tokens, deadline_us, max_result_bytes, checkpoint, "              \
+  "conclusion, error, labels, kind, parent, spec, max_cost, outcome"
+#define SREH_STEP_COLUMNS                                                                          \
+  "run_id, n, kind, state, tool, args, idempotency_key, decision, result, error, "                 \
+  "result_truncated, started_at, finished_at, attempts, executed_at"
+#define SREH_STEP_UPSERT                                                                           \
+  "ON CONFLICT (run_id, n) DO UPDATE SET kind = excluded.kind, state = excluded.state, "           \
+  "tool = excluded.tool, args = excluded.args, idempotency_key = excluded.idempotency_key, "       \
+  "decision = excluded.decision, result = excluded.result, error = excluded.error, "               \
+  "result_truncated = excluded.result_truncated, started_at = excluded.started_at, "               \
+  "finished_at = excluded.finished_at, attempts = excluded.attempts, "                             \
+  "executed_at = excluded.executed_at"
+#define SREH_EVENT_COLUMNS "seq, id, run_id, run_seq, kind, at, data"
+#define SREH_APPROVAL_COLUMNS                                                                      \
+  "id, run_id, step_n, kind, state, tool, args, rule_id, reason, required, roles, requester, "     \
+  "votes, created_at, expires_at, on_timeout, escalate_to, escalated, decided_at"
+#define SREH_APPROVAL_UPSERT                                                                       \
+  "ON CONFLICT (id) DO UPDATE SET run_id = excluded.run_id, step_n = excluded.step_n, "            \
+  "kind = excluded.kind, state = excluded.state, tool = excluded.tool, args = excluded.args, "     \
+  "rule_id = excluded.rule_id, reason = excluded.reason, required = excluded.required, "           \
+  "roles = excluded.roles, requester = excluded.requester, votes = excluded.votes, "               \
+  "created_at = excluded.created_at, expires_at = excluded.expires_at, "                           \
+  "on_timeout = excluded.on_timeout, escalate_to = excluded.escalate_to, "                         \
+  "escalated = excluded.escalated, decided_at = excluded.decided_at"
+
 namespace sreh::persistence::rows {
 
 /// The `internal` error for a stored value the domain type does not know.
