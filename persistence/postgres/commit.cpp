@@ -19,6 +19,7 @@
 #include "persistence/postgres/rows.hpp"
 #include "persistence/postgres/sql.hpp"
 #include "persistence/postgres/store_impl.hpp"
+#include "persistence/store/store_impl.hpp"
 
 namespace sreh::persistence::pg {
 

@@ -11,6 +11,7 @@
 #include "persistence/postgres/sql.hpp"
 #include "persistence/postgres/store_impl.hpp"
 #include "persistence/store/paging.hpp"
+#include "persistence/store/store_impl.hpp"
 
 namespace sreh::persistence {
 
@@ -46,7 +47,7 @@ expected<run_page> postgres_store::list_runs(const run_filter& f) {
                                      window.fetch(), f.before_id, std::string{to_string(*f.state)})
                       : collect<run>(readers_, "list runs", pg::list_runs, read_run, window.fetch(),
                                      f.before_id);
-  return window.page(std::move(rows), &run_page::runs);
+  return make_page(window, std::move(rows), &run_page::runs);
 }
 
 expected<std::vector<step>> postgres_store::get_steps(std::string_view run_id) {
@@ -91,7 +92,7 @@ expected<approval_page> postgres_store::list_approvals(const approval_filter& f)
   const int rank = f.role.empty() ? any_rank : role_rank(f.role);
   auto rows = collect<approval>(readers_, "list approvals", s, read_approval, window.fetch(),
                                 f.before_id, state, f.run_id, rank);
-  return window.page(std::move(rows), &approval_page::approvals);
+  return make_page(window, std::move(rows), &approval_page::approvals);
 }
 
 expected<std::vector<approval>> postgres_store::pending_approvals() {

@@ -12,6 +12,7 @@
 #include "persistence/postgres/work_sql.hpp"
 #include "persistence/store/approval_codec.hpp"
 #include "persistence/store/paging.hpp"
+#include "persistence/store/store_impl.hpp"
 #include "persistence/store/work_codec.hpp"
 
 namespace sreh::persistence::pg {

@@ -6,6 +6,7 @@
 #include "persistence/sqlite/store_impl.hpp"
 #include "persistence/store/approval_codec.hpp"
 #include "persistence/store/paging.hpp"
+#include "persistence/store/store_impl.hpp"
 
 namespace sreh::persistence::sqlite {
 
@@ -70,7 +71,7 @@ expected<approval_page> sqlite_store::list_approvals(const approval_filter& f) {
     text_or_null(5, f.role);
     },
     read_approval);
-  return window.page(std::move(rows), &approval_page::approvals);
+  return make_page(window, std::move(rows), &approval_page::approvals);
 }
 
 expected<std::vector<approval>> sqlite_store::pending_approvals() {

@@ -5,6 +5,7 @@
 #include "persistence/sqlite/rows.hpp"
 #include "persistence/sqlite/store_impl.hpp"
 #include "persistence/sqlite/work_rows.hpp"
+#include "persistence/store/store_impl.hpp"
 
 namespace sreh::persistence::sqlite {
 

@@ -71,10 +71,10 @@ inline constexpr const char* sql_insert_event =
   "INSERT INTO events (seq, id, run_id, run_seq, kind, at, data, prev_hash, hash) "
   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 inline constexpr const char* sql_read_events =
-  "SELECT " SREH_EVENT_COLUMNS " FROM events WHERE seq > ?1 "
+  "SELECT seq, id, run_id, run_seq, kind, at, data FROM events WHERE seq > ?1 "
   "ORDER BY seq LIMIT ?2";
 inline constexpr const char* sql_read_run_events =
-  "SELECT " SREH_EVENT_COLUMNS " FROM events WHERE run_id = ?3 AND seq > ?1 "
+  "SELECT seq, id, run_id, run_seq, kind, at, data FROM events WHERE run_id = ?3 AND seq > ?1 "
   "ORDER BY seq LIMIT ?2";
 inline constexpr const char* sql_last_seq = "SELECT coalesce(max(seq), 0) FROM events";
 

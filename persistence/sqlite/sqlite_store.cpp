@@ -8,6 +8,7 @@
 #include "persistence/sqlite/rows.hpp"
 #include "persistence/sqlite/store_impl.hpp"
 #include "persistence/store/paging.hpp"
+#include "persistence/store/store_impl.hpp"
 
 namespace sreh::persistence {
 
@@ -103,7 +104,7 @@ expected<run_page> sqlite_store::list_runs(const run_filter& f) {
         q.bind(3, to_string(*f.state));
     },
     read_run);
-  return window.page(std::move(rows), &run_page::runs);
+  return make_page(window, std::move(rows), &run_page::runs);
 }
 
 expected<std::vector<step>> sqlite_store::get_steps(std::string_view run_id) {

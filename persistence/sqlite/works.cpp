@@ -7,6 +7,7 @@
 #include "persistence/sqlite/work_rows.hpp"
 #include "persistence/store/approval_codec.hpp"
 #include "persistence/store/paging.hpp"
+#include "persistence/store/store_impl.hpp"
 #include "persistence/store/work_codec.hpp"
 
 namespace sreh::persistence::sqlite {

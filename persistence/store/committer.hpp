@@ -53,33 +53,6 @@ struct commit_result {
   std::vector<event> events;    // the batch's events with their assigned `seq`
 };
 
-/// True when the batch of `r` met a held idempotency key (its create or create_work): nothing
-/// of it is written.
-[[nodiscard]] inline bool met_held_key(const commit_result& r) {
-  return !r.existing_run_id.empty() || !r.existing_work_id.empty();
-}
-
-/// After a commit: moves each written batch's events into its result (no copy), numbered from
-/// `first_seq` in batch order, skipping the batches that met a held key and those whose result
-/// `has_events(i)` already.
-template <class HasEvents>
-void hand_over_events(std::vector<write_batch>& batches, std::vector<commit_result>& results,
-                      std::int64_t first_seq, HasEvents has_events) {
-  for (std::size_t i = 0; i < batches.size(); ++i) {
-    if (met_held_key(results[i]) || has_events(i))
-      continue;
-    results[i].events = std::move(batches[i].events);
-    batches[i].events.clear();
-    for (auto& e : results[i].events)
-      e.seq = first_seq++;
-  }
-}
-
-inline void hand_over_events(std::vector<write_batch>& batches, std::vector<commit_result>& results,
-                             std::int64_t first_seq) {
-  hand_over_events(batches, results, first_seq, [](std::size_t) { return false; });
-}
-
 /// Applies write batches atomically. Thread-safe (calls are serialised inside); on a node the
 /// group-commit writer (group_writer.hpp) is its only caller, so that one transaction carries
 /// many runs' steps.

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/base/logger.hpp"
+#include "persistence/store/store_impl.hpp"
 
 namespace sreh::persistence {
 

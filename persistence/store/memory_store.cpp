@@ -18,6 +18,7 @@
 #include "persistence/store/approval_codec.hpp"
 #include "persistence/store/memory_undo.hpp"
 #include "persistence/store/memory_works.hpp"
+#include "persistence/store/store_impl.hpp"
 
 namespace sreh::persistence {
 

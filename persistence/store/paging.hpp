@@ -6,11 +6,8 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <optional>
 #include <string>
 #include <vector>
-
-#include "core/base/expected.hpp"
 
 namespace sreh::persistence {
 
@@ -51,19 +48,6 @@ class page_window {
     return rows.back().id;
   }
 
-  /// The page made of the fetched `rows` (held in `Page::*field`) and its cursor, or the
-  /// fetch's error.
-  template <class Page, class Row>
-  [[nodiscard]] expected<Page> page(expected<std::vector<Row>> rows,
-                                    std::vector<Row> Page::*field) const {
-    if (!rows)
-      return rows.error();
-    Page p;
-    p.*field = std::move(*rows);
-    p.next_cursor = close(p.*field);
-    return p;
-  }
-
  private:
   int limit_;
 };
@@ -71,17 +55,6 @@ class page_window {
 /// True when a row with `id` belongs after the cursor `before_id` ("" = from the newest).
 [[nodiscard]] inline bool after_cursor(const std::string& id, const std::string& before_id) {
   return before_id.empty() || id < before_id;
-}
-
-/// The first of the `rows` a read fetched (a read by key), nullopt when there is none, or the
-/// read's error.
-template <class T>
-[[nodiscard]] expected<std::optional<T>> first_row(expected<std::vector<T>> rows) {
-  if (!rows)
-    return rows.error();
-  if (rows->empty())
-    return std::optional<T>{};
-  return std::optional<T>{std::move(rows->front())};
 }
 
 } // namespace sreh::persistence
