@@ -54,21 +54,21 @@ expected<approval_page> sqlite_store::list_approvals(const approval_filter& f) {
                     : f.state         ? sql_list_approvals_state
                                       : sql_list_approvals;
   auto c = readers_.borrow();
-  return first_row(collect<approval>(
+  auto rows = collect<approval>(
     *c, sql, "list approvals",
     [&](stmt_use& q) {
-    q.bind(1, window.fetch());
-    auto text_or_null = [&q](int i, std::string_view v) {
-      if (v.empty())
-        q.bind_null(i);
-      else
-        q.bind(i, v);
-    };
-    text_or_null(2, f.before_id);
-    text_or_null(3, f.state ? std::string_view{to_string(*f.state)} : std::string_view{});
-    if (sql == sql_list_approvals_run)
-      q.bind(4, f.run_id);
-    text_or_null(5, f.role);
+      q.bind(1, window.fetch());
+      auto text_or_null = [&q](int i, std::string_view v) {
+        if (v.empty())
+          q.bind_null(i);
+        else
+          q.bind(i, v);
+      };
+      text_or_null(2, f.before_id);
+      text_or_null(3, f.state ? std::string_view{to_string(*f.state)} : std::string_view{});
+      if (sql == sql_list_approvals_run)
+        q.bind(4, f.run_id);
+      text_or_null(5, f.role);
     },
     read_approval);
   return make_page(window, std::move(rows), &approval_page::approvals);
@@ -83,10 +83,9 @@ expected<std::vector<approval>> sqlite_store::pending_approvals() {
 expected<std::optional<approval>> sqlite_store::approval_for_step(std::string_view run_id,
                                                                   std::int64_t n) {
   auto c = readers_.borrow();
-  auto rows = collect<approval>(
+  return first_row(collect<approval>(
     *c, sql_approval_for_step, "approval for step",
-    [&](stmt_use& q) {
-    q.bind(1, run_id).bind(2, n); }, read_approval));
+    [&](stmt_use& q) { q.bind(1, run_id).bind(2, n); }, read_approval));
 }
 
 expected<std::vector<step>> sqlite_store::rate_counted_tool_steps(timestamp_us since) {
