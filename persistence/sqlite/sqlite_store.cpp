@@ -47,27 +47,9 @@ expected<std::int64_t> read_last_seq(connection& c) {
 
 namespace sqlite {
 
-void reader_pool::add(std::unique_ptr<connection> c) {
-  std::lock_guard lk{mtx_};
-  free_.push_back(c.get());
-  all_.push_back(std::move(c));
-}
-
 reader_pool::lease reader_pool::borrow(std::source_location caller) {
   check_may_block("sqlite", caller.function_name());
-  std::unique_lock lk{mtx_};
-  cv_.wait(lk, [this] { return !free_.empty(); });
-  auto* c = free_.back();
-  free_.pop_back();
-  return lease{*this, c};
-}
-
-void reader_pool::give_back(connection* c) {
-  {
-    std::lock_guard lk{mtx_};
-    free_.push_back(c);
-  }
-  cv_.notify_one();
+  return connection_pool::borrow();
 }
 
 // -- store ---------------------------------------------------------------------------------------
