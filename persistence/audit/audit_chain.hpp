@@ -4,7 +4,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "core/base/expected.hpp"
 #include "core/model/event.hpp"
 #include "persistence/audit/audit.hpp"
 #include "persistence/audit/audit_hasher.hpp"
@@ -52,5 +55,46 @@ class audit_chain_walk {
   std::int64_t last_seq_ = 0;
   std::string last_id_;
 };
+
+// -- chaining a log written before the chain ----------------------------------------------------
+
+/// One entry's chain columns.
+struct audit_link {
+  std::int64_t seq;
+  std::string prev_hash;
+  std::string hash;
+};
+
+/// Migration 2 of every store: chains the entries written before the chain existed, in seq
+/// order, a page at a time. `read(after, limit)` returns the next `limit` events after seq
+/// `after` (expected<std::vector<event>>; empty at the end), `write(links)` stores a page's
+/// chain columns (sreh::error). SHA-256 failing is `internal` with `sha_failed` as message.
+template <class Read, class Write>
+sreh::error chain_existing_events(std::string_view sha_failed, Read read, Write write) {
+  constexpr int page_size = 1'000;
+  audit_hasher hasher;
+  std::string prev{audit_genesis_hash};
+  std::int64_t after = 0;
+  std::vector<audit_link> links;
+  for (;;) {
+    // A page is read to the end before it is written: no write while a read of the table runs.
+    expected<std::vector<event>> page = read(after, page_size);
+    if (!page)
+      return page.error();
+    if (page->empty())
+      return {};
+    links.clear();
+    for (const auto& e : *page) {
+      const auto h = hasher.next(prev, e.seq, e);
+      if (h.empty())
+        return {errc::internal, std::string{sha_failed}};
+      links.push_back({e.seq, prev, std::string{h}});
+      prev.assign(h);
+    }
+    if (auto err = write(links))
+      return err;
+    after = page->back().seq;
+  }
+}
 
 } // namespace sreh::persistence
