@@ -3,7 +3,6 @@
 #include <string_view>
 
 #include "app/cli/client.hpp"
-#include "core/base/sha256.hpp"
 #include "net/http/auth.hpp"
 
 namespace sreh::app {
@@ -24,7 +23,7 @@ int token_command(int argc, char** argv) {
     return 0;
   }
   if (sub == "hash" && argc == 2) {
-    std::printf("%s\n", sha256_hex(argv[1]).c_str());
+    std::printf("%s\n", net::sha256_hex(argv[1]).c_str());
     return 0;
   }
   if (sub == "new" && argc == 1) {
@@ -33,12 +32,12 @@ int token_command(int argc, char** argv) {
       std::fprintf(stderr, "sreh token new: %s\n", token.error().message.c_str());
       return 1;
     }
-    std::printf("token:  %s\nsha256: %s\n", token->c_str(), sha256_hex(*token).c_str());
+    std::printf("token:  %s\nsha256: %s\n", token->c_str(), net::sha256_hex(*token).c_str());
     std::fprintf(stderr,
                  "(give the token to its user, e.g. as SREH_TOKEN; put only the sha256 in the "
                  "config:\n  auth:\n    tokens:\n      - {name: NAME, role: viewer|operator|"
                  "approver|admin, sha256: %s})\n",
-                 sha256_hex(*token).c_str());
+                 net::sha256_hex(*token).c_str());
     return 0;
   }
   std::fputs(token_usage, stderr);

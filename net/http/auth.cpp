@@ -6,6 +6,8 @@
 
 #include <cctype>
 
+#include "core/base/sha256.hpp"
+
 namespace sreh::net {
 
 const char* to_string(access a) {
@@ -34,6 +36,19 @@ std::optional<access> parse_role(std::string_view s) {
   if (s == "admin")
     return access::admin;
   return std::nullopt;
+}
+
+// SHA-256 and hex are core's (core/base/sha256.hpp); these keep net's names for its callers.
+digest sha256(std::string_view data) {
+  return sreh::sha256(data);
+}
+
+std::string to_hex(const unsigned char* data, std::size_t n) {
+  return sreh::to_hex(data, n);
+}
+
+std::string sha256_hex(std::string_view data) {
+  return sreh::sha256_hex(data);
 }
 
 std::optional<digest> parse_digest(std::string_view hex) {

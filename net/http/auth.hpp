@@ -8,7 +8,6 @@
 
 #include "config/node/node_config.hpp"
 #include "core/base/expected.hpp"
-#include "core/base/sha256.hpp"
 
 namespace sreh::net {
 
@@ -31,12 +30,14 @@ struct identity {
 
 // -- hashing --------------------------------------------------------------------------------------
 
-// SHA-256 and hex are core's (core/base/sha256.hpp).
-using digest = sha256_digest;
-using sreh::sha256;
-using sreh::sha256_hex;
-using sreh::to_hex;
+using digest = std::array<unsigned char, 32>;
 
+/// SHA-256 of `data` (OpenSSL).
+[[nodiscard]] digest sha256(std::string_view data);
+/// Lower-case hex of the SHA-256 of `data`.
+[[nodiscard]] std::string sha256_hex(std::string_view data);
+/// Lower-case hex of bytes.
+[[nodiscard]] std::string to_hex(const unsigned char* data, std::size_t n);
 /// Parses 64 hex digits (either case); nullopt otherwise.
 [[nodiscard]] std::optional<digest> parse_digest(std::string_view hex);
 /// A fresh token: 32 random bytes from the OS, hex-encoded (64 characters).

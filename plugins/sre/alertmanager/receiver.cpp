@@ -9,7 +9,6 @@
 #include "core/base/failpoint.hpp"
 #include "core/base/json.hpp"
 #include "core/base/logger.hpp"
-#include "core/base/sha256.hpp"
 #include "net/http/auth.hpp"
 #include "net/http/problem.hpp"
 #include "net/http/routes/routes.hpp"
@@ -63,7 +62,8 @@ void receive(net::server_context& ctx, const net::request& req, net::responder r
       ->warn("alertmanager webhook refused (request {}): {}", req.request_id, n.error().message);
     return res.send(net::problem(n.error(), req));
   }
-  const auto group = sha256_hex(fmt::format("{}\n{}", n->receiver, n->group_key)).substr(0, 32);
+  const auto group =
+    net::sha256_hex(fmt::format("{}\n{}", n->receiver, n->group_key)).substr(0, 32);
   const auto statuses = alertmanager::alert_statuses(*n);
   // The group's newest Work: an open one takes the notification.
   persistence::work_filter f;
