@@ -15,7 +15,7 @@ namespace {
 
 class flow_tool final : public tool {
  public:
-  flow_tool(const config::node_config& cfg, persistence::store& store,
+  flow_tool(const config::node_config& cfg, persistence::run_store& store,
             std::shared_ptr<flow_kernel> kernel)
     : cfg_(cfg), store_(store), kernel_(std::move(kernel)) {
     std::vector<std::string> names;
@@ -89,7 +89,7 @@ class flow_tool final : public tool {
 
  private:
   const config::node_config& cfg_;
-  persistence::store& store_;
+  persistence::run_store& store_;
   std::shared_ptr<flow_kernel> kernel_;
   std::string name_ = "flow.run";
   std::string description_ = "Start a run of one of the node's flows (runbooks) with inputs";
@@ -98,7 +98,7 @@ class flow_tool final : public tool {
 
 } // namespace
 
-tool_ptr make_flow_tool(const config::node_config& cfg, persistence::store& store,
+tool_ptr make_flow_tool(const config::node_config& cfg, persistence::run_store& store,
                         std::shared_ptr<flow_kernel> kernel) {
   return std::make_shared<flow_tool>(cfg, store, std::move(kernel));
 }

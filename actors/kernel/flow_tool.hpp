@@ -8,7 +8,7 @@
 #include "actors/kernel/kernel_api.hpp"
 #include "actors/tools/tool.hpp"
 #include "config/node/node_config.hpp"
-#include "persistence/store/store.hpp"
+#include "persistence/store/run_store.hpp"
 
 namespace sreh::actors {
 
@@ -22,7 +22,7 @@ struct flow_kernel {
 /// tool call's idempotency key (a retried or recovered action starts it once), the calling run
 /// as its parent. It answers once the run exists: `{"run", "flow", "state"}`; it does not wait
 /// for the flow to end. Unknown flows and bad inputs fail naming them.
-[[nodiscard]] tool_ptr make_flow_tool(const config::node_config& cfg, persistence::store& store,
+[[nodiscard]] tool_ptr make_flow_tool(const config::node_config& cfg, persistence::run_store& store,
                                       std::shared_ptr<flow_kernel> kernel);
 
 } // namespace sreh::actors

@@ -62,7 +62,7 @@ void recover_chunk(kernel_self self, std::shared_ptr<recovery_progress> p) {
 void recover_all(kernel_self self) {
   const auto node_id = self->state.rt->cfg.node_id;
   read_store(
-    self, [node_id](persistence::store& s) { return s.unfinished_runs(node_id); },
+    self, [node_id](persistence::run_store& s) { return s.unfinished_runs(node_id); },
     [self](expected<std::vector<run>> runs) {
       if (!runs) {
         self->state.rt->log->error("recovery: cannot list unfinished runs: {}",

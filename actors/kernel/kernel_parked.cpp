@@ -57,7 +57,7 @@ void resume_run(kernel_self self, run r, approval a, std::function<void()> then)
     return then(); // already awake
   auto id = r.id;
   read_store(
-    self, [id](persistence::store& s) { return s.get_steps(id); },
+    self, [id](persistence::run_store& s) { return s.get_steps(id); },
     [self, r = std::move(r), a = std::move(a),
      then = std::move(then)](expected<std::vector<step>> steps) mutable {
       if (!steps)
@@ -226,7 +226,7 @@ struct wake_view {
 void wake_run(kernel_self self, const std::string& run_id) {
   read_store(
     self,
-    [run_id](persistence::store& s) {
+    [run_id](persistence::run_store& s) {
       wake_view w;
       auto r = s.get_run(run_id);
       if (!r || !r->has_value() || (*r)->state != run_state::waiting ||
@@ -433,7 +433,7 @@ caf::result<kernel_reply> decide(kernel_self self, const std::string& approval_i
                                  const approval_vote& vote) {
   auto rp = self->make_response_promise<kernel_reply>();
   read_store(
-    self, [approval_id](persistence::store& s) { return s.get_approval(approval_id); },
+    self, [approval_id](persistence::approval_store& s) { return s.get_approval(approval_id); },
     [self, approval_id, vote, rp](expected<std::optional<approval>> a) mutable {
       if (!a || !a->has_value()) {
         rp.deliver(
@@ -453,7 +453,7 @@ caf::result<kernel_reply> cancel_parked(kernel_self self, const std::string& id,
                                         const std::string& by) {
   auto rp = self->make_response_promise<kernel_reply>();
   read_store(
-    self, [id](persistence::store& s) { return s.get_run(id); },
+    self, [id](persistence::run_store& s) { return s.get_run(id); },
     [self, id, by, rp](expected<std::optional<run>> found) mutable {
       if (!found || !found->has_value()) {
         rp.deliver(!found ? reply_error(errc::unavailable, found.error().message)
@@ -485,7 +485,7 @@ void on_timer(kernel_self self) {
       continue;
     }
     read_store(
-      self, [id](persistence::store& s) { return s.get_approval(id); },
+      self, [id](persistence::approval_store& s) { return s.get_approval(id); },
       [self, id](expected<std::optional<approval>> a) {
         if (!a || !a->has_value())
           return;

@@ -39,7 +39,7 @@ std::vector<std::string> keys_of(const step& s) {
 }
 
 /// Blocking: on the store pool.
-runs_view load_runs(persistence::store& s, const std::string& run_id) {
+runs_view load_runs(persistence::run_store& s, const std::string& run_id) {
   runs_view v;
   auto r = s.get_run(run_id);
   if (!r || !r->has_value() || (*r)->state != run_state::waiting ||
@@ -99,7 +99,7 @@ void check_runs(kernel_self self, const std::string& run_id, bool timed_out, boo
     if (self->state.runs.count(run_id) != 0)
       return release_run(self, run_id); // awake: it parks again, and that checks
     read_store(
-      self, [run_id](persistence::store& s) { return load_runs(s, run_id); },
+      self, [run_id](persistence::run_store& s) { return load_runs(s, run_id); },
       [self, run_id, timed_out, arm](runs_view v) {
         auto& st = self->state;
         if (!v.r || st.runs.count(run_id) != 0)
@@ -134,7 +134,7 @@ void on_await(kernel_self self, const std::string& run_id) {
 void cancel_runs_of(kernel_self self, const std::string& run_id, const std::string& by) {
   read_store(
     self,
-    [run_id](persistence::store& s) {
+    [run_id](persistence::run_store& s) {
       std::vector<std::string> ids;
       auto steps = s.get_steps(run_id);
       if (!steps || steps->empty() || steps->back().kind != step_kind::subruns)

@@ -96,7 +96,7 @@ void wait_for_lease(self_ptr self) {
       return wait_for_lease(self);
     read_store(
       run_actor{self}, st.calls, st.rt->store, st.rt->store_pool,
-      [id = st.journal.r.id](persistence::store& s) { return s.get_run(id); },
+      [id = st.journal.r.id](persistence::run_store& s) { return s.get_run(id); },
       [self](expected<std::optional<run>> r) {
         auto& st = self->state;
         if (!r) // the store is still away

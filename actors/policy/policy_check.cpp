@@ -71,7 +71,7 @@ policy_check prepare_policy_check(const runtime& rt, const run& r, const std::st
   return c;
 }
 
-expected<std::vector<step>> read_rate_history(persistence::store& s, timestamp_us since) {
+expected<std::vector<step>> read_rate_history(persistence::run_store& s, timestamp_us since) {
   return s.rate_counted_tool_steps(since);
 }
 

@@ -31,7 +31,7 @@ struct policy_check {
 
 /// The tool steps rate limits count since `since`, as the store has them (every node's).
 /// Blocking (a store read): on the store pool.
-[[nodiscard]] expected<std::vector<step>> read_rate_history(persistence::store& s,
+[[nodiscard]] expected<std::vector<step>> read_rate_history(persistence::run_store& s,
                                                             timestamp_us since);
 
 /// Decides (the policy engine), given the history read for the check (ignored when it needs

@@ -95,7 +95,7 @@ void activate(self_ptr self, const std::string& id) {
   self->state.loading.insert(id);
   read_store(
     self,
-    [id](persistence::store& s) {
+    [id](persistence::work_store& s) {
       loaded_work out;
       auto w = s.get_work(id);
       if (!w) {
@@ -337,7 +337,7 @@ caf::result<work_reply> create(self_ptr self, const new_work& req) {
       if (!res.existing_work_id.empty()) {
         auto existing = res.existing_work_id;
         return read_store(
-          self, [existing](persistence::store& s) { return s.get_work(existing); },
+          self, [existing](persistence::work_store& s) { return s.get_work(existing); },
           [rp, existing](expected<std::optional<works::work>> got) mutable {
             if (!got) {
               rp.deliver(work_reply{got.error(), {}, false});
@@ -369,7 +369,7 @@ caf::result<work_reply> create(self_ptr self, const new_work& req) {
 void recover(self_ptr self) {
   const auto node = self->state.env->rt->cfg.node_id;
   read_store(
-    self, [node](persistence::store& s) { return s.open_works(node); },
+    self, [node](persistence::work_store& s) { return s.open_works(node); },
     [self](expected<std::vector<works::work>> open) {
       auto& st = self->state;
       if (!open) {

@@ -324,7 +324,7 @@ void check(self_ptr self) {
     auto rt = st.env->rt;
     read_store(
       work_actor{self}, st.calls, rt->store, rt->store_pool,
-      [run_id](persistence::store& s) { return s.get_run(run_id); },
+      [run_id](persistence::run_store& s) { return s.get_run(run_id); },
       [self, run_id, criteria, fx = std::move(fx),
        before = std::move(before)](expected<std::optional<run>> r) mutable {
         auto& st = self->state;

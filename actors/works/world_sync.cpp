@@ -57,7 +57,7 @@ void reload(self_ptr self) {
   auto& rt = *self->state.env->rt;
   read_store(
     world_sync_actor{self}, self->state.calls, rt.store, rt.store_pool,
-    [](persistence::store& s) { return s.world_entities(); },
+    [](persistence::world_store& s) { return s.world_entities(); },
     [self](expected<std::vector<world::entity>> got) {
       auto& st = self->state;
       if (got) {

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "persistence/audit/audit.hpp"
+#include "persistence/sqlite/audit_verify.hpp"
 
 namespace sreh::app {
 

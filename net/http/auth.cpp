@@ -3,9 +3,10 @@
 #include "net/http/auth.hpp"
 
 #include <openssl/crypto.h>
-#include <openssl/sha.h>
 
 #include <cctype>
+
+#include "core/base/sha256.hpp"
 
 namespace sreh::net {
 
@@ -37,26 +38,17 @@ std::optional<access> parse_role(std::string_view s) {
   return std::nullopt;
 }
 
+// SHA-256 and hex are core's (core/base/sha256.hpp); these keep net's names for its callers.
 digest sha256(std::string_view data) {
-  digest d{};
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), d.data());
-  return d;
+  return sreh::sha256(data);
 }
 
 std::string to_hex(const unsigned char* data, std::size_t n) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(n * 2);
-  for (std::size_t i = 0; i < n; ++i) {
-    out += digits[data[i] >> 4];
-    out += digits[data[i] & 0x0f];
-  }
-  return out;
+  return sreh::to_hex(data, n);
 }
 
 std::string sha256_hex(std::string_view data) {
-  auto d = sha256(data);
-  return to_hex(d.data(), d.size());
+  return sreh::sha256_hex(data);
 }
 
 std::optional<digest> parse_digest(std::string_view hex) {

@@ -19,18 +19,13 @@
 #include "persistence/postgres/rows.hpp"
 #include "persistence/postgres/sql.hpp"
 #include "persistence/postgres/store_impl.hpp"
+#include "persistence/store/store_impl.hpp"
 
 namespace sreh::persistence::pg {
 
 namespace {
 
 constexpr const char* undefined_function_sqlstate = "42883";
-
-/// True for a batch whose create (or create_work) met a held idempotency key: nothing of it is
-/// written.
-bool skipped(const commit_result& r) {
-  return !r.existing_run_id.empty() || !r.existing_work_id.empty();
-}
 
 /// Runs `s` with the finished columns of `cols` (nothing when it has no rows).
 pqxx::result exec_columns(pqxx::transaction_base& tx, const statement& s, array_columns& cols) {
@@ -76,7 +71,7 @@ sreh::error fenced_error(pqxx::connection& c, const std::vector<write_batch>& ba
   std::unordered_set<std::string_view> created;
   std::vector<const run*> updates;
   for (std::size_t i = 0; i < batches.size(); ++i) {
-    if (skipped(results[i]) || applied[i])
+    if (met_held_key(results[i]) || applied[i])
       continue;
     if (batches[i].create)
       created.insert(batches[i].create->id);
@@ -200,7 +195,7 @@ expected<commit_rows> gather(audit_hasher& hasher, const std::vector<write_batch
   std::map<std::pair<std::string_view, std::int64_t>, const step*> steps;
   std::unordered_map<std::string_view, const approval*> approvals;
   for (std::size_t i = 0; i < batches.size(); ++i) {
-    if (skipped(results[i]) || applied[i])
+    if (met_held_key(results[i]) || applied[i])
       continue;
     const auto& b = batches[i];
     if (b.create)
@@ -292,17 +287,9 @@ std::vector<commit_result> postgres_store::commit(std::vector<write_batch>& batc
     }
     return results; // the batches are left as they were given
   }
-  // Hand the events to the results (no copy), numbered as they were inserted: in batch order,
-  // skipping batches that met an existing idempotency key.
-  std::int64_t next = **first_seq;
-  for (std::size_t i = 0; i < batches.size(); ++i) {
-    if (skipped(results[i]) || applied_[i])
-      continue; // an applied batch's result already has its events with their stored seqs
-    results[i].events = std::move(batches[i].events);
-    batches[i].events.clear();
-    for (auto& e : results[i].events)
-      e.seq = next++;
-  }
+  // Numbered as they were inserted; an applied batch's result already has its events with their
+  // stored seqs.
+  hand_over_events(batches, results, **first_seq, [&](std::size_t i) { return applied_[i]; });
   return results;
 }
 
@@ -411,7 +398,7 @@ expected<std::int64_t> postgres_store::apply(pqxx::work& tx, std::vector<write_b
   if (!rows)
     return rows.error();
   for (std::size_t i = 0; i < batches.size(); ++i)
-    if (!skipped(results[i]) && !applied_[i])
+    if (!met_held_key(results[i]) && !applied_[i])
       if (auto err = write_work_rows(tx, batches[i]))
         return err;
   if (write_rows(tx, *rows, seq, hash)) // the head was read under the lock: never stale

@@ -161,26 +161,8 @@ sreh::error connection::failed(std::string_view op) {
 // -- pool ----------------------------------------------------------------------------------------
 
 pool::pool(const std::string& url, const std::string& schema, int size) {
-  for (int i = 0; i < size; ++i) {
-    all_.push_back(std::make_unique<connection>(url, schema));
-    free_.push_back(all_.back().get());
-  }
-}
-
-pool::lease pool::borrow() {
-  std::unique_lock lk{mtx_};
-  cv_.wait(lk, [this] { return !free_.empty(); });
-  auto* c = free_.back();
-  free_.pop_back();
-  return lease{*this, c};
-}
-
-void pool::give_back(connection* c) {
-  {
-    std::lock_guard lk{mtx_};
-    free_.push_back(c);
-  }
-  cv_.notify_one();
+  for (int i = 0; i < size; ++i)
+    add(std::make_unique<connection>(url, schema));
 }
 
 } // namespace sreh::persistence::pg

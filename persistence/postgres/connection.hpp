@@ -4,7 +4,6 @@
 
 #include <pqxx/connection>
 
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,6 +13,7 @@
 
 #include "core/base/blocking.hpp"
 #include "core/base/expected.hpp"
+#include "persistence/store/connection_pool.hpp"
 
 namespace sreh::persistence::pg {
 
@@ -87,30 +87,9 @@ class connection {
 };
 
 /// A fixed number of connections; `borrow` blocks until one is free. Thread-safe.
-class pool {
+class pool : public connection_pool<connection> {
  public:
-  class lease {
-   public:
-    lease(pool& p, connection* c) : pool_(&p), conn_(c) {}
-    ~lease() { pool_->give_back(conn_); }
-    lease(const lease&) = delete;
-    lease& operator=(const lease&) = delete;
-    connection* operator->() const { return conn_; }
-
-   private:
-    pool* pool_;
-    connection* conn_;
-  };
-
   pool(const std::string& url, const std::string& schema, int size);
-  [[nodiscard]] lease borrow();
-
- private:
-  void give_back(connection* c);
-  std::mutex mtx_;
-  std::condition_variable cv_;
-  std::vector<std::unique_ptr<connection>> all_;
-  std::vector<connection*> free_;
 };
 
 } // namespace sreh::persistence::pg

@@ -15,7 +15,7 @@
 #include <string_view>
 
 #include "persistence/audit/audit.hpp"
-#include "persistence/audit/audit_hasher.hpp"
+#include "persistence/audit/audit_chain.hpp"
 #include "persistence/postgres/rows.hpp"
 #include "persistence/postgres/sql.hpp"
 #include "persistence/store/schema_versions.hpp"
@@ -119,33 +119,29 @@ CREATE INDEX steps_tool_finished ON steps(finished_at)
 /// Migration 2: chains the entries written before the chain existed, in seq order, a page at a
 /// time, inside the migration's transaction.
 sreh::error hash_existing_events(pqxx::work& tx) {
-  constexpr int page_size = 1'000;
-  audit_hasher hasher;
-  std::string prev{audit_genesis_hash};
-  std::int64_t after = 0;
-  for (;;) {
+  auto read = [&](std::int64_t after, int limit) -> expected<std::vector<event>> {
     const auto rows =
       tx.exec_params("SELECT seq, id, run_id, run_seq, kind, at, data FROM events WHERE seq > $1 "
                      "ORDER BY seq LIMIT $2",
-                     after, page_size);
-    if (rows.empty())
-      return {};
+                     after, limit);
+    std::vector<event> page;
+    page.reserve(rows.size());
+    for (const auto& row : rows)
+      page.push_back(read_event(row));
+    return page;
+  };
+  auto write = [&](const std::vector<audit_link>& links) -> sreh::error {
     array_columns cols{3};
-    for (const auto& row : rows) {
-      const auto e = read_event(row);
-      const auto h = hasher.next(prev, e.seq, e);
-      if (h.empty())
-        return {errc::internal, "postgres: hash existing events: SHA-256 failed"};
-      cols.row().integer(e.seq).text(prev).text(h);
-      prev.assign(h);
-      after = e.seq;
-    }
+    for (const auto& l : links)
+      cols.row().integer(l.seq).text(l.prev_hash).text(l.hash);
     const auto& p = cols.finish();
     tx.exec_params0("UPDATE events SET prev_hash = u.prev_hash, hash = u.hash FROM "
                     "unnest($1::bigint[], $2::text[], $3::text[]) AS u(seq, prev_hash, hash) "
                     "WHERE events.seq = u.seq",
                     p[0], p[1], p[2]);
-  }
+    return {};
+  };
+  return chain_existing_events("postgres: hash existing events: SHA-256 failed", read, write);
 }
 
 struct migration {

@@ -11,6 +11,7 @@
 #include "persistence/postgres/sql.hpp"
 #include "persistence/postgres/store_impl.hpp"
 #include "persistence/store/paging.hpp"
+#include "persistence/store/store_impl.hpp"
 
 namespace sreh::persistence {
 
@@ -37,7 +38,7 @@ sreh::error postgres_store::open() {
 }
 
 expected<std::optional<run>> postgres_store::get_run(std::string_view id) {
-  return first(collect<run>(readers_, "get run", pg::get_run, read_run, std::string{id}));
+  return first_row(collect<run>(readers_, "get run", pg::get_run, read_run, std::string{id}));
 }
 
 expected<run_page> postgres_store::list_runs(const run_filter& f) {
@@ -46,12 +47,7 @@ expected<run_page> postgres_store::list_runs(const run_filter& f) {
                                      window.fetch(), f.before_id, std::string{to_string(*f.state)})
                       : collect<run>(readers_, "list runs", pg::list_runs, read_run, window.fetch(),
                                      f.before_id);
-  if (!rows)
-    return rows.error();
-  run_page page;
-  page.runs = std::move(*rows);
-  page.next_cursor = window.close(page.runs);
-  return page;
+  return make_page(window, std::move(rows), &run_page::runs);
 }
 
 expected<std::vector<step>> postgres_store::get_steps(std::string_view run_id) {
@@ -74,7 +70,7 @@ expected<std::vector<run>> postgres_store::unfinished_runs(std::string_view node
 expected<std::optional<std::string>> postgres_store::find_by_idempotency_key(std::string_view key) {
   if (key.empty())
     return std::optional<std::string>{};
-  return first(collect<std::string>(
+  return first_row(collect<std::string>(
     readers_, "find by idempotency key", run_by_key,
     [](const pqxx::row& r) {
       return std::string{r[0].c_str(), r[0].size()};
@@ -83,7 +79,7 @@ expected<std::optional<std::string>> postgres_store::find_by_idempotency_key(std
 }
 
 expected<std::optional<approval>> postgres_store::get_approval(std::string_view id) {
-  return first(
+  return first_row(
     collect<approval>(readers_, "get approval", pg::get_approval, read_approval, std::string{id}));
 }
 
@@ -96,12 +92,7 @@ expected<approval_page> postgres_store::list_approvals(const approval_filter& f)
   const int rank = f.role.empty() ? any_rank : role_rank(f.role);
   auto rows = collect<approval>(readers_, "list approvals", s, read_approval, window.fetch(),
                                 f.before_id, state, f.run_id, rank);
-  if (!rows)
-    return rows.error();
-  approval_page page;
-  page.approvals = std::move(*rows);
-  page.next_cursor = window.close(page.approvals);
-  return page;
+  return make_page(window, std::move(rows), &approval_page::approvals);
 }
 
 expected<std::vector<approval>> postgres_store::pending_approvals() {
@@ -110,8 +101,8 @@ expected<std::vector<approval>> postgres_store::pending_approvals() {
 
 expected<std::optional<approval>> postgres_store::approval_for_step(std::string_view run_id,
                                                                     std::int64_t n) {
-  return first(collect<approval>(readers_, "approval for step", pg::approval_for_step,
-                                 read_approval, std::string{run_id}, n));
+  return first_row(collect<approval>(readers_, "approval for step", pg::approval_for_step,
+                                     read_approval, std::string{run_id}, n));
 }
 
 expected<std::vector<step>> postgres_store::rate_counted_tool_steps(timestamp_us since) {

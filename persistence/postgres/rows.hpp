@@ -14,6 +14,7 @@
 #include "core/model/event.hpp"
 #include "core/model/run.hpp"
 #include "core/model/step.hpp"
+#include "persistence/store/row_columns.hpp"
 
 namespace sreh::persistence::pg {
 
@@ -30,6 +31,7 @@ class array_columns {
     return *this;
   }
   array_columns& text(std::string_view v);
+  array_columns& owned(const std::string& v) { return text(v); }
   array_columns& integer(std::int64_t v);
   array_columns& number(double v);
   array_columns& boolean(bool v) { return raw(v ? "t" : "f"); }
@@ -49,19 +51,21 @@ class array_columns {
   std::size_t rows_ = 0;
 };
 
-/// Adds `r` in the order of the run columns (run_column_count).
+// The columns are row_columns.hpp's, in its order.
+
+/// Adds `r` in the order of the run columns.
 void add_run(array_columns& cols, const run& r);
-inline constexpr std::size_t run_column_count = 24;
-/// Adds `s` in the order of the step columns (14).
+inline constexpr std::size_t run_column_count = rows::run_column_count;
+/// Adds `s` in the order of the step columns.
 void add_step(array_columns& cols, const step& s);
-inline constexpr std::size_t step_column_count = 15;
-/// Adds `a` in the order of the approval columns, then its needed rank (20).
+inline constexpr std::size_t step_column_count = rows::step_column_count;
+/// Adds `a` in the order of the approval columns, then its needed rank.
 void add_approval(array_columns& cols, const approval& a);
-inline constexpr std::size_t approval_column_count = 20;
-/// Adds `e` at `seq` with its audit hashes (9).
+inline constexpr std::size_t approval_column_count = rows::approval_column_count + 1;
+/// Adds `e` at `seq` with its audit hashes.
 void add_event(array_columns& cols, const event& e, std::int64_t seq, std::string_view prev_hash,
                std::string_view hash);
-inline constexpr std::size_t event_column_count = 9;
+inline constexpr std::size_t event_column_count = rows::event_column_count;
 
 /// A text field byte for byte (embedded NULs included), "" for NULL.
 [[nodiscard]] std::string text(const pqxx::field& f);

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "persistence/store/row_columns.hpp"
+
 namespace sreh::persistence::pg {
 
 /// A named statement: `name` is what `exec_prepared` takes.
@@ -37,10 +39,6 @@ inline constexpr statement runs_by_keys{
   "runs_by_keys", "SELECT idempotency_key, id FROM runs WHERE idempotency_key = ANY($1::text[]) "
                   "AND idempotency_key <> ''"};
 
-#define SREH_RUN_COLUMNS                                                                           \
-  "id, goal, state, waiting_for, submitter, idempotency_key, node_id, created_at, updated_at, "    \
-  "steps, tokens, max_steps, max_tokens, deadline_us, max_result_bytes, checkpoint, "              \
-  "conclusion, error, labels, kind, parent, spec, max_cost, outcome"
 #define SREH_RUN_QUALIFIED                                                                         \
   "runs.id, runs.goal, runs.state, runs.waiting_for, runs.submitter, runs.idempotency_key, "       \
   "runs.node_id, runs.created_at, runs.updated_at, runs.steps, runs.tokens, runs.max_steps, "      \
@@ -78,25 +76,12 @@ inline constexpr statement run_owners{"run_owners",
 inline constexpr statement notify_commit{"notify_commit",
                                          "SELECT pg_notify('sreh_events', current_schema())"};
 
-#define SREH_STEP_COLUMNS                                                                          \
-  "run_id, n, kind, state, tool, args, idempotency_key, decision, result, error, "                 \
-  "result_truncated, started_at, finished_at, attempts, executed_at"
-
 inline constexpr statement upsert_steps{
   "upsert_steps",
   "INSERT INTO steps (" SREH_STEP_COLUMNS ") SELECT * FROM unnest($1::text[], $2::bigint[], "
   "$3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], "
-  "$10::text[], $11::boolean[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[]) "
-  "ON CONFLICT (run_id, n) DO UPDATE SET kind = excluded.kind, state = excluded.state, "
-  "tool = excluded.tool, args = excluded.args, idempotency_key = excluded.idempotency_key, "
-  "decision = excluded.decision, result = excluded.result, error = excluded.error, "
-  "result_truncated = excluded.result_truncated, started_at = excluded.started_at, "
-  "finished_at = excluded.finished_at, attempts = excluded.attempts, "
-  "executed_at = excluded.executed_at"};
-
-#define SREH_APPROVAL_COLUMNS                                                                      \
-  "id, run_id, step_n, kind, state, tool, args, rule_id, reason, required, roles, requester, "     \
-  "votes, created_at, expires_at, on_timeout, escalate_to, escalated, decided_at"
+  "$10::text[], $11::boolean[], $12::bigint[], $13::bigint[], $14::bigint[], "
+  "$15::bigint[]) " SREH_STEP_UPSERT};
 
 inline constexpr statement upsert_approvals{
   "upsert_approvals",
@@ -104,17 +89,7 @@ inline constexpr statement upsert_approvals{
   "$1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], "
   "$8::text[], $9::text[], $10::bigint[], $11::jsonb[], $12::text[], $13::jsonb[], "
   "$14::bigint[], $15::bigint[], $16::text[], $17::jsonb[], $18::boolean[], $19::bigint[], "
-  "$20::integer[]) "
-  "ON CONFLICT (id) DO UPDATE SET run_id = excluded.run_id, step_n = excluded.step_n, "
-  "kind = excluded.kind, state = excluded.state, tool = excluded.tool, args = excluded.args, "
-  "rule_id = excluded.rule_id, reason = excluded.reason, required = excluded.required, "
-  "roles = excluded.roles, requester = excluded.requester, votes = excluded.votes, "
-  "created_at = excluded.created_at, expires_at = excluded.expires_at, "
-  "on_timeout = excluded.on_timeout, escalate_to = excluded.escalate_to, "
-  "escalated = excluded.escalated, decided_at = excluded.decided_at, "
-  "needed_rank = excluded.needed_rank"};
-
-#define SREH_EVENT_COLUMNS "seq, id, run_id, run_seq, kind, at, data"
+  "$20::integer[]) " SREH_APPROVAL_UPSERT ", needed_rank = excluded.needed_rank"};
 
 inline constexpr statement insert_events{
   "insert_events",
@@ -217,12 +192,8 @@ inline constexpr statement stats{
 inline constexpr statement ping{"ping", "SELECT 1"};
 
 #undef SREH_APPROVAL_LIST_TAIL
-#undef SREH_EVENT_COLUMNS
-#undef SREH_APPROVAL_COLUMNS
-#undef SREH_STEP_COLUMNS
 #undef SREH_RUN_ARRAYS
 #undef SREH_RUN_QUALIFIED
-#undef SREH_RUN_COLUMNS
 
 /// The writes of a commit in one call: a PL/pgSQL function built from the write statements above
 /// (their SQL, parameters renumbered). Called alone in autocommit (one round trip) or inside a

@@ -45,16 +45,6 @@ expected<std::vector<T>> collect(pool& p, std::string_view op, const statement& 
   });
 }
 
-/// The first element of `rows`, if any.
-template <class T>
-expected<std::optional<T>> first(expected<std::vector<T>> rows) {
-  if (!rows)
-    return rows.error();
-  if (rows->empty())
-    return std::optional<T>{};
-  return std::optional<T>{std::move(rows->front())};
-}
-
 /// A position in the event log: the last seq and its hash.
 using log_position = std::pair<std::int64_t, std::string>;
 

@@ -12,6 +12,7 @@
 #include "persistence/postgres/work_sql.hpp"
 #include "persistence/store/approval_codec.hpp"
 #include "persistence/store/paging.hpp"
+#include "persistence/store/store_impl.hpp"
 #include "persistence/store/work_codec.hpp"
 
 namespace sreh::persistence::pg {
@@ -101,7 +102,7 @@ sreh::error write_work_rows(pqxx::work& tx, const write_batch& b) {
 // -- read methods --------------------------------------------------------------------------------
 
 expected<std::optional<works::work>> postgres_store::get_work(std::string_view id) {
-  return first(
+  return first_row(
     collect<works::work>(readers_, "get work", pg::get_work, read_work, std::string{id}));
 }
 
@@ -124,14 +125,14 @@ expected<std::vector<works::work>> postgres_store::open_works(std::string_view n
 expected<std::optional<std::string>> postgres_store::work_by_idempotency_key(std::string_view key) {
   if (key.empty())
     return std::optional<std::string>{};
-  return first(collect<std::string>(
+  return first_row(collect<std::string>(
     readers_, "work by idempotency key", work_by_key, [](const pqxx::row& r) { return text(r[0]); },
     std::string{key}));
 }
 
 expected<std::optional<works::stored_template>>
 postgres_store::get_template(std::string_view name, std::string_view version) {
-  return first(collect<works::stored_template>(
+  return first_row(collect<works::stored_template>(
     readers_, "get template", pg::get_template,
     [](const pqxx::row& r) {
       return works::stored_template{text(r[0]), text(r[1]), text(r[2]), text(r[3]),
@@ -147,7 +148,7 @@ expected<std::vector<world::entity>> postgres_store::world_entities() {
 }
 
 expected<std::optional<world::entity>> postgres_store::world_entity(std::string_view id) {
-  return first(collect<world::entity>(
+  return first_row(collect<world::entity>(
     readers_, "world entity", pg::world_entity,
     [](const pqxx::row& r) { return read_entity(r, "world_entities"); }, std::string{id}));
 }

@@ -1,20 +1,16 @@
-// Approvals in the SQLite store: the row mapping (roles, votes and escalate_to as JSON arrays,
-// see approval_codec.hpp), the role rule as an SQL function, and the read methods.
+// Approvals in the SQLite store: the role rule as an SQL function and the read methods (the row
+// mapping is rows.cpp's).
 #include <fmt/format.h>
 
 #include "persistence/sqlite/rows.hpp"
 #include "persistence/sqlite/store_impl.hpp"
 #include "persistence/store/approval_codec.hpp"
 #include "persistence/store/paging.hpp"
+#include "persistence/store/store_impl.hpp"
 
 namespace sreh::persistence::sqlite {
 
 namespace {
-
-sreh::error bad_column(std::string_view column, std::string_view id) {
-  return {errc::internal,
-          fmt::format("sqlite: approvals.{}: unreadable value in row {}", column, id)};
-}
 
 /// sreh_may_decide(roles_json, role): see register_approval_functions.
 void may_decide(sqlite3_context* ctx, int, sqlite3_value** argv) {
@@ -38,64 +34,6 @@ void may_decide(sqlite3_context* ctx, int, sqlite3_value** argv) {
 
 } // namespace
 
-void bind_approval(stmt_use& q, const approval& a, std::string (&scratch)[3]) {
-  scratch[0] = strings_json(a.roles);
-  scratch[1] = votes_json(a.votes);
-  scratch[2] = strings_json(a.escalate_to);
-  q.bind(1, a.id)
-    .bind(2, a.run_id)
-    .bind(3, a.step_n)
-    .bind(4, to_string(a.kind))
-    .bind(5, to_string(a.state))
-    .bind(6, a.tool)
-    .bind(7, a.args)
-    .bind(8, a.rule_id)
-    .bind(9, a.reason)
-    .bind(10, a.required)
-    .bind(11, scratch[0])
-    .bind(12, a.requester)
-    .bind(13, scratch[1])
-    .bind(14, a.created_at)
-    .bind(15, a.expires_at)
-    .bind(16, a.on_timeout)
-    .bind(17, scratch[2])
-    .bind(18, a.escalated)
-    .bind(19, a.decided_at);
-}
-
-expected<approval> read_approval(const stmt_use& q) {
-  approval a;
-  a.id = q.text(0);
-  a.run_id = q.text(1);
-  a.step_n = q.i64(2);
-  auto kind = parse_approval_kind(q.text(3));
-  if (!kind)
-    return bad_column("kind", a.id);
-  auto state = parse_approval_state(q.text(4));
-  if (!state)
-    return bad_column("state", a.id);
-  a.kind = *kind;
-  a.state = *state;
-  a.tool = q.text(5);
-  a.args = q.text(6);
-  a.rule_id = q.text(7);
-  a.reason = q.text(8);
-  a.required = q.i64(9);
-  if (!read_strings(q.text(10), a.roles))
-    return bad_column("roles", a.id);
-  a.requester = q.text(11);
-  if (!read_votes(q.text(12), a.votes))
-    return bad_column("votes", a.id);
-  a.created_at = q.i64(13);
-  a.expires_at = q.i64(14);
-  a.on_timeout = q.text(15);
-  if (!read_strings(q.text(16), a.escalate_to))
-    return bad_column("escalate_to", a.id);
-  a.escalated = q.i64(17) != 0;
-  a.decided_at = q.i64(18);
-  return a;
-}
-
 int register_approval_functions(sqlite3* db) {
   return sqlite3_create_function_v2(db, "sreh_may_decide", 2,
                                     SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
@@ -106,13 +44,8 @@ int register_approval_functions(sqlite3* db) {
 
 expected<std::optional<approval>> sqlite_store::get_approval(std::string_view id) {
   auto c = readers_.borrow();
-  auto rows = collect<approval>(
-    *c, sql_get_approval, "get approval", [&](stmt_use& q) { q.bind(1, id); }, read_approval);
-  if (!rows)
-    return rows.error();
-  if (rows->empty())
-    return std::optional<approval>{};
-  return std::optional<approval>{std::move(rows->front())};
+  return first_row(collect<approval>(
+    *c, sql_get_approval, "get approval", [&](stmt_use& q) { q.bind(1, id); }, read_approval));
 }
 
 expected<approval_page> sqlite_store::list_approvals(const approval_filter& f) {
@@ -138,12 +71,7 @@ expected<approval_page> sqlite_store::list_approvals(const approval_filter& f) {
       text_or_null(5, f.role);
     },
     read_approval);
-  if (!rows)
-    return rows.error();
-  approval_page page;
-  page.approvals = std::move(*rows);
-  page.next_cursor = window.close(page.approvals);
-  return page;
+  return make_page(window, std::move(rows), &approval_page::approvals);
 }
 
 expected<std::vector<approval>> sqlite_store::pending_approvals() {
@@ -155,14 +83,9 @@ expected<std::vector<approval>> sqlite_store::pending_approvals() {
 expected<std::optional<approval>> sqlite_store::approval_for_step(std::string_view run_id,
                                                                   std::int64_t n) {
   auto c = readers_.borrow();
-  auto rows = collect<approval>(
+  return first_row(collect<approval>(
     *c, sql_approval_for_step, "approval for step",
-    [&](stmt_use& q) { q.bind(1, run_id).bind(2, n); }, read_approval);
-  if (!rows)
-    return rows.error();
-  if (rows->empty())
-    return std::optional<approval>{};
-  return std::optional<approval>{std::move(rows->front())};
+    [&](stmt_use& q) { q.bind(1, run_id).bind(2, n); }, read_approval));
 }
 
 expected<std::vector<step>> sqlite_store::rate_counted_tool_steps(timestamp_us since) {

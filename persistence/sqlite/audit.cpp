@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "persistence/audit/audit.hpp"
-#include "persistence/audit/audit_hasher.hpp"
+#include "persistence/audit/audit_chain.hpp"
 #include "persistence/sqlite/rows.hpp"
 #include "persistence/sqlite/statement.hpp"
 
@@ -22,7 +22,6 @@ expected<prepared> prepare(sqlite3* db, const char* sql, std::string_view op,
 }
 
 sreh::error hash_existing_events(sqlite3* db, std::string_view path) {
-  constexpr int page_size = 1'000;
   auto select = prepare(db,
                         "SELECT seq, id, run_id, run_seq, kind, at, data FROM events "
                         "WHERE seq > ?1 ORDER BY seq LIMIT ?2",
@@ -33,38 +32,29 @@ sreh::error hash_existing_events(sqlite3* db, std::string_view path) {
                         "hash existing events", path);
   if (!update)
     return update.error();
-  audit_hasher hasher;
-  std::string prev{audit_genesis_hash};
-  std::int64_t after = 0;
-  std::vector<event> page;
-  for (;;) {
-    // A page is read to the end before it is updated: no write while a read of the table runs.
-    page.clear();
-    {
-      stmt_use q{select->get()};
-      q.bind(1, after).bind(2, page_size);
-      int rc;
-      while ((rc = q.step()) == SQLITE_ROW)
-        page.push_back(read_event(q));
-      if (rc != SQLITE_DONE)
-        return make_error(db, sqlite3_extended_errcode(db), "hash existing events", path);
-    }
-    if (page.empty())
-      return {};
-    for (const auto& e : page) {
-      const auto h = hasher.next(prev, e.seq, e);
-      if (h.empty())
-        return {errc::internal,
-                fmt::format("sqlite: hash existing events: SHA-256 failed ({})", path)};
+  auto read = [&](std::int64_t after, int limit) -> expected<std::vector<event>> {
+    std::vector<event> page;
+    stmt_use q{select->get()};
+    q.bind(1, after).bind(2, limit);
+    int rc;
+    while ((rc = q.step()) == SQLITE_ROW)
+      page.push_back(read_event(q));
+    if (rc != SQLITE_DONE)
+      return make_error(db, sqlite3_extended_errcode(db), "hash existing events", path);
+    return page;
+  };
+  auto write = [&](const std::vector<audit_link>& links) -> sreh::error {
+    for (const auto& l : links) {
       stmt_use q{update->get()};
-      q.bind(1, e.seq).bind(2, prev).bind(3, h);
+      q.bind(1, l.seq).bind(2, l.prev_hash).bind(3, l.hash);
       if (q.step() != SQLITE_DONE)
         return make_error(db, sqlite3_extended_errcode(db),
-                          fmt::format("hash existing event {}", e.seq), path);
-      prev.assign(h);
+                          fmt::format("hash existing event {}", l.seq), path);
     }
-    after = page.back().seq;
-  }
+    return {};
+  };
+  return chain_existing_events(
+    fmt::format("sqlite: hash existing events: SHA-256 failed ({})", path), read, write);
 }
 
 expected<std::string> read_last_hash(sqlite3* db, std::string_view path) {

@@ -5,6 +5,7 @@
 #include "persistence/sqlite/rows.hpp"
 #include "persistence/sqlite/store_impl.hpp"
 #include "persistence/sqlite/work_rows.hpp"
+#include "persistence/store/store_impl.hpp"
 
 namespace sreh::persistence::sqlite {
 
@@ -48,17 +49,7 @@ std::vector<commit_result> sqlite_store::commit(std::vector<write_batch>& batche
       r = commit_result{err, {}, {}, {}};
     return results; // the batches are left as they were given
   }
-  // Hand the events to the results (no copy), numbered as they were inserted: in batch order,
-  // skipping batches that met an existing idempotency key.
-  std::int64_t next = head_.seq + 1;
-  for (std::size_t i = 0; i < batches.size(); ++i) {
-    if (!results[i].existing_run_id.empty() || !results[i].existing_work_id.empty())
-      continue;
-    results[i].events = std::move(batches[i].events);
-    batches[i].events.clear();
-    for (auto& e : results[i].events)
-      e.seq = next++;
-  }
+  hand_over_events(batches, results, head_.seq + 1); // numbered as they were inserted
   head_ = std::move(head);
   return results;
 }
@@ -134,10 +125,9 @@ sreh::error sqlite_store::apply_one(write_batch& b, commit_result& r, log_head& 
     auto* stmt = c.cached(sql_upsert_approval);
     if (stmt == nullptr)
       return c.last_error("upsert approval");
-    std::string json[3];
     for (const auto& a : b.approvals) {
       stmt_use q{stmt};
-      bind_approval(q, a, json);
+      bind_approval(q, a);
       if (q.step() != SQLITE_DONE)
         return c.last_error(fmt::format("upsert approval {}", a.id));
     }

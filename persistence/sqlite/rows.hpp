@@ -6,17 +6,13 @@
 #include "core/model/run.hpp"
 #include "core/model/step.hpp"
 #include "persistence/sqlite/statement.hpp"
+#include "persistence/store/row_columns.hpp"
 
 // The SQL of the store and the mapping between rows and the domain types. Column lists and
 // parameter numbers are kept together here so that a new field is added in one place.
 namespace sreh::persistence::sqlite {
 
 // -- runs ----------------------------------------------------------------------------------------
-
-#define SREH_RUN_COLUMNS                                                                           \
-  "id, goal, state, waiting_for, submitter, idempotency_key, node_id, created_at, updated_at, "    \
-  "steps, tokens, max_steps, max_tokens, deadline_us, max_result_bytes, checkpoint, "              \
-  "conclusion, error, labels, kind, parent, spec, max_cost, outcome"
 
 inline constexpr const char* sql_insert_run =
   "INSERT INTO runs (" SREH_RUN_COLUMNS ") VALUES "
@@ -44,28 +40,16 @@ inline constexpr const char* sql_unfinished_runs =
   "SELECT " SREH_RUN_COLUMNS " FROM runs WHERE node_id = ?1 AND "
   "state IN ('pending', 'running', 'waiting') ORDER BY created_at, id";
 
-#undef SREH_RUN_COLUMNS
-
-/// Binds all of `r` as ?1..?19 (the order of `sql_insert_run`, `sql_update_run`).
+/// Binds all of `r` as ?1..?24 (the order of `sql_insert_run`, `sql_update_run`).
 void bind_run(stmt_use& q, const run& r);
 /// Reads a row selected with the run columns; an unknown enum name is an `internal` error.
 [[nodiscard]] expected<run> read_run(const stmt_use& q);
 
 // -- steps ---------------------------------------------------------------------------------------
 
-#define SREH_STEP_COLUMNS                                                                          \
-  "run_id, n, kind, state, tool, args, idempotency_key, decision, result, error, "                 \
-  "result_truncated, started_at, finished_at, attempts, executed_at"
-
 inline constexpr const char* sql_upsert_step =
   "INSERT INTO steps (" SREH_STEP_COLUMNS ") VALUES "
-  "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
-  "ON CONFLICT (run_id, n) DO UPDATE SET kind = excluded.kind, state = excluded.state, "
-  "tool = excluded.tool, args = excluded.args, idempotency_key = excluded.idempotency_key, "
-  "decision = excluded.decision, result = excluded.result, error = excluded.error, "
-  "result_truncated = excluded.result_truncated, started_at = excluded.started_at, "
-  "finished_at = excluded.finished_at, attempts = excluded.attempts, "
-  "executed_at = excluded.executed_at";
+  "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) " SREH_STEP_UPSERT;
 inline constexpr const char* sql_get_steps =
   "SELECT " SREH_STEP_COLUMNS " FROM steps WHERE run_id = ?1 ORDER BY n";
 // The WHERE clause repeats the partial index's condition word for word so the planner uses it.
@@ -77,8 +61,6 @@ inline constexpr const char* sql_rate_counted_tool_steps =
   "WHERE kind = 'tool' AND state = 'intent' AND started_at >= ?1 AND NOT EXISTS (SELECT 1 FROM "
   "runs WHERE runs.id = steps.run_id AND runs.state = 'waiting')) ORDER BY state = 'intent', "
   "CASE WHEN state = 'intent' THEN started_at ELSE finished_at END, run_id, n";
-
-#undef SREH_STEP_COLUMNS
 
 void bind_step(stmt_use& q, const step& s);
 [[nodiscard]] expected<step> read_step(const stmt_use& q);
@@ -102,20 +84,10 @@ void bind_event(stmt_use& q, const event& e, std::int64_t seq);
 
 // -- approvals -----------------------------------------------------------------------------------
 
-#define SREH_APPROVAL_COLUMNS                                                                      \
-  "id, run_id, step_n, kind, state, tool, args, rule_id, reason, required, roles, requester, "     \
-  "votes, created_at, expires_at, on_timeout, escalate_to, escalated, decided_at"
-
 inline constexpr const char* sql_upsert_approval =
   "INSERT INTO approvals (" SREH_APPROVAL_COLUMNS ") VALUES "
-  "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19) "
-  "ON CONFLICT (id) DO UPDATE SET run_id = excluded.run_id, step_n = excluded.step_n, "
-  "kind = excluded.kind, state = excluded.state, tool = excluded.tool, args = excluded.args, "
-  "rule_id = excluded.rule_id, reason = excluded.reason, required = excluded.required, "
-  "roles = excluded.roles, requester = excluded.requester, votes = excluded.votes, "
-  "created_at = excluded.created_at, expires_at = excluded.expires_at, "
-  "on_timeout = excluded.on_timeout, escalate_to = excluded.escalate_to, "
-  "escalated = excluded.escalated, decided_at = excluded.decided_at";
+  "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+  "?19) " SREH_APPROVAL_UPSERT;
 inline constexpr const char* sql_get_approval =
   "SELECT " SREH_APPROVAL_COLUMNS " FROM approvals WHERE id = ?1";
 // Listing: ?1 limit, ?2 before_id, ?3 state, ?4 run_id, ?5 role; a NULL parameter filters
@@ -138,11 +110,9 @@ inline constexpr const char* sql_approval_for_step =
   "ORDER BY created_at DESC, id DESC LIMIT 1";
 
 #undef SREH_APPROVAL_LIST_TAIL
-#undef SREH_APPROVAL_COLUMNS
 
-/// Binds all of `a` as ?1..?19 (roles, votes and escalate_to as JSON arrays). The JSON texts
-/// live in `scratch`, which must outlive the statement's step.
-void bind_approval(stmt_use& q, const approval& a, std::string (&scratch)[3]);
+/// Binds all of `a` as ?1..?19 (roles, votes and escalate_to as JSON arrays).
+void bind_approval(stmt_use& q, const approval& a);
 /// Reads a row selected with the approval columns; an unknown enum name or bad JSON is an
 /// `internal` error naming the row.
 [[nodiscard]] expected<approval> read_approval(const stmt_use& q);

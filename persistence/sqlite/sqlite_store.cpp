@@ -8,6 +8,7 @@
 #include "persistence/sqlite/rows.hpp"
 #include "persistence/sqlite/store_impl.hpp"
 #include "persistence/store/paging.hpp"
+#include "persistence/store/store_impl.hpp"
 
 namespace sreh::persistence {
 
@@ -46,27 +47,9 @@ expected<std::int64_t> read_last_seq(connection& c) {
 
 namespace sqlite {
 
-void reader_pool::add(std::unique_ptr<connection> c) {
-  std::lock_guard lk{mtx_};
-  free_.push_back(c.get());
-  all_.push_back(std::move(c));
-}
-
 reader_pool::lease reader_pool::borrow(std::source_location caller) {
   check_may_block("sqlite", caller.function_name());
-  std::unique_lock lk{mtx_};
-  cv_.wait(lk, [this] { return !free_.empty(); });
-  auto* c = free_.back();
-  free_.pop_back();
-  return lease{*this, c};
-}
-
-void reader_pool::give_back(connection* c) {
-  {
-    std::lock_guard lk{mtx_};
-    free_.push_back(c);
-  }
-  cv_.notify_one();
+  return connection_pool::borrow();
 }
 
 // -- store ---------------------------------------------------------------------------------------
@@ -83,13 +66,8 @@ sqlite_store::~sqlite_store() = default;
 
 expected<std::optional<run>> sqlite_store::get_run(std::string_view id) {
   auto c = readers_.borrow();
-  auto rows = collect<run>(
-    *c, sql_get_run, "get run", [&](stmt_use& q) { q.bind(1, id); }, read_run);
-  if (!rows)
-    return rows.error();
-  if (rows->empty())
-    return std::optional<run>{};
-  return std::optional<run>{std::move(rows->front())};
+  return first_row(collect<run>(
+    *c, sql_get_run, "get run", [&](stmt_use& q) { q.bind(1, id); }, read_run));
 }
 
 expected<run_page> sqlite_store::list_runs(const run_filter& f) {
@@ -108,12 +86,7 @@ expected<run_page> sqlite_store::list_runs(const run_filter& f) {
         q.bind(3, to_string(*f.state));
     },
     read_run);
-  if (!rows)
-    return rows.error();
-  run_page page;
-  page.runs = std::move(*rows);
-  page.next_cursor = window.close(page.runs);
-  return page;
+  return make_page(window, std::move(rows), &run_page::runs);
 }
 
 expected<std::vector<step>> sqlite_store::get_steps(std::string_view run_id) {
@@ -145,14 +118,9 @@ expected<std::optional<std::string>> sqlite_store::find_by_idempotency_key(std::
   if (key.empty())
     return std::optional<std::string>{};
   auto c = readers_.borrow();
-  auto rows = collect<std::string>(
+  return first_row(collect<std::string>(
     *c, sql_run_by_key, "find by idempotency key", [&](stmt_use& q) { q.bind(1, key); },
-    [](const stmt_use& q) { return q.text(0); });
-  if (!rows)
-    return rows.error();
-  if (rows->empty())
-    return std::optional<std::string>{};
-  return std::optional<std::string>{std::move(rows->front())};
+    [](const stmt_use& q) { return q.text(0); }));
 }
 
 expected<store_stats> sqlite_store::stats() {

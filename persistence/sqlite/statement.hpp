@@ -36,6 +36,10 @@ class stmt_use {
   stmt_use& bind(int i, std::string_view v) {
     return check(sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC));
   }
+  /// Binds a copy of `v` (for a value made for this write).
+  stmt_use& bind_copy(int i, std::string_view v) {
+    return check(sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+  }
   stmt_use& bind(int i, const char* v) { return bind(i, std::string_view{v}); }
   stmt_use& bind(int i, std::int64_t v) { return check(sqlite3_bind_int64(s_, i, v)); }
   stmt_use& bind(int i, int v) { return check(sqlite3_bind_int64(s_, i, v)); }

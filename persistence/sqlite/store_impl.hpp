@@ -14,6 +14,7 @@
 #include "persistence/audit/audit_hasher.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
 #include "persistence/sqlite/statement.hpp"
+#include "persistence/store/connection_pool.hpp"
 
 namespace sreh::persistence::sqlite {
 
@@ -47,31 +48,9 @@ expected<std::vector<T>> collect(connection& c, const char* sql, std::string_vie
 /// Read connections shared by the read methods: `borrow` blocks until one is free, and reports a
 /// call from a CAF scheduler thread (core/base/blocking.hpp), naming the method that borrows.
 /// Thread-safe.
-class reader_pool {
+class reader_pool : public connection_pool<connection> {
  public:
-  class lease {
-   public:
-    lease(reader_pool& p, connection* c) : pool_(&p), conn_(c) {}
-    ~lease() { pool_->give_back(conn_); }
-    lease(const lease&) = delete;
-    lease& operator=(const lease&) = delete;
-    connection& operator*() const { return *conn_; }
-    connection* operator->() const { return conn_; }
-
-   private:
-    reader_pool* pool_;
-    connection* conn_;
-  };
-
-  void add(std::unique_ptr<connection> c);
   [[nodiscard]] lease borrow(std::source_location caller = std::source_location::current());
-
- private:
-  void give_back(connection* c);
-  std::mutex mtx_;
-  std::condition_variable cv_;
-  std::vector<std::unique_ptr<connection>> all_;
-  std::vector<connection*> free_;
 };
 
 /// The SQLite store: one write connection used by `commit` (serialised by a mutex; the

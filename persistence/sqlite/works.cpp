@@ -7,6 +7,7 @@
 #include "persistence/sqlite/work_rows.hpp"
 #include "persistence/store/approval_codec.hpp"
 #include "persistence/store/paging.hpp"
+#include "persistence/store/store_impl.hpp"
 #include "persistence/store/work_codec.hpp"
 
 namespace sreh::persistence::sqlite {
@@ -19,15 +20,6 @@ void text_or_null(stmt_use& q, int i, std::string_view v) {
     q.bind_null(i);
   else
     q.bind(i, v);
-}
-
-template <class T>
-expected<std::optional<T>> first(expected<std::vector<T>> rows) {
-  if (!rows)
-    return rows.error();
-  if (rows->empty())
-    return std::optional<T>{};
-  return std::optional<T>{std::move(rows->front())};
 }
 
 /// Runs a cached statement bound by `bind` that returns no rows.
@@ -157,7 +149,7 @@ sreh::error write_work_rows(connection& c, const write_batch& b) {
 
 expected<std::optional<works::work>> sqlite_store::get_work(std::string_view id) {
   auto c = readers_.borrow();
-  return first(collect<works::work>(
+  return first_row(collect<works::work>(
     *c, sql_get_work, "get work", [&](stmt_use& q) { q.bind(1, id); }, read_work));
 }
 
@@ -192,7 +184,7 @@ expected<std::optional<std::string>> sqlite_store::work_by_idempotency_key(std::
   if (key.empty())
     return std::optional<std::string>{};
   auto c = readers_.borrow();
-  return first(collect<std::string>(
+  return first_row(collect<std::string>(
     *c, sql_work_by_key, "work by idempotency key", [&](stmt_use& q) { q.bind(1, key); },
     [](const stmt_use& q) { return q.text(0); }));
 }
@@ -200,7 +192,7 @@ expected<std::optional<std::string>> sqlite_store::work_by_idempotency_key(std::
 expected<std::optional<works::stored_template>>
 sqlite_store::get_template(std::string_view name, std::string_view version) {
   auto c = readers_.borrow();
-  return first(collect<works::stored_template>(
+  return first_row(collect<works::stored_template>(
     *c, sql_get_template, "get template", [&](stmt_use& q) { q.bind(1, name).bind(2, version); },
     [](const stmt_use& q) {
       return works::stored_template{q.text(0), q.text(1), q.text(2), q.text(3), q.i64(4)};
@@ -216,7 +208,7 @@ expected<std::vector<world::entity>> sqlite_store::world_entities() {
 
 expected<std::optional<world::entity>> sqlite_store::world_entity(std::string_view id) {
   auto c = readers_.borrow();
-  return first(collect<world::entity>(
+  return first_row(collect<world::entity>(
     *c, sql_world_entity, "world entity", [&](stmt_use& q) { q.bind(1, id); },
     [](const stmt_use& q) { return read_entity(q, "world_entities"); }));
 }

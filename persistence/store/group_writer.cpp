@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/base/logger.hpp"
+#include "persistence/store/store_impl.hpp"
 
 namespace sreh::persistence {
 
@@ -148,7 +149,7 @@ void group_writer::impl::process(std::vector<write_batch>& bs, std::vector<callb
     if (results[i].err)
       continue;
     ++batches;
-    if (results[i].existing_run_id.empty() && results[i].existing_work_id.empty()) {
+    if (!met_held_key(results[i])) {
       rows += batch_rows[i];
       bytes += batch_bytes[i];
     }

@@ -18,6 +18,7 @@
 #include "persistence/store/approval_codec.hpp"
 #include "persistence/store/memory_undo.hpp"
 #include "persistence/store/memory_works.hpp"
+#include "persistence/store/store_impl.hpp"
 
 namespace sreh::persistence {
 
@@ -205,17 +206,8 @@ std::vector<commit_result> memory_store::commit(std::vector<write_batch>& batche
     return results; // the batches are left as they were given
   }
   c_->works.keep();
-  // Hand the events to the results (no copy), numbered as they were appended: in batch order,
-  // skipping batches that met an existing idempotency key.
-  auto next = static_cast<std::int64_t>(undo.events) + 1;
-  for (std::size_t i = 0; i < batches.size(); ++i) {
-    if (!results[i].existing_run_id.empty() || !results[i].existing_work_id.empty())
-      continue;
-    results[i].events = std::move(batches[i].events);
-    batches[i].events.clear();
-    for (auto& e : results[i].events)
-      e.seq = next++;
-  }
+  // numbered as they were appended
+  hand_over_events(batches, results, static_cast<std::int64_t>(undo.events) + 1);
   return results;
 }
 

@@ -3,7 +3,7 @@
 #define CAF_SUITE audit_chain
 #include <sqlite3.h>
 
-#include "persistence/audit/audit.hpp"
+#include "persistence/sqlite/audit_verify.hpp"
 #include "persistence/sqlite/migrations.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
 #include "tests/support/caf_test.hpp"

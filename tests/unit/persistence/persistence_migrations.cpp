@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <string>
 
-#include "persistence/audit/audit.hpp"
 #include "persistence/postgres/postgres_store.hpp"
+#include "persistence/sqlite/audit_verify.hpp"
 #include "persistence/sqlite/migrations.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
 #include "persistence/store/schema_versions.hpp"

@@ -1,0 +1,51 @@
+#include "core/base/sha256.hpp"
+
+#include <openssl/evp.h>
+
+namespace sreh {
+
+void to_hex(const unsigned char* data, std::size_t n, char* out) {
+  static constexpr char digits[] = "0123456789abcdef";
+  for (std::size_t i = 0; i < n; ++i) {
+    out[2 * i] = digits[data[i] >> 4];
+    out[2 * i + 1] = digits[data[i] & 0x0f];
+  }
+}
+
+std::string to_hex(const unsigned char* data, std::size_t n) {
+  std::string out(n * 2, '\0');
+  to_hex(data, n, out.data());
+  return out;
+}
+
+sha256_hasher::sha256_hasher()
+  : md_(EVP_MD_fetch(nullptr, "SHA256", nullptr)), ctx_(EVP_MD_CTX_new()) {}
+
+sha256_hasher::~sha256_hasher() {
+  EVP_MD_CTX_free(ctx_);
+  EVP_MD_free(md_);
+}
+
+bool sha256_hasher::digest(std::string_view data, sha256_digest& out) {
+  if (md_ == nullptr || ctx_ == nullptr)
+    return false;
+  unsigned int n = 0;
+  return EVP_DigestInit_ex2(ctx_, md_, nullptr) == 1 &&
+         EVP_DigestUpdate(ctx_, data.data(), data.size()) == 1 &&
+         EVP_DigestFinal_ex(ctx_, out.data(), &n) == 1 && n == out.size();
+}
+
+sha256_digest sha256(std::string_view data) {
+  thread_local sha256_hasher h;
+  sha256_digest d{};
+  if (!h.digest(data, d))
+    d.fill(0);
+  return d;
+}
+
+std::string sha256_hex(std::string_view data) {
+  const auto d = sha256(data);
+  return to_hex(d.data(), d.size());
+}
+
+} // namespace sreh
