@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "actors/tools/tool.hpp"
+#include "core/base/hash.hpp"
 #include "core/base/json.hpp"
 
 namespace sreh::actors {
@@ -17,15 +18,6 @@ constexpr const char* builtin_system_prompt =
   "did, and the evidence. If you cannot make progress, say so plainly.";
 
 } // namespace
-
-std::string fnv1a64_hex(std::string_view text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return fmt::format("{:016x}", h);
-}
 
 std::string wire_tool_name(std::string_view name) {
   std::string out;

@@ -73,7 +73,4 @@ class llm_provider final : public model_provider {
 /// every other character becomes '_' ("sandbox.restart" → "sandbox_restart").
 [[nodiscard]] std::string wire_tool_name(std::string_view name);
 
-/// FNV-1a 64 of `text`, as 16 hex digits.
-[[nodiscard]] std::string fnv1a64_hex(std::string_view text);
-
 } // namespace sreh::actors

@@ -221,33 +221,34 @@ void only_for(reader& r, const entry* e, step_kind kind, std::initializer_list<s
                            to_string(kind)));
 }
 
-step read_step(load_state& s, const entry& e) {
+/// The key `key` of a step's keys `xs`, or nullptr.
+const entry* find_key(const std::vector<entry>& xs, std::string_view key) {
+  for (const auto& x : xs)
+    if (x.key == key)
+      return &x;
+  return nullptr;
+}
+
+/// The step's `id`: present, well-formed and not used by another step of the flow.
+std::string read_step_id(load_state& s, const entry& e, const std::vector<entry>& xs) {
   auto& r = s.r;
-  if (!e.value.is_mapping())
-    r.fail(e, "expected a step: a mapping with an id and one of tool, goal, approval, condition, "
-              "parallel, wait, flow");
-  auto xs = r.entries(e, {"id", "description", "tool", "args", "goal", "labels", "approval",
-                          "condition", "then", "else", "parallel", "wait", "flow", "inputs",
-                          "retries", "timeout", "on_failure", "compensate", "next"});
-  auto find = [&](std::string_view key) -> const entry* {
-    for (const auto& x : xs)
-      if (x.key == key)
-        return &x;
-    return nullptr;
-  };
-  step st;
-  st.pos = pos_of(e);
-  const auto* id = find("id");
+  const auto* id = find_key(xs, "id");
   if (id == nullptr)
     r.fail(e, "missing key 'id'");
-  st.id = r.non_empty_string(*id);
-  if (!valid_id(st.id))
+  auto out = r.non_empty_string(*id);
+  if (!valid_id(out))
     r.fail(*id, fmt::format("step id '{}': 1-64 letters, digits, '_' and '-', starting with a "
                             "letter or digit (and not 'end')",
-                            st.id));
-  if (auto [it, fresh] = s.ids.emplace(st.id, *id); !fresh)
-    r.fail(*id, fmt::format("step id '{}' is used twice (first at {})", st.id,
-                            r.where(it->second.mark)));
+                            out));
+  if (auto [it, fresh] = s.ids.emplace(out, *id); !fresh)
+    r.fail(*id,
+           fmt::format("step id '{}' is used twice (first at {})", out, r.where(it->second.mark)));
+  return out;
+}
+
+/// The step's one kind key (tool, goal, ...) read into `st.body`.
+void read_step_body(load_state& s, const entry& e, const std::vector<entry>& xs, step& st) {
+  auto& r = s.r;
   const entry* kind_e = nullptr;
   for (const auto& x : xs)
     if (std::find(kind_keys.begin(), kind_keys.end(), x.key) != kind_keys.end()) {
@@ -260,20 +261,24 @@ step read_step(load_state& s, const entry& e) {
     r.fail(e, "a step needs one of tool, goal, approval, condition, parallel, wait, flow");
   const auto& k = kind_e->key;
   if (k == "tool")
-    st.body = read_tool(s, *kind_e, find("args"), st.id, false);
+    st.body = read_tool(s, *kind_e, find_key(xs, "args"), st.id, false);
   else if (k == "goal")
     st.body = goal_step{text(s, *kind_e, st.id, true), {}};
   else if (k == "approval")
     st.body = read_approval(s, *kind_e, st.id);
   else if (k == "condition")
-    st.body = read_condition(s, *kind_e, find("then"), find("else"), st.id);
+    st.body = read_condition(s, *kind_e, find_key(xs, "then"), find_key(xs, "else"), st.id);
   else if (k == "parallel")
     st.body = read_parallel(s, *kind_e);
   else if (k == "wait")
     st.body = read_wait(s, *kind_e, st.id);
   else
     st.body = flow_call{r.non_empty_string(*kind_e), "{}", pos_of(*kind_e)};
-  const auto kind = st.kind();
+}
+
+/// Keys that only some kinds of steps take appear only on those.
+void check_kind_keys(reader& r, const std::vector<entry>& xs, step_kind kind) {
+  auto find = [&](std::string_view key) { return find_key(xs, key); };
   only_for(r, find("args"), kind, {step_kind::tool}, "tool");
   only_for(r, find("labels"), kind, {step_kind::goal}, "goal");
   only_for(r, find("then"), kind, {step_kind::condition}, "condition");
@@ -285,6 +290,23 @@ step read_step(load_state& s, const entry& e) {
   only_for(r, find("timeout"), kind,
            {step_kind::tool, step_kind::goal, step_kind::flow, step_kind::parallel},
            "tool, goal, flow and parallel");
+}
+
+/// A step's `compensate: {tool, args}`.
+tool_call read_compensate(load_state& s, const entry& x, const std::string& step_id) {
+  const entry* tool = nullptr;
+  const entry* args = nullptr;
+  auto cs = s.r.entries(x, {"tool", "args"});
+  for (const auto& c : cs)
+    (c.key == "tool" ? tool : args) = &c;
+  if (tool == nullptr)
+    s.r.fail(x, "missing key 'tool'");
+  return read_tool(s, *tool, args, step_id, true);
+}
+
+/// The keys every kind of step may have (and labels, inputs: checked for the kind already).
+void read_step_options(load_state& s, const std::vector<entry>& xs, step& st) {
+  auto& r = s.r;
   for (const auto& x : xs) {
     if (x.key == "description") {
       st.description = r.string(x);
@@ -302,18 +324,27 @@ step read_step(load_state& s, const entry& e) {
     } else if (x.key == "on_failure") {
       st.failure = read_on_failure(s, x, st.id);
     } else if (x.key == "compensate") {
-      const entry* tool = nullptr;
-      const entry* args = nullptr;
-      auto cs = r.entries(x, {"tool", "args"});
-      for (const auto& c : cs)
-        (c.key == "tool" ? tool : args) = &c;
-      if (tool == nullptr)
-        r.fail(x, "missing key 'tool'");
-      st.compensate = read_tool(s, *tool, args, st.id, true);
+      st.compensate = read_compensate(s, x, st.id);
     } else if (x.key == "next") {
       st.next = target(s, x, st.id);
     }
   }
+}
+
+step read_step(load_state& s, const entry& e) {
+  auto& r = s.r;
+  if (!e.value.is_mapping())
+    r.fail(e, "expected a step: a mapping with an id and one of tool, goal, approval, condition, "
+              "parallel, wait, flow");
+  auto xs = r.entries(e, {"id", "description", "tool", "args", "goal", "labels", "approval",
+                          "condition", "then", "else", "parallel", "wait", "flow", "inputs",
+                          "retries", "timeout", "on_failure", "compensate", "next"});
+  step st;
+  st.pos = pos_of(e);
+  st.id = read_step_id(s, e, xs);
+  read_step_body(s, e, xs, st);
+  check_kind_keys(r, xs, st.kind());
+  read_step_options(s, xs, st);
   return st;
 }
 

@@ -2,24 +2,36 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <limits>
 #include <optional>
-#include <regex>
 
-#include "config/node/node_config.hpp"
-#include "config/yaml/reader.hpp"
-#include "core/base/duration.hpp"
-#include "core/base/http_url.hpp"
+#include "config/node/section_readers.hpp"
 
 namespace sreh::config {
 
+namespace detail {
+
+std::string read_path(yaml::reader& r, const yaml::entry& e, const std::string& config_file) {
+  auto path = r.string(e);
+  if (path.empty())
+    r.fail(e, "must not be empty");
+  std::filesystem::path p{path};
+  if (p.is_relative())
+    p = (std::filesystem::path{config_file}.parent_path() / p).lexically_normal();
+  if (::access(p.c_str(), R_OK) != 0)
+    r.fail(e, fmt::format("cannot read '{}': {}", p.string(), std::strerror(errno)));
+  return p.string();
+}
+
+} // namespace detail
+
 namespace {
 
+using namespace detail;
 using yaml::entry;
 using yaml::reader;
 
@@ -48,28 +60,23 @@ void read_logging(reader& r, const entry& section, logging_config& out) {
 }
 
 void read_limits(reader& r, const entry& section, limits_config& out) {
-  struct field {
-    std::string_view name;
-    std::int64_t max;
-    std::int64_t limits_config::*member;
-    std::int64_t min = 1;
-  };
-  static constexpr field fields[] = {
-    {"max_body_bytes", unbounded, &limits_config::max_body_bytes},
-    {"max_header_bytes", unbounded, &limits_config::max_header_bytes},
-    {"max_json_depth", 512, &limits_config::max_json_depth},
-    {"max_connections", 1'000'000, &limits_config::max_connections},
-    {"max_connections_per_client", 1'000'000, &limits_config::max_connections_per_client, 0},
-    {"header_timeout_ms", 3'600'000, &limits_config::header_timeout_ms},
-    {"idle_timeout_ms", 3'600'000, &limits_config::idle_timeout_ms},
-    {"max_commit_backlog", unbounded, &limits_config::max_commit_backlog},
-    {"sse_queue_events", unbounded, &limits_config::sse_queue_events},
-    {"sse_heartbeat_ms", unbounded, &limits_config::sse_heartbeat_ms},
-    {"http_threads", 256, &limits_config::http_threads},
-    {"handler_threads", 256, &limits_config::handler_threads},
-    {"scheduler_threads", 256, &limits_config::scheduler_threads},
-    {"tool_threads", 256, &limits_config::tool_threads},
-    {"store_threads", 256, &limits_config::store_threads},
+  using f = int_field<limits_config>;
+  static constexpr f fields[] = {
+    {"max_body_bytes", &limits_config::max_body_bytes, 1, unbounded},
+    {"max_header_bytes", &limits_config::max_header_bytes, 1, unbounded},
+    {"max_json_depth", &limits_config::max_json_depth, 1, 512},
+    {"max_connections", &limits_config::max_connections, 1, 1'000'000},
+    {"max_connections_per_client", &limits_config::max_connections_per_client, 0, 1'000'000},
+    {"header_timeout_ms", &limits_config::header_timeout_ms, 1, 3'600'000},
+    {"idle_timeout_ms", &limits_config::idle_timeout_ms, 1, 3'600'000},
+    {"max_commit_backlog", &limits_config::max_commit_backlog, 1, unbounded},
+    {"sse_queue_events", &limits_config::sse_queue_events, 1, unbounded},
+    {"sse_heartbeat_ms", &limits_config::sse_heartbeat_ms, 1, unbounded},
+    {"http_threads", &limits_config::http_threads, 1, 256},
+    {"handler_threads", &limits_config::handler_threads, 1, 256},
+    {"scheduler_threads", &limits_config::scheduler_threads, 1, 256},
+    {"tool_threads", &limits_config::tool_threads, 1, 256},
+    {"store_threads", &limits_config::store_threads, 1, 256},
   };
   auto entries =
     r.entries(section, {"max_body_bytes", "max_header_bytes", "max_json_depth", "max_connections",
@@ -77,15 +84,9 @@ void read_limits(reader& r, const entry& section, limits_config& out) {
                         "max_commit_backlog", "sse_queue_events", "sse_heartbeat_ms",
                         "http_threads", "handler_threads", "scheduler_threads", "scheduler_policy",
                         "tool_threads", "store_threads"});
-  for (const auto& e : entries) {
-    if (e.key == "scheduler_policy") {
+  for (const auto& e : entries)
+    if (!read_int_field(r, e, fields, out))
       out.scheduler_policy = r.one_of(e, {"sharing", "stealing"});
-      continue;
-    }
-    for (const auto& f : fields)
-      if (e.key == f.name)
-        out.*f.member = r.integer(e, f.min, f.max);
-  }
 }
 
 void read_budget(reader& r, const entry& section, run_budget& out) {
@@ -102,213 +103,6 @@ void read_budget(reader& r, const entry& section, run_budget& out) {
       if (out.max_cost < 0)
         r.fail(e, "expected a number of at least 0 (0: no limit)");
     }
-  }
-}
-
-void read_script(reader& r, const entry& section, std::vector<scripted_step>& out) {
-  if (section.value.is_null())
-    return;
-  if (!section.value.is_sequence())
-    r.fail(section, "expected a sequence of {tool, args}");
-  for (const auto& whole : r.items(section)) {
-    if (!whole.value.is_mapping())
-      r.fail(whole, "expected a mapping with 'tool' and 'args'");
-    scripted_step s;
-    bool has_tool = false;
-    for (const auto& e : r.entries(whole, {"tool", "args"})) {
-      if (e.key == "tool") {
-        s.tool = r.string(e);
-        has_tool = !s.tool.empty();
-        if (!has_tool)
-          r.fail(e, "must not be empty");
-      } else {
-        s.args = r.json_object(e);
-      }
-    }
-    if (!has_tool)
-      r.fail(whole, "missing key 'tool'");
-    out.push_back(std::move(s));
-  }
-}
-
-/// A file named by the config: relative to the config file's directory; it must be readable.
-std::string read_path(reader& r, const entry& e, const std::string& config_file) {
-  auto path = r.string(e);
-  if (path.empty())
-    r.fail(e, "must not be empty");
-  std::filesystem::path p{path};
-  if (p.is_relative())
-    p = (std::filesystem::path{config_file}.parent_path() / p).lexically_normal();
-  if (::access(p.c_str(), R_OK) != 0)
-    r.fail(e, fmt::format("cannot read '{}': {}", p.string(), std::strerror(errno)));
-  return p.string();
-}
-
-/// The text of a secret file (an API key), without its trailing newline. The error never
-/// quotes the content.
-std::string read_secret_file(reader& r, const entry& e, const std::string& config_file) {
-  auto path = read_path(r, e, config_file);
-  auto text = yaml::read_text_file(path);
-  if (!text)
-    r.fail(e, fmt::format("cannot read '{}'", path));
-  auto key = *text;
-  while (!key.empty() && (key.back() == '\n' || key.back() == '\r' || key.back() == ' '))
-    key.pop_back();
-  if (key.empty())
-    r.fail(e, fmt::format("'{}' is empty", path));
-  return key;
-}
-
-/// One field of a model route; false when `e` is not one.
-bool read_route_field(reader& r, const entry& e, const std::string& config_file, model_route& out) {
-  if (e.key == "base_url") {
-    out.base_url = r.non_empty_string(e);
-    if (!out.base_url.starts_with("http://") && !out.base_url.starts_with("https://"))
-      r.fail(e, "expected an http:// or https:// URL");
-    while (out.base_url.size() > 8 && out.base_url.back() == '/')
-      out.base_url.pop_back();
-  } else if (e.key == "model") {
-    out.model = r.non_empty_string(e);
-  } else if (e.key == "api_key") {
-    out.api_key_unset.clear();
-    out.api_key = r.secret(e, out.api_key_unset);
-  } else if (e.key == "api_key_file") {
-    out.api_key_unset.clear();
-    out.api_key = read_secret_file(r, e, config_file);
-  } else if (e.key == "stream") {
-    out.stream = r.boolean(e);
-  } else if (e.key == "max_tokens") {
-    out.max_tokens = r.integer(e, 1, 1'000'000);
-  } else if (e.key == "max_completion_tokens") {
-    out.max_completion_tokens = r.boolean(e);
-  } else if (e.key == "max_input_tokens") {
-    out.max_input_tokens = r.integer(e, 256, 100'000'000);
-  } else if (e.key == "connect_timeout_ms") {
-    out.connect_timeout_ms = r.integer(e, 1, 600'000);
-  } else if (e.key == "read_timeout_ms") {
-    out.read_timeout_ms = r.integer(e, 1, 3'600'000);
-  } else if (e.key == "total_timeout_ms") {
-    out.total_timeout_ms = r.integer(e, 1, 3'600'000);
-  } else if (e.key == "max_attempts") {
-    out.max_attempts = r.integer(e, 1, 10);
-  } else if (e.key == "ca_file") {
-    out.ca_file = read_path(r, e, config_file);
-  } else if (e.key == "max_concurrency") {
-    out.max_concurrency = r.integer(e, 1, 1'000'000);
-  } else if (e.key == "max_queue") {
-    out.max_queue = r.integer(e, 0, 10'000'000);
-  } else if (e.key == "price") {
-    for (const auto& x : r.entries(e, {"input", "output"})) {
-      auto v = r.number(x);
-      if (v < 0)
-        r.fail(x, "expected a price per million tokens, 0 or more");
-      (x.key == "input" ? out.input_price : out.output_price) = v;
-    }
-  } else {
-    return false;
-  }
-  return true;
-}
-
-/// A route's provider, base_url and model, once its section is read.
-void check_route(reader& r, const entry& section, const model_route& m) {
-  if (m.provider != "openai" && m.provider != "anthropic")
-    return;
-  if (m.base_url.empty())
-    r.fail(section, fmt::format("provider {} needs base_url", m.provider));
-  if (m.model.empty())
-    r.fail(section, fmt::format("provider {} needs model", m.provider));
-}
-
-void read_model(reader& r, const entry& section, const std::string& config_file,
-                model_config& out) {
-  out.main.name = "main";
-  auto entries = r.entries(section, {"provider",
-                                     "script",
-                                     "kb",
-                                     "fallback",
-                                     "system_prompt",
-                                     "max_repairs",
-                                     "keep_last",
-                                     "base_url",
-                                     "model",
-                                     "api_key",
-                                     "api_key_file",
-                                     "stream",
-                                     "max_tokens",
-                                     "max_input_tokens",
-                                     "connect_timeout_ms",
-                                     "read_timeout_ms",
-                                     "total_timeout_ms",
-                                     "max_attempts",
-                                     "ca_file",
-                                     "price",
-                                     "max_concurrency",
-                                     "max_queue",
-                                     "max_completion_tokens",
-                                     "by_label"});
-  for (const auto& e : entries) {
-    if (read_route_field(r, e, config_file, out.main))
-      continue;
-    if (e.key == "provider") {
-      out.provider = r.one_of(e, {"builtin", "scripted", "openai", "anthropic"});
-      out.main.provider = out.provider;
-    } else if (e.key == "kb") {
-      out.kb = read_path(r, e, config_file);
-    } else if (e.key == "fallback") {
-      for (const auto& x : r.items(e)) {
-        auto name = r.non_empty_string(x);
-        if (name != "builtin" && !out.routes.contains(name))
-          r.fail(x, fmt::format("no route '{}' in models (nor builtin)", name));
-        out.fallback.push_back(std::move(name));
-      }
-    } else if (e.key == "by_label") {
-      for (const auto& x : r.items(e)) {
-        label_route lr;
-        for (const auto& f : r.entries(x, {"label", "value", "route"})) {
-          auto& dst = f.key == "label" ? lr.label : f.key == "value" ? lr.value : lr.route;
-          dst = f.key == "value" ? r.string(f) : r.non_empty_string(f);
-        }
-        if (lr.label.empty() || lr.route.empty())
-          r.fail(x, "expected {label: NAME, value: TEXT, route: ROUTE}");
-        if (lr.route != "main" && !out.routes.contains(lr.route))
-          r.fail(x, fmt::format("no route '{}' in models (nor main)", lr.route));
-        out.by_label.push_back(std::move(lr));
-      }
-    } else if (e.key == "system_prompt") {
-      out.system_prompt = r.string(e);
-    } else if (e.key == "max_repairs") {
-      out.max_repairs = r.integer(e, 0, 100);
-    } else if (e.key == "keep_last") {
-      out.keep_last = r.integer(e, 0, 1000);
-    } else {
-      read_script(r, e, out.script);
-    }
-  }
-  check_route(r, section, out.main);
-}
-
-/// `models: {NAME: {provider, base_url, …}}`: the routes a fallback chain names.
-void read_models(reader& r, const entry& section, const std::string& config_file,
-                 model_config& out) {
-  for (const auto& x : r.pairs(section)) {
-    model_route m;
-    m.name = x.key;
-    if (x.key == "builtin" || x.key == "main")
-      r.fail(x, fmt::format("'{}' is reserved; name the route otherwise", x.key));
-    auto entries = r.entries(x, {"provider", "base_url", "model", "api_key", "api_key_file",
-                                 "stream", "max_tokens", "max_input_tokens", "connect_timeout_ms",
-                                 "read_timeout_ms", "total_timeout_ms", "max_attempts", "ca_file",
-                                 "price", "max_concurrency", "max_queue", "max_completion_tokens"});
-    for (const auto& e : entries) {
-      if (read_route_field(r, e, config_file, m))
-        continue;
-      m.provider = r.one_of(e, {"openai", "anthropic"});
-    }
-    if (m.provider.empty())
-      r.fail(x, "missing key 'provider' (openai or anthropic)");
-    check_route(r, x, m);
-    out.routes[x.key] = std::move(m);
   }
 }
 
@@ -329,99 +123,6 @@ void read_cluster(reader& r, const entry& section, const std::string& config_fil
                   cluster_config& out) {
   for (const auto& e : r.entries(section, {"topology"}))
     out.topology = read_path(r, e, config_file);
-}
-
-void read_http_probe(reader& r, const entry& section, http_probe_config& out) {
-  for (const auto& e : r.entries(section, {"allow", "timeout_ms", "max_body_bytes"})) {
-    if (e.key == "timeout_ms") {
-      out.timeout_ms = r.integer(e, 1, 600'000);
-    } else if (e.key == "max_body_bytes") {
-      out.max_body_bytes = r.integer(e, 0, 16 << 20);
-    } else {
-      for (const auto& x : r.items(e)) {
-        auto host = r.non_empty_string(x);
-        auto name = host.rfind("*.", 0) == 0 ? host.substr(2) : host;
-        if (name.empty() || name.find_first_of(" */:@?#") != std::string::npos)
-          r.fail(x, fmt::format("'{}' is not a host name or *.domain", host));
-        out.allow.push_back(std::move(host));
-      }
-    }
-  }
-}
-
-shell_command read_shell_command(reader& r, const entry& e) {
-  shell_command c;
-  auto entries =
-    r.entries(e, {"name", "argv", "risk", "max_args", "arg_pattern", "timeout_ms", "description"});
-  for (const auto& x : entries) {
-    if (x.key == "name") {
-      c.name = r.non_empty_string(x);
-      if (c.name.size() > 48 ||
-          c.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_") != std::string::npos)
-        r.fail(x, "expected 1-48 characters of a-z, 0-9, '-' and '_' (the tool is shell.NAME)");
-    } else if (x.key == "argv") {
-      for (const auto& a : r.non_empty_items(x))
-        c.argv.push_back(r.non_empty_string(a));
-      if (c.argv.front().front() != '/')
-        r.fail(
-          x, fmt::format("argv[0] '{}' must be an absolute path (no PATH search)", c.argv.front()));
-    } else if (x.key == "risk") {
-      c.risk = r.one_of(x, {"read_only", "low", "medium", "high"});
-    } else if (x.key == "max_args") {
-      c.max_args = r.integer(x, 0, 64);
-    } else if (x.key == "arg_pattern") {
-      c.arg_pattern = r.non_empty_string(x);
-      try {
-        std::regex{c.arg_pattern, std::regex::ECMAScript};
-      } catch (const std::regex_error& err) {
-        r.fail(x, fmt::format("'{}' is not a regular expression: {}", c.arg_pattern, err.what()));
-      }
-    } else if (x.key == "timeout_ms") {
-      c.timeout_ms = r.integer(x, 1, 3'600'000);
-    } else {
-      c.description = r.string(x);
-    }
-  }
-  if (c.name.empty() || c.argv.empty())
-    r.fail(e, "a command needs 'name' and 'argv'");
-  return c;
-}
-
-void read_shell(reader& r, const entry& section, shell_config& out) {
-  for (const auto& e : r.entries(section, {"commands", "max_output_bytes", "env"})) {
-    if (e.key == "commands") {
-      for (const auto& x : r.items(e)) {
-        auto c = read_shell_command(r, x);
-        for (const auto& other : out.commands)
-          if (other.name == c.name)
-            r.fail(x, fmt::format("command '{}' is listed twice", c.name));
-        out.commands.push_back(std::move(c));
-      }
-    } else if (e.key == "max_output_bytes") {
-      out.max_output_bytes = r.integer(e, 0, 16 << 20);
-    } else {
-      out.env.clear();
-      for (const auto& p : r.pairs(e))
-        out.env.emplace_back(p.key, r.string(p));
-    }
-  }
-}
-
-void read_tools(reader& r, const entry& section, tool_config& out) {
-  for (const auto& e :
-       r.entries(section, {"testkit", "record_file", "http_probe", "shell", "disable"})) {
-    if (e.key == "testkit")
-      out.testkit = r.boolean(e);
-    else if (e.key == "disable")
-      for (const auto& x : r.items(e))
-        out.disable.push_back(r.non_empty_string(x));
-    else if (e.key == "http_probe")
-      read_http_probe(r, e, out.http_probe);
-    else if (e.key == "shell")
-      read_shell(r, e, out.shell);
-    else
-      out.record_file = r.string(e);
-  }
 }
 
 bool is_hex_digest(const std::string& s) {
@@ -520,220 +221,105 @@ void read_nats(reader& r, const entry& section, nats_config& out, const std::str
     r.fail(section, "cert_file and key_file go together (the client certificate and its key)");
 }
 
-/// A server's `url` (http://host:port[/prefix], "" = none) into the section's url, host, port
-/// and path_prefix.
-template <class Section>
-void read_server_url(reader& r, const entry& e, Section& out) {
-  out.url = r.string(e);
-  if (out.url.empty())
-    return;
-  auto u = parse_http_url(out.url, true, true);
-  if (!u)
-    r.fail(e, u.error().message);
-  out.host = u->host;
-  out.port = u->port;
-  out.path_prefix = u->path;
+void read_node_id(reader& r, const entry& e, node_config& cfg) {
+  cfg.node_id = r.string(e);
+  if (cfg.node_id.empty())
+    r.fail(e, "must not be empty");
 }
 
-void read_alertmanager(reader& r, const entry& section, alertmanager_config& out) {
-  for (const auto& e : r.entries(section, {"url", "timeout_ms", "max_alerts_listed", "receiver"})) {
-    if (e.key == "url") {
-      read_server_url(r, e, out);
-      continue;
-    }
-    if (e.key == "timeout_ms") {
-      out.timeout_ms = r.integer(e, 1, 600'000);
-      continue;
-    }
-    if (e.key == "max_alerts_listed") {
-      out.max_alerts_listed = r.integer(e, 1, 10'000);
-      continue;
-    }
-    for (const auto& x : r.entries(e, {"template", "fields", "severity", "max_alerts"})) {
-      if (x.key == "template") {
-        out.receiver_template = r.non_empty_string(x);
-      } else if (x.key == "max_alerts") {
-        out.max_alerts = r.integer(x, 1, 100'000);
-      } else {
-        auto& map = x.key == "fields" ? out.fields : out.severity;
-        if (x.key == "severity")
-          map.clear(); // the file's table replaces the default one
-        for (const auto& p : r.pairs(x))
-          map[p.key] = r.non_empty_string(p);
-      }
-    }
+void read_listen(reader& r, const entry& e, node_config& cfg) {
+  cfg.listen = r.string(e);
+  std::string host;
+  std::uint16_t port = 0;
+  if (auto err = parse_listen(cfg.listen, e.path, host, port))
+    throw yaml::load_error{fmt::format("{}: {}", r.where(e.mark), err.message)};
+  cfg.listen_given = true;
+}
+
+void read_data_dir(reader& r, const entry& e, node_config& cfg) {
+  cfg.data_dir = r.non_empty_string(e);
+  cfg.data_dir_given = true;
+}
+
+void read_tls(reader& r, const entry& e, node_config& cfg) {
+  for (const auto& x : r.entries(e, {"cert_file", "key_file", "client_ca_file"}))
+    (x.key == "cert_file"  ? cfg.tls.cert_file
+     : x.key == "key_file" ? cfg.tls.key_file
+                           : cfg.tls.client_ca_file) = read_path(r, x, cfg.source);
+  if (cfg.tls.cert_file.empty() || cfg.tls.key_file.empty())
+    r.fail(e, "needs cert_file and key_file (PEM files of the certificate and its key)");
+}
+
+void read_works(reader& r, const entry& e, node_config& cfg) {
+  for (const auto& x :
+       r.entries(e, {"templates", "check_every", "world_sync", "passivate_after"})) {
+    if (x.key == "templates")
+      cfg.works.templates = read_path(r, x, cfg.source);
+    else if (x.key == "check_every")
+      cfg.works.check_every_ms = 1000 * r.duration_s(x);
+    else if (x.key == "world_sync")
+      cfg.works.world_sync_ms = 1000 * r.duration_s(x);
+    else
+      cfg.works.passivate_after_ms = 1000 * r.duration_s(x);
   }
 }
 
-/// A PromQL template of `prometheus.entities`: it must name the entity (`$entity`).
-std::string read_entity_query(reader& r, const entry& e) {
-  auto q = r.non_empty_string(e);
-  if (q.find("$entity") == std::string::npos)
-    r.fail(e, fmt::format("'{}' does not name the entity: write $entity where its name goes "
-                          "(service=\"$entity\")",
-                          q));
-  return q;
-}
+/// A top-level key of the node config and its reader.
+struct section {
+  std::string_view name;
+  void (*read)(reader&, const entry&, node_config&);
+};
 
-void read_prometheus_entities(reader& r, const entry& section, prometheus_config& out) {
-  for (const auto& kind : r.pairs(section)) {
-    static constexpr std::string_view kinds[] = {"service", "database", "cache",
-                                                 "queue",   "host",     "job"};
-    if (std::find(std::begin(kinds), std::end(kinds), kind.key) == std::end(kinds))
-      r.fail(kind, fmt::format("'{}' is not an entity kind the reasoner observes (service, "
-                               "database, cache, queue, host, job)",
-                               kind.key));
-    auto& m = out.entities[kind.key];
-    for (const auto& part : r.entries(kind, {"metrics", "fields"})) {
-      for (const auto& x : r.pairs(part)) {
-        if (part.key == "fields") {
-          m.fields[x.key] = read_entity_query(r, x);
-          continue;
-        }
-        auto& metric = m.metrics[x.key];
-        if (!x.value.is_mapping()) {
-          metric.query = read_entity_query(r, x);
-          continue;
-        }
-        for (const auto& y : r.entries(x, {"query", "baseline"}))
-          (y.key == "query" ? metric.query : metric.baseline) = read_entity_query(r, y);
-        if (metric.query.empty())
-          r.fail(x, "needs a query (or write the PromQL itself as the value)");
-      }
-    }
-    if (m.metrics.empty())
-      r.fail(kind, "names no metrics");
-  }
-}
-
-/// The longest range selector (`[5m]`, a subquery's `[1h:1m]`) of the entity metrics' queries,
-/// in ms; 0 when none has one.
-std::int64_t longest_range_ms(const prometheus_config& c) {
-  static const std::regex range{R"(\[([0-9]+[smhdwy][0-9smhdwy]*)(:[^\]]*)?\])"};
-  std::int64_t most = 0;
-  for (const auto& [kind, m] : c.entities)
-    for (const auto& [name, metric] : m.metrics)
-      for (std::sregex_iterator i{metric.query.begin(), metric.query.end(), range}, end; i != end;
-           ++i)
-        if (auto s = parse_duration_s((*i)[1].str()))
-          most = std::max(most, *s * 1000);
-  return most;
-}
-
-void read_prometheus(reader& r, const entry& section, prometheus_config& out) {
-  bool settle_given = false;
-  for (const auto& e : r.entries(section, {"url", "timeout_ms", "max_series", "max_points", "allow",
-                                           "deny", "entities", "baseline", "settle"})) {
-    if (e.key == "settle") {
-      out.settle_ms = 1000 * r.duration_s(e);
-      settle_given = true;
-    } else if (e.key == "entities") {
-      read_prometheus_entities(r, e, out);
-    } else if (e.key == "baseline") {
-      out.baseline = r.string(e);
-      if (!out.baseline.empty() && out.baseline.find("$query") == std::string::npos)
-        r.fail(e, "must contain $query (the metric's expression), or be \"\" for no baselines");
-    } else if (e.key == "url") {
-      read_server_url(r, e, out);
-    } else if (e.key == "timeout_ms") {
-      out.timeout_ms = r.integer(e, 1, 600'000);
-    } else if (e.key == "max_series") {
-      out.max_series = r.integer(e, 1, 100'000);
-    } else if (e.key == "max_points") {
-      out.max_points = r.integer(e, 1, 10'000'000);
-    } else {
-      auto& list = e.key == "allow" ? out.allow : out.deny;
-      for (const auto& x : r.items(e)) {
-        auto re = r.non_empty_string(x);
-        try {
-          std::regex{re, std::regex::ECMAScript};
-        } catch (const std::regex_error& err) {
-          r.fail(x, fmt::format("'{}' is not a regular expression: {}", re, err.what()));
-        }
-        list.push_back(std::move(re));
-      }
-    }
-  }
-  if (!out.entities.empty() && out.url.empty())
-    r.fail(section, "entities need the url of the Prometheus to query");
-  if (!settle_given)
-    if (auto longest = longest_range_ms(out); longest > 0)
-      out.settle_ms = longest;
-}
+/// The top-level keys, in the order an unknown key's error lists them. `model` has no reader
+/// here: it is read after `models`, whose routes its fallback names.
+constexpr section sections[] = {
+  {"node_id", read_node_id},
+  {"listen", read_listen},
+  {"data_dir", read_data_dir},
+  {"policy_mode",
+   [](reader& r, const entry& e, node_config& cfg) {
+     cfg.policy_mode = r.one_of(e, {"read_only", "review", "autonomous"});
+   }},
+  {"policy_file", [](reader& r, const entry& e,
+                     node_config& cfg) { cfg.policy_file = read_path(r, e, cfg.source); }},
+  {"store", [](reader& r, const entry& e, node_config& cfg) { read_store(r, e, cfg.store); }},
+  {"logging", [](reader& r, const entry& e, node_config& cfg) { read_logging(r, e, cfg.logging); }},
+  {"limits", [](reader& r, const entry& e, node_config& cfg) { read_limits(r, e, cfg.limits); }},
+  {"budget", [](reader& r, const entry& e, node_config& cfg) { read_budget(r, e, cfg.budget); }},
+  {"model", nullptr},
+  {"tools", [](reader& r, const entry& e, node_config& cfg) { read_tools(r, e, cfg.tools); }},
+  {"auth", [](reader& r, const entry& e, node_config& cfg) { read_auth(r, e, cfg.auth); }},
+  {"sandbox", [](reader& r, const entry& e,
+                 node_config& cfg) { read_sandbox(r, e, cfg.source, cfg.sandbox); }},
+  {"nats",
+   [](reader& r, const entry& e, node_config& cfg) { read_nats(r, e, cfg.nats, cfg.source); }},
+  {"cluster", [](reader& r, const entry& e,
+                 node_config& cfg) { read_cluster(r, e, cfg.source, cfg.cluster); }},
+  {"works", read_works},
+  {"flows", [](reader& r, const entry& e,
+               node_config& cfg) { cfg.flows.dir = read_path(r, e, cfg.source); }},
+  {"prometheus",
+   [](reader& r, const entry& e, node_config& cfg) { read_prometheus(r, e, cfg.prometheus); }},
+  {"alertmanager",
+   [](reader& r, const entry& e, node_config& cfg) { read_alertmanager(r, e, cfg.alertmanager); }},
+  {"tls", read_tls},
+  {"models",
+   [](reader& r, const entry& e, node_config& cfg) { read_models(r, e, cfg.source, cfg.model); }},
+};
 
 void read_top(reader& r, const entry& root, node_config& cfg) {
-  auto entries = r.entries(
-    root, {"node_id", "listen", "data_dir", "policy_mode", "policy_file",  "store",   "logging",
-           "limits",  "budget", "model",    "tools",       "auth",         "sandbox", "nats",
-           "cluster", "works",  "flows",    "prometheus",  "alertmanager", "tls",     "models"});
-  std::optional<entry> model_entry; // read after `models`, whose routes its fallback names
-  for (const auto& e : entries) {
-    if (e.key == "node_id") {
-      cfg.node_id = r.string(e);
-      if (cfg.node_id.empty())
-        r.fail(e, "must not be empty");
-    } else if (e.key == "listen") {
-      cfg.listen = r.string(e);
-      std::string host;
-      std::uint16_t port = 0;
-      if (auto err = parse_listen(cfg.listen, e.path, host, port))
-        throw yaml::load_error{fmt::format("{}: {}", r.where(e.mark), err.message)};
-      cfg.listen_given = true;
-    } else if (e.key == "data_dir") {
-      cfg.data_dir = r.non_empty_string(e);
-      cfg.data_dir_given = true;
-    } else if (e.key == "policy_mode") {
-      cfg.policy_mode = r.one_of(e, {"read_only", "review", "autonomous"});
-    } else if (e.key == "policy_file") {
-      cfg.policy_file = read_path(r, e, cfg.source);
-    } else if (e.key == "store") {
-      read_store(r, e, cfg.store);
-    } else if (e.key == "logging") {
-      read_logging(r, e, cfg.logging);
-    } else if (e.key == "limits") {
-      read_limits(r, e, cfg.limits);
-    } else if (e.key == "budget") {
-      read_budget(r, e, cfg.budget);
-    } else if (e.key == "model") {
+  std::vector<std::string_view> names;
+  for (const auto& s : sections)
+    names.push_back(s.name);
+  std::optional<entry> model_entry;
+  for (const auto& e : r.entries(root, names)) {
+    if (e.key == "model") {
       model_entry = e;
-    } else if (e.key == "models") {
-      read_models(r, e, cfg.source, cfg.model);
-    } else if (e.key == "sandbox") {
-      read_sandbox(r, e, cfg.source, cfg.sandbox);
-    } else if (e.key == "auth") {
-      read_auth(r, e, cfg.auth);
-    } else if (e.key == "nats") {
-      read_nats(r, e, cfg.nats, cfg.source);
-    } else if (e.key == "cluster") {
-      read_cluster(r, e, cfg.source, cfg.cluster);
-    } else if (e.key == "prometheus") {
-      read_prometheus(r, e, cfg.prometheus);
-    } else if (e.key == "alertmanager") {
-      read_alertmanager(r, e, cfg.alertmanager);
-    } else if (e.key == "flows") {
-      cfg.flows.dir = read_path(r, e, cfg.source);
-    } else if (e.key == "tls") {
-      for (const auto& x : r.entries(e, {"cert_file", "key_file", "client_ca_file"}))
-        (x.key == "cert_file"  ? cfg.tls.cert_file
-         : x.key == "key_file" ? cfg.tls.key_file
-                               : cfg.tls.client_ca_file) = read_path(r, x, cfg.source);
-      if (cfg.tls.cert_file.empty() || cfg.tls.key_file.empty())
-        r.fail(e, "needs cert_file and key_file (PEM files of the certificate and its key)");
-    } else if (e.key == "works") {
-      for (const auto& x :
-           r.entries(e, {"templates", "check_every", "world_sync", "passivate_after"})) {
-        if (x.key == "templates")
-          cfg.works.templates = read_path(r, x, cfg.source);
-        else if (x.key == "check_every")
-          cfg.works.check_every_ms = 1000 * r.duration_s(x);
-        else if (x.key == "world_sync")
-          cfg.works.world_sync_ms = 1000 * r.duration_s(x);
-        else
-          cfg.works.passivate_after_ms = 1000 * r.duration_s(x);
-      }
-    } else {
-      read_tools(r, e, cfg.tools);
+      continue;
     }
+    for (const auto& s : sections)
+      if (e.key == s.name)
+        s.read(r, e, cfg);
   }
   if (model_entry)
     read_model(r, *model_entry, cfg.source, cfg.model);

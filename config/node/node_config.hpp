@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "config/topology/address.hpp"
 #include "config/topology/topology.hpp"
 #include "core/base/expected.hpp"
 #include "core/flows/flow.hpp"
@@ -349,12 +350,5 @@ void apply_overrides(const overrides& o, node_config& cfg);
 /// mode it loads the topology into `cluster.topo`, checks that this node is a member and sets
 /// `listen` to its http address (and data_dir, unless given, to ./data/<node_id>).
 [[nodiscard]] sreh::error finalize(node_config& cfg, const works::kind_registry* kinds = nullptr);
-
-/// True for a loopback host: 127.0.0.0/8, ::1 (bare or in brackets), localhost.
-[[nodiscard]] bool is_loopback_host(const std::string& host);
-
-/// Splits "host:port" (port 0..65535; host may be "[::1]"). Error names `field`.
-[[nodiscard]] sreh::error parse_listen(const std::string& s, const std::string& field,
-                                       std::string& host, std::uint16_t& port);
 
 } // namespace sreh::config

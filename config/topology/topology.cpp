@@ -11,7 +11,7 @@
 #include <map>
 #include <optional>
 
-#include "config/node/node_config.hpp"
+#include "config/topology/address.hpp"
 #include "config/yaml/reader.hpp"
 
 namespace sreh::config {

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "core/base/duration.hpp"
+#include "core/base/hash.hpp"
 #include "core/base/json.hpp"
 
 namespace sreh::config::yaml {
@@ -156,6 +157,10 @@ entry reader::parse(std::string_view text) const {
 
 std::vector<entry> reader::entries(const entry& e,
                                    std::initializer_list<std::string_view> allowed) {
+  return entries(e, std::vector<std::string_view>(allowed));
+}
+
+std::vector<entry> reader::entries(const entry& e, const std::vector<std::string_view>& allowed) {
   std::vector<entry> out;
   if (e.value.is_null())
     return out;
@@ -166,14 +171,9 @@ std::vector<entry> reader::entries(const entry& e,
     if (!k.is_scalar())
       fail(k.mark(), e.path, fmt::format("expected a string key, got {}", k.kind_name()));
     const auto& key = k.scalar();
-    auto path = child_path(e.path, key);
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-      fail(k.mark(), path, unknown("key", key, allowed));
-    if (!seen.insert(key).second)
-      fail(k.mark(), path, "duplicate key");
-    auto mark = value_mark(k, v);
-    marks_[path] = mark;
-    out.push_back({key, path, v, mark, k.mark()});
+      fail(k.mark(), child_path(e.path, key), unknown("key", key, allowed));
+    out.push_back(keyed(e, k, v, seen));
   }
   return out;
 }
@@ -193,14 +193,20 @@ std::vector<entry> reader::pairs(const entry& e) {
       fail(k.mark(), e.path,
            fmt::format("a key is not valid UTF-8 (byte 0x{:02x} at offset {})",
                        static_cast<unsigned char>(key[*at]), *at));
-    auto path = child_path(e.path, key);
-    if (!seen.insert(key).second)
-      fail(k.mark(), path, "duplicate key");
-    auto mark = value_mark(k, v);
-    marks_[path] = mark;
-    out.push_back({key, path, v, mark, k.mark()});
+    out.push_back(keyed(e, k, v, seen));
   }
   return out;
+}
+
+entry reader::keyed(const entry& parent, const node& k, const node& v,
+                    std::set<std::string>& seen) {
+  const auto& key = k.scalar();
+  auto path = child_path(parent.path, key);
+  if (!seen.insert(key).second)
+    fail(k.mark(), path, "duplicate key");
+  auto mark = value_mark(k, v);
+  marks_[path] = mark;
+  return {key, path, v, mark, k.mark()};
 }
 
 std::vector<entry> reader::items(const entry& e) {
@@ -446,12 +452,7 @@ expected<std::vector<std::string>> yaml_files_in(const std::string& dir, std::st
 }
 
 std::string content_version(std::string_view text) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return fmt::format("{:016x}", h);
+  return fnv1a64_hex(text);
 }
 
 } // namespace sreh::config::yaml

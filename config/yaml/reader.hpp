@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -60,6 +61,9 @@ class reader {
   /// are errors; an unknown key gets a "did you mean" hint when one is close.
   [[nodiscard]] std::vector<entry> entries(const entry& e,
                                            std::initializer_list<std::string_view> allowed);
+  /// Same, with the allowed keys in a list built at run time (a table of sections).
+  [[nodiscard]] std::vector<entry> entries(const entry& e,
+                                           const std::vector<std::string_view>& allowed);
   /// The pairs of a mapping with free-form keys (labels, flags): null reads as empty; keys must
   /// be non-empty strings, each used once.
   [[nodiscard]] std::vector<entry> pairs(const entry& e);
@@ -112,6 +116,10 @@ class reader {
   [[nodiscard]] yaml::mark mark_of(std::string path) const;
 
  private:
+  /// The entry of key `k` (a scalar) and value `v` of mapping `parent`: fails on a key already in
+  /// `seen`, records the value's mark.
+  entry keyed(const entry& parent, const node& k, const node& v, std::set<std::string>& seen);
+
   std::map<std::string, yaml::mark> marks_; // of the values read so far, by path
   std::string name_;
   reader_options opts_;
