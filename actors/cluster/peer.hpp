@@ -4,10 +4,14 @@
 
 #include <caf/all.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "actors/kernel/messages.hpp"
+#include "actors/runtime/runtime.hpp"
+#include "config/topology/topology.hpp"
 
 namespace sreh::actors {
 
@@ -31,6 +35,16 @@ using peer_actor =
                    caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>,
                    caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>,
                    caf::reacts_to<load_atom, peer_load>>;
+
+class cluster_member;
+
+/// Spawns the peer actor of `member` (cluster.cpp publishes it): links to the `others` every
+/// `every` (connecting with `timeout`), pushes this node's load, and delegates the requests
+/// other members forward to `sup`, this node's kernel.
+[[nodiscard]] peer_actor spawn_peer(caf::actor_system& sys, cluster_member* member, runtime_ptr rt,
+                                    kernel_actor sup, std::vector<config::cluster_member> others,
+                                    std::chrono::milliseconds every,
+                                    std::chrono::milliseconds timeout);
 
 /// Registers every type in `peer_actor`'s messages with the names its inspect() gives. Every
 /// member calls it before its actor system starts: a type one side has not registered arrives

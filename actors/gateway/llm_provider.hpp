@@ -1,7 +1,7 @@
 #pragma once
 // The provider of a node whose model is a language model behind the gateway (`model.provider:
 // openai | anthropic`). It is not deterministic: the run journals a `reason` step per call
-// (actors/kernel/run_reason.cpp) and replays recorded responses instead of calling again.
+// (actors/kernel/run/reason.cpp) and replays recorded responses instead of calling again.
 
 #include <functional>
 #include <memory>

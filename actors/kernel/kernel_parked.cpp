@@ -303,6 +303,31 @@ void watch_approval(kernel_self self, const std::string& run_id, const std::stri
     });
 }
 
+/// What cancelling parked run `r` commits: its pending approval expired (its timer dropped),
+/// the run cancelled by `by`. Updates `r`.
+persistence::write_batch cancel_batch(kernel_self self, run& r, std::optional<approval>& pending,
+                                      const std::string& by) {
+  auto& rt = *self->state.rt;
+  persistence::write_batch b;
+  if (pending && pending->state == approval_state::pending) {
+    auto ap = *pending;
+    ap.state = approval_state::expired;
+    ap.decided_at = rt.clock.now_us();
+    drop_timer(self, ap);
+    rt.counters.pending_approvals.fetch_sub(1, std::memory_order_relaxed);
+    b.events.push_back(parked_event(rt, r, "approval.expired",
+                                    json::object("approval", ap.id, "reason", "run cancelled")));
+    b.approvals.push_back(std::move(ap));
+  }
+  r.state = run_state::cancelled;
+  r.waiting_for = wait_reason::none;
+  r.error = "cancelled by " + by;
+  b.events.push_back(
+    parked_event(rt, r, "run.cancelled", json::object("message", r.error, "steps", r.steps)));
+  b.update = r;
+  return b;
+}
+
 /// The operation that cancels a parked run (its turn on the run has come).
 void cancel_op(kernel_self self, const std::string& id, const std::string& by,
                caf::typed_response_promise<kernel_reply> rp) {
@@ -329,7 +354,6 @@ void cancel_op(kernel_self self, const std::string& id, const std::string& by,
       return v;
     },
     [self, id, by, rp](view v) mutable {
-      auto& rt = *self->state.rt;
       auto& r = v.r;
       if (!r || !r->has_value() || is_terminal((*r)->state)) {
         rp.deliver(!r ? reply_error(errc::unavailable, r.error().message)
@@ -339,27 +363,9 @@ void cancel_op(kernel_self self, const std::string& id, const std::string& by,
                                                                to_string((*r)->state))));
         return release_run(self, id);
       }
-      persistence::write_batch b;
       run cancelled = **r;
-      if (v.a && v.a->state == approval_state::pending) {
-        auto ap = *v.a;
-        ap.state = approval_state::expired;
-        ap.decided_at = rt.clock.now_us();
-        drop_timer(self, ap);
-        rt.counters.pending_approvals.fetch_sub(1, std::memory_order_relaxed);
-        b.events.push_back(
-          parked_event(rt, cancelled, "approval.expired",
-                       json::object("approval", ap.id, "reason", "run cancelled")));
-        b.approvals.push_back(std::move(ap));
-      }
       bool had_runs = cancelled.waiting_for == wait_reason::runs;
-      cancelled.state = run_state::cancelled;
-      cancelled.waiting_for = wait_reason::none;
-      cancelled.error = "cancelled by " + by;
-      b.events.push_back(
-        parked_event(rt, cancelled, "run.cancelled",
-                     json::object("message", cancelled.error, "steps", cancelled.steps)));
-      b.update = cancelled;
+      auto b = cancel_batch(self, cancelled, v.a, by);
       kernel_commit(
         self, std::move(b),
         [self, rp, id, by, had_runs, parent = cancelled.parent](const sreh::error& err) mutable {

@@ -15,7 +15,7 @@
 #include <unordered_set>
 
 #include "actors/kernel/kernel.hpp"
-#include "actors/kernel/run_actor.hpp"
+#include "actors/kernel/run/actor.hpp"
 
 namespace sreh::actors {
 

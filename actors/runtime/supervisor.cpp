@@ -67,6 +67,16 @@ caf::behavior one_for_one(self_ptr self, supervision_table* tree,
 
 } // namespace
 
+caf::error exit_with_message(caf::scheduled_actor*, std::exception_ptr& x) {
+  try {
+    std::rethrow_exception(x);
+  } catch (const std::exception& e) {
+    return caf::make_error(caf::sec::runtime_error, std::string{e.what()});
+  } catch (...) {
+    return caf::make_error(caf::sec::runtime_error, std::string{"unknown exception"});
+  }
+}
+
 caf::actor spawn_one_for_one(caf::actor_system& sys, supervision_table& tree, std::string parent,
                              std::shared_ptr<spdlog::logger> log,
                              std::vector<supervised_child> children) {

@@ -13,6 +13,10 @@
 
 namespace sreh::actors {
 
+/// An actor's exception handler for supervised children: a bug's exception ends the actor with
+/// its message, which its supervisor records (the tree shows it as the death's reason).
+caf::error exit_with_message(caf::scheduled_actor*, std::exception_ptr& x);
+
 /// One supervised child. `spawn` starts an incarnation linked to `parent`; it is called with
 /// null when the child died, so that whoever follows the incarnation learns there is none now.
 struct supervised_child {

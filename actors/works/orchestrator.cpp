@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "actors/runtime/supervisor.hpp"
+#include "actors/works/make_work.hpp"
 #include "config/templates/template_file.hpp"
 #include "core/base/fault.hpp"
 #include "core/base/json.hpp"
@@ -232,74 +233,6 @@ void on_timer(self_ptr self) {
 
 // -- making Works ------------------------------------------------------------------------------
 
-/// The fields as a JSON object of their types (text values from resolve_fields).
-std::string fields_json(const works::work_template& t,
-                        const std::map<std::string, std::string>& values) {
-  std::string out = "{";
-  for (const auto& f : t.fields) {
-    auto v = values.find(f.name);
-    if (v == values.end())
-      continue;
-    if (out.size() > 1)
-      out += ',';
-    const bool raw = f.type == works::field_type::integer || f.type == works::field_type::number ||
-                     f.type == works::field_type::boolean;
-    out += json::quote(f.name) + ":" + (raw ? v->second : json::quote(v->second));
-  }
-  return out + "}";
-}
-
-expected<works::work> make_work(const works_env& env, const works::work_template& t,
-                                const new_work& req) {
-  auto values = works::resolve_fields(t, req.fields);
-  if (!values)
-    return values.error();
-  auto title = works::render(t.title.text, *values);
-  if (!title)
-    return sreh::error{errc::invalid_argument, "title: " + title.error().message};
-  std::map<std::string, std::string> label_map;
-  for (const auto& [k, text] : t.labels) {
-    auto v = works::render(text.text, *values);
-    if (!v)
-      return sreh::error{errc::invalid_argument, "run.labels." + k + ": " + v.error().message};
-    label_map[k] = std::move(*v);
-  }
-  if (auto extra = json::parse(req.labels); extra && extra->IsObject())
-    for (const auto& m : extra->GetObject())
-      if (m.value.IsString())
-        label_map[m.name.GetString()] = m.value.GetString();
-  std::string labels = "{";
-  for (const auto& [k, v] : label_map)
-    labels += (labels.size() > 1 ? "," : "") + json::quote(k) + ":" + json::quote(v);
-  labels += "}";
-  if (t.done) {
-    auto text = works::render(t.done->condition.text, *values);
-    auto parsed = text ? expr::parse(*text) : expected<expr::expression>{text.error()};
-    if (!parsed)
-      return sreh::error{errc::invalid_argument,
-                         fmt::format("fields: the done-criteria '{}' do not parse with these "
-                                     "fields: {}",
-                                     text ? *text : t.done->condition.text,
-                                     parsed.error().message)};
-  }
-  const auto now = env.rt->clock.now_us();
-  works::work w;
-  w.id = env.rt->ids.next("wrk");
-  w.template_name = t.name;
-  w.template_version = t.version;
-  w.kind = t.kind;
-  w.title = std::move(*title);
-  if (auto s = values->find("severity"); s != values->end())
-    w.severity = s->second;
-  w.fields = fields_json(t, *values);
-  w.labels = std::move(labels);
-  w.creator = req.creator;
-  w.idempotency_key = req.idempotency_key;
-  w.node_id = env.rt->cfg.node_id;
-  w.created_at = w.updated_at = w.marks.created_at = now;
-  return w;
-}
-
 std::string known_templates(const works_env& env) {
   std::string out;
   for (const auto& [name, t] : env.templates)
@@ -400,21 +333,8 @@ void recover(self_ptr self) {
     });
 }
 
-orchestrator_impl_actor::behavior_type orchestrator_behavior(self_ptr self, works_env_ptr env,
-                                                             event_hub* hub) {
-  self->state.env = std::move(env);
-  self->set_exit_handler([=](caf::exit_msg& msg) { on_exit(self, msg); });
-  // A bug's exception ends the orchestrator with its message, which the supervisor records.
-  self->set_exception_handler([](caf::scheduled_actor*, std::exception_ptr& x) -> caf::error {
-    try {
-      std::rethrow_exception(x);
-    } catch (const std::exception& e) {
-      return caf::make_error(caf::sec::runtime_error, std::string{e.what()});
-    } catch (...) {
-      return caf::make_error(caf::sec::runtime_error, std::string{"unknown exception"});
-    }
-  });
-  // Run ends reach the Work that started the run; the hub's callback only enqueues.
+/// Run ends reach the Work that started the run; the hub's callback only enqueues.
+void follow_run_ends(self_ptr self, event_hub* hub) {
   auto handle = orchestrator_impl_actor{self};
   auto token = hub->subscribe([handle](const event_hub::batch& b) {
     for (const auto& e : b->events)
@@ -423,6 +343,44 @@ orchestrator_impl_actor::behavior_type orchestrator_behavior(self_ptr self, work
                        outcome_in(e.data));
   });
   self->attach_functor([hub, token] { hub->unsubscribe(token); });
+}
+
+/// A command on a Work goes to its actor (woken when passivated).
+caf::result<work_reply> command(self_ptr self, const std::string& id, std::int32_t c,
+                                const std::string& by, const std::string& text) {
+  auto rp = self->make_response_promise<work_reply>();
+  with_work(self, id, [rp, c, by, text](expected<work_actor> a) mutable {
+    if (!a) {
+      rp.deliver(work_reply{a.error(), {}, false});
+      return;
+    }
+    rp.delegate(*a, command_atom::value, c, by, text);
+  });
+  return rp;
+}
+
+/// A run a Work started ended: its Work hears of it.
+void run_ended(self_ptr self, const std::string& run_id, const std::string& state,
+               const std::string& outcome) {
+  auto& st = self->state;
+  auto i = st.run_to_work.find(run_id);
+  if (i == st.run_to_work.end())
+    return;
+  auto id = i->second;
+  st.run_to_work.erase(i);
+  with_work(self, id, [self, run_id, state, outcome](expected<work_actor> a) {
+    if (a)
+      self->send(*a, run_ended_atom::value, run_id, state, outcome);
+  });
+}
+
+orchestrator_impl_actor::behavior_type orchestrator_behavior(self_ptr self, works_env_ptr env,
+                                                             event_hub* hub) {
+  self->state.env = std::move(env);
+  self->set_exit_handler([=](caf::exit_msg& msg) { on_exit(self, msg); });
+  // A bug's exception ends the orchestrator with its message, which the supervisor records.
+  self->set_exception_handler(exit_with_message);
+  follow_run_ends(self, hub);
   recover(self);
   self->delayed_send(self, std::chrono::seconds(1), sweep_atom::value);
   return {
@@ -437,29 +395,10 @@ orchestrator_impl_actor::behavior_type orchestrator_behavior(self_ptr self, work
         const std::string& text) -> caf::result<work_reply> {
       if (self->state.recovering)
         return caf::skip;
-      auto rp = self->make_response_promise<work_reply>();
-      with_work(self, id, [rp, c, by, text](expected<work_actor> a) mutable {
-        if (!a) {
-          rp.deliver(work_reply{a.error(), {}, false});
-          return;
-        }
-        rp.delegate(*a, command_atom::value, c, by, text);
-      });
-      return rp;
+      return command(self, id, c, by, text);
     },
     [=](run_ended_atom, const std::string& run_id, const std::string& state,
-        const std::string& outcome) {
-      auto& st = self->state;
-      auto i = st.run_to_work.find(run_id);
-      if (i == st.run_to_work.end())
-        return;
-      auto id = i->second;
-      st.run_to_work.erase(i);
-      with_work(self, id, [self, run_id, state, outcome](expected<work_actor> a) {
-        if (a)
-          self->send(*a, run_ended_atom::value, run_id, state, outcome);
-      });
-    },
+        const std::string& outcome) { run_ended(self, run_id, state, outcome); },
     [=](adopt_atom, const std::string& id) {
       // Claimed from a dead member: its actor arms its timer and follows its run.
       self->state.env->log->info("work {}: taken over from a dead member", id);

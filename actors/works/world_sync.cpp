@@ -81,6 +81,95 @@ struct observed {
   std::string error; // the first source that failed
 };
 
+void observe(self_ptr self, std::string changed_by, world::change_source source);
+
+/// Every world source, read on the tool pool (blocking).
+observed read_sources(const runtime& rt, world_view& world) {
+  observed out;
+  out.generation = world.begin_observation();
+  out.begun_at = rt.clock.now_us();
+  for (const auto& src : rt.tools.world_sources()) {
+    auto o = src->observe(rt.clock.now_us());
+    if (!o) {
+      if (out.error.empty())
+        out.error = src->name() + ": " + o.error().message;
+      continue;
+    }
+    out.observed_at = std::max(out.observed_at, o->observed_at);
+    for (auto& e : o->entities)
+      out.entities.push_back(std::move(e));
+  }
+  sort_by_id(out.entities);
+  return out;
+}
+
+/// The observation is over: observe again now if an action asked meanwhile.
+void observed_done(self_ptr self) {
+  auto& st = self->state;
+  st.busy = false;
+  if (st.pending_action) {
+    auto by = std::move(*st.pending_action);
+    st.pending_action.reset();
+    observe(self, std::move(by), world::change_source::action);
+  }
+}
+
+/// The stored versions after `changed` committed.
+void keep_stored(std::vector<world::entity>& stored, const std::vector<world::entity>& changed) {
+  for (const auto& c : changed) {
+    auto cur = std::lower_bound(stored.begin(), stored.end(), c.id,
+                                [](const auto& x, const std::string& id) { return x.id < id; });
+    if (cur != stored.end() && cur->id == c.id)
+      *cur = c;
+    else
+      stored.insert(cur, c);
+  }
+}
+
+/// Publishes an observation to the flows' world view and commits its meaningful changes as
+/// versions (the others keep their stored values).
+void take_observation(self_ptr self, observed o, const std::string& changed_by,
+                      world::change_source source) {
+  auto& st = self->state;
+  if (!o.error.empty() && o.error != st.last_error)
+    st.env->log->warn("world state: observing {} failed", o.error);
+  st.last_error = o.error;
+  for (auto& e : o.entities)
+    std::sort(e.depends_on.begin(), e.depends_on.end());
+  auto snap = std::make_shared<world_snapshot>();
+  snap->entities = o.entities;
+  snap->world_at = o.observed_at;
+  snap->generation = o.generation;
+  snap->begun_at = o.begun_at;
+  st.env->world->set(std::move(snap));
+  std::vector<world::entity> seen;
+  for (const auto& e : o.entities) {
+    auto cur = std::lower_bound(st.stored.begin(), st.stored.end(), e.id,
+                                [](const auto& x, const std::string& id) { return x.id < id; });
+    if (cur == st.stored.end() || cur->id != e.id || meaningful(*cur, e))
+      seen.push_back(e);
+  }
+  auto changed = world::changes(st.stored, seen, source, changed_by, st.env->rt->clock.now_us());
+  if (changed.empty())
+    return observed_done(self);
+  persistence::write_batch b;
+  b.entities = changed;
+  commit_batch(world_sync_actor{self}, st.calls, st.env->rt->writer, std::move(b),
+               [self, changed](persistence::commit_result res) {
+                 auto& st = self->state;
+                 if (res.err) {
+                   st.env->rt->commit_errors.log(*st.env->log, spdlog::level::err,
+                                                 "world state: commit failed: {}", res.err.message);
+                   // Another writer (a cluster member's sync) may have added versions: go on
+                   // from what the store holds.
+                   reload(self);
+                 } else {
+                   keep_stored(st.stored, changed);
+                 }
+                 observed_done(self);
+               });
+}
+
 void observe(self_ptr self, std::string changed_by, world::change_source source) {
   auto& st = self->state;
   if (st.busy) {
@@ -92,83 +181,9 @@ void observe(self_ptr self, std::string changed_by, world::change_source source)
   auto rt = st.env->rt;
   call_blocking(
     world_sync_actor{self}, st.calls, rt->pool,
-    [rt, world = st.env->world] {
-      observed out;
-      out.generation = world->begin_observation();
-      out.begun_at = rt->clock.now_us();
-      for (const auto& src : rt->tools.world_sources()) {
-        auto o = src->observe(rt->clock.now_us());
-        if (!o) {
-          if (out.error.empty())
-            out.error = src->name() + ": " + o.error().message;
-          continue;
-        }
-        out.observed_at = std::max(out.observed_at, o->observed_at);
-        for (auto& e : o->entities)
-          out.entities.push_back(std::move(e));
-      }
-      sort_by_id(out.entities);
-      return out;
-    },
+    [rt, world = st.env->world] { return read_sources(*rt, *world); },
     [self, changed_by, source](observed o) {
-      auto& st = self->state;
-      if (!o.error.empty() && o.error != st.last_error)
-        st.env->log->warn("world state: observing {} failed", o.error);
-      st.last_error = o.error;
-      for (auto& e : o.entities)
-        std::sort(e.depends_on.begin(), e.depends_on.end());
-      auto snap = std::make_shared<world_snapshot>();
-      snap->entities = o.entities;
-      snap->world_at = o.observed_at;
-      snap->generation = o.generation;
-      snap->begun_at = o.begun_at;
-      st.env->world->set(std::move(snap));
-      // Only meaningful changes become versions: keep the stored values of the others.
-      std::vector<world::entity> seen;
-      for (const auto& e : o.entities) {
-        auto cur = std::lower_bound(st.stored.begin(), st.stored.end(), e.id,
-                                    [](const auto& x, const std::string& id) { return x.id < id; });
-        if (cur == st.stored.end() || cur->id != e.id || meaningful(*cur, e))
-          seen.push_back(e);
-      }
-      auto changed =
-        world::changes(st.stored, seen, source, changed_by, st.env->rt->clock.now_us());
-      auto done = [self] {
-        auto& st = self->state;
-        st.busy = false;
-        if (st.pending_action) {
-          auto by = std::move(*st.pending_action);
-          st.pending_action.reset();
-          observe(self, std::move(by), world::change_source::action);
-        }
-      };
-      if (changed.empty())
-        return done();
-      persistence::write_batch b;
-      b.entities = changed;
-      commit_batch(
-        world_sync_actor{self}, st.calls, st.env->rt->writer, std::move(b),
-        [self, changed, done](persistence::commit_result res) {
-          auto& st = self->state;
-          if (res.err) {
-            st.env->rt->commit_errors.log(*st.env->log, spdlog::level::err,
-                                          "world state: commit failed: {}", res.err.message);
-            // Another writer (a cluster member's sync) may have added versions: go on from
-            // what the store holds.
-            reload(self);
-          } else {
-            for (const auto& c : changed) {
-              auto cur =
-                std::lower_bound(st.stored.begin(), st.stored.end(), c.id,
-                                 [](const auto& x, const std::string& id) { return x.id < id; });
-              if (cur != st.stored.end() && cur->id == c.id)
-                *cur = c;
-              else
-                st.stored.insert(cur, c);
-            }
-          }
-          done();
-        });
+      take_observation(self, std::move(o), changed_by, source);
     });
 }
 

@@ -1,5 +1,7 @@
 #include "core/flows/flow_json.hpp"
 
+#include <variant>
+
 namespace sreh::flows {
 
 namespace {
@@ -22,96 +24,90 @@ void write_call(json::writer& w, const tool_call& c) {
   w.EndObject();
 }
 
+// One writer per kind of step body; write_body picks it by the body's type.
+
+void write_kind(json::writer& w, const tool_call& c) {
+  put(w, "tool", c.tool);
+  w.Key("args");
+  json::raw(w, c.args_json);
+}
+
+void write_kind(json::writer& w, const goal_step& g) {
+  put(w, "goal", g.goal);
+  w.Key("labels");
+  w.StartObject();
+  for (const auto& [k, v] : g.labels)
+    put(w, k.c_str(), v);
+  w.EndObject();
+}
+
+void write_kind(json::writer& w, const approval_step& a) {
+  w.Key("approval");
+  w.StartObject();
+  w.Key("approvers");
+  w.Int(a.approvers);
+  w.Key("roles");
+  w.StartArray();
+  for (const auto& r : a.roles)
+    w.String(r);
+  w.EndArray();
+  put_ms(w, "timeout_ms", a.timeout_ms);
+  put(w, "reason", a.reason);
+  w.EndObject();
+}
+
+void write_kind(json::writer& w, const condition_step& c) {
+  w.Key("cases");
+  w.StartArray();
+  for (const auto& k : c.cases) {
+    w.StartObject();
+    put(w, "when", k.when);
+    put(w, "then", k.then);
+    w.EndObject();
+  }
+  w.EndArray();
+  if (!c.otherwise.empty())
+    put(w, "else", c.otherwise);
+}
+
+void write_kind(json::writer& w, const parallel_step& p) {
+  put(w, "join", to_string(p.join));
+  w.Key("branches");
+  w.StartArray();
+  for (const auto& b : p.branches) {
+    w.StartObject();
+    put(w, "name", b.name);
+    w.Key("steps");
+    w.StartArray();
+    for (const auto& x : b.steps)
+      write(w, x);
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void write_kind(json::writer& w, const wait_step& x) {
+  w.Key("wait");
+  w.StartObject();
+  if (x.until.empty()) {
+    put_ms(w, "duration_ms", x.duration_ms);
+  } else {
+    put(w, "until", x.until);
+    put_ms(w, "deadline_ms", x.deadline_ms);
+    put_ms(w, "every_ms", x.every_ms);
+  }
+  w.EndObject();
+}
+
+void write_kind(json::writer& w, const flow_call& c) {
+  put(w, "flow", c.flow);
+  w.Key("inputs");
+  json::raw(w, c.inputs_json);
+}
+
 void write_body(json::writer& w, const step& s) {
-  switch (s.kind()) {
-  case step_kind::tool: {
-    const auto& c = std::get<tool_call>(s.body);
-    put(w, "tool", c.tool);
-    w.Key("args");
-    json::raw(w, c.args_json);
-    break;
-  }
-  case step_kind::goal: {
-    const auto& g = std::get<goal_step>(s.body);
-    put(w, "goal", g.goal);
-    w.Key("labels");
-    w.StartObject();
-    for (const auto& [k, v] : g.labels)
-      put(w, k.c_str(), v);
-    w.EndObject();
-    break;
-  }
-  case step_kind::approval: {
-    const auto& a = std::get<approval_step>(s.body);
-    w.Key("approval");
-    w.StartObject();
-    w.Key("approvers");
-    w.Int(a.approvers);
-    w.Key("roles");
-    w.StartArray();
-    for (const auto& r : a.roles)
-      w.String(r);
-    w.EndArray();
-    put_ms(w, "timeout_ms", a.timeout_ms);
-    put(w, "reason", a.reason);
-    w.EndObject();
-    break;
-  }
-  case step_kind::condition: {
-    const auto& c = std::get<condition_step>(s.body);
-    w.Key("cases");
-    w.StartArray();
-    for (const auto& k : c.cases) {
-      w.StartObject();
-      put(w, "when", k.when);
-      put(w, "then", k.then);
-      w.EndObject();
-    }
-    w.EndArray();
-    if (!c.otherwise.empty())
-      put(w, "else", c.otherwise);
-    break;
-  }
-  case step_kind::parallel: {
-    const auto& p = std::get<parallel_step>(s.body);
-    put(w, "join", to_string(p.join));
-    w.Key("branches");
-    w.StartArray();
-    for (const auto& b : p.branches) {
-      w.StartObject();
-      put(w, "name", b.name);
-      w.Key("steps");
-      w.StartArray();
-      for (const auto& x : b.steps)
-        write(w, x);
-      w.EndArray();
-      w.EndObject();
-    }
-    w.EndArray();
-    break;
-  }
-  case step_kind::wait: {
-    const auto& x = std::get<wait_step>(s.body);
-    w.Key("wait");
-    w.StartObject();
-    if (x.until.empty()) {
-      put_ms(w, "duration_ms", x.duration_ms);
-    } else {
-      put(w, "until", x.until);
-      put_ms(w, "deadline_ms", x.deadline_ms);
-      put_ms(w, "every_ms", x.every_ms);
-    }
-    w.EndObject();
-    break;
-  }
-  case step_kind::flow: {
-    const auto& c = std::get<flow_call>(s.body);
-    put(w, "flow", c.flow);
-    w.Key("inputs");
-    json::raw(w, c.inputs_json);
-    break;
-  }
-  }
+  std::visit([&w](const auto& body) { write_kind(w, body); }, s.body);
 }
 
 void write_head(json::writer& w, const flow& f) {

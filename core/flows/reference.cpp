@@ -4,6 +4,8 @@
 
 #include <cctype>
 
+#include "core/base/json.hpp"
+
 namespace sreh::flows {
 
 namespace {
@@ -136,6 +138,60 @@ expected<std::string> render_expression(std::string_view text, const resolver& v
                          fmt::format("position {}: '${{{}}}' is empty", p.pos + 1, p.path)};
     return sreh::error{};
   });
+}
+
+expected<std::string> json_at(const std::string& json_text, const std::vector<std::string>& path,
+                              const std::string& what) {
+  auto doc = json::parse(json_text.empty() ? "null" : json_text);
+  if (!doc)
+    return sreh::error{errc::invalid_argument, fmt::format("{}: not JSON", what)};
+  const rapidjson::Value* v = &*doc;
+  std::string at = what;
+  for (const auto& key : path) {
+    at += "." + key;
+    if (v->IsObject()) {
+      auto m = v->FindMember(key.c_str());
+      if (m == v->MemberEnd())
+        return sreh::error{errc::not_found, fmt::format("{}: no such field", at)};
+      v = &m->value;
+    } else if (v->IsArray() && !key.empty() && key.find_first_not_of("0123456789") == key.npos &&
+               std::stoul(key) < v->Size()) {
+      v = &(*v)[static_cast<rapidjson::SizeType>(std::stoul(key))];
+    } else {
+      return sreh::error{errc::not_found,
+                         fmt::format("{}: no such field ({} has none)", at, json::type_of(*v))};
+    }
+  }
+  return json::stringify(*v);
+}
+
+expected<std::string> render_json(std::string_view args_json, const resolver& value) {
+  auto doc = json::parse(args_json.empty() ? "{}" : args_json);
+  if (!doc)
+    return doc.error();
+  sreh::error err;
+  std::function<void(rapidjson::Value&)> visit = [&](rapidjson::Value& x) {
+    if (err)
+      return;
+    if (x.IsString()) {
+      auto r = render({x.GetString(), x.GetStringLength()}, value);
+      if (!r) {
+        err = r.error();
+        return;
+      }
+      x.SetString(r->data(), static_cast<rapidjson::SizeType>(r->size()), doc->GetAllocator());
+    } else if (x.IsArray()) {
+      for (auto& y : x.GetArray())
+        visit(y);
+    } else if (x.IsObject()) {
+      for (auto& m : x.GetObject())
+        visit(m.value);
+    }
+  };
+  visit(*doc);
+  if (err)
+    return err;
+  return json::stringify(*doc);
 }
 
 } // namespace sreh::flows

@@ -48,4 +48,12 @@ using resolver = std::function<expected<std::string>(const reference& r)>;
 /// never add to the expression.
 [[nodiscard]] expected<std::string> render_expression(std::string_view text, const resolver& value);
 
+/// The value `path` (`a.b.0`) names in `json_text`, as JSON text; `what` names the text in errors.
+[[nodiscard]] expected<std::string> json_at(const std::string& json_text,
+                                            const std::vector<std::string>& path,
+                                            const std::string& what);
+
+/// `args_json` (a JSON object whose strings may hold placeholders) with each string rendered.
+[[nodiscard]] expected<std::string> render_json(std::string_view args_json, const resolver& value);
+
 } // namespace sreh::flows

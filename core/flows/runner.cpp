@@ -9,136 +9,13 @@
 #include "core/base/json_object.hpp"
 #include "core/flows/graph.hpp"
 #include "core/flows/inputs.hpp"
+#include "core/flows/run_context.hpp"
 
 namespace sreh::flows {
 
 namespace {
 
 constexpr std::array<const char*, 5> phase_names{"run", "backoff", "check", "sleep", "compensate"};
-
-/// What the journal says so far: how each step ended, in the order they ended.
-struct progress {
-  std::map<std::string, step_result> ended;
-  std::vector<std::string> done; // succeeded steps, in the order they did
-};
-
-/// The value a path names in a JSON text (`a.b.0`), as JSON text.
-expected<std::string> walk(const std::string& json_text, const std::vector<std::string>& path,
-                           const std::string& what) {
-  auto doc = json::parse(json_text.empty() ? "null" : json_text);
-  if (!doc)
-    return sreh::error{errc::invalid_argument, fmt::format("{}: not JSON", what)};
-  const rapidjson::Value* v = &*doc;
-  std::string at = what;
-  for (const auto& key : path) {
-    at += "." + key;
-    if (v->IsObject()) {
-      auto m = v->FindMember(key.c_str());
-      if (m == v->MemberEnd())
-        return sreh::error{errc::not_found, fmt::format("{}: no such field", at)};
-      v = &m->value;
-    } else if (v->IsArray() && !key.empty() && key.find_first_not_of("0123456789") == key.npos &&
-               std::stoul(key) < v->Size()) {
-      v = &(*v)[static_cast<rapidjson::SizeType>(std::stoul(key))];
-    } else {
-      return sreh::error{errc::not_found,
-                         fmt::format("{}: no such field ({} has none)", at, json::type_of(*v))};
-    }
-  }
-  return json::stringify(*v);
-}
-
-class context {
- public:
-  context(const run_view& v, const progress& p) : v_(v), p_(p) {}
-
-  /// A reference's value as JSON text.
-  expected<std::string> value_json(const reference& r) const {
-    switch (r.kind) {
-    case reference::input: {
-      auto i = v_.inputs.find(r.name);
-      if (i == v_.inputs.end())
-        return sreh::error{errc::not_found, fmt::format("inputs.{}: not given", r.name)};
-      return i->second;
-    }
-    case reference::step_output:
-    case reference::step_status: {
-      const step_result* res = find(r.name);
-      if (r.kind == reference::step_status)
-        return json::quote(res ? res->status : "skipped");
-      if (!res)
-        return sreh::error{errc::not_found,
-                           fmt::format("steps.{}: the step was skipped, it has no output", r.name)};
-      return walk(res->output, r.path, "steps." + r.name + ".output");
-    }
-    case reference::world: {
-      if (!v_.world || r.path.empty())
-        return sreh::error{errc::not_found, "world state is not available on this node"};
-      auto x = v_.world(r.name, r.path.front());
-      if (!x)
-        return x.error();
-      if (auto* d = std::get_if<double>(&*x))
-        return fmt::format("{}", *d);
-      if (auto* b = std::get_if<bool>(&*x))
-        return std::string{*b ? "true" : "false"};
-      return json::quote(std::get<std::string>(*x));
-    }
-    }
-    return sreh::error{errc::internal, "unknown reference"};
-  }
-
-  expected<std::string> text(const reference& r) const {
-    auto j = value_json(r);
-    if (!j)
-      return j;
-    return placeholder_text(*j);
-  }
-
-  [[nodiscard]] resolver texts() const {
-    return [this](const reference& r) { return text(r); };
-  }
-
-  expected<std::string> render_text(std::string_view t) const { return render(t, texts()); }
-
-  /// Evaluates an expression of the flow (placeholders first).
-  /// `shown` receives the expression as evaluated (placeholders filled in) when it renders.
-  expected<bool> holds(const std::string& text, std::string& observed,
-                       std::string* shown = nullptr) const {
-    auto rendered = render_expression(text, texts());
-    if (!rendered)
-      return rendered.error();
-    if (shown)
-      *shown = *rendered;
-    auto e = expr::parse(*rendered, expr::literals::any);
-    if (!e)
-      return e.error();
-    std::string seen;
-    auto ok = e->evaluate([&](const expr::comparison& c) -> expected<expr::value> {
-      auto ref = parse_reference(c.path);
-      if (!ref)
-        return ref.error();
-      auto j = value_json(*ref);
-      if (!j)
-        return j.error();
-      seen += fmt::format("{}{}:{}", seen.empty() ? "" : ",", json::quote(c.path), *j);
-      return expression_value(*j);
-    });
-    observed = "{" + seen + "}";
-    return ok;
-  }
-
- private:
-  const step_result* find(const std::string& id) const {
-    if (auto i = p_.ended.find(id); i != p_.ended.end())
-      return &i->second;
-    if (auto i = v_.prior.find(id); i != v_.prior.end())
-      return &i->second;
-    return nullptr;
-  }
-
-  const run_view& v_;
-  const progress& p_;
-};
 
 std::string with_attempt(const std::string& key, int attempt) {
   return attempt > 1 ? fmt::format("{}#{}", key, attempt) : key;
@@ -192,7 +69,7 @@ std::vector<const record*> of_phase(const std::vector<const record*>& recs, phas
 
 /// The action that makes attempt `n` of an acting step (tool, goal, flow), or its failure when
 /// a placeholder cannot be filled.
-standing attempt(const step& s, const context& cx, int n) {
+standing attempt(const step& s, const run_context& cx, int n) {
   if (const auto* t = std::get_if<tool_call>(&s.body)) {
     auto args = render_json(t->args_json, cx.texts());
     if (!args)
@@ -238,7 +115,7 @@ standing attempt(const step& s, const context& cx, int n) {
 }
 
 /// A tool, goal or flow step: its attempts, with the backoff between them.
-standing acting(const step& s, const std::vector<const record*>& recs, const context& cx) {
+standing acting(const step& s, const std::vector<const record*>& recs, const run_context& cx) {
   auto runs = of_phase(recs, phase::run);
   if (runs.empty())
     return attempt(s, cx, 1);
@@ -266,7 +143,7 @@ standing acting(const step& s, const std::vector<const record*>& recs, const con
 }
 
 standing approval_standing(const step& s, const std::vector<const record*>& recs,
-                           const context& cx) {
+                           const run_context& cx) {
   auto runs = of_phase(recs, phase::run);
   if (!runs.empty())
     return runs.back()->ok ? ended_ok(runs.back()->result) : ended_failed(runs.back()->error);
@@ -281,7 +158,7 @@ standing approval_standing(const step& s, const std::vector<const record*>& recs
 }
 
 standing condition_standing(const step& s, const std::vector<const record*>& recs,
-                            const context& cx) {
+                            const run_context& cx) {
   auto checks = of_phase(recs, phase::check);
   if (!checks.empty()) {
     const auto& c = *checks.back();
@@ -324,7 +201,7 @@ standing condition_standing(const step& s, const std::vector<const record*>& rec
   return needs(std::move(a));
 }
 
-standing wait_standing(const step& s, const std::vector<const record*>& recs, const context& cx,
+standing wait_standing(const step& s, const std::vector<const record*>& recs, const run_context& cx,
                        timestamp_us now, std::int64_t retry_ms, std::uint64_t world_version) {
   const auto& w = std::get<wait_step>(s.body);
   auto sleeps = of_phase(recs, phase::sleep);
@@ -410,7 +287,7 @@ standing parallel_standing(const step& s, const std::vector<const record*>& recs
   return needs(std::move(a));
 }
 
-standing stand(const step& s, const std::vector<const record*>& recs, const context& cx,
+standing stand(const step& s, const std::vector<const record*>& recs, const run_context& cx,
                timestamp_us now, std::int64_t world_retry_ms, std::uint64_t world_version) {
   switch (s.kind()) {
   case step_kind::tool:
@@ -430,7 +307,7 @@ standing stand(const step& s, const std::vector<const record*>& recs, const cont
 }
 
 /// The steps that ended so far with their outputs, for the branch runs a parallel step starts.
-std::string outputs(const progress& p, const std::map<std::string, step_result>& prior) {
+std::string outputs(const run_progress& p, const std::map<std::string, step_result>& prior) {
   return json::build([&](json::writer& w) {
     auto add = [&](const std::string& id, const step_result& r) {
       json::field(
@@ -447,7 +324,7 @@ std::string outputs(const progress& p, const std::map<std::string, step_result>&
   });
 }
 
-std::string summary(const progress& p) {
+std::string summary(const run_progress& p) {
   return json::build([&](json::writer& w) {
     w.StartObject();
     w.Key("steps");
@@ -461,7 +338,7 @@ std::string summary(const progress& p) {
 
 /// Compensates the steps done so far, newest first (each step's `compensate` call, once), then
 /// fails with `why`.
-action compensate(const run_view& v, const progress& p, const context& cx,
+action compensate(const run_view& v, const run_progress& p, const run_context& cx,
                   const std::map<std::string, std::vector<const record*>>& by_step,
                   const std::string& why) {
   std::vector<std::string> undone;
@@ -526,85 +403,6 @@ std::string pin(const flow& f, const std::map<std::string, std::string>& inputs,
                      json::quote(f.text), in, extra);
 }
 
-expected<std::string> render_json(std::string_view args_json, const resolver& value) {
-  auto doc = json::parse(args_json.empty() ? "{}" : args_json);
-  if (!doc)
-    return doc.error();
-  sreh::error err;
-  std::function<void(rapidjson::Value&)> visit = [&](rapidjson::Value& x) {
-    if (err)
-      return;
-    if (x.IsString()) {
-      auto r = render({x.GetString(), x.GetStringLength()}, value);
-      if (!r) {
-        err = r.error();
-        return;
-      }
-      x.SetString(r->data(), static_cast<rapidjson::SizeType>(r->size()), doc->GetAllocator());
-    } else if (x.IsArray()) {
-      for (auto& y : x.GetArray())
-        visit(y);
-    } else if (x.IsObject()) {
-      for (auto& m : x.GetObject())
-        visit(m.value);
-    }
-  };
-  visit(*doc);
-  if (err)
-    return err;
-  return json::stringify(*doc);
-}
-
-join_result join(join_mode mode, bool single_goal, const std::vector<child_end>& runs) {
-  join_result j;
-  int succeeded = 0, failed = 0;
-  std::string first_error;
-  for (const auto& r : runs) {
-    if (r.state == "succeeded")
-      ++succeeded;
-    else if (!r.state.empty()) {
-      ++failed;
-      if (first_error.empty())
-        first_error =
-          fmt::format("{} {}: {}", r.key, r.state, r.error.empty() ? "no reason given" : r.error);
-    }
-  }
-  const int n = static_cast<int>(runs.size());
-  if (mode == join_mode::all) {
-    j.decided = failed > 0 || succeeded == n;
-    j.ok = succeeded == n;
-  } else {
-    j.decided = succeeded > 0 || failed == n;
-    j.ok = succeeded > 0;
-  }
-  if (!j.decided)
-    return j;
-  if (!j.ok)
-    j.error =
-      n == 1 ? first_error : fmt::format("{} of {} failed; first: {}", failed, n, first_error);
-  for (const auto& r : runs)
-    if (r.state.empty())
-      j.cancel.push_back(r.key);
-  if (single_goal && n == 1) {
-    j.output = json::quote(runs.front().conclusion);
-    return j;
-  }
-  j.output = json::build([&](json::writer& w) {
-    w.StartObject();
-    for (const auto& r : runs) {
-      // The key's last part names it in the output: the branch (KEY = STEP/BRANCH), or "run".
-      auto slash = r.key.rfind('/');
-      auto name = slash == std::string::npos ? std::string{"run"} : r.key.substr(slash + 1);
-      json::field(w, name,
-                  json::raw_text{json::object("run", r.run_id, "state",
-                                              r.state.empty() ? "cancelled" : r.state, "conclusion",
-                                              r.conclusion)});
-    }
-    w.EndObject();
-  });
-  return j;
-}
-
 action next_action(const run_view& v) {
   const std::vector<step>* list = &v.f.steps;
   if (!v.parallel.empty()) {
@@ -626,8 +424,8 @@ action next_action(const run_view& v) {
   std::map<std::string, std::vector<const record*>> by_step;
   for (const auto& r : v.records)
     by_step[r.step].push_back(&r);
-  progress p;
-  context cx{v, p};
+  run_progress p;
+  run_context cx{v, p};
   std::string at = list->empty() ? std::string{} : list->front().id;
   // Acyclic (the loader checks it), so every step is visited at most once.
   for (std::size_t guard = 0; !at.empty() && guard <= v.f.all_steps().size(); ++guard) {

@@ -152,7 +152,4 @@ struct run_view {
 [[nodiscard]] std::string pin(const flow& f, const std::map<std::string, std::string>& inputs,
                               std::string_view extra = {});
 
-/// `args_json` (a JSON object whose strings may hold placeholders) with each string rendered.
-[[nodiscard]] expected<std::string> render_json(std::string_view args_json, const resolver& value);
-
 } // namespace sreh::flows

@@ -1,6 +1,6 @@
-// The journal entries of reason steps (a language model's turns; actors/kernel/run_reason.cpp).
+// The journal entries of reason steps (a language model's turns; actors/kernel/run/reason.cpp).
 
-#include "actors/kernel/run_journal.hpp"
+#include "actors/kernel/run/journal.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
 

@@ -14,7 +14,7 @@
 
 #include "actors/gateway/llm_provider.hpp"
 #include "actors/hub/event_hub.hpp"
-#include "actors/kernel/run_actor_impl.hpp"
+#include "actors/kernel/run/actor_impl.hpp"
 #include "actors/tools/tool.hpp"
 #include "core/base/failpoint.hpp"
 #include "core/base/json.hpp"

@@ -67,7 +67,7 @@ class run_journal {
   void add_observation(std::int64_t for_step, bool holds, const std::string& detail,
                        const std::string& description);
 
-  // -- flow runs (run_flow.cpp)
+  // -- flow runs (run/flow.cpp)
   /// A step of a flow run with no effect of its own to run (an approval, the runs it starts):
   /// its intent. `decision` tags it with its flow step.
   void add_flow_intent(step_kind kind, std::string args, std::string decision);
@@ -79,7 +79,7 @@ class run_journal {
   void wait_for_runs(const std::string& run_ids);
   /// Those runs' join is decided: the last step's outcome, and the run runs again.
   void runs_joined(bool ok, std::string result, std::string error);
-  // -- reason steps (a language model's turn: run_reason.cpp)
+  // -- reason steps (a language model's turn: run/reason.cpp)
   /// The intent of a reason step: `args` (JSON) says the route, model, request hash and context.
   void add_reason_intent(const std::string& args);
   /// The outcome of reason step n: the whole response (JSON, never cut) or why no model answered.

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "actors/kernel/run_actor_impl.hpp"
+#include "actors/kernel/run/actor_impl.hpp"
 #include "config/flows/flow_file.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"

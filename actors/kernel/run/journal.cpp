@@ -1,4 +1,4 @@
-#include "actors/kernel/run_journal.hpp"
+#include "actors/kernel/run/journal.hpp"
 
 #include <fmt/format.h>
 

@@ -1,14 +1,14 @@
 #pragma once
-// The run actor's state and the steps of its protocol, shared by run_actor.cpp (the step
-// protocol, recovery, approvals) and run_verify.cpp (post-conditions, timers, compensation).
+// The run actor's state and the steps of its protocol, shared by run/actor.cpp (the step
+// protocol, recovery, approvals) and run/verify.cpp (post-conditions, timers, compensation).
 // Private to the actors module; every function runs in the run actor.
 
 #include <functional>
 #include <optional>
 #include <stop_token>
 
-#include "actors/kernel/run_actor.hpp"
-#include "actors/kernel/run_journal.hpp"
+#include "actors/kernel/run/actor.hpp"
+#include "actors/kernel/run/journal.hpp"
 
 namespace sreh::actors::run_impl {
 
@@ -21,11 +21,11 @@ enum class after_commit {
   finish,
   park,
   park_timer,
-  start_runs, // a flow step's runs: submit them (run_flow.cpp)
+  start_runs, // a flow step's runs: submit them (run/flow.cpp)
   park_runs,  // then wait for them
 };
 
-/// A flow run's pinned definition, read from the run's spec once per actor (run_flow.cpp).
+/// A flow run's pinned definition, read from the run's spec once per actor (run/flow.cpp).
 struct flow_state;
 
 struct run_state_t {
@@ -52,7 +52,7 @@ struct run_state_t {
   run_memory_ptr model_memory;      // the provider's, between decisions (see run_memory)
   pending_calls calls;              // store reads and checks in flight
   std::shared_ptr<flow_state> flow; // a flow run's definition, once read
-  bool lease_waiting = false;       // a step waits for this node's lease (run_actor.cpp)
+  bool lease_waiting = false;       // a step waits for this node's lease (run/actor.cpp)
   static inline const char* name = "sreh.run";
 };
 
@@ -61,9 +61,11 @@ using self_ptr = run_actor::stateful_pointer<run_state_t>;
 /// Journals what changed and commits; `next` says what to do once it is durable.
 void commit(self_ptr self, after_commit next);
 void advance(self_ptr self);
-/// Journals the intent of a tool call with the policy's decision on it (see run_actor.cpp).
+/// Journals the intent of a tool call with the policy's decision on it (see run/actor.cpp).
 void propose(self_ptr self, const decision& d);
 void execute(self_ptr self);
+/// Rebuilds the run from its journal after a restart and goes on (run/recover.cpp).
+void recover(self_ptr self);
 void on_reconciled(self_ptr self, std::int64_t n, reconcile_result::status status,
                    std::string result);
 /// Runs `call` (it blocks) on `pool`, then `then(result)` in the run actor.
@@ -75,7 +77,7 @@ void call_on(self_ptr self, blocking_pool& pool, Call call, Then then) {
 void finish(self_ptr self, run_state final_state, std::string message);
 void fail(self_ptr self, std::string why);
 
-// -- run_flow.cpp (flow runs: docs/flows.md) ------------------------------------------------------
+// -- run/flow.cpp (flow runs: docs/flows.md) ------------------------------------------------------
 
 /// `advance` for a flow run: the flow's next action, journaled.
 void advance_flow(self_ptr self);
@@ -86,7 +88,7 @@ void on_runs_joined(self_ptr self, const std::string& ends, bool timed_out);
 /// A flow tool step's timeout (ms, from its decision's flow detail); 0 for none.
 [[nodiscard]] std::int64_t step_timeout_ms(const step& s);
 
-// -- run_verify.cpp -----------------------------------------------------------------------------
+// -- run/verify.cpp -----------------------------------------------------------------------------
 
 /// After a successful step: checks the tool's post-condition (now, or after a durable timer)
 /// and compensates when it does not hold; else goes on with the next step.
@@ -96,12 +98,12 @@ void on_timer_fired(self_ptr self);
 /// Whether step `s` compensates an earlier step; its number when it does.
 std::optional<std::int64_t> compensates(const step& s);
 
-// -- run_reason.cpp ------------------------------------------------------------------------------
+// -- run/reason.cpp ------------------------------------------------------------------------------
 
 /// The next step of a run driven by a language model: a reason step's intent, the model call
 /// it journals, or the next tool call of a recorded response (called by advance()).
 void reason(self_ptr self, llm_provider& llm);
-/// Ends the run (run_actor.cpp): journals the final state and commits.
+/// Ends the run (run/actor.cpp): journals the final state and commits.
 void finish(self_ptr self, run_state final_state, std::string message);
 void fail(self_ptr self, std::string why);
 
