@@ -204,98 +204,81 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-} // namespace
-
-int main(int argc, char** argv) {
-  const int calls = arg(argc, argv, "--calls", 1000);
-  const int delay_ms = arg(argc, argv, "--delay-ms", 200);
-  const int rounds = arg(argc, argv, "--rounds", 3);
-  const int context_bytes = arg(argc, argv, "--context-bytes", 2048);
-  rlimit nofile{};
-  getrlimit(RLIMIT_NOFILE, &nofile);
-  nofile.rlim_cur = nofile.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &nofile);
-  if (nofile.rlim_cur < static_cast<rlim_t>(calls) + 64)
-    return std::fprintf(stderr, "need %d file descriptors, have %lu\n", calls + 64,
-                        static_cast<unsigned long>(nofile.rlim_cur)),
-           1;
-  auto srv = start_server(std::chrono::milliseconds{delay_ms}, calls);
-  (void)setup_logging("warn", "text");
-
-  static const sreh::system_clock clock;
-  config::model_route r;
-  r.name = "main";
-  r.provider = "openai";
-  r.base_url = fmt::format("http://127.0.0.1:{}/v1", srv.port);
-  r.model = "bench";
-  r.max_concurrency = calls;
-  r.max_queue = calls;
-  auto gateway =
-    std::make_shared<actors::model_gateway>(std::vector{r}, net::make_model_http(), clock);
-  const auto req = bench_request(context_bytes);
-
+/// Drives calls through the gateway and counts their ends.
+struct call_driver {
+  actors::model_gateway& gateway;
+  const llm::chat_request& req;
   std::mutex mu;
   std::condition_variable cv;
   int done = 0, failed = 0;
-  auto run_calls = [&](int n) {
+
+  void run(int n) {
     {
       std::lock_guard lock{mu};
       done = failed = 0;
     }
     for (int i = 0; i < n; ++i)
-      gateway->call(req, [&, n](actors::gateway_result res) {
+      gateway.call(req, [this, n](actors::gateway_result res) {
         std::lock_guard lock{mu};
         failed += res.ok ? 0 : 1;
         if (++done == n)
           cv.notify_all();
       });
-  };
-  auto wait_calls = [&](int n) {
+  }
+  void wait(int n) {
     std::unique_lock lock{mu};
     cv.wait(lock, [&] { return done == n; });
-  };
-
-  run_calls(10); // warm-up: the client's thread, the first connections, the allocator
-  wait_calls(10);
-  for (pollfd pfd{srv.peak_fd, POLLIN, 0}; ::poll(&pfd, 1, 0) == 1;) { // a warm-up as big as N
-    char b = 0;
-    if (::read(srv.peak_fd, &b, 1) != 1)
-      break;
   }
+};
 
-  std::vector<round_figures> figures;
-  for (int round = 1; round <= rounds; ++round) {
-    malloc_trim(0);
-    long base_rss = current_rss_kb();
-    double cpu0 = cpu_us();
-    auto t0 = steady::now();
-    run_calls(calls);
-    pollfd pfd{srv.peak_fd, POLLIN, 0}; // the server holds all N: every call is in flight
-    bool peak = ::poll(&pfd, 1, delay_ms * 10 + 10'000) == 1;
-    char b = 0;
-    if (peak && ::read(srv.peak_fd, &b, 1) != 1)
-      peak = false;
-    if (!peak)
-      std::fprintf(stderr, "round %d: the server never held all %d calls at once\n", round, calls);
-    long peak_rss = current_rss_kb();
-    int threads = thread_count();
-    wait_calls(calls);
-    auto wall = std::chrono::duration<double, std::milli>(steady::now() - t0).count();
-    round_figures f;
-    f.cpu_us_per_call = (cpu_us() - cpu0) / calls;
-    f.rss_bytes_per_call = static_cast<double>(peak_rss - base_rss) * 1024.0 / calls;
-    f.threads = threads;
-    f.wall_ms = wall;
-    f.failed = failed;
-    figures.push_back(f);
-    std::printf("round %d: %d calls, %d failed; CPU %.1f us/call; RSS %.1f KB per in-flight call "
-                "(%ld -> %ld KB); %d threads; wall %.0f ms\n",
-                round, calls, f.failed, f.cpu_us_per_call, f.rss_bytes_per_call / 1024, base_rss,
-                peak_rss, threads, wall);
-  }
-  ::kill(srv.pid, SIGTERM);
-  ::waitpid(srv.pid, nullptr, 0);
+/// One round: `calls` calls at once, measured while the server holds them all.
+round_figures measure_round(call_driver& d, int peak_fd, int calls, int delay_ms, int round) {
+  malloc_trim(0);
+  long base_rss = current_rss_kb();
+  double cpu0 = cpu_us();
+  auto t0 = steady::now();
+  d.run(calls);
+  pollfd pfd{peak_fd, POLLIN, 0}; // the server holds all N: every call is in flight
+  bool peak = ::poll(&pfd, 1, delay_ms * 10 + 10'000) == 1;
+  char b = 0;
+  if (peak && ::read(peak_fd, &b, 1) != 1)
+    peak = false;
+  if (!peak)
+    std::fprintf(stderr, "round %d: the server never held all %d calls at once\n", round, calls);
+  long peak_rss = current_rss_kb();
+  int threads = thread_count();
+  d.wait(calls);
+  auto wall = std::chrono::duration<double, std::milli>(steady::now() - t0).count();
+  round_figures f;
+  f.cpu_us_per_call = (cpu_us() - cpu0) / calls;
+  f.rss_bytes_per_call = static_cast<double>(peak_rss - base_rss) * 1024.0 / calls;
+  f.threads = threads;
+  f.wall_ms = wall;
+  f.failed = d.failed;
+  std::printf("round %d: %d calls, %d failed; CPU %.1f us/call; RSS %.1f KB per in-flight call "
+              "(%ld -> %ld KB); %d threads; wall %.0f ms\n",
+              round, calls, f.failed, f.cpu_us_per_call, f.rss_bytes_per_call / 1024, base_rss,
+              peak_rss, threads, wall);
+  return f;
+}
 
+/// Raises the open-file limit to its maximum; false (said on stderr) when `need` do not fit.
+bool enough_descriptors(int need) {
+  rlimit nofile{};
+  getrlimit(RLIMIT_NOFILE, &nofile);
+  nofile.rlim_cur = nofile.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &nofile);
+  if (nofile.rlim_cur >= static_cast<rlim_t>(need))
+    return true;
+  std::fprintf(stderr, "need %d file descriptors, have %lu\n", need,
+               static_cast<unsigned long>(nofile.rlim_cur));
+  return false;
+}
+
+/// Prints the medians of the rounds, the command to reproduce them and one JSON line; returns
+/// the calls that failed in all rounds.
+int print_summary(const std::vector<round_figures>& figures, int calls, int delay_ms, int rounds,
+                  int context_bytes) {
   std::vector<double> cpu, rss, wall;
   int threads = 0, failed_all = 0;
   for (const auto& f : figures) {
@@ -315,5 +298,48 @@ int main(int argc, char** argv) {
               "\"cpu_us_per_call\":%.1f,\"rss_bytes_per_call\":%.0f,\"threads\":%d,"
               "\"wall_ms\":%.0f,\"failed\":%d}\n",
               calls, delay_ms, rounds, median(cpu), median(rss), threads, median(wall), failed_all);
+  return failed_all;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  const int calls = arg(argc, argv, "--calls", 1000);
+  const int delay_ms = arg(argc, argv, "--delay-ms", 200);
+  const int rounds = arg(argc, argv, "--rounds", 3);
+  const int context_bytes = arg(argc, argv, "--context-bytes", 2048);
+  if (!enough_descriptors(calls + 64))
+    return 1;
+  auto srv = start_server(std::chrono::milliseconds{delay_ms}, calls);
+  (void)setup_logging("warn", "text");
+
+  static const sreh::system_clock clock;
+  config::model_route r;
+  r.name = "main";
+  r.provider = "openai";
+  r.base_url = fmt::format("http://127.0.0.1:{}/v1", srv.port);
+  r.model = "bench";
+  r.max_concurrency = calls;
+  r.max_queue = calls;
+  auto gateway =
+    std::make_shared<actors::model_gateway>(std::vector{r}, net::make_model_http(), clock);
+  const auto req = bench_request(context_bytes);
+
+  call_driver driver{*gateway, req};
+  driver.run(10); // warm-up: the client's thread, the first connections, the allocator
+  driver.wait(10);
+  for (pollfd pfd{srv.peak_fd, POLLIN, 0}; ::poll(&pfd, 1, 0) == 1;) { // a warm-up as big as N
+    char b = 0;
+    if (::read(srv.peak_fd, &b, 1) != 1)
+      break;
+  }
+
+  std::vector<round_figures> figures;
+  for (int round = 1; round <= rounds; ++round)
+    figures.push_back(measure_round(driver, srv.peak_fd, calls, delay_ms, round));
+  ::kill(srv.pid, SIGTERM);
+  ::waitpid(srv.pid, nullptr, 0);
+
+  const int failed_all = print_summary(figures, calls, delay_ms, rounds, context_bytes);
   return failed_all == 0 ? 0 : 1;
 }

@@ -4,6 +4,7 @@
 
 #include "core/base/json.hpp"
 #include "core/expr/expression.hpp"
+#include "core/flows/inputs.hpp"
 
 namespace sreh::flows {
 
@@ -52,13 +53,8 @@ resolver run_context::texts() const {
   return [this](const reference& r) { return text(r); };
 }
 
-expected<std::string> run_context::render_text(std::string_view t) const {
-  return render(t, texts());
-}
-
-/// Evaluates an expression of the flow (placeholders first).
-/// `shown` receives the expression as evaluated (placeholders filled in) when it renders.
-expected<bool> holds(const std::string& text, std::string& observed, std::string* shown) const {
+expected<bool> run_context::holds(const std::string& text, std::string& observed,
+                                  std::string* shown) const {
   auto rendered = render_expression(text, texts());
   if (!rendered)
     return rendered.error();
