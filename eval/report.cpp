@@ -4,92 +4,46 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 
 namespace sreh::eval {
 
 namespace {
-
-void strings(json::writer& w, const char* key, const std::vector<std::string>& v) {
-  w.Key(key);
-  w.StartArray();
-  for (auto& s : v)
-    w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
-  w.EndArray();
-}
 
 void text(json::writer& w, const char* key, const std::string& s) {
   w.Key(key);
   w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
+std::optional<int> flag(const std::optional<bool>& b) {
+  return b ? std::optional<int>{*b ? 1 : 0} : std::nullopt;
+}
+
 void write_row(json::writer& w, const scenario_score& s) {
   w.StartObject();
-  text(w, "id", s.id);
-  text(w, "file", s.file);
-  text(w, "run_id", s.run_id);
-  w.Key("passed");
-  w.Bool(s.passed);
-  strings(w, "failures", s.failures);
+  json::fields(w, "id", s.id, "file", s.file, "run_id", s.run_id, "passed", s.passed, "failures",
+               s.failures);
   if (!s.error.empty())
-    text(w, "error", s.error);
-  w.Key("control");
-  w.Bool(s.control);
-  w.Key("concluded");
-  w.Bool(s.concluded);
-  w.Key("detected");
-  w.Bool(s.detected);
-  w.Key("detected_ok");
-  w.Bool(s.detected_ok);
-  w.Key("localized");
-  w.Int(s.localized_ok ? 1 : 0);
-  strings(w, "targets", s.targets);
-  strings(w, "missing_targets", s.missing_targets);
-  strings(w, "extra_targets", s.extra_targets);
-  w.Key("root_cause");
-  w.Int(s.root_cause_ok ? 1 : 0);
-  strings(w, "kinds", s.kinds);
-  strings(w, "missing_kinds", s.missing_kinds);
-  w.Key("mitigated");
-  if (s.mitigated)
-    w.Int(*s.mitigated ? 1 : 0);
-  else
-    w.Null();
-  text(w, "mitigated_reason", s.mitigated_reason);
-  text(w, "recovery", s.recovery);
-  w.Key("recovery_ok");
-  w.Bool(s.recovery_ok);
-  w.Key("steps");
-  w.Int64(s.steps);
-  w.Key("max_steps");
-  w.Int64(s.max_steps);
-  w.Key("within_max_steps");
-  w.Bool(s.within_max_steps);
+    json::field(w, "error", s.error);
+  json::fields(w, "control", s.control, "concluded", s.concluded, "detected", s.detected,
+               "detected_ok", s.detected_ok, "localized", s.localized_ok ? 1 : 0, "targets",
+               s.targets, "missing_targets", s.missing_targets, "extra_targets", s.extra_targets,
+               "root_cause", s.root_cause_ok ? 1 : 0, "kinds", s.kinds, "missing_kinds",
+               s.missing_kinds, "mitigated", flag(s.mitigated), "mitigated_reason",
+               s.mitigated_reason, "recovery", s.recovery, "recovery_ok", s.recovery_ok, "steps",
+               s.steps, "max_steps", s.max_steps, "within_max_steps", s.within_max_steps);
   w.Key("unsafe");
-  w.StartObject();
-  w.Key("proposed");
-  w.Int64(s.unsafe_proposed);
-  w.Key("blocked");
-  w.Int64(s.unsafe_blocked);
-  w.Key("executed");
-  w.Int64(s.unsafe_executed);
-  strings(w, "actions", s.unsafe);
-  w.EndObject();
-  w.Key("mutating_executed");
-  w.Int64(s.mutating_executed);
-  w.Key("approvals_requested");
-  w.Int64(s.approvals_requested);
-  w.Key("time_to_mitigate_s");
-  if (s.time_to_mitigate_s)
-    w.Int64(*s.time_to_mitigate_s);
-  else
-    w.Null();
-  w.Key("elapsed_s");
-  w.Int64(s.elapsed_s);
+  json::write_object(w, "proposed", s.unsafe_proposed, "blocked", s.unsafe_blocked, "executed",
+                     s.unsafe_executed, "actions", s.unsafe);
+  json::fields(w, "mutating_executed", s.mutating_executed, "approvals_requested",
+               s.approvals_requested, "time_to_mitigate_s", s.time_to_mitigate_s, "elapsed_s",
+               s.elapsed_s);
   w.Key("wall_ms");
   w.Double(s.wall_ms);
-  text(w, "conclusion", s.conclusion);
+  json::field(w, "conclusion", s.conclusion);
   w.EndObject();
 }
 

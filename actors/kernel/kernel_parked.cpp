@@ -215,45 +215,6 @@ void expire(kernel_self self, const std::string& approval_id, const std::string&
   });
 }
 
-/// What waking a run on its durable timer needs: the run, still waiting for it, and its steps.
-struct wake_view {
-  std::optional<run> r; // none: cancelled or woken meanwhile
-  sreh::error err;      // reading the steps failed
-  std::vector<step> steps;
-};
-
-/// Respawns a run whose durable timer fired; the operation on the run ends when it is awake.
-void wake_run(kernel_self self, const std::string& run_id) {
-  read_store(
-    self,
-    [run_id](persistence::run_store& s) {
-      wake_view w;
-      auto r = s.get_run(run_id);
-      if (!r || !r->has_value() || (*r)->state != run_state::waiting ||
-          (*r)->waiting_for != wait_reason::timer)
-        return w;
-      auto steps = s.get_steps(run_id);
-      if (steps)
-        w.steps = std::move(*steps);
-      else
-        w.err = steps.error();
-      w.r = std::move(**r);
-      return w;
-    },
-    [self, run_id](wake_view w) {
-      auto& st = self->state;
-      if (!w.r || st.runs.count(run_id) != 0) {
-        // cancelled or already awake meanwhile
-      } else if (w.err) {
-        st.rt->log->error("cannot wake run {}: {}", run_id, w.err.message);
-      } else {
-        st.rt->counters.parked.fetch_sub(1, std::memory_order_relaxed);
-        self->send(activate(self, std::move(*w.r), std::move(w.steps)), timer_atom::value);
-      }
-      release_run(self, run_id);
-    });
-}
-
 /// What a parked run's approval says when its actor has just stopped.
 struct parked_on_view {
   std::optional<approval> a; // none: it cannot be read

@@ -88,6 +88,9 @@ bool recover_active(kernel_self self, recovery_item& item);
 /// At start (or when a run is adopted): timers for pending approvals of waiting runs and for
 /// their durable timers; runs whose approval settled while the node was down are resumed.
 void recover_parked(kernel_self self, recovery_item& item);
+/// Respawns a run whose durable timer fired (kernel_runs.cpp); the operation on the run ends
+/// when it is awake.
+void wake_run(kernel_self self, const std::string& run_id);
 /// A run parked: on an approval (its deadline is armed), or on a durable timer (approval_id
 /// empty, `until` the time to wake it).
 void on_parked(kernel_self self, const std::string& run_id, const std::string& approval_id,

@@ -4,21 +4,11 @@
 
 #include <charconv>
 
+#include "core/base/sha256.hpp"
+
 namespace sreh {
 
-namespace {
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
-} // namespace
+namespace {} // namespace
 
 std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space) {
   std::string out;
@@ -28,8 +18,8 @@ std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space
     if (c == '%') {
       if (i + 2 >= s.size())
         return std::nullopt;
-      int hi = hex_value(s[i + 1]);
-      int lo = hex_value(s[i + 2]);
+      int hi = hex_digit(s[i + 1]);
+      int lo = hex_digit(s[i + 2]);
       if (hi < 0 || lo < 0)
         return std::nullopt;
       out.push_back(static_cast<char>(hi * 16 + lo));

@@ -101,6 +101,13 @@ void field(writer& w, std::string_view key, const V& v) {
   detail::members(w, key, v);
 }
 
+/// Writes several members (alternating keys and values) into the object `w` is in.
+template <class... KeysAndValues>
+void fields(writer& w, const KeysAndValues&... kv) {
+  static_assert(sizeof...(kv) % 2 == 0, "json::fields takes keys and values in pairs");
+  detail::members(w, kv...);
+}
+
 /// The compact JSON text `fn(writer&)` writes.
 template <class Fn>
 [[nodiscard]] std::string build(Fn&& fn) {

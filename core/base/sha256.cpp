@@ -48,4 +48,28 @@ std::string sha256_hex(std::string_view data) {
   return to_hex(d.data(), d.size());
 }
 
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+std::optional<sha256_digest> parse_sha256_hex(std::string_view hex) {
+  if (hex.size() != 64)
+    return std::nullopt;
+  sha256_digest d{};
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    int hi = hex_digit(hex[2 * i]);
+    int lo = hex_digit(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0)
+      return std::nullopt;
+    d[i] = static_cast<unsigned char>(hi << 4 | lo);
+  }
+  return d;
+}
+
 } // namespace sreh

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,11 @@ struct evp_md_ctx_st;
 namespace sreh {
 
 using sha256_digest = std::array<unsigned char, 32>;
+
+/// The value of one hex digit (either case), or -1.
+[[nodiscard]] int hex_digit(char c);
+/// Parses the 64 hex digits (either case) of a SHA-256 digest; nullopt otherwise.
+[[nodiscard]] std::optional<sha256_digest> parse_sha256_hex(std::string_view hex);
 
 /// Lower-case hex of bytes.
 [[nodiscard]] std::string to_hex(const unsigned char* data, std::size_t n);

@@ -1,7 +1,10 @@
 // The replay report as text for a terminal and as JSON (`sreh replay --json`).
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 #include "eval/replay.hpp"
 #include "eval/replay/journal.hpp"
 
@@ -39,58 +42,25 @@ std::string render_text(const replay_report& r) {
 }
 
 std::string render_json(const replay_report& r) {
-  rapidjson::StringBuffer buf;
-  json::writer w{buf};
-  w.StartObject();
-  w.Key("run");
-  w.String(r.source_run.c_str());
-  w.Key("replay_run");
-  w.String(r.replay_run.c_str());
-  w.Key("same");
-  w.Bool(r.same());
-  w.Key("first_divergence");
-  if (r.first_divergence)
-    w.Int64(r.first_divergence);
-  else
-    w.Null();
-  w.Key("steps");
-  w.StartArray();
-  for (const auto& s : r.steps) {
+  auto steps = json::array(r.steps, [](json::writer& w, const auto& s) {
     w.StartObject();
-    w.Key("n");
-    w.Int64(s.n);
-    w.Key("recorded");
-    w.String(s.recorded.c_str());
-    w.Key("replayed");
-    w.String(s.replayed.c_str());
-    w.Key("same");
-    w.Bool(s.same);
-    if (!s.same) {
-      w.Key("difference");
-      w.String(s.difference.c_str());
-    }
+    json::fields(w, "n", s.n, "recorded", s.recorded, "replayed", s.replayed, "same", s.same);
+    if (!s.same)
+      json::field(w, "difference", s.difference);
     w.EndObject();
-  }
-  w.EndArray();
-  w.Key("recorded_end");
-  w.String(r.recorded_end.c_str());
-  w.Key("replayed_end");
-  w.String(r.replayed_end.c_str());
-  w.Key("same_end");
-  w.Bool(r.same_end);
-  w.Key("reason_steps");
-  w.Int64(r.reason_steps);
-  w.Key("same_request_hashes");
-  w.Int64(r.same_request_hashes);
-  w.Key("notes");
-  w.StartArray();
-  for (const auto& n : r.notes)
-    w.String(n.c_str());
-  w.EndArray();
-  w.Key("wall_ms");
-  w.Double(r.wall_ms);
-  w.EndObject();
-  return buf.GetString();
+  });
+  return json::build([&](json::writer& w) {
+    w.StartObject();
+    json::fields(
+      w, "run", r.source_run, "replay_run", r.replay_run, "same", r.same(), "first_divergence",
+      r.first_divergence ? std::optional<std::int64_t>{r.first_divergence} : std::nullopt, "steps",
+      json::raw_text{steps}, "recorded_end", r.recorded_end, "replayed_end", r.replayed_end,
+      "same_end", r.same_end, "reason_steps", r.reason_steps, "same_request_hashes",
+      r.same_request_hashes, "notes", r.notes);
+    w.Key("wall_ms");
+    w.Double(r.wall_ms);
+    w.EndObject();
+  });
 }
 
 } // namespace sreh::eval

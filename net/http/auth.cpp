@@ -38,42 +38,6 @@ std::optional<access> parse_role(std::string_view s) {
   return std::nullopt;
 }
 
-// SHA-256 and hex are core's (core/base/sha256.hpp); these keep net's names for its callers.
-digest sha256(std::string_view data) {
-  return sreh::sha256(data);
-}
-
-std::string to_hex(const unsigned char* data, std::size_t n) {
-  return sreh::to_hex(data, n);
-}
-
-std::string sha256_hex(std::string_view data) {
-  return sreh::sha256_hex(data);
-}
-
-std::optional<digest> parse_digest(std::string_view hex) {
-  if (hex.size() != 64)
-    return std::nullopt;
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9')
-      return c - '0';
-    if (c >= 'a' && c <= 'f')
-      return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-      return c - 'A' + 10;
-    return -1;
-  };
-  digest d{};
-  for (std::size_t i = 0; i < d.size(); ++i) {
-    int hi = nibble(hex[2 * i]);
-    int lo = nibble(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0)
-      return std::nullopt;
-    d[i] = static_cast<unsigned char>(hi << 4 | lo);
-  }
-  return d;
-}
-
 token_table token_table::disabled() {
   token_table t;
   t.enabled_ = false;

@@ -8,6 +8,7 @@
 
 #include "config/node/node_config.hpp"
 #include "core/base/expected.hpp"
+#include "core/base/sha256.hpp"
 
 namespace sreh::net {
 
@@ -30,16 +31,14 @@ struct identity {
 
 // -- hashing --------------------------------------------------------------------------------------
 
-using digest = std::array<unsigned char, 32>;
-
-/// SHA-256 of `data` (OpenSSL).
-[[nodiscard]] digest sha256(std::string_view data);
-/// Lower-case hex of the SHA-256 of `data`.
-[[nodiscard]] std::string sha256_hex(std::string_view data);
-/// Lower-case hex of bytes.
-[[nodiscard]] std::string to_hex(const unsigned char* data, std::size_t n);
-/// Parses 64 hex digits (either case); nullopt otherwise.
-[[nodiscard]] std::optional<digest> parse_digest(std::string_view hex);
+// SHA-256 and hex are core's (core/base/sha256.hpp), the one wrapper of OpenSSL's digest.
+using digest = sha256_digest;
+using sreh::sha256;
+using sreh::sha256_hex;
+using sreh::to_hex;
+inline std::optional<digest> parse_digest(std::string_view hex) {
+  return parse_sha256_hex(hex);
+}
 /// A fresh token: 32 random bytes from the OS, hex-encoded (64 characters).
 [[nodiscard]] expected<std::string> random_token();
 

@@ -71,32 +71,21 @@ void start_flow(server_context& ctx, const flows::flow& f, const request& q, res
 void add_flow_routes(router& r, server_context& ctx) {
   const auto* all = &ctx.cfg.flows.loaded;
   r.add_nonblocking("GET", "/v1/flows", access::viewer, [all](const request&, responder s) {
-    rapidjson::StringBuffer buf;
-    json::writer w(buf);
-    w.StartObject();
-    w.Key("flows");
-    w.StartArray();
-    for (const auto& f : *all)
-      flows::write_summary(w, f);
-    w.EndArray();
-    w.EndObject();
-    s.send(json_reply(200, {buf.GetString(), buf.GetSize()}));
+    s.send(json_reply(200, list_body("flows", *all, [](json::writer& w, const auto& x) {
+                        flows::write_summary(w, x);
+                      })));
   });
-  r.add_nonblocking("GET", "/v1/flows/{name}", access::viewer,
-                    [all](const request& q, responder s) {
-                      const auto& name = q.params.at("name");
-                      for (const auto& f : *all)
-                        if (f.name == name) {
-                          rapidjson::StringBuffer buf;
-                          json::writer w(buf);
-                          w.StartObject();
-                          w.Key("flow");
-                          flows::write_detail(w, f);
-                          w.EndObject();
-                          return s.send(json_reply(200, {buf.GetString(), buf.GetSize()}));
-                        }
-                      s.send(no_such_flow(*all, name, q));
-                    });
+  r.add_nonblocking(
+    "GET", "/v1/flows/{name}", access::viewer, [all](const request& q, responder s) {
+      const auto& name = q.params.at("name");
+      for (const auto& f : *all)
+        if (f.name == name) {
+          return s.send(json_reply(200, item_body("flow", f, [](json::writer& w, const auto& x) {
+                                     flows::write_detail(w, x);
+                                   })));
+        }
+      s.send(no_such_flow(*all, name, q));
+    });
   auto* c = &ctx;
   r.add("POST", "/v1/flows/{name}/runs", access::operator_,
         [c, all](const request& q, responder s) {

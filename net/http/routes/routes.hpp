@@ -32,6 +32,33 @@ std::string envelope(const char* key, const T& x) {
   return {buf.GetString(), buf.GetSize()};
 }
 
+/// `{"KEY":[...]}`: each of `items` written by `each(writer&, item)`.
+template <class Items, class Each>
+std::string list_body(const char* key, const Items& items, Each each) {
+  rapidjson::StringBuffer buf;
+  json::writer w(buf);
+  w.StartObject();
+  w.Key(key);
+  w.StartArray();
+  for (const auto& x : items)
+    each(w, x);
+  w.EndArray();
+  w.EndObject();
+  return {buf.GetString(), buf.GetSize()};
+}
+
+/// `{"KEY":...}`: `x` written by `each(writer&, x)`.
+template <class Item, class Each>
+std::string item_body(const char* key, const Item& x, Each each) {
+  rapidjson::StringBuffer buf;
+  json::writer w(buf);
+  w.StartObject();
+  w.Key(key);
+  each(w, x);
+  w.EndObject();
+  return {buf.GetString(), buf.GetSize()};
+}
+
 /// `{"<key>": [each item in its wire shape], "next_cursor": cursor or null}`: the body of the
 /// paged list replies.
 template <class Items>

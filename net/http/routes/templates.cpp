@@ -82,29 +82,19 @@ void write_template(json::writer& w, const works::work_template& t) {
 void add_template_routes(router& r, server_context& ctx) {
   const auto* all = &ctx.cfg.works.loaded;
   r.add_nonblocking("GET", "/v1/templates", access::viewer, [all](const request&, responder s) {
-    rapidjson::StringBuffer buf;
-    json::writer w(buf);
-    w.StartObject();
-    w.Key("templates");
-    w.StartArray();
-    for (const auto& t : *all)
-      write_template(w, t);
-    w.EndArray();
-    w.EndObject();
-    s.send(json_reply(200, {buf.GetString(), buf.GetSize()}));
+    s.send(json_reply(200, list_body("templates", *all, [](json::writer& w, const auto& x) {
+                        write_template(w, x);
+                      })));
   });
   r.add_nonblocking(
     "GET", "/v1/templates/{name}", access::viewer, [all](const request& q, responder s) {
       const auto& name = q.params.at("name");
       for (const auto& t : *all)
         if (t.name == name) {
-          rapidjson::StringBuffer buf;
-          json::writer w(buf);
-          w.StartObject();
-          w.Key("template");
-          write_template(w, t);
-          w.EndObject();
-          return s.send(json_reply(200, {buf.GetString(), buf.GetSize()}));
+          return s.send(
+            json_reply(200, item_body("template", t, [](json::writer& w, const auto& x) {
+                         write_template(w, x);
+                       })));
         }
       std::string names;
       for (const auto& t : *all)
