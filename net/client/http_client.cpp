@@ -6,6 +6,7 @@
 #include <openssl/ssl.h>
 
 #include <cctype>
+#include <utility>
 
 #include "core/base/json.hpp"
 #include "net/http/beast.hpp"
@@ -57,31 +58,17 @@ sreh::error answer_error(const std::string& where, const beast::error_code& ec) 
 }
 
 errc errc_of_status(unsigned status) {
-  switch (status) {
-  case 400:
-  case 405:
-  case 411:
-  case 415:
-  case 422:
-  case 431:
-    return errc::invalid_argument;
-  case 401:
-    return errc::unauthorized;
-  case 403:
-    return errc::forbidden;
-  case 404:
-    return errc::not_found;
-  case 409:
-    return errc::conflict;
-  case 413:
-    return errc::too_large;
-  case 503:
-    return errc::unavailable;
-  case 504:
-    return errc::deadline;
-  default:
-    return errc::internal;
-  }
+  // The problem+json statuses the server sends (net/http/problem.cpp) back to their codes.
+  static constexpr std::pair<unsigned, errc> codes[] = {
+    {400, errc::invalid_argument}, {405, errc::invalid_argument}, {411, errc::invalid_argument},
+    {415, errc::invalid_argument}, {422, errc::invalid_argument}, {431, errc::invalid_argument},
+    {401, errc::unauthorized},     {403, errc::forbidden},        {404, errc::not_found},
+    {409, errc::conflict},         {413, errc::too_large},        {503, errc::unavailable},
+    {504, errc::deadline}};
+  for (const auto& [s, code] : codes)
+    if (s == status)
+      return code;
+  return errc::internal;
 }
 
 /// The `detail` of a problem+json body, else the body itself (shortened).
@@ -181,6 +168,18 @@ http::request<http::string_body> make_request(const std::string& host, std::uint
   return req;
 }
 
+/// A stream to host:port, connected (and over TLS, handshaken) within `timeout`.
+expected<maybe_tls_stream> open_stream(asio::io_context& ioc, const std::string& host,
+                                       std::uint16_t port, std::chrono::milliseconds timeout,
+                                       const client_tls* tls) {
+  auto made = make_stream(ioc, host, tls);
+  if (!made)
+    return made.error();
+  if (auto err = connect(ioc, *made, host, port, timeout))
+    return err;
+  return made;
+}
+
 } // namespace
 
 expected<http_response> http_request(const std::string& host, std::uint16_t port,
@@ -191,12 +190,10 @@ expected<http_response> http_request(const std::string& host, std::uint16_t port
   auto where = host + ":" + std::to_string(port);
   try {
     asio::io_context ioc;
-    auto made = make_stream(ioc, host, tls);
+    auto made = open_stream(ioc, host, port, timeout, tls);
     if (!made)
       return made.error();
     auto& stream = *made;
-    if (auto err = connect(ioc, stream, host, port, timeout))
-      return err;
     auto req = make_request(host, port, method, target, body, headers);
     req.keep_alive(false);
     stream.expires_after(timeout);
@@ -237,12 +234,10 @@ sreh::error sse_stream(const std::string& host, std::uint16_t port, const std::s
   auto where = host + ":" + std::to_string(port);
   try {
     asio::io_context ioc;
-    auto made = make_stream(ioc, host, tls);
+    auto made = open_stream(ioc, host, port, connect_timeout, tls);
     if (!made)
       return made.error();
     auto& stream = *made;
-    if (auto err = connect(ioc, stream, host, port, connect_timeout))
-      return err;
     auto hdrs = headers;
     hdrs["Accept"] = "text/event-stream";
     if (!last_event_id.empty())

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 #include "core/model/json_codecs.hpp"
 #include "net/http/http_message.hpp"
 #include "net/http/http_server.hpp"
@@ -20,64 +21,62 @@ inline void put(json::writer& w, const char* key, std::string_view v) {
   w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
 }
 
-/// `{"<key>": x}` with x in its wire shape (json::write): the body of single-resource replies.
-template <class T>
-std::string envelope(const char* key, const T& x) {
-  rapidjson::StringBuffer buf;
-  json::writer w(buf);
-  w.StartObject();
-  w.Key(key);
-  json::write(w, x);
-  w.EndObject();
-  return {buf.GetString(), buf.GetSize()};
+/// `{...}`: an object whose members `fn(writer&)` writes.
+template <class Fn>
+std::string object_body(Fn fn) {
+  return json::build([&](json::writer& w) {
+    w.StartObject();
+    fn(w);
+    w.EndObject();
+  });
 }
 
-/// `{"KEY":[...]}`: each of `items` written by `each(writer&, item)`.
+/// Writes the member `"KEY":[...]`, each of `items` written by `each(writer&, item)`.
 template <class Items, class Each>
-std::string list_body(const char* key, const Items& items, Each each) {
-  rapidjson::StringBuffer buf;
-  json::writer w(buf);
-  w.StartObject();
+void write_items(json::writer& w, const char* key, const Items& items, Each each) {
   w.Key(key);
   w.StartArray();
   for (const auto& x : items)
     each(w, x);
   w.EndArray();
-  w.EndObject();
-  return {buf.GetString(), buf.GetSize()};
+}
+
+/// `{"KEY": x in its wire shape}`.
+template <class T>
+std::string envelope(const char* key, const T& x) {
+  return object_body([&](json::writer& w) {
+    w.Key(key);
+    json::write(w, x);
+  });
+}
+
+/// `{"KEY":[...]}`: each of `items` written by `each(writer&, item)`.
+template <class Items, class Each>
+std::string list_body(const char* key, const Items& items, Each each) {
+  return object_body([&](json::writer& w) { write_items(w, key, items, each); });
 }
 
 /// `{"KEY":...}`: `x` written by `each(writer&, x)`.
 template <class Item, class Each>
 std::string item_body(const char* key, const Item& x, Each each) {
-  rapidjson::StringBuffer buf;
-  json::writer w(buf);
-  w.StartObject();
-  w.Key(key);
-  each(w, x);
-  w.EndObject();
-  return {buf.GetString(), buf.GetSize()};
+  return object_body([&](json::writer& w) {
+    w.Key(key);
+    each(w, x);
+  });
 }
 
 /// `{"<key>": [each item in its wire shape], "next_cursor": cursor or null}`: the body of the
 /// paged list replies.
 template <class Items>
 std::string page_body(const char* key, const Items& items, const std::string& next_cursor) {
-  rapidjson::StringBuffer buf;
-  json::writer w(buf);
-  w.StartObject();
-  w.Key(key);
-  w.StartArray();
-  for (const auto& x : items)
-    json::write(w, x);
-  w.EndArray();
-  w.Key("next_cursor");
-  if (next_cursor.empty())
-    w.Null();
-  else
-    w.String(next_cursor.c_str(), static_cast<rapidjson::SizeType>(next_cursor.size()));
-  w.EndObject();
-  return {buf.GetString(), buf.GetSize()};
+  return object_body([&](json::writer& w) {
+    write_items(w, key, items, [](json::writer& o, const auto& x) { json::write(o, x); });
+    w.Key("next_cursor");
+    if (next_cursor.empty())
+      w.Null();
+    else
+      w.String(next_cursor);
+  });
 }
 
 /// POST /v1/goals, GET /v1/runs, GET /v1/runs/{id}, GET /v1/runs/{id}/steps,
