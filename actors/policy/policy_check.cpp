@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 
 namespace sreh::actors {
 
@@ -113,9 +114,8 @@ void release_run_actions(runtime& rt, const std::string& run_id) {
 }
 
 std::string policy_json(const policy::decision& d, const policy::policy_set& p) {
-  return fmt::format(R"({{"effect":{},"rule":{},"reason":{},"policy_version":{}}})",
-                     json::quote(policy::to_string(d.effect)), json::quote(d.rule_id),
-                     json::quote(d.reason), json::quote(p.version));
+  return json::object("effect", policy::to_string(d.effect), "rule", d.rule_id, "reason", d.reason,
+                      "policy_version", p.version);
 }
 
 } // namespace sreh::actors

@@ -168,6 +168,14 @@ http::request<http::string_body> make_request(const std::string& host, std::uint
   return req;
 }
 
+/// Writes `req` on `stream` (its deadline set by the caller).
+template <class Request>
+beast::error_code send_request(asio::io_context& ioc, maybe_tls_stream& stream, Request& req) {
+  return run_op(ioc, [&](auto done) {
+    http::async_write(stream, req, [done](beast::error_code e, std::size_t) { done(e); });
+  });
+}
+
 /// A stream to host:port, connected (and over TLS, handshaken) within `timeout`.
 expected<maybe_tls_stream> open_stream(asio::io_context& ioc, const std::string& host,
                                        std::uint16_t port, std::chrono::milliseconds timeout,
@@ -197,9 +205,7 @@ expected<http_response> http_request(const std::string& host, std::uint16_t port
     auto req = make_request(host, port, method, target, body, headers);
     req.keep_alive(false);
     stream.expires_after(timeout);
-    auto ec = run_op(ioc, [&](auto done) {
-      http::async_write(stream, req, [done](beast::error_code e, std::size_t) { done(e); });
-    });
+    auto ec = send_request(ioc, stream, req);
     if (ec)
       return transport_error(where, "sending the request", ec);
     beast::flat_buffer buf;
@@ -244,9 +250,7 @@ sreh::error sse_stream(const std::string& host, std::uint16_t port, const std::s
       hdrs["Last-Event-ID"] = last_event_id;
     auto req = make_request(host, port, "GET", target, {}, hdrs);
     stream.expires_after(connect_timeout);
-    auto ec = run_op(ioc, [&](auto done) {
-      http::async_write(stream, req, [done](beast::error_code e, std::size_t) { done(e); });
-    });
+    auto ec = send_request(ioc, stream, req);
     if (ec)
       return transport_error(where, "sending the request", ec);
 

@@ -9,7 +9,9 @@
 
 #include "actors/kernel/flow_tool.hpp"
 #include "actors/works/world_tool.hpp"
+#include "core/base/hash.hpp"
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 #include "persistence/postgres/postgres_store.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
 
@@ -191,19 +193,14 @@ sreh::error node_parts::record_config(const policy::policy_set& policy) {
     std::ifstream in{cfg_.source};
     text.assign(std::istreambuf_iterator<char>{in}, {});
   }
-  std::uint64_t h = 1469598103934665603ull; // FNV-1a of the config file's text
-  for (unsigned char c : text)
-    h = (h ^ c) * 1099511628211ull;
   event e;
   e.id = ids_.next("evt");
   e.kind = "node.config";
   e.at = clock_.now_us();
-  e.data =
-    fmt::format(R"({{"node":{},"config_file":{},"config_fnv1a":"{:016x}","listen":{},)"
-                R"("store":{},"policy_mode":{},"policy_version":{},"rules":{}}})",
-                json::quote(cfg_.node_id), json::quote(cfg_.source), h, json::quote(cfg_.listen),
-                json::quote(cfg_.store.kind), json::quote(policy::to_string(policy.default_mode)),
-                json::quote(policy.version), policy.rules.size());
+  e.data = json::object("node", cfg_.node_id, "config_file", cfg_.source, "config_fnv1a",
+                        fnv1a64_hex(text), "listen", cfg_.listen, "store", cfg_.store.kind,
+                        "policy_mode", policy::to_string(policy.default_mode), "policy_version",
+                        policy.version, "rules", policy.rules.size());
   persistence::write_batch b;
   b.events.push_back(std::move(e));
   std::promise<sreh::error> done;

@@ -38,13 +38,13 @@ std::optional<recorded> read_recorded(const step& s) {
   if (!doc || !doc->IsObject())
     return std::nullopt;
   recorded out;
-  out.text = llm::json::string_or(*doc, "text");
-  out.bad = llm::json::string_or(*doc, "bad");
-  if (const auto* calls = llm::json::member(*doc, "tool_calls"); calls && calls->IsArray())
+  out.text = json::string_or(*doc, "text");
+  out.bad = json::string_or(*doc, "bad");
+  if (const auto* calls = json::member(*doc, "tool_calls"); calls && calls->IsArray())
     for (const auto& c : calls->GetArray())
       if (c.IsObject())
-        out.calls.push_back({llm::json::string_or(c, "id"), llm::json::string_or(c, "name"),
-                             llm::json::string_or(c, "arguments")});
+        out.calls.push_back({json::string_or(c, "id"), json::string_or(c, "name"),
+                             json::string_or(c, "arguments")});
   return out;
 }
 
@@ -53,11 +53,11 @@ std::pair<std::string, std::int64_t> origin_of(const step& s) {
   auto doc = json::parse(s.decision);
   if (!doc || !doc->IsObject())
     return {};
-  const auto* detail = llm::json::member(*doc, "detail");
+  const auto* detail = json::member(*doc, "detail");
   if (!detail || !detail->IsObject())
     return {};
-  auto n = llm::json::int_of(*detail, "reason_step");
-  return {llm::json::string_or(*detail, "tool_call_id"), n.value_or(0)};
+  auto n = json::int_of(*detail, "reason_step");
+  return {json::string_or(*detail, "tool_call_id"), n.value_or(0)};
 }
 
 /// Whether tool step `s` was refused before policy saw it (bad model output).
@@ -65,8 +65,8 @@ bool rejected_call(const step& s) {
   auto doc = json::parse(s.decision);
   if (!doc || !doc->IsObject())
     return false;
-  const auto* p = llm::json::member(*doc, "policy");
-  return p && p->IsObject() && llm::json::string_or(*p, "effect") == "rejected";
+  const auto* p = json::member(*doc, "policy");
+  return p && p->IsObject() && json::string_or(*p, "effect") == "rejected";
 }
 
 /// Unusable answers since the last tool step that succeeded: bad responses and rejected calls.
@@ -302,7 +302,7 @@ void call_model(self_ptr self, llm_provider& llm, std::int64_t n) {
   auto prepared =
     llm.prepare(run_context{j.r, prior, st.rt->tools, nullptr}, notes_before(j.steps, n));
   if (auto args = json::parse(j.steps.at(static_cast<std::size_t>(n - 1)).args);
-      args && args->IsObject() && llm::json::string_or(*args, "request_hash") != prepared.hash)
+      args && args->IsObject() && json::string_or(*args, "request_hash") != prepared.hash)
     st.rt->log->warn("run {} step {}: the request differs from the one journaled (the node's "
                      "tools or prompt changed since)",
                      j.r.id, n);

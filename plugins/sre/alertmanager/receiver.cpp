@@ -8,6 +8,7 @@
 
 #include "core/base/failpoint.hpp"
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 #include "core/base/logger.hpp"
 #include "net/http/auth.hpp"
 #include "net/http/problem.hpp"
@@ -29,9 +30,8 @@ const works::work_template* receiver_template(const net::server_context& ctx) {
 }
 
 std::string answer(const works::work& w, bool created, const char* what) {
-  return fmt::format(R"({{"work":{{"id":{},"state":{},"title":{}}},"created":{},"did":{}}})",
-                     json::quote(w.id), json::quote(works::to_string(w.state)),
-                     json::quote(w.title), created, json::quote(what));
+  auto work = json::object("id", w.id, "state", works::to_string(w.state), "title", w.title);
+  return json::object("work", json::raw_text{work}, "created", created, "did", what);
 }
 
 /// Merges the notification's alert statuses into Work `id`, then answers.
@@ -88,8 +88,8 @@ void receive(net::server_context& ctx, const net::request& req, net::responder r
     if (newest != nullptr) // resolved alerts of a closed Work: recorded on it
       return annotate(&ctx, req, res, newest->id, statuses, false);
     return res.send(
-      net::json_reply(200, R"({"work":null,"created":false,"did":"nothing: no Work for this )"
-                           R"(group and no alert firing"})"));
+      net::json_reply(200, json::object("work", nullptr, "created", false, "did",
+                                        "nothing: no Work for this group and no alert firing")));
   }
   actors::new_work w;
   w.template_name = t->name;
@@ -99,8 +99,7 @@ void receive(net::server_context& ctx, const net::request& req, net::responder r
   std::string alertname;
   if (auto a = n->common_labels.find("alertname"); a != n->common_labels.end())
     alertname = a->second;
-  w.labels = fmt::format(R"({{"alert_group":{},"alertname":{}}})", json::quote(group),
-                         json::quote(alertname));
+  w.labels = json::object("alert_group", group, "alertname", alertname);
   auto* c = &ctx;
   ctx.works->create(std::move(w), [c, req, res, statuses](actors::work_reply r) {
     res.post([c, req, res, statuses, r = std::move(r)] {
