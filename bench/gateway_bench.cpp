@@ -206,6 +206,8 @@ double median(std::vector<double> v) {
 
 /// Drives calls through the gateway and counts their ends.
 struct call_driver {
+  call_driver(actors::model_gateway& g, const llm::chat_request& r) : gateway(g), req(r) {}
+
   actors::model_gateway& gateway;
   const llm::chat_request& req;
   std::mutex mu;

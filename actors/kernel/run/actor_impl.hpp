@@ -66,6 +66,8 @@ void propose(self_ptr self, const decision& d);
 void execute(self_ptr self);
 /// Rebuilds the run from its journal after a restart and goes on (run/recover.cpp).
 void recover(self_ptr self);
+/// A tool call of step `n` returned (or failed): journal its outcome and go on (actor.cpp).
+void on_tool_done(self_ptr self, std::int64_t n, bool ok, std::string result, std::string err);
 void on_reconciled(self_ptr self, std::int64_t n, reconcile_result::status status,
                    std::string result);
 /// Runs `call` (it blocks) on `pool`, then `then(result)` in the run actor.
