@@ -1,8 +1,9 @@
 // The wire shape of runs, steps and events (REST API, SSE, store checkpoints) and its decoders.
+#include "core/model/json_codecs.hpp"
+
 #include <fmt/format.h>
 
 #include "core/base/json.hpp"
-#include "core/model/json_codecs.hpp"
 #include "core/model/json_fields.hpp"
 
 namespace sreh::json {

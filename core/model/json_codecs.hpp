@@ -13,7 +13,6 @@
 
 namespace sreh::json {
 
-
 void write(writer& w, const run& r);
 void write(writer& w, const step& s);
 void write(writer& w, const event& e);

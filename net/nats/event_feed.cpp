@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "core/base/json.hpp"
-#include "core/model/json_codecs.hpp"
 #include "core/base/logger.hpp"
+#include "core/model/json_codecs.hpp"
 #include "net/nats/jetstream.hpp"
 
 namespace sreh::net {

@@ -8,8 +8,8 @@
 
 #include "core/base/fault.hpp"
 #include "core/base/json.hpp"
-#include "core/model/json_codecs.hpp"
 #include "core/base/logger.hpp"
+#include "core/model/json_codecs.hpp"
 #include "net/nats/jetstream.hpp"
 #include "net/nats/relay.hpp"
 

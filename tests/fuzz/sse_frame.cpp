@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "core/base/json.hpp"
-#include "core/model/json_codecs.hpp"
 #include "core/base/sse.hpp"
+#include "core/model/json_codecs.hpp"
 #include "net/http/sse_format.hpp"
 #include "tests/fuzz/fuzz.hpp"
 

@@ -43,8 +43,8 @@ std::optional<recorded> read_recorded(const step& s) {
   if (const auto* calls = json::member(*doc, "tool_calls"); calls && calls->IsArray())
     for (const auto& c : calls->GetArray())
       if (c.IsObject())
-        out.calls.push_back({json::string_or(c, "id"), json::string_or(c, "name"),
-                             json::string_or(c, "arguments")});
+        out.calls.push_back(
+          {json::string_or(c, "id"), json::string_or(c, "name"), json::string_or(c, "arguments")});
   return out;
 }
 

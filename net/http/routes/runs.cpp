@@ -7,8 +7,8 @@
 
 #include "core/base/id.hpp"
 #include "core/base/json.hpp"
-#include "core/model/json_codecs.hpp"
 #include "core/model/goal.hpp"
+#include "core/model/json_codecs.hpp"
 #include "net/http/problem.hpp"
 #include "net/http/routes/routes.hpp"
 
