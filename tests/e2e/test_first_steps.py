@@ -10,7 +10,7 @@ import socket
 import subprocess
 
 from cluster_harness import SOURCE
-from harness import Node, TempDir, run_tests, sreh_cli
+from harness import Node, TempDir, run_tests, sreh_cli, wait_until
 
 SCENARIO = os.path.join(SOURCE, "examples", "scenarios", "shop-checkout-bad-deploy.yaml")
 
@@ -29,10 +29,14 @@ def test_help_names_every_client_command():
 
 
 def banner_of(node):
-    text = node.log_text()
-    at = text.find("sreh is up:")
-    assert at >= 0, text
-    return text[at:]
+    # The node answers /readyz once its front is supervised; the banner is written just after,
+    # so it is awaited whole (its last line names /v1/events).
+    def whole():
+        text = node.log_text()
+        at = text.find("sreh is up:")
+        return text[at:] if at >= 0 and "/v1/events" in text[at:] else None
+
+    return wait_until(whole, 10, "the start banner")
 
 
 def test_banner_commands_work_as_printed():
