@@ -38,7 +38,7 @@ struct incoming {
 } // namespace
 
 struct event_feed::impl {
-  persistence::store& store;
+  persistence::run_store& store;
   event_feed_options opts;
   std::function<void(const std::vector<event>&)> deliver;
   std::shared_ptr<spdlog::logger> log = logger("feed");
@@ -82,7 +82,7 @@ struct event_feed::impl {
   // At most one line per opts.log_every for each kind of trouble.
   log_limiter log_conn, log_gap, log_missing, log_store, log_bad, log_silence, log_async, log_reset;
 
-  impl(persistence::store& st, event_feed_options o,
+  impl(persistence::run_store& st, event_feed_options o,
        std::function<void(const std::vector<event>&)> d)
     : store(st), opts(std::move(o)),
       deliver(std::move(d)), log_conn{opts.log_every}, log_gap{opts.log_every},
@@ -97,7 +97,7 @@ struct event_feed::impl {
   void flush();
 };
 
-event_feed::event_feed(persistence::store& st, event_feed_options o,
+event_feed::event_feed(persistence::run_store& st, event_feed_options o,
                        std::function<void(const std::vector<event>&)> deliver)
   : impl_(std::make_unique<impl>(st, std::move(o), std::move(deliver))) {}
 

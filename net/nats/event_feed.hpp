@@ -14,7 +14,7 @@
 #include "core/base/expected.hpp"
 #include "core/model/event.hpp"
 #include "net/nats/jetstream.hpp"
-#include "persistence/store/store.hpp"
+#include "persistence/store/run_store.hpp"
 
 namespace sreh::net {
 
@@ -66,7 +66,7 @@ struct event_feed_stats {
 class event_feed {
  public:
   /// `st` must outlive the feed.
-  event_feed(persistence::store& st, event_feed_options o,
+  event_feed(persistence::run_store& st, event_feed_options o,
              std::function<void(const std::vector<event>&)> deliver);
   ~event_feed();
   event_feed(const event_feed&) = delete;

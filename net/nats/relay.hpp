@@ -18,7 +18,8 @@
 #include "core/model/event.hpp"
 #include "net/nats/jetstream.hpp"
 #include "persistence/postgres/postgres_store.hpp"
-#include "persistence/store/store.hpp"
+#include "persistence/store/relay_store.hpp"
+#include "persistence/store/run_store.hpp"
 
 namespace sreh::net {
 
@@ -81,10 +82,11 @@ struct relay_stats {
 /// the thread (at most about one ack slice).
 class relay final : public actors::service {
  public:
-  /// `hub` may be null (then only the poll wakes the relay); `lock` may be null (one node).
-  /// Both must outlive the relay.
-  relay(persistence::store& st, actors::event_hub* hub, relay_options opts,
-        persistence::relay_lock* lock = nullptr);
+  /// Publishes `events`' log from the offset kept in `offsets` (usually one store: both
+  /// aggregates). `hub` may be null (then only the poll wakes the relay); `lock` may be null
+  /// (one node). All must outlive the relay.
+  relay(persistence::run_store& events, persistence::relay_store& offsets, actors::event_hub* hub,
+        relay_options opts, persistence::relay_lock* lock = nullptr);
   ~relay() override;
   relay(const relay&) = delete;
   relay& operator=(const relay&) = delete;
@@ -112,7 +114,8 @@ class relay final : public actors::service {
   /// Sleeps up to `d`; a hub notification ends it early when `wakeable`.
   void pause(std::chrono::milliseconds d, bool wakeable);
 
-  persistence::store& store_;
+  persistence::run_store& events_;
+  persistence::relay_store& offsets_;
   actors::event_hub* hub_;
   relay_options opts_;
   persistence::relay_lock* lock_;

@@ -35,9 +35,9 @@ struct relay::counters {
   }
 };
 
-relay::relay(persistence::store& st, actors::event_hub* hub, relay_options opts,
-             persistence::relay_lock* lock)
-  : store_(st), hub_(hub), opts_(std::move(opts)), lock_(lock),
+relay::relay(persistence::run_store& events, persistence::relay_store& offsets,
+             actors::event_hub* hub, relay_options opts, persistence::relay_lock* lock)
+  : events_(events), offsets_(offsets), hub_(hub), opts_(std::move(opts)), lock_(lock),
     counters_(std::make_unique<counters>()), error_log_(opts_.log_every),
     gap_log_(opts_.log_every) {
   counters_->active = lock_ == nullptr;
@@ -257,7 +257,7 @@ expected<bool> relay::round() {
     stream_ready_ = true;
   }
   if (!offset_loaded_) {
-    auto off = store_.relay_offset(opts_.name);
+    auto off = offsets_.relay_offset(opts_.name);
     if (!off)
       return off.error();
     offset_ = *off;
@@ -267,7 +267,7 @@ expected<bool> relay::round() {
   persistence::event_filter f;
   f.after_seq = offset_;
   f.limit = opts_.page_size;
-  auto evs = store_.read_events(f);
+  auto evs = events_.read_events(f);
   if (!evs)
     return evs.error();
   if (evs->empty())
@@ -304,7 +304,7 @@ expected<bool> relay::round() {
     throw std::runtime_error("fault injected at relay.round");
   if (out.acked_prefix > 0) {
     const auto next = msgs[out.acked_prefix - 1].seq;
-    if (auto err = store_.set_relay_offset(opts_.name, next)) {
+    if (auto err = offsets_.set_relay_offset(opts_.name, next)) {
       offset_loaded_ = false; // re-read what the store has before going on
       return err;
     }

@@ -50,8 +50,8 @@ CAF_TEST(one relay is active and the other takes over from the offset) {
   o.page_size = 200;
   auto lock_a = persistence::make_postgres_relay_lock(opts, o.name);
   auto lock_b = persistence::make_postgres_relay_lock(opts, o.name);
-  auto a = std::make_unique<net::relay>(*f->st, nullptr, o, lock_a.get());
-  auto b = std::make_unique<net::relay>(*f->st, nullptr, o, lock_b.get());
+  auto a = std::make_unique<net::relay>(*f->st, *f->st, nullptr, o, lock_a.get());
+  auto b = std::make_unique<net::relay>(*f->st, *f->st, nullptr, o, lock_b.get());
   CAF_REQUIRE_EQUAL(a->start().message, "");
   CAF_REQUIRE_EQUAL(b->start().message, "");
   std::atomic<bool> writing{true};

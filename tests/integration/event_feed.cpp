@@ -153,7 +153,7 @@ struct feed_fixture : sreh::test::relay_fixture {
 CAF_TEST_FIXTURE_SCOPE(event_feed_tests, feed_fixture)
 
 CAF_TEST(events of concurrent writers reach the feed once in seq order) {
-  net::relay r{*st, &hub, options()};
+  net::relay r{*st, *st, &hub, options()};
   CAF_REQUIRE_EQUAL(r.start().message, "");
   write(2, 50, 2); // 200 events before the feed starts: it must not deliver them
   CAF_REQUIRE(wait_offset(r, 200));
@@ -257,7 +257,7 @@ CAF_TEST(without a relay the feed follows the store and then nats once the relay
   CAF_CHECK_EQUAL(s.filled_from_store, 15u);
   CAF_CHECK_EQUAL(s.received, 0u);
   CAF_CHECK(!s.connected); // the stream does not exist: not subscribed
-  net::relay r{*st, &hub, options()};
+  net::relay r{*st, *st, &hub, options()};
   CAF_REQUIRE_EQUAL(r.start().message, "");
   CAF_REQUIRE(wait_offset(r, 20));
   CAF_REQUIRE(eventually([&] { return feed.stats().connected; }, 10s));
@@ -289,7 +289,7 @@ CAF_TEST_FIXTURE_SCOPE(event_feed_restart_tests, restart_fixture)
 CAF_TEST(a restart of the nats server mid - stream loses nothing and repeats nothing) {
   auto ro = f->options();
   ro.page_size = 200;
-  net::relay r{*f->st, &f->hub, ro};
+  net::relay r{*f->st, *f->st, &f->hub, ro};
   CAF_REQUIRE_EQUAL(r.start().message, "");
   auto o = f->feed_options();
   o.relay_silence = 500ms;
@@ -337,7 +337,7 @@ CAF_TEST(a restart of the nats server mid - stream loses nothing and repeats not
 }
 
 CAF_TEST(a feed stops promptly while its server is down) {
-  net::relay r{*f->st, &f->hub, f->options()};
+  net::relay r{*f->st, *f->st, &f->hub, f->options()};
   CAF_REQUIRE_EQUAL(r.start().message, "");
   auto o = f->feed_options();
   o.relay_silence = 300ms;

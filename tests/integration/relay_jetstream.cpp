@@ -25,7 +25,7 @@ CAF_TEST(subjects keep the dots of the kind and name the run or the node) {
 }
 
 CAF_TEST(events of concurrent writers reach the stream exactly once in seq order) {
-  net::relay r{*st, &hub, options()};
+  net::relay r{*st, *st, &hub, options()};
   CAF_REQUIRE_EQUAL(r.start().message, "");
   const auto w = write(4, 250, 4); // 4,000 events in group commits
   CAF_REQUIRE_EQUAL(w.failures, 0u);
@@ -49,14 +49,14 @@ CAF_TEST(a new relay takes over from the stored offset without duplicates) {
   {
     auto o = options();
     o.page_size = 100; // many small pages: the stop lands mid-stream
-    net::relay r1{*st, &hub, o};
+    net::relay r1{*st, *st, &hub, o};
     CAF_REQUIRE_EQUAL(r1.start().message, "");
     CAF_REQUIRE(wait_offset(r1, 500));
     r1.stop();
     first_offset = r1.stats().offset;
   }
   CAF_CHECK_EQUAL(stored_offset(), first_offset);
-  net::relay r2{*st, &hub, options()};
+  net::relay r2{*st, *st, &hub, options()};
   CAF_REQUIRE_EQUAL(r2.start().message, "");
   writers.join();
   const auto last = last_seq();
@@ -75,7 +75,7 @@ CAF_TEST(the relay waits for a missing seq instead of skipping it) {
   gappy.hide(6); // 6 "commits late": 7..10 are visible before it
   auto o = options();
   o.gap_poll = 10ms;
-  net::relay r{gappy, nullptr, o};
+  net::relay r{gappy, gappy, nullptr, o};
   CAF_REQUIRE_EQUAL(r.start().message, "");
   CAF_REQUIRE(wait_offset(r, 5, std::chrono::seconds{10}));
   std::this_thread::sleep_for(300ms);
@@ -96,7 +96,7 @@ CAF_TEST(a relay without a reachable server starts then retries and catches up) 
   sreh::test::nats_process server{nats_dir.path() + "/store"};
   url = server.url();
   write(2, 50, 2);
-  net::relay r{*st, &hub, options()};
+  net::relay r{*st, *st, &hub, options()};
   CAF_REQUIRE_EQUAL(r.start().message, "");
   CAF_CHECK(sreh::test::eventually([&] { return r.stats().errors > 1; }, 10s));
   CAF_CHECK_EQUAL(r.stats().offset, 0);
@@ -121,7 +121,7 @@ CAF_TEST_DISABLED(throughput of 100000 events) {
     auto o = options(fmt::format("bench{}", i));
     o.stream = stream + fmt::format("-{}", i);
     o.subject_prefix = prefix + fmt::format(".b{}", i);
-    net::relay r{*st, &hub, o};
+    net::relay r{*st, *st, &hub, o};
     const auto t0 = std::chrono::steady_clock::now();
     CAF_REQUIRE_EQUAL(r.start().message, "");
     CAF_REQUIRE(wait_offset(r, events, std::chrono::seconds{300}));

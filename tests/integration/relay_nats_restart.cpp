@@ -20,7 +20,7 @@ CAF_TEST_FIXTURE_SCOPE(relay_nats_restart_tests, restart_fixture)
 CAF_TEST(a restarted server loses nothing and gets no duplicates) {
   auto o = f->options();
   o.page_size = 200;
-  net::relay r{*f->st, &f->hub, o};
+  net::relay r{*f->st, *f->st, &f->hub, o};
   CAF_REQUIRE_EQUAL(r.start().message, "");
   std::atomic<bool> writing{true};
   std::thread writers{[&] {
@@ -49,7 +49,7 @@ CAF_TEST(a restarted server loses nothing and gets no duplicates) {
 CAF_TEST(a relay restarted against a restarted server resumes from its offset) {
   f->write(2, 100, 5); // 1,000 events
   {
-    net::relay r{*f->st, &f->hub, f->options()};
+    net::relay r{*f->st, *f->st, &f->hub, f->options()};
     CAF_REQUIRE_EQUAL(r.start().message, "");
     CAF_REQUIRE(f->wait_offset(r, 1'000, std::chrono::seconds{30}));
     r.stop();
@@ -59,7 +59,7 @@ CAF_TEST(a relay restarted against a restarted server resumes from its offset) {
   // Forget the offset of the last 300: they are published again and deduplicated.
   CAF_REQUIRE_EQUAL(f->st->set_relay_offset("jetstream", 700).message, "");
   server.start();
-  net::relay r{*f->st, &f->hub, f->options()};
+  net::relay r{*f->st, *f->st, &f->hub, f->options()};
   CAF_REQUIRE_EQUAL(r.start().message, "");
   CAF_REQUIRE(f->wait_offset(r, 2'000, std::chrono::seconds{60}));
   r.stop();

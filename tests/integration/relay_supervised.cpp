@@ -42,7 +42,7 @@ CAF_TEST_FIXTURE_SCOPE(relay_supervised_tests, supervised_relay_fixture)
 CAF_TEST(a relay thread killed mid - stream is restarted and loses or doubles nothing) {
   auto o = options();
   o.page_size = 100;
-  auto r = std::make_shared<net::relay>(*st, &hub, o);
+  auto r = std::make_shared<net::relay>(*st, *st, &hub, o);
   actors::restart_policy policy;
   policy.min_backoff = 10ms;
   CAF_REQUIRE_EQUAL(actors::supervise(sup, r, policy).message, "");
