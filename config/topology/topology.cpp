@@ -13,6 +13,7 @@
 
 #include "config/topology/address.hpp"
 #include "config/yaml/reader.hpp"
+#include "core/base/text.hpp"
 
 namespace sreh::config {
 
@@ -72,9 +73,7 @@ class uniqueness {
     if (port == 0)
       r_.fail(
         e, fmt::format("expected a port between 1 and 65535 (other nodes dial it), got '{}'", s));
-    std::transform(host.begin(), host.end(), host.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    auto key = fmt::format("{}:{}", host, port);
+    auto key = fmt::format("{}:{}", ascii_lower(host), port);
     auto [it, fresh] = addresses_.emplace(key, first_use{e.path, node, e.mark});
     if (!fresh)
       r_.fail(e, fmt::format("address {} is already used by {} (node '{}', at {}); every node "

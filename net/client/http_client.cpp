@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/base/json.hpp"
+#include "core/base/text.hpp"
 #include "net/http/beast.hpp"
 #include "net/http/maybe_tls_stream.hpp"
 
@@ -29,13 +30,6 @@ beast::error_code run_op(asio::io_context& ioc, Op&& op) {
   ioc.restart();
   ioc.run();
   return result;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 errc code_of(const beast::error_code& ec) {
@@ -221,7 +215,7 @@ expected<http_response> http_request(const std::string& host, std::uint16_t port
     http_response out;
     out.status = static_cast<int>(res.result_int());
     for (const auto& f : res)
-      out.headers[lower(to_sv(f.name_string()))] = std::string(to_sv(f.value()));
+      out.headers[ascii_lower(to_sv(f.name_string()))] = std::string(to_sv(f.value()));
     if (auto it = out.headers.find("content-type"); it != out.headers.end())
       out.content_type = it->second;
     out.body = std::move(res.body());

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/base/expected.hpp"
+#include "core/base/text.hpp"
 #include "net/http/beast.hpp"
 #include "net/http/maybe_tls_stream.hpp"
 
@@ -126,13 +127,6 @@ struct shared_core {
     return ctx;
   }
 };
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 class call : public std::enable_shared_from_this<call> {
  public:
@@ -259,7 +253,7 @@ class call : public std::enable_shared_from_this<call> {
       auto& res = self->parser_->get();
       self->reply_.status = static_cast<int>(res.result_int());
       for (const auto& f : res)
-        self->reply_.headers.emplace_back(lower(to_sv(f.name_string())),
+        self->reply_.headers.emplace_back(ascii_lower(to_sv(f.name_string())),
                                           std::string(to_sv(f.value())));
       self->streaming_ = self->on_chunk_ && self->reply_.status >= 200 && self->reply_.status < 300;
       self->reply_.streamed = self->streaming_;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/base/fault.hpp"
+#include "core/base/text.hpp"
 #include "net/http/problem.hpp"
 #include "net/http/sse_session.hpp"
 #include "net/http/url.hpp"
@@ -15,17 +16,10 @@ namespace {
 constexpr auto linger_timeout = std::chrono::seconds(2);
 constexpr std::size_t linger_max_bytes = 8u << 20;
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 bool is_json_media_type(const std::string* ct) {
   if (!ct)
     return false;
-  auto v = lower(*ct);
+  auto v = ascii_lower(*ct);
   constexpr std::string_view json = "application/json";
   if (v.compare(0, json.size(), json) != 0)
     return false;
@@ -167,7 +161,7 @@ void http_session::on_header(beast::error_code ec) {
   req_.method = std::string(h.method_string());
   req_.target = std::string(h.target());
   for (const auto& f : h) {
-    auto name = lower(to_sv(f.name_string()));
+    auto name = ascii_lower(to_sv(f.name_string()));
     auto value = to_sv(f.value());
     auto [it, fresh] = req_.headers.try_emplace(name, value);
     if (!fresh)
@@ -204,7 +198,7 @@ void http_session::read_body() {
                      [self](beast::error_code e, std::size_t) { self->on_body(e); });
   };
   const auto* expect = req_.header("expect");
-  if (expect && lower(*expect) == "100-continue") {
+  if (expect && ascii_lower(*expect) == "100-continue") {
     auto cont =
       std::make_shared<http::response<http::empty_body>>(http::status::continue_, version_);
     auto on_sent = [self = shared_from_this(), cont, read](beast::error_code e, std::size_t) {

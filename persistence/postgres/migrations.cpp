@@ -11,9 +11,9 @@
 #include <pqxx/pqxx>
 
 #include <array>
-#include <chrono>
 #include <string_view>
 
+#include "core/base/clock.hpp"
 #include "persistence/audit/audit.hpp"
 #include "persistence/audit/audit_chain.hpp"
 #include "persistence/postgres/rows.hpp"
@@ -277,12 +277,6 @@ constexpr const char* create_version_table =
   "CREATE TABLE IF NOT EXISTS schema_version ("
   "  version integer PRIMARY KEY, applied_at bigint NOT NULL)";
 
-std::int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
-
 } // namespace
 
 void create_commit_function(pqxx::work& tx) {
@@ -331,7 +325,7 @@ sreh::error migrate(pqxx::connection& c, const std::string& schema) {
       if (auto err = m.then(tx))
         return err;
     tx.exec_params0("INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)", m.version,
-                    now_us());
+                    sreh::system_clock{}.now_us());
     tx.commit();
   }
 }

@@ -3,21 +3,10 @@
 // group commit (and never takes the commit lock).
 #include <pqxx/pqxx>
 
-#include <chrono>
-
+#include "core/base/clock.hpp"
 #include "persistence/postgres/store_impl.hpp"
 
 namespace sreh::persistence::pg {
-
-namespace {
-
-std::int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
-
-} // namespace
 
 expected<std::int64_t> postgres_store::relay_offset(std::string_view name) {
   auto c = readers_.borrow();
@@ -37,7 +26,7 @@ sreh::error postgres_store::set_relay_offset(std::string_view name, std::int64_t
     tx.exec_params0("INSERT INTO relay_offsets (name, seq, updated_at) VALUES ($1, $2, $3) "
                     "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq, "
                     "updated_at = excluded.updated_at",
-                    std::string{name}, seq, now_us());
+                    std::string{name}, seq, sreh::system_clock{}.now_us());
     return true;
   });
   return done ? sreh::error{} : done.error();

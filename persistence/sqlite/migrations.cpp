@@ -4,8 +4,8 @@
 #include <sqlite3.h>
 
 #include <array>
-#include <chrono>
 
+#include "core/base/clock.hpp"
 #include "persistence/sqlite/audit.hpp"
 #include "persistence/sqlite/statement.hpp"
 #include "persistence/store/schema_versions.hpp"
@@ -234,9 +234,7 @@ sreh::error apply(sqlite3* db, std::string_view path, const sqlite_migration& m)
   const auto op = fmt::format("migration {}", m.version);
   if (auto err = exec(db, path, "BEGIN IMMEDIATE", op))
     return err;
-  const auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count();
+  const auto now_us = sreh::system_clock{}.now_us();
   auto err = exec(db, path, std::string{m.sql}, op);
   if (!err && m.then != nullptr)
     err = m.then(db, path);

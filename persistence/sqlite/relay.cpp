@@ -1,8 +1,8 @@
 // Relay offsets in the SQLite store: one row per relay (relay_offsets, migration 3). Reads use
 // the reader pool; writes take the write connection between two group commits (a single
 // autocommit UPSERT, so they never wait long).
-#include <chrono>
 
+#include "core/base/clock.hpp"
 #include "persistence/sqlite/store_impl.hpp"
 
 namespace sreh::persistence::sqlite {
@@ -13,12 +13,6 @@ constexpr const char* sql_relay_offset = "SELECT seq FROM relay_offsets WHERE na
 constexpr const char* sql_set_relay_offset =
   "INSERT INTO relay_offsets (name, seq, updated_at) VALUES (?1, ?2, ?3) "
   "ON CONFLICT (name) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at";
-
-std::int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
 
 } // namespace
 
@@ -39,7 +33,7 @@ sreh::error sqlite_store::set_relay_offset(std::string_view name, std::int64_t s
   if (stmt == nullptr)
     return writer_->last_error("store relay offset");
   stmt_use q{stmt};
-  q.bind(1, name).bind(2, seq).bind(3, now_us());
+  q.bind(1, name).bind(2, seq).bind(3, sreh::system_clock{}.now_us());
   if (q.step() != SQLITE_DONE)
     return writer_->last_error("store relay offset");
   return {};

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "plugins/tools/sandbox/effects.hpp"
+#include "plugins/tools/sandbox/model.hpp"
 
 namespace sreh::plugins::sandbox {
 
@@ -25,10 +26,6 @@ struct context {
   std::int64_t begin;
   effects& out;
 };
-
-bool contains(const std::vector<std::string>& xs, std::string_view x) {
-  return std::find(xs.begin(), xs.end(), x) != xs.end();
-}
 
 /// Services on `host` that still run there (a drained host runs nothing).
 std::vector<std::string> hosted(const context& c, const std::string& host) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/base/text.hpp"
 #include "plugins/tools/sandbox/state.hpp"
 
 namespace sreh::plugins::sandbox {
@@ -127,11 +128,7 @@ expected<std::vector<log_line>> world::logs(const log_query& q) const {
     return sreh::error{errc::not_found, fmt::format("unknown service, host or job '{}'", q.entity)};
   auto now = state_->now;
   auto from = now - q.window;
-  auto lower = [](std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-    return s;
-  };
-  auto needle = lower(q.text);
+  auto needle = ascii_lower(q.text);
   std::vector<log_line> out;
   for (auto m = from - from % 60; m <= now; m += 60)
     for (auto& line : state_->logs_at_minute(m, q.entity)) {
@@ -139,7 +136,7 @@ expected<std::vector<log_line>> world::logs(const log_query& q) const {
         continue;
       if (q.min_level && static_cast<int>(line.level) < static_cast<int>(*q.min_level))
         continue;
-      if (!needle.empty() && lower(line.message).find(needle) == std::string::npos)
+      if (!needle.empty() && ascii_lower(line.message).find(needle) == std::string::npos)
         continue;
       out.push_back(std::move(line));
     }

@@ -80,10 +80,6 @@ const T* find_named(const std::vector<T>& xs, std::string_view name) {
   return it == xs.end() ? nullptr : &*it;
 }
 
-bool contains(const std::vector<std::string>& xs, std::string_view x) {
-  return std::find(xs.begin(), xs.end(), x) != xs.end();
-}
-
 } // namespace
 
 const char* to_string(fault_kind k) {

@@ -2,6 +2,7 @@
 // The sandbox world and scenario as loaded from YAML (see ../shared/SCENARIOS.md). Plain data:
 // loading validates every cross-reference, so the simulation can trust names.
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -161,5 +162,10 @@ struct scenario {
   std::string goal;
   expectation expect;
 };
+
+/// Whether `xs` holds `x` (the model's lists of names: hosts, dependencies, faults).
+[[nodiscard]] inline bool contains(const std::vector<std::string>& xs, std::string_view x) {
+  return std::find(xs.begin(), xs.end(), x) != xs.end();
+}
 
 } // namespace sreh::plugins::sandbox
