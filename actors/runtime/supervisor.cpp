@@ -8,7 +8,7 @@ namespace sreh::actors {
 
 namespace {
 
-struct child {
+struct managed_child {
   supervised_child spec;
   caf::actor actor;
   restart_budget budget;
@@ -17,23 +17,23 @@ struct child {
 struct one_for_one_state {
   supervision_table* tree = nullptr;
   std::shared_ptr<spdlog::logger> log;
-  std::vector<child> children;
+  std::vector<managed_child> children;
   static inline const char* name = "sreh.supervisor";
 };
 
-using self_ptr = caf::stateful_actor<one_for_one_state>*;
+using supervisor_self = caf::stateful_actor<one_for_one_state>*;
 
 using restart_child_atom = caf::atom_constant<caf::atom("restartch")>;
 
-void start_child(self_ptr self, child& c) {
+void start_child(supervisor_self self, managed_child& c) {
   c.actor = c.spec.spawn(self);
   self->state.tree->set_state(c.spec.name, child_state::running);
 }
 
-void on_child_exit(self_ptr self, const caf::exit_msg& msg) {
+void on_child_exit(supervisor_self self, const caf::exit_msg& msg) {
   auto& st = self->state;
   auto c = std::find_if(st.children.begin(), st.children.end(),
-                        [&](const child& x) { return x.actor.address() == msg.source; });
+                        [&](const managed_child& x) { return x.actor.address() == msg.source; });
   if (c == st.children.end()) {
     self->quit(msg.reason); // the node stops: the children (linked) go with us
     return;
@@ -45,7 +45,7 @@ void on_child_exit(self_ptr self, const caf::exit_msg& msg) {
     self->delayed_send(self, *wait, restart_child_atom::value, c->spec.name);
 }
 
-caf::behavior one_for_one(self_ptr self, supervision_table* tree,
+caf::behavior one_for_one(supervisor_self self, supervision_table* tree,
                           std::shared_ptr<spdlog::logger> log,
                           std::vector<supervised_child> children) {
   auto& st = self->state;

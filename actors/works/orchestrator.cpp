@@ -54,10 +54,10 @@ struct orchestrator_state {
   static inline const char* name = "sreh.orchestrator";
 };
 
-using self_ptr = orchestrator_impl_actor::stateful_pointer<orchestrator_state>;
+using orchestrator_self = orchestrator_impl_actor::stateful_pointer<orchestrator_state>;
 
 template <class Read, class Then>
-void read_store(self_ptr self, Read read, Then then) {
+void read_store(orchestrator_self self, Read read, Then then) {
   auto& rt = *self->state.env->rt;
   actors::read_store(orchestrator_impl_actor{self}, self->state.calls, rt.store, rt.store_pool,
                      std::move(read), std::move(then));
@@ -72,7 +72,7 @@ struct loaded_work {
   std::optional<works::stored_template> t;
 };
 
-void spawned(self_ptr self, works::work w, works::work_template t) {
+void spawned(orchestrator_self self, works::work w, works::work_template t) {
   auto& st = self->state;
   auto id = w.id;
   auto a = spawn_work(self, orchestrator_impl_actor{self}, st.env, std::move(w), std::move(t));
@@ -84,7 +84,7 @@ void spawned(self_ptr self, works::work w, works::work_template t) {
     f(a);
 }
 
-void fail_waiters(self_ptr self, const std::string& id, const sreh::error& err) {
+void fail_waiters(orchestrator_self self, const std::string& id, const sreh::error& err) {
   auto waiters = std::move(self->state.waiting[id]);
   self->state.waiting.erase(id);
   for (auto& f : waiters)
@@ -92,7 +92,7 @@ void fail_waiters(self_ptr self, const std::string& id, const sreh::error& err) 
 }
 
 /// Spawns the actor of Work `id` from its row.
-void activate(self_ptr self, const std::string& id) {
+void activate(orchestrator_self self, const std::string& id) {
   self->state.loading.insert(id);
   read_store(
     self,
@@ -140,7 +140,7 @@ void activate(self_ptr self, const std::string& id) {
 }
 
 /// Runs `f` with the actor of Work `id`, activating it first when it has none.
-void with_work(self_ptr self, const std::string& id, waiter f) {
+void with_work(orchestrator_self self, const std::string& id, waiter f) {
   auto& st = self->state;
   if (auto i = st.live.find(id); i != st.live.end() && !i->second.stopping) {
     i->second.last_used = st.env->rt->clock.now_us();
@@ -151,7 +151,7 @@ void with_work(self_ptr self, const std::string& id, waiter f) {
     activate(self, id);
 }
 
-void on_exit(self_ptr self, const caf::exit_msg& msg) {
+void on_exit(orchestrator_self self, const caf::exit_msg& msg) {
   auto& st = self->state;
   auto i = st.ids_by_addr.find(msg.source);
   if (i == st.ids_by_addr.end()) {
@@ -168,7 +168,7 @@ void on_exit(self_ptr self, const caf::exit_msg& msg) {
     activate(self, id);
 }
 
-void passivate_idle(self_ptr self) {
+void passivate_idle(orchestrator_self self) {
   auto& st = self->state;
   const auto now = st.env->rt->clock.now_us();
   for (auto& [id, l] : st.live)
@@ -184,7 +184,7 @@ void passivate_idle(self_ptr self) {
 
 // -- timers ------------------------------------------------------------------------------------
 
-void arm(self_ptr self) {
+void arm(orchestrator_self self) {
   auto& st = self->state;
   if (st.timers.empty())
     return;
@@ -196,7 +196,7 @@ void arm(self_ptr self) {
   self->delayed_send(self, std::chrono::microseconds(delay), timer_atom::value);
 }
 
-void set_timer(self_ptr self, const std::string& id, timestamp_us at) {
+void set_timer(orchestrator_self self, const std::string& id, timestamp_us at) {
   auto& st = self->state;
   if (at == 0) {
     st.due.erase(id);
@@ -209,7 +209,7 @@ void set_timer(self_ptr self, const std::string& id, timestamp_us at) {
   arm(self);
 }
 
-void on_timer(self_ptr self) {
+void on_timer(orchestrator_self self) {
   auto& st = self->state;
   st.armed = 0;
   const auto now = st.env->rt->clock.now_us();
@@ -240,7 +240,7 @@ std::string known_templates(const works_env& env) {
   return out.empty() ? "none: set works.templates in the node config" : out;
 }
 
-caf::result<work_reply> create(self_ptr self, const new_work& req) {
+caf::result<work_reply> create(orchestrator_self self, const new_work& req) {
   auto& env = *self->state.env;
   auto t = env.templates.find(req.template_name);
   if (t == env.templates.end())
@@ -299,7 +299,7 @@ caf::result<work_reply> create(self_ptr self, const new_work& req) {
 
 // -- recovery ----------------------------------------------------------------------------------
 
-void recover(self_ptr self) {
+void recover(orchestrator_self self) {
   const auto node = self->state.env->rt->cfg.node_id;
   read_store(
     self, [node](persistence::work_store& s) { return s.open_works(node); },
@@ -334,7 +334,7 @@ void recover(self_ptr self) {
 }
 
 /// Run ends reach the Work that started the run; the hub's callback only enqueues.
-void follow_run_ends(self_ptr self, event_hub* hub) {
+void follow_run_ends(orchestrator_self self, event_hub* hub) {
   auto handle = orchestrator_impl_actor{self};
   auto token = hub->subscribe([handle](const event_hub::batch& b) {
     for (const auto& e : b->events)
@@ -346,7 +346,7 @@ void follow_run_ends(self_ptr self, event_hub* hub) {
 }
 
 /// A command on a Work goes to its actor (woken when passivated).
-caf::result<work_reply> command(self_ptr self, const std::string& id, std::int32_t c,
+caf::result<work_reply> command(orchestrator_self self, const std::string& id, std::int32_t c,
                                 const std::string& by, const std::string& text) {
   auto rp = self->make_response_promise<work_reply>();
   with_work(self, id, [rp, c, by, text](expected<work_actor> a) mutable {
@@ -360,7 +360,7 @@ caf::result<work_reply> command(self_ptr self, const std::string& id, std::int32
 }
 
 /// A run a Work started ended: its Work hears of it.
-void run_ended(self_ptr self, const std::string& run_id, const std::string& state,
+void run_ended(orchestrator_self self, const std::string& run_id, const std::string& state,
                const std::string& outcome) {
   auto& st = self->state;
   auto i = st.run_to_work.find(run_id);
@@ -374,8 +374,8 @@ void run_ended(self_ptr self, const std::string& run_id, const std::string& stat
   });
 }
 
-orchestrator_impl_actor::behavior_type orchestrator_behavior(self_ptr self, works_env_ptr env,
-                                                             event_hub* hub) {
+orchestrator_impl_actor::behavior_type orchestrator_behavior(orchestrator_self self,
+                                                             works_env_ptr env, event_hub* hub) {
   self->state.env = std::move(env);
   self->set_exit_handler([=](caf::exit_msg& msg) { on_exit(self, msg); });
   // A bug's exception ends the orchestrator with its message, which the supervisor records.

@@ -36,7 +36,7 @@ struct work_actor_state {
   static inline const char* name = "sreh.work";
 };
 
-using self_ptr = work_actor::stateful_pointer<work_actor_state>;
+using work_self = work_actor::stateful_pointer<work_actor_state>;
 
 void append(works::effects& into, works::effects from) {
   for (auto& e : from.entries)
@@ -47,9 +47,9 @@ void append(works::effects& into, works::effects from) {
 
 // -- one operation at a time -------------------------------------------------------------------
 
-void done_op(self_ptr self);
+void done_op(work_self self);
 
-void run_op(self_ptr self, std::function<void()> op) {
+void run_op(work_self self, std::function<void()> op) {
   auto& st = self->state;
   if (st.busy) {
     st.ops.push_back(std::move(op));
@@ -59,7 +59,7 @@ void run_op(self_ptr self, std::function<void()> op) {
   op();
 }
 
-void done_op(self_ptr self) {
+void done_op(work_self self) {
   auto& st = self->state;
   st.busy = false;
   if (!st.ops.empty()) {
@@ -76,14 +76,14 @@ void done_op(self_ptr self) {
 // -- commits -----------------------------------------------------------------------------------
 
 /// Tells the orchestrator when to look at the Work again.
-void schedule(self_ptr self) {
+void schedule(work_self self) {
   auto& st = self->state;
   self->send(st.orch, schedule_atom::value, st.w.id, st.w.next_check);
 }
 
 /// Commits the Work as it is now with `fx`'s entries as its events; on failure the Work goes
 /// back to `before`. `then` runs after the commit either way, with its error.
-void commit(self_ptr self, const works::effects& fx, works::work before,
+void commit(work_self self, const works::effects& fx, works::work before,
             std::function<void(const sreh::error&)> then) {
   auto& st = self->state;
   auto& rt = *st.env->rt;
@@ -113,11 +113,11 @@ void commit(self_ptr self, const works::effects& fx, works::work before,
     });
 }
 
-void start_run(self_ptr self);
-void cancel_run(self_ptr self, const std::string& by);
+void start_run(work_self self);
+void cancel_run(work_self self, const std::string& by);
 
 /// Commits `fx` (when it has entries) and then does what it says; `then` after the commit.
-void apply(self_ptr self, works::effects fx, works::work before,
+void apply(work_self self, works::effects fx, works::work before,
            std::function<void(const sreh::error&)> then, const std::string& by = "orchestrator") {
   if (fx.entries.empty() && !fx.start_run && !fx.cancel_run) {
     self->state.w.next_check =
@@ -198,7 +198,7 @@ expected<goal_request> run_request(const work_actor_state& st) {
   return req;
 }
 
-void start_run(self_ptr self) {
+void start_run(work_self self) {
   run_op(self, [self] {
     auto& st = self->state;
     if (st.w.queued <= 0 || !st.w.active_run.empty() || works::is_closed(st.w.state))
@@ -247,7 +247,7 @@ void start_run(self_ptr self) {
   });
 }
 
-void cancel_run(self_ptr self, const std::string& by) {
+void cancel_run(work_self self, const std::string& by) {
   auto& st = self->state;
   if (st.w.active_run.empty())
     return;
@@ -265,7 +265,7 @@ void cancel_run(self_ptr self, const std::string& by) {
       });
 }
 
-void run_ended(self_ptr self, const std::string& run_id, const std::string& state,
+void run_ended(work_self self, const std::string& run_id, const std::string& state,
                const std::string& outcome) {
   run_op(self, [self, run_id, state, outcome] {
     auto& st = self->state;
@@ -297,7 +297,7 @@ std::pair<expected<bool>, timestamp_us> evaluate(const work_actor_state& st) {
   return {std::move(holds), world->world_at};
 }
 
-void check(self_ptr self) {
+void check(work_self self) {
   run_op(self, [self] {
     auto& st = self->state;
     const auto now = st.env->rt->clock.now_us();
@@ -338,7 +338,7 @@ void check(self_ptr self) {
 
 // -- commands ----------------------------------------------------------------------------------
 
-caf::result<work_reply> command(self_ptr self, std::int32_t c, const std::string& by,
+caf::result<work_reply> command(work_self self, std::int32_t c, const std::string& by,
                                 const std::string& text) {
   auto rp = self->make_response_promise<work_reply>();
   run_op(self, [self, rp, c, by, text]() mutable {
@@ -367,7 +367,7 @@ caf::result<work_reply> command(self_ptr self, std::int32_t c, const std::string
   return rp;
 }
 
-work_actor::behavior_type work_behavior(self_ptr self, orchestrator_impl_actor orch,
+work_actor::behavior_type work_behavior(work_self self, orchestrator_impl_actor orch,
                                         works_env_ptr env, works::work w, works::work_template t) {
   auto& st = self->state;
   st.env = std::move(env);

@@ -27,7 +27,7 @@ struct world_sync_state {
   static inline const char* name = "sreh.world_sync";
 };
 
-using self_ptr = world_sync_actor::stateful_pointer<world_sync_state>;
+using world_sync_self = world_sync_actor::stateful_pointer<world_sync_state>;
 
 /// Metrics move a little with every observation (noise, time); a new version is recorded when
 /// one changed by more than 5% (relative, or 0.001 absolute near zero), appeared or vanished,
@@ -53,7 +53,7 @@ void sort_by_id(std::vector<world::entity>& xs) {
 
 /// Reads the stored versions (at start, and again after a failed commit); the first read
 /// starts the observations.
-void reload(self_ptr self) {
+void reload(world_sync_self self) {
   auto& rt = *self->state.env->rt;
   read_store(
     world_sync_actor{self}, self->state.calls, rt.store, rt.store_pool,
@@ -81,7 +81,7 @@ struct observed {
   std::string error; // the first source that failed
 };
 
-void observe(self_ptr self, std::string changed_by, world::change_source source);
+void observe(world_sync_self self, std::string changed_by, world::change_source source);
 
 /// Every world source, read on the tool pool (blocking).
 observed read_sources(const runtime& rt, world_view& world) {
@@ -104,7 +104,7 @@ observed read_sources(const runtime& rt, world_view& world) {
 }
 
 /// The observation is over: observe again now if an action asked meanwhile.
-void observed_done(self_ptr self) {
+void observed_done(world_sync_self self) {
   auto& st = self->state;
   st.busy = false;
   if (st.pending_action) {
@@ -128,7 +128,7 @@ void keep_stored(std::vector<world::entity>& stored, const std::vector<world::en
 
 /// Publishes an observation to the flows' world view and commits its meaningful changes as
 /// versions (the others keep their stored values).
-void take_observation(self_ptr self, observed o, const std::string& changed_by,
+void take_observation(world_sync_self self, observed o, const std::string& changed_by,
                       world::change_source source) {
   auto& st = self->state;
   if (!o.error.empty() && o.error != st.last_error)
@@ -170,7 +170,7 @@ void take_observation(self_ptr self, observed o, const std::string& changed_by,
                });
 }
 
-void observe(self_ptr self, std::string changed_by, world::change_source source) {
+void observe(world_sync_self self, std::string changed_by, world::change_source source) {
   auto& st = self->state;
   if (st.busy) {
     if (source == world::change_source::action)
@@ -204,7 +204,7 @@ std::optional<std::pair<std::int64_t, std::string>> mutating_outcome(const tool_
   return std::pair{(*doc)["n"].GetInt64(), tool};
 }
 
-world_sync_actor::behavior_type world_sync_behavior(self_ptr self, works_env_ptr env,
+world_sync_actor::behavior_type world_sync_behavior(world_sync_self self, works_env_ptr env,
                                                     event_hub* hub) {
   self->state.env = std::move(env);
   auto rt = self->state.env->rt;

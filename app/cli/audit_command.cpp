@@ -13,7 +13,7 @@ namespace sreh::app {
 
 namespace {
 
-constexpr const char* usage = "usage: sreh audit verify [--data-dir DIR | --db FILE]\n";
+constexpr const char* audit_usage = "usage: sreh audit verify [--data-dir DIR | --db FILE]\n";
 constexpr const char* default_db = "./data/sreh.db";
 /// Below this many entries a verification is quick enough to print no progress.
 constexpr std::int64_t progress_threshold = 100'000;
@@ -30,11 +30,11 @@ std::string parse_args(int argc, char** argv) {
     }
     std::fprintf(stderr, "sreh audit verify: %s '%s'\n%s",
                  a == "--data-dir" || a == "--db" ? "missing value for" : "unknown option", argv[i],
-                 usage);
+                 audit_usage);
     return {};
   }
   if (!data_dir.empty() && !db.empty()) {
-    std::fprintf(stderr, "sreh audit verify: give --data-dir or --db, not both\n%s", usage);
+    std::fprintf(stderr, "sreh audit verify: give --data-dir or --db, not both\n%s", audit_usage);
     return {};
   }
   if (!db.empty())
@@ -90,11 +90,11 @@ int verify(const std::string& path) {
 
 int audit_command(int argc, char** argv) {
   if (argc < 1) {
-    std::fprintf(stderr, "sreh audit: missing subcommand\n%s", usage);
+    std::fprintf(stderr, "sreh audit: missing subcommand\n%s", audit_usage);
     return 2;
   }
   if (std::string_view{argv[0]} != "verify") {
-    std::fprintf(stderr, "sreh audit: unknown subcommand '%s'\n%s", argv[0], usage);
+    std::fprintf(stderr, "sreh audit: unknown subcommand '%s'\n%s", argv[0], audit_usage);
     return 2;
   }
   const auto path = parse_args(argc, argv);

@@ -26,7 +26,7 @@ namespace sreh::app {
 
 namespace {
 
-constexpr const char* usage = "usage: sreh cluster check TOPOLOGY_FILE [--timeout-ms N]\n";
+constexpr const char* cluster_usage = "usage: sreh cluster check TOPOLOGY_FILE [--timeout-ms N]\n";
 
 /// The outcome of one probe: "" when the address accepted a connection, else why not.
 using probe_result = std::string;
@@ -127,7 +127,7 @@ struct widths {
 /// Parses `check FILE [--timeout-ms N]`; false on a usage error (already reported).
 bool parse_args(int argc, char** argv, std::string& file, std::int64_t& timeout_ms) {
   if (argc < 1 || std::string_view{argv[0]} != "check") {
-    std::fputs(usage, stderr);
+    std::fputs(cluster_usage, stderr);
     return false;
   }
   for (int i = 1; i < argc; ++i) {
@@ -140,18 +140,19 @@ bool parse_args(int argc, char** argv, std::string& file, std::int64_t& timeout_
         std::fprintf(stderr,
                      "sreh cluster check: --timeout-ms needs a number of milliseconds "
                      "between 1 and 600000\n%s",
-                     usage);
+                     cluster_usage);
         return false;
       }
     } else if (a.starts_with("-") || !file.empty()) {
-      std::fprintf(stderr, "sreh cluster check: unexpected argument '%s'\n%s", argv[i], usage);
+      std::fprintf(stderr, "sreh cluster check: unexpected argument '%s'\n%s", argv[i],
+                   cluster_usage);
       return false;
     } else {
       file = a;
     }
   }
   if (file.empty())
-    std::fputs(usage, stderr);
+    std::fputs(cluster_usage, stderr);
   return !file.empty();
 }
 

@@ -21,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 namespace ev = sreh::eval;
 
-constexpr const char* usage =
+constexpr const char* eval_usage =
   "usage: sreh eval [--json FILE] [--markdown FILE] [--mode autonomous|review] [--kb FILE] "
   "DIR|FILE...\n"
   "  A DIR is searched recursively for scenario files (*.yaml with a top-level 'scenario:' key),\n"
@@ -35,7 +35,7 @@ struct eval_args {
 };
 
 int usage_error(const std::string& what) {
-  std::fprintf(stderr, "sreh eval: %s\n%s", what.c_str(), usage);
+  std::fprintf(stderr, "sreh eval: %s\n%s", what.c_str(), eval_usage);
   return 2;
 }
 
@@ -57,7 +57,7 @@ int parse_args(int argc, char** argv, eval_args& out) {
       if (!value(dst))
         return usage_error(fmt::format("{} needs a value", a));
     } else if (a == "-h" || a == "--help") {
-      std::fputs(usage, stdout);
+      std::fputs(eval_usage, stdout);
       return -1;
     } else if (a.size() > 1 && a[0] == '-') {
       return usage_error(fmt::format("unknown option '{}'", a));

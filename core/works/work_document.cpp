@@ -14,7 +14,7 @@ namespace {
 using json::detail::fields;
 using json::detail::str;
 
-sreh::error bad(std::string_view what) {
+sreh::error bad_document(std::string_view what) {
   return {errc::internal, fmt::format("work document: {}", what)};
 }
 
@@ -43,7 +43,7 @@ sreh::error read_object_text(const rapidjson::Value& doc, const char* name, std:
   if (it == doc.MemberEnd())
     return {};
   if (!it->value.IsObject())
-    return bad(
+    return bad_document(
       fmt::format("member '{}': expected an object, got {}", name, json::type_of(it->value)));
   out = json::stringify(it->value);
   return {};
@@ -54,11 +54,12 @@ sreh::error read_runs(const rapidjson::Value& doc, std::vector<std::string>& out
   if (it == doc.MemberEnd())
     return {};
   if (!it->value.IsArray())
-    return bad(fmt::format("member 'runs': expected an array, got {}", json::type_of(it->value)));
+    return bad_document(
+      fmt::format("member 'runs': expected an array, got {}", json::type_of(it->value)));
   out.clear();
   for (const auto& x : it->value.GetArray()) {
     if (!x.IsString())
-      return bad(fmt::format("member 'runs': expected strings, got {}", json::type_of(x)));
+      return bad_document(fmt::format("member 'runs': expected strings, got {}", json::type_of(x)));
     out.emplace_back(x.GetString(), x.GetStringLength());
   }
   return {};
@@ -69,13 +70,14 @@ sreh::error read_marks(const rapidjson::Value& doc, sla_marks& m) {
   if (it == doc.MemberEnd())
     return {};
   if (!it->value.IsObject())
-    return bad(fmt::format("member 'marks': expected an object, got {}", json::type_of(it->value)));
+    return bad_document(
+      fmt::format("member 'marks': expected an object, got {}", json::type_of(it->value)));
   fields f{it->value, "marks."};
   f.integer("created_at", m.created_at);
   f.integer("acknowledged_at", m.acknowledged_at);
   f.integer("mitigated_at", m.mitigated_at);
   f.integer("resolved_at", m.resolved_at);
-  return f.err() ? bad(f.err().message) : sreh::error{};
+  return f.err() ? bad_document(f.err().message) : sreh::error{};
 }
 
 } // namespace
@@ -120,10 +122,10 @@ std::string to_document(const work& w) {
 expected<work> work_from_document(std::string_view doc_text) {
   auto doc = json::parse_object(doc_text);
   if (!doc)
-    return bad(doc.error().message);
+    return bad_document(doc.error().message);
   const auto& d = *doc;
   if (!d.HasMember("id"))
-    return bad("member 'id' is missing");
+    return bad_document("member 'id' is missing");
   work w;
   fields f{d, ""};
   f.text("id", w.id);
@@ -147,7 +149,7 @@ expected<work> work_from_document(std::string_view doc_text) {
   f.integer("next_check", w.next_check);
   f.integer("seq", w.seq);
   if (f.err())
-    return bad(f.err().message);
+    return bad_document(f.err().message);
   for (auto err :
        {read_object_text(d, "fields", w.fields), read_object_text(d, "labels", w.labels),
         read_object_text(d, "alerts", w.alerts), read_marks(d, w.marks), read_runs(d, w.runs)})

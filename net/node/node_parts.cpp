@@ -181,8 +181,8 @@ sreh::error node_parts::start_relay() {
   // A shared store may have several nodes with a relay: the lock keeps one of them active.
   if (cfg_.store.kind == "postgres")
     relay_lock_ = persistence::make_postgres_relay_lock({cfg_.store.url, {}, 1}, ro.name);
-  relay_ = std::make_shared<net::relay>(*store_, *store_, cfg_.cluster.topo ? nullptr : &hub_, std::move(ro),
-                                        relay_lock_.get());
+  relay_ = std::make_shared<net::relay>(*store_, *store_, cfg_.cluster.topo ? nullptr : &hub_,
+                                        std::move(ro), relay_lock_.get());
   return node_->supervise(relay_);
 }
 
