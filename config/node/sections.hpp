@@ -62,8 +62,6 @@ class section_registry {
     add(std::move(s));
   }
 
-  void add(section_spec s);
-
   /// The section at `path` ("prometheus", "tools.shell"), or null.
   [[nodiscard]] const section_spec* find(std::string_view path) const;
 
@@ -74,6 +72,8 @@ class section_registry {
   [[nodiscard]] const std::vector<section_spec>& all() const { return specs_; }
 
  private:
+  void add(section_spec s);
+
   std::vector<section_spec> specs_;
 };
 
