@@ -1,12 +1,14 @@
 #pragma once
 // The plugins' way into a node: each plugin adds what it offers to the registries that lower
-// layers own (model providers, toolsets, routes), and the composition root (app/serve) calls
-// these once at start. Nothing below plugins/ includes a plugin.
+// layers own (model providers, toolsets, routes, kinds of Work, config sections), and the
+// composition root (app/serve) calls these once at start. Nothing below plugins/ includes a
+// plugin.
 
 #include "actors/gateway/provider_registry.hpp"
 #include "actors/tools/toolset_registry.hpp"
 #include "core/works/kinds.hpp"
 #include "net/http/http_server.hpp"
+#include "plugins/sections.hpp" // the config sections' register functions
 
 namespace sreh::plugins {
 

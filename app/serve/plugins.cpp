@@ -71,6 +71,11 @@ node_registries registries() {
   plugins::register_alertmanager_tools(r.toolsets);
   plugins::register_alertmanager(r.routes);
   plugins::register_sre_work_kinds(r.kinds);
+  plugins::register_sandbox_section(r.sections);
+  plugins::register_http_probe_section(r.sections);
+  plugins::register_shell_section(r.sections);
+  plugins::register_prometheus_section(r.sections);
+  plugins::register_alertmanager_section(r.sections);
   return r;
 }
 

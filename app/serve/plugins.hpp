@@ -6,6 +6,7 @@
 #include "actors/gateway/provider_registry.hpp"
 #include "actors/tools/toolset_registry.hpp"
 #include "config/node/node_config.hpp"
+#include "config/node/sections.hpp"
 #include "core/base/expected.hpp"
 #include "core/works/kinds.hpp"
 #include "net/http/http_server.hpp"
@@ -13,13 +14,14 @@
 namespace sreh::app {
 
 /// What this build's plugins offer a node: model providers by name, toolsets the config turns
-/// on, route groups the HTTP front adds to its own, and the kinds of Work its templates may
-/// have (the config is loaded with them).
+/// on, route groups the HTTP front adds to its own, the kinds of Work its templates may have
+/// and the config sections the plugins read (the config is loaded with these two).
 struct node_registries {
   actors::provider_registry providers;
   actors::toolset_registry toolsets;
   std::vector<net::route_group> routes;
   works::kind_registry kinds;
+  config::section_registry sections;
 };
 
 /// The registries with every plugin of this build registered (the one place that names them).

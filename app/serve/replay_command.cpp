@@ -96,7 +96,7 @@ int replay_command(int argc, char** argv) {
   if (run_id.empty())
     return usage_error("no run given");
   const auto regs = registries();
-  auto cfg = load_node_config(config_file, set, regs.kinds);
+  auto cfg = load_node_config(config_file, set, regs);
   if (!cfg)
     return cannot(cfg.error().message);
   if (auto err = setup_logging("warn", cfg->logging.format))

@@ -203,12 +203,12 @@ void print_model_routes(const config::model_config& m) {
 
 expected<config::node_config> load_node_config(const std::string& file,
                                                const config::overrides& set,
-                                               const works::kind_registry& kinds) {
+                                               const node_registries& regs) {
   if (!file.empty())
-    return config::load_file(file, set, &kinds);
+    return config::load_file(file, set, &regs.kinds, &regs.sections);
   config::node_config cfg;
   config::apply_overrides(set, cfg);
-  if (auto err = config::finalize(cfg, &kinds))
+  if (auto err = config::finalize(cfg, &regs.kinds, &regs.sections))
     return err;
   return cfg;
 }
@@ -227,7 +227,7 @@ int serve_command(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   const auto regs = registries();
-  auto cfg = load_node_config(args.config_file, args.set, regs.kinds);
+  auto cfg = load_node_config(args.config_file, args.set, regs);
   if (!cfg)
     return fail(cfg.error().message);
   if (auto err = setup_logging(cfg->logging.level, cfg->logging.format))
@@ -317,7 +317,8 @@ int config_check_command(int argc, char** argv) {
   if (auto text = config::yaml::read_text_file(argv[1]); text && config::looks_like_flow(*text))
     return check_flow_file(argv[1], *text);
   const auto regs = registries();
-  auto cfg = config::load_file(argv[1], set, &regs.kinds); // finalized: topology, templates
+  // Finalized: the topology, the templates, the plugins' sections and their checks.
+  auto cfg = config::load_file(argv[1], set, &regs.kinds, &regs.sections);
   if (!cfg) {
     std::fprintf(stderr, "%s\n", cfg.error().message.c_str());
     return 1;

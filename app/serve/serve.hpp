@@ -2,17 +2,18 @@
 
 #include <string>
 
+#include "app/serve/plugins.hpp"
 #include "config/node/node_config.hpp"
 #include "core/base/expected.hpp"
-#include "core/works/kinds.hpp"
 
 namespace sreh::app {
 
 /// The node config of `file` (or the defaults when "") with the command line's settings `set`,
-/// finalized with the Work kinds `kinds`: what `sreh serve` runs with (and `sreh replay`).
+/// read and finalized with the Work kinds and config sections of `regs`: what `sreh serve` runs
+/// with (and `sreh replay`).
 [[nodiscard]] expected<config::node_config> load_node_config(const std::string& file,
                                                              const config::overrides& set,
-                                                             const works::kind_registry& kinds);
+                                                             const node_registries& regs);
 
 /// `sreh serve [--config FILE] [--node-id ID] [--listen HOST:PORT] [--data-dir DIR]`: runs a node
 /// until SIGINT or SIGTERM. The options replace the file's settings before it is validated.

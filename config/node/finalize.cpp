@@ -8,6 +8,7 @@
 
 #include "config/flows/flow_file.hpp"
 #include "config/node/node_config.hpp"
+#include "config/node/sections.hpp"
 #include "config/templates/template_file.hpp"
 
 namespace sreh::config {
@@ -42,10 +43,6 @@ sreh::error check_template_flows(const node_config& cfg) {
         return fail(fmt::format("flow {} requires input '{}' (run.inputs)", f->name, in.name));
   }
   return {};
-}
-
-error field_error(std::string_view field, std::string_view what) {
-  return error{errc::invalid_argument, fmt::format("{}: {}", field, what)};
 }
 
 error check_one_of(const std::string& value, std::string_view field,
@@ -105,7 +102,8 @@ error check_auth(const auth_config& auth, const std::string& listen_host) {
 
 } // namespace
 
-error finalize(node_config& cfg, const works::kind_registry* kinds) {
+error finalize(node_config& cfg, const works::kind_registry* kinds,
+               const section_registry* sections) {
   if (cfg.node_id.empty())
     return field_error("node_id", "must not be empty");
   cfg.cluster.topo.reset();
@@ -160,19 +158,11 @@ error finalize(node_config& cfg, const works::kind_registry* kinds) {
   }
   if (auto err = check_template_flows(cfg))
     return err;
-  if (const auto& name = cfg.alertmanager.receiver_template; !name.empty()) {
-    const works::work_template* t = nullptr;
-    for (const auto& x : cfg.works.loaded)
-      if (x.name == name)
-        t = &x;
-    if (t == nullptr)
-      return field_error("alertmanager.receiver.template",
-                         fmt::format("no Work template '{}' in works.templates", name));
-    for (const auto& [field, from] : cfg.alertmanager.fields)
-      if (t->field(field) == nullptr)
-        return field_error("alertmanager.receiver.fields",
-                           fmt::format("template '{}' has no field '{}'", name, field));
-  }
+  if (sections != nullptr)
+    for (const auto& s : sections->all())
+      if (s.check)
+        if (auto err = s.check(cfg))
+          return err;
   return {};
 }
 

@@ -1,33 +1,13 @@
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <charconv>
-#include <cstring>
-#include <filesystem>
 #include <limits>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "config/node/section_readers.hpp"
 
 namespace sreh::config {
-
-namespace detail {
-
-std::string read_path(yaml::reader& r, const yaml::entry& e, const std::string& config_file) {
-  auto path = r.string(e);
-  if (path.empty())
-    r.fail(e, "must not be empty");
-  std::filesystem::path p{path};
-  if (p.is_relative())
-    p = (std::filesystem::path{config_file}.parent_path() / p).lexically_normal();
-  if (::access(p.c_str(), R_OK) != 0)
-    r.fail(e, fmt::format("cannot read '{}': {}", p.string(), std::strerror(errno)));
-  return p.string();
-}
-
-} // namespace detail
 
 namespace {
 
@@ -102,19 +82,6 @@ void read_budget(reader& r, const entry& section, run_budget& out) {
       out.max_cost = r.number(e);
       if (out.max_cost < 0)
         r.fail(e, "expected a number of at least 0 (0: no limit)");
-    }
-  }
-}
-
-void read_sandbox(reader& r, const entry& section, const std::string& config_file,
-                  sandbox_config& out) {
-  for (const auto& e : r.entries(section, {"scenario", "time_scale"})) {
-    if (e.key == "scenario") {
-      out.scenario = read_path(r, e, config_file);
-    } else {
-      out.time_scale = r.number(e);
-      if (out.time_scale < 0 || out.time_scale > 3600)
-        r.fail(e, fmt::format("expected a number from 0 to 3600, got {}", out.time_scale));
     }
   }
 }
@@ -265,14 +232,15 @@ void read_works(reader& r, const entry& e, node_config& cfg) {
 }
 
 /// A top-level key of the node config and its reader.
-struct section {
+struct own_section {
   std::string_view name;
   void (*read)(reader&, const entry&, node_config&);
 };
 
-/// The top-level keys, in the order an unknown key's error lists them. `model` has no reader
-/// here: it is read after `models`, whose routes its fallback names.
-constexpr section sections[] = {
+/// The top-level keys of the node's own sections, in the order an unknown key's error lists
+/// them (the plugins' follow). `model` and `tools` have no reader here: `model` is read after
+/// `models`, whose routes its fallback names, and `tools` holds plugins' sections too.
+constexpr own_section own_sections[] = {
   {"node_id", read_node_id},
   {"listen", read_listen},
   {"data_dir", read_data_dir},
@@ -287,10 +255,8 @@ constexpr section sections[] = {
   {"limits", [](reader& r, const entry& e, node_config& cfg) { read_limits(r, e, cfg.limits); }},
   {"budget", [](reader& r, const entry& e, node_config& cfg) { read_budget(r, e, cfg.budget); }},
   {"model", nullptr},
-  {"tools", [](reader& r, const entry& e, node_config& cfg) { read_tools(r, e, cfg.tools); }},
+  {"tools", nullptr},
   {"auth", [](reader& r, const entry& e, node_config& cfg) { read_auth(r, e, cfg.auth); }},
-  {"sandbox", [](reader& r, const entry& e,
-                 node_config& cfg) { read_sandbox(r, e, cfg.source, cfg.sandbox); }},
   {"nats",
    [](reader& r, const entry& e, node_config& cfg) { read_nats(r, e, cfg.nats, cfg.source); }},
   {"cluster", [](reader& r, const entry& e,
@@ -298,28 +264,59 @@ constexpr section sections[] = {
   {"works", read_works},
   {"flows", [](reader& r, const entry& e,
                node_config& cfg) { cfg.flows.dir = read_path(r, e, cfg.source); }},
-  {"prometheus",
-   [](reader& r, const entry& e, node_config& cfg) { read_prometheus(r, e, cfg.prometheus); }},
-  {"alertmanager",
-   [](reader& r, const entry& e, node_config& cfg) { read_alertmanager(r, e, cfg.alertmanager); }},
   {"tls", read_tls},
   {"models",
    [](reader& r, const entry& e, node_config& cfg) { read_models(r, e, cfg.source, cfg.model); }},
 };
 
-void read_top(reader& r, const entry& root, node_config& cfg) {
+const own_section* own_section_of(std::string_view key) {
+  for (const auto& s : own_sections)
+    if (s.name == key && s.read != nullptr)
+      return &s;
+  return nullptr;
+}
+
+/// A plugin's section `e` into `cfg.sections`.
+void read_plugin_section(reader& r, const entry& e, const section_spec& s, node_config& cfg) {
+  cfg.sections.insert_or_assign(s.path, s.read(r, e, section_context{cfg.source}));
+}
+
+/// `tools:`: the testkit, what the toolsets offer and the node does not, and the plugins'
+/// sections under it (`tools.http_probe`, `tools.shell`).
+void read_tools(reader& r, const entry& section, const section_registry& plugins,
+                node_config& cfg) {
+  std::vector<std::string_view> names{"testkit", "record_file", "disable"};
+  for (auto key : plugins.keys_under("tools"))
+    names.push_back(key);
+  for (const auto& e : r.entries(section, names)) {
+    if (e.key == "testkit")
+      cfg.tools.testkit = r.boolean(e);
+    else if (e.key == "record_file")
+      cfg.tools.record_file = r.string(e);
+    else if (e.key == "disable")
+      for (const auto& x : r.items(e))
+        cfg.tools.disable.push_back(r.non_empty_string(x));
+    else
+      read_plugin_section(r, e, *plugins.find(e.path), cfg);
+  }
+}
+
+void read_top(reader& r, const entry& root, const section_registry& plugins, node_config& cfg) {
   std::vector<std::string_view> names;
-  for (const auto& s : sections)
+  for (const auto& s : own_sections)
     names.push_back(s.name);
+  for (auto key : plugins.keys_under(""))
+    names.push_back(key);
   std::optional<entry> model_entry;
   for (const auto& e : r.entries(root, names)) {
-    if (e.key == "model") {
+    if (e.key == "model")
       model_entry = e;
-      continue;
-    }
-    for (const auto& s : sections)
-      if (e.key == s.name)
-        s.read(r, e, cfg);
+    else if (e.key == "tools")
+      read_tools(r, e, plugins, cfg);
+    else if (const auto* s = own_section_of(e.key))
+      s->read(r, e, cfg);
+    else
+      read_plugin_section(r, e, *plugins.find(e.path), cfg);
   }
   if (model_entry)
     read_model(r, *model_entry, cfg.source, cfg.model);
@@ -342,7 +339,9 @@ void apply_overrides(const overrides& o, node_config& cfg) {
 }
 
 expected<node_config> load_string(const std::string& text, const std::string& name,
-                                  const overrides& o, const works::kind_registry* kinds) {
+                                  const overrides& o, const works::kind_registry* kinds,
+                                  const section_registry* sections) {
+  static const section_registry no_sections;
   node_config cfg;
   cfg.source = name;
   reader r{name, {.substitute_env = true}};
@@ -350,12 +349,12 @@ expected<node_config> load_string(const std::string& text, const std::string& na
     auto root = r.parse(text);
     if (!root.value.is_null() && !root.value.is_mapping())
       r.fail(root, "expected a mapping of settings");
-    read_top(r, root, cfg);
+    read_top(r, root, sections != nullptr ? *sections : no_sections, cfg);
   } catch (const yaml::load_error& e) {
     return error{errc::invalid_argument, e.message};
   }
   apply_overrides(o, cfg);
-  if (auto err = finalize(cfg, kinds)) {
+  if (auto err = finalize(cfg, kinds, sections)) {
     // finalize names the field ("store.url: ..."); point at where that part was written, unless
     // the command line replaced it.
     auto field = err.message.substr(0, err.message.find(':'));
@@ -369,11 +368,12 @@ expected<node_config> load_string(const std::string& text, const std::string& na
 }
 
 expected<node_config> load_file(const std::string& path, const overrides& o,
-                                const works::kind_registry* kinds) {
+                                const works::kind_registry* kinds,
+                                const section_registry* sections) {
   auto text = yaml::read_text_file(path);
   if (!text)
     return text.error();
-  return load_string(*text, path, o, kinds);
+  return load_string(*text, path, o, kinds, sections);
 }
 
 } // namespace sreh::config

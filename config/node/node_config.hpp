@@ -1,5 +1,6 @@
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -15,6 +16,8 @@
 #include "core/works/template.hpp"
 
 namespace sreh::config {
+
+class section_registry; // config/node/sections.hpp
 
 struct store_config {
   std::string kind = "sqlite";        // sqlite | postgres
@@ -118,46 +121,6 @@ struct model_config {
   std::int64_t keep_last = 4;   // context: the last K steps are never summarized
 };
 
-/// The sandbox world the node's tools act on (docs/scenarios.md).
-struct sandbox_config {
-  /// A scenario file; its world and faults become the sandbox tools' world. Relative to the
-  /// config file's directory. "" = no sandbox tools.
-  std::string scenario;
-  /// Simulated seconds that pass per wall second while the node serves (`time_scale`), on top
-  /// of the 30 s each tool call costs; 0 = time moves only with tool calls, as in `sreh eval`.
-  double time_scale = 0;
-};
-
-/// `http.probe` (plugins/sre/probe): on when `allow` names hosts.
-struct http_probe_config {
-  /// Hosts a probe may reach: exact names, or `*.suffix` for a domain's hosts; none = no tool.
-  std::vector<std::string> allow;
-  std::int64_t timeout_ms = 5'000;
-  std::int64_t max_body_bytes = 64 * 1024; // of a response the probe reads and matches
-};
-
-/// One allow-listed command of the `shell` toolset: tool `shell.<name>` runs `argv` (argv[0]
-/// an absolute path; no shell), plus at most `max_args` arguments of the call, each matching
-/// `arg_pattern`.
-struct shell_command {
-  std::string name;
-  std::vector<std::string> argv;
-  std::string risk = "read_only"; // read_only | low | medium | high: what the policy sees
-  std::int64_t max_args = 0;
-  std::string arg_pattern = "^[A-Za-z0-9_.,:=/@+-]+$";
-  std::int64_t timeout_ms = 10'000;
-  std::string description;
-};
-
-/// `shell.*` (plugins/sre/shell): on when `commands` are listed.
-struct shell_config {
-  std::vector<shell_command> commands;
-  std::int64_t max_output_bytes = 64 * 1024; // of stdout and of stderr each; the rest is cut
-  /// The commands' whole environment: nothing of sreh's own (tokens, URLs) is passed on.
-  std::vector<std::pair<std::string, std::string>> env = {{"PATH", "/usr/sbin:/usr/bin:/sbin:/bin"},
-                                                          {"LANG", "C.UTF-8"}};
-};
-
 struct tool_config {
   /// Registers the test tools (`test.echo`, `test.record`, ...: plugins/tools/testkit) on this
   /// node. Off by default: a production node never offers them. Tests and benchmarks set it.
@@ -167,8 +130,8 @@ struct tool_config {
   /// Tools the toolsets offer that this node does not (`disable: [service.describe, ...]`):
   /// e.g. the sandbox's describe tools when its metrics come from Prometheus instead.
   std::vector<std::string> disable;
-  http_probe_config http_probe;
-  shell_config shell;
+  // The keys of plugins' sections under `tools:` (`tools.http_probe`, `tools.shell`) are read
+  // into node_config::sections.
 };
 
 /// A bearer token known to the node, given only by the SHA-256 of the token.
@@ -196,61 +159,6 @@ struct nats_config {
   std::string ca_file;
   std::string cert_file;
   std::string key_file;
-};
-
-/// The Prometheus toolset (plugins/sre/prometheus; docs/prometheus.md): on when `url` is set.
-struct prometheus_config {
-  std::string url; // http://host:port[/prefix] (may use ${ENV}); "" = no Prometheus tools
-  std::string host;
-  std::uint16_t port = 0;
-  std::string path_prefix; // "" or "/prefix", without a trailing slash
-  std::int64_t timeout_ms = 10'000;
-  std::int64_t max_series = 100;    // series a result keeps (the rest: "truncated")
-  std::int64_t max_points = 10'000; // points of a range query over all its series
-  std::vector<std::string> allow;   // PromQL a query must match (one regex of these; none = any)
-  std::vector<std::string> deny;    // PromQL no query may match
-  /// The reasoner's metrics of an entity kind (`entities.KIND`), each a PromQL expression with
-  /// `$entity` for the entity's name: with any, `prometheus.query {"entity", "kind"}` describes
-  /// an entity for the reasoner (docs/prometheus.md).
-  struct promql_metric {
-    std::string query;
-    std::string baseline; // the metric's usual value; "" = `baseline` below with $query
-  };
-  struct entity_mapping {
-    std::map<std::string, promql_metric> metrics; // reasoner metric → PromQL
-    std::map<std::string, std::string> fields;    // numeric state (replicas, ...) → PromQL
-  };
-  std::map<std::string, entity_mapping> entities; // by kind: service, database, ..., host, job
-  /// The baseline of a metric without its own: `$query` stands for the metric's expression;
-  /// "" = no baseline.
-  std::string baseline = "avg_over_time(($query)[1h:1m] offset 1d)";
-  /// How long after an action the entity metrics can show its effect (`settle`): the reasoner
-  /// verifies a remedy on samples taken no sooner. Unset: the longest range of the entity
-  /// queries (`rate(...[5m])`: 5 min), else 30 s (a few scrape intervals).
-  std::int64_t settle_ms = 30'000;
-};
-
-/// Alertmanager (plugins/sre/alertmanager, docs/alertmanager.md): the webhook receiver
-/// (`POST /v1/alerts/alertmanager`), on when `receiver.template` names a Work template, and the
-/// alertmanager.alerts / alertmanager.silence tools, on when `url` is set.
-struct alertmanager_config {
-  /// The Alertmanager the alertmanager.* tools talk to (http://host:port[/prefix]); "" = none.
-  std::string url;
-  std::string host;
-  std::uint16_t port = 0;
-  std::string path_prefix;
-  std::int64_t timeout_ms = 10'000;
-  std::int64_t max_alerts_listed = 100; // alertmanager.alerts keeps this many (the rest: truncated)
-  std::string receiver_template;        // the Work template a firing alert group opens
-  /// A template field ← the alert label or annotation to take it from (default: the label or
-  /// annotation of the field's own name; `alert` defaults to alertname, `summary` to the
-  /// summary or description annotation).
-  std::map<std::string, std::string> fields;
-  /// A severity label's value → the choice of the template's `severity` field.
-  std::map<std::string, std::string> severity = {
-    {"critical", "sev1"}, {"page", "sev1"}, {"error", "sev2"}, {"high", "sev2"},
-    {"warning", "sev3"},  {"warn", "sev3"}, {"info", "sev4"},  {"low", "sev4"}};
-  std::int64_t max_alerts = 1000; // per notification; more is a 413
 };
 
 /// HTTPS on the front (docs/security.md): on when `cert_file` is set. Paths relative to the
@@ -306,20 +214,32 @@ struct node_config {
   run_budget budget; // defaults for new runs
   model_config model;
   tool_config tools;
-  sandbox_config sandbox;
   auth_config auth;
   nats_config nats;
   cluster_config cluster;
   works_config works;
   flows_config flows;
-  prometheus_config prometheus;
-  alertmanager_config alertmanager;
   tls_config tls;
+  /// The plugins' sections (config/node/sections.hpp), by path, each the plugin's settings
+  /// type: those the file has. Read them with `section<T>()`.
+  std::map<std::string, std::any, std::less<>> sections;
   std::string source; // file it was loaded from ("" = defaults)
   // Whether listen / data_dir were given (file or command line) rather than defaulted: in
   // cluster mode the defaults follow the topology (listen) and the node id (data_dir).
   bool listen_given = false;
   bool data_dir_given = false;
+
+  /// The settings of the plugin section `T::section` (a type with `static constexpr
+  /// std::string_view section`): what the file said, else `T{}` (the file has no such section,
+  /// or this config was not loaded from one). Throws std::bad_any_cast when the section was
+  /// read as another type.
+  template <class T>
+  [[nodiscard]] const T& section() const {
+    if (auto i = sections.find(T::section); i != sections.end())
+      return std::any_cast<const T&>(i->second);
+    static const T defaults{};
+    return defaults;
+  }
 };
 
 /// Command-line settings that replace the file's before `finalize`, so that one config file can
@@ -337,18 +257,23 @@ void apply_overrides(const overrides& o, node_config& cfg);
 /// environment variable NAME (an unset variable is an error). Unknown keys, wrong types and
 /// out-of-range values are errors formatted as `FILE:LINE:COLUMN: field.path: what is wrong`.
 /// `o` is applied before `finalize`; `kinds` are the Work kinds the templates may have (null:
-/// the builtin ones; app/serve passes those the plugins registered).
+/// the builtin ones) and `sections` the plugins' sections the file may have (null: none); app/serve
+/// passes those the plugins registered.
 [[nodiscard]] expected<node_config> load_file(const std::string& path, const overrides& o = {},
-                                              const works::kind_registry* kinds = nullptr);
+                                              const works::kind_registry* kinds = nullptr,
+                                              const section_registry* sections = nullptr);
 
 /// Same, from text (`name` is used in messages in place of a file name).
 [[nodiscard]] expected<node_config> load_string(const std::string& text, const std::string& name,
                                                 const overrides& o = {},
-                                                const works::kind_registry* kinds = nullptr);
+                                                const works::kind_registry* kinds = nullptr,
+                                                const section_registry* sections = nullptr);
 
-/// Fills derived defaults (store.path from data_dir) and checks cross-field rules. In cluster
-/// mode it loads the topology into `cluster.topo`, checks that this node is a member and sets
-/// `listen` to its http address (and data_dir, unless given, to ./data/<node_id>).
-[[nodiscard]] sreh::error finalize(node_config& cfg, const works::kind_registry* kinds = nullptr);
+/// Fills derived defaults (store.path from data_dir) and checks cross-field rules, the plugin
+/// sections' checks last. In cluster mode it loads the topology into `cluster.topo`, checks that
+/// this node is a member and sets `listen` to its http address (and data_dir, unless given, to
+/// ./data/<node_id>).
+[[nodiscard]] sreh::error finalize(node_config& cfg, const works::kind_registry* kinds = nullptr,
+                                   const section_registry* sections = nullptr);
 
 } // namespace sreh::config

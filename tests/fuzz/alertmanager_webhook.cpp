@@ -32,7 +32,8 @@ void fuzz_one(std::string_view input) {
     return;
   }
   SREH_FUZZ_CHECK(!n->alerts.empty());
-  auto fields = plugins::alertmanager::work_fields(*n, incident(), config::alertmanager_config{});
+  auto fields =
+    plugins::alertmanager::work_fields(*n, incident(), plugins::alertmanager::settings{});
   SREH_FUZZ_CHECK(json::parse_object(fields).has_value());
   works::work w;
   auto fx = works::merge_alerts(w, "fuzz", plugins::alertmanager::alert_statuses(*n), 1);

@@ -22,9 +22,13 @@ namespace {
 
 using alertmanager::notification;
 
+const alertmanager::settings& settings_of(const net::server_context& ctx) {
+  return ctx.cfg.section<alertmanager::settings>();
+}
+
 const works::work_template* receiver_template(const net::server_context& ctx) {
   for (const auto& t : ctx.cfg.works.loaded)
-    if (t.name == ctx.cfg.alertmanager.receiver_template)
+    if (t.name == settings_of(ctx).receiver_template)
       return &t;
   return nullptr;
 }
@@ -55,7 +59,7 @@ void receive(net::server_context& ctx, const net::request& req, net::responder r
   const auto* t = receiver_template(ctx);
   if (ctx.works == nullptr || t == nullptr)
     return res.send(net::problem(503, "unavailable", "this node runs no Works control plane", req));
-  auto n = alertmanager::parse_webhook(req.body, ctx.cfg.alertmanager.max_alerts,
+  auto n = alertmanager::parse_webhook(req.body, settings_of(ctx).max_alerts,
                                        static_cast<int>(ctx.cfg.limits.max_json_depth));
   if (!n) {
     logger("alertmanager")
@@ -93,7 +97,7 @@ void receive(net::server_context& ctx, const net::request& req, net::responder r
   }
   actors::new_work w;
   w.template_name = t->name;
-  w.fields = alertmanager::work_fields(*n, *t, ctx.cfg.alertmanager);
+  w.fields = alertmanager::work_fields(*n, *t, settings_of(ctx));
   w.idempotency_key = fmt::format("alertmanager/{}/{}", group, first);
   w.creator = req.who.name;
   std::string alertname;
@@ -109,7 +113,7 @@ void receive(net::server_context& ctx, const net::request& req, net::responder r
         // A field the alerts cannot give: no retry helps (Alertmanager drops a 4xx).
         auto why = fmt::format("the alerts do not make a Work of template '{}': {} (map the "
                                "field to a label or annotation in alertmanager.receiver.fields)",
-                               c->cfg.alertmanager.receiver_template, r.err.message);
+                               settings_of(*c).receiver_template, r.err.message);
         logger("alertmanager")
           ->warn("alertmanager webhook refused (request {}): {}", req.request_id, why);
         return res.send(net::problem(422, "unprocessable", why, req));
@@ -125,7 +129,7 @@ void receive(net::server_context& ctx, const net::request& req, net::responder r
 
 void register_alertmanager(std::vector<net::route_group>& routes) {
   routes.push_back([](net::router& r, net::server_context& ctx) {
-    if (ctx.cfg.alertmanager.receiver_template.empty())
+    if (settings_of(ctx).receiver_template.empty())
       return;
     auto* c = &ctx;
     r.add("POST", "/v1/alerts/alertmanager", net::access::operator_,

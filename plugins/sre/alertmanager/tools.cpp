@@ -25,8 +25,8 @@ constexpr std::int64_t max_silence_s = 7 * 24 * 3600;
 /// The server and its limits, shared by the tools.
 class server {
  public:
-  explicit server(const config::alertmanager_config& c) : cfg_(c) {}
-  [[nodiscard]] const config::alertmanager_config& cfg() const { return cfg_; }
+  explicit server(const settings& c) : cfg_(c) {}
+  [[nodiscard]] const settings& cfg() const { return cfg_; }
 
   /// `method` `path` (with an already encoded query): the JSON body of a 2xx, or the error in
   /// words (`unavailable` for the network and 5xx, `invalid_argument` for a 4xx).
@@ -55,7 +55,7 @@ class server {
   }
 
  private:
-  config::alertmanager_config cfg_;
+  settings cfg_;
 };
 
 /// "" when `labels` is an object of at most 20 string values, else what is wrong with it.
@@ -256,7 +256,7 @@ constexpr const char* labels_schema = R"({"type":"object"})"; // values checked 
 
 } // namespace
 
-void add_alertmanager_tools(actors::tool_registry& out, const config::alertmanager_config& cfg) {
+void add_alertmanager_tools(actors::tool_registry& out, const settings& cfg) {
   auto srv = std::make_shared<const server>(cfg);
   const std::string silence_name = "alertmanager.silence";
   const auto timeout = std::chrono::milliseconds{cfg.timeout_ms * 3 + 1000};

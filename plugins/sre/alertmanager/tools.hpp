@@ -5,11 +5,11 @@
 // key in its comment, so that `reconcile` finds it after a crash and `compensate` expires it.
 
 #include "actors/tools/tool.hpp"
-#include "config/node/node_config.hpp"
+#include "plugins/sre/alertmanager/settings.hpp"
 
 namespace sreh::plugins::alertmanager {
 
 /// Adds alertmanager.alerts and alertmanager.silence for the server of `cfg` (url set).
-void add_alertmanager_tools(actors::tool_registry& out, const config::alertmanager_config& cfg);
+void add_alertmanager_tools(actors::tool_registry& out, const settings& cfg);
 
 } // namespace sreh::plugins::alertmanager

@@ -157,8 +157,7 @@ expected<notification> parse_webhook(std::string_view body, std::int64_t max_ale
   return n;
 }
 
-std::string work_fields(const notification& n, const works::work_template& t,
-                        const config::alertmanager_config& cfg) {
+std::string work_fields(const notification& n, const works::work_template& t, const settings& cfg) {
   const alert* first = &n.alerts.front();
   for (const auto& a : n.alerts)
     if (a.status == "firing") {

@@ -9,10 +9,10 @@
 #include <string_view>
 #include <vector>
 
-#include "config/node/node_config.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/expected.hpp"
 #include "core/works/template.hpp"
+#include "plugins/sre/alertmanager/settings.hpp"
 
 namespace sreh::plugins::alertmanager {
 
@@ -55,7 +55,7 @@ struct notification {
 /// takes a value it lists, or the `severity` table's mapping of it; a value that fits the field
 /// nowhere is left out (the template's default applies).
 [[nodiscard]] std::string work_fields(const notification& n, const works::work_template& t,
-                                      const config::alertmanager_config& cfg);
+                                      const settings& cfg);
 
 /// The statuses to merge into the Work (works::merge_alerts): {"alerts": {...}, "truncated": N}.
 [[nodiscard]] std::string alert_statuses(const notification& n);

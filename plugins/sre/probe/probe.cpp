@@ -11,6 +11,7 @@
 #include "core/base/json.hpp"
 #include "net/client/http_client.hpp"
 #include "plugins/register.hpp"
+#include "plugins/sre/probe/settings.hpp"
 
 namespace sreh::plugins {
 
@@ -33,7 +34,7 @@ bool allowed(const std::vector<std::string>& allow, const std::string& host) {
   return false;
 }
 
-tool_result probe(const config::http_probe_config& cfg, const rapidjson::Value& args) {
+tool_result probe(const http_probe::settings& cfg, const rapidjson::Value& args) {
   std::string url = args["url"].GetString();
   auto u = parse_http_url(url, false, false);
   if (!u)
@@ -96,7 +97,7 @@ tool_result probe(const config::http_probe_config& cfg, const rapidjson::Value& 
   return tool_result::success({buf.GetString(), buf.GetSize()});
 }
 
-actors::tool_spec probe_tool(const config::http_probe_config& cfg) {
+actors::tool_spec probe_tool(const http_probe::settings& cfg) {
   return {
     .name = "http.probe",
     .description = "Sends one HTTP request to an allow-listed host and reports status, latency "
@@ -119,7 +120,7 @@ actors::tool_spec probe_tool(const config::http_probe_config& cfg) {
 void register_http_probe(actors::toolset_registry& r) {
   r.add({"http_probe",
          [](const config::node_config& cfg, actors::tool_registry& out) -> expected<std::string> {
-           const auto& p = cfg.tools.http_probe;
+           const auto& p = cfg.section<http_probe::settings>();
            if (p.allow.empty())
              return std::string{};
            out.add(actors::make_tool(probe_tool(p)));

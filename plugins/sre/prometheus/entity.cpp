@@ -11,8 +11,8 @@ namespace sreh::plugins::prometheus {
 namespace {
 
 using actors::tool_result;
-using mapping = config::prometheus_config::entity_mapping;
-using promql_metric = config::prometheus_config::promql_metric;
+using mapping = settings::entity_mapping;
+using promql_metric = settings::promql_metric;
 
 /// One query's sample now: the value of its only series (the largest of several), or none.
 struct sample {
@@ -57,7 +57,7 @@ expected<sample> instant(const server& srv, const std::string& tool, const std::
   return out;
 }
 
-std::string kind_of(const config::prometheus_config& c, const rapidjson::Value& args) {
+std::string kind_of(const settings& c, const rapidjson::Value& args) {
   auto k = arg(args, "kind");
   if (!k.empty())
     return k;
@@ -66,7 +66,7 @@ std::string kind_of(const config::prometheus_config& c, const rapidjson::Value& 
   return "service";
 }
 
-std::string kinds_mapped(const config::prometheus_config& c) {
+std::string kinds_mapped(const settings& c) {
   std::string out;
   for (const auto& [k, m] : c.entities)
     out += (out.empty() ? "" : ", ") + k;
@@ -110,7 +110,7 @@ std::string expand_entity(const std::string& promql, std::string_view name) {
   return out.append(promql, from);
 }
 
-std::optional<obs::capability> entity_capability(const config::prometheus_config& c) {
+std::optional<obs::capability> entity_capability(const settings& c) {
   if (c.entities.empty())
     return std::nullopt;
   obs::capability cap;
@@ -121,7 +121,7 @@ std::optional<obs::capability> entity_capability(const config::prometheus_config
   return cap;
 }
 
-std::size_t max_entity_queries(const config::prometheus_config& c) {
+std::size_t max_entity_queries(const settings& c) {
   std::size_t most = 0;
   for (const auto& [k, m] : c.entities)
     most = std::max(most, 2 * m.metrics.size() + m.fields.size());

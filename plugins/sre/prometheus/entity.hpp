@@ -18,11 +18,11 @@ namespace sreh::plugins::prometheus {
 
 /// `describe` over the kinds the mapping names (arguments `entity` and `kind`); none when the
 /// config maps no kind.
-[[nodiscard]] std::optional<obs::capability> entity_capability(const config::prometheus_config& c);
+[[nodiscard]] std::optional<obs::capability> entity_capability(const settings& c);
 
 /// The most queries one description makes (a metric and its baseline each count), for the
 /// tool's timeout.
-[[nodiscard]] std::size_t max_entity_queries(const config::prometheus_config& c);
+[[nodiscard]] std::size_t max_entity_queries(const settings& c);
 
 /// Describes `args.entity` of `args.kind` (default: the only kind mapped, else `service`):
 /// `{"entity", "kind", "current": {metric: v}, "baseline": {..}, "fields": {..}, "settle_ms",

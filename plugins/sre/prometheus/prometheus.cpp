@@ -177,8 +177,8 @@ tool_result list(const server& srv, const std::string& name, const rapidjson::Va
 }
 
 /// The part every Prometheus tool shares: read-only, blocking, a timeout of `queries` requests.
-actors::tool_spec prom_tool(const config::prometheus_config& cfg, std::string name,
-                            std::string description, std::string schema, std::int64_t queries = 1) {
+actors::tool_spec prom_tool(const settings& cfg, std::string name, std::string description,
+                            std::string schema, std::int64_t queries = 1) {
   return {.name = std::move(name),
           .description = std::move(description),
           .schema = std::move(schema),
@@ -243,7 +243,7 @@ actors::tool_spec list_tool(const std::shared_ptr<const server>& srv, listing wh
 
 } // namespace
 
-void add_prometheus_tools(actors::tool_registry& out, const config::prometheus_config& cfg) {
+void add_prometheus_tools(actors::tool_registry& out, const settings& cfg) {
   auto srv = std::make_shared<const server>(cfg);
   actors::add_tools(out,
                     {query_tool(srv, false), query_tool(srv, true), list_tool(srv, listing::alerts),

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "config/node/node_config.hpp"
 #include "core/base/http_url.hpp"
 #include "core/base/json.hpp"
 #include "net/client/http_client.hpp"
+#include "plugins/sre/prometheus/settings.hpp"
 
 namespace sreh::plugins::prometheus {
 
@@ -21,14 +21,14 @@ using params = std::vector<std::pair<std::string, std::string>>;
 /// The server, its limits and the PromQL rules, shared by the five tools.
 class server {
  public:
-  explicit server(const config::prometheus_config& c) : cfg_(c) {
+  explicit server(const settings& c) : cfg_(c) {
     for (const auto& a : c.allow)
       allow_.emplace_back(a, std::regex{a, std::regex::ECMAScript});
     for (const auto& d : c.deny)
       deny_.emplace_back(d, std::regex{d, std::regex::ECMAScript});
   }
 
-  [[nodiscard]] const config::prometheus_config& cfg() const { return cfg_; }
+  [[nodiscard]] const settings& cfg() const { return cfg_; }
 
   /// "" when `promql` may run, else why not.
   [[nodiscard]] std::string refuse(const std::string& promql) const {
@@ -77,7 +77,7 @@ class server {
   }
 
  private:
-  config::prometheus_config cfg_;
+  settings cfg_;
   std::vector<std::pair<std::string, std::regex>> allow_, deny_;
 };
 

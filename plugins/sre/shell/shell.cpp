@@ -16,6 +16,7 @@
 #include "actors/tools/tool_spec.hpp"
 #include "core/base/json.hpp"
 #include "plugins/register.hpp"
+#include "plugins/sre/shell/settings.hpp"
 
 namespace sreh::plugins {
 
@@ -156,8 +157,8 @@ expected<outcome> run(const std::vector<std::string>& argv, const std::vector<st
 }
 
 /// What a shell.<name> tool needs for a call: its command and the toolset's limits.
-struct command {
-  config::shell_command cmd;
+struct runnable {
+  shell::command cmd;
   std::string name;
   risk_class risk;
   std::regex pattern;
@@ -195,7 +196,7 @@ std::string render(const std::vector<std::string>& argv, const outcome& o) {
   return {buf.GetString(), buf.GetSize()};
 }
 
-tool_result execute(const command& c, const rapidjson::Value& args, const tool_call& call) {
+tool_result execute(const runnable& c, const rapidjson::Value& args, const tool_call& call) {
   auto argv = c.cmd.argv;
   if (auto m = args.FindMember("args"); m != args.MemberEnd())
     for (const auto& a : m->value.GetArray()) {
@@ -221,13 +222,13 @@ tool_result execute(const command& c, const rapidjson::Value& args, const tool_c
   return tool_result::success(std::move(result));
 }
 
-actors::tool_spec shell_tool(const config::shell_command& cmd, const config::shell_config& s) {
-  auto c = std::make_shared<command>(command{cmd,
-                                             "shell." + cmd.name,
-                                             risk_of(cmd.risk),
-                                             std::regex{cmd.arg_pattern, std::regex::ECMAScript},
-                                             static_cast<std::size_t>(s.max_output_bytes),
-                                             {}});
+actors::tool_spec shell_tool(const shell::command& cmd, const shell::settings& s) {
+  auto c = std::make_shared<runnable>(runnable{cmd,
+                                               "shell." + cmd.name,
+                                               risk_of(cmd.risk),
+                                               std::regex{cmd.arg_pattern, std::regex::ECMAScript},
+                                               static_cast<std::size_t>(s.max_output_bytes),
+                                               {}});
   for (const auto& [k, v] : s.env)
     c->env.push_back(k + "=" + v);
   return {
@@ -258,7 +259,7 @@ actors::tool_spec shell_tool(const config::shell_command& cmd, const config::she
 void register_shell(actors::toolset_registry& r) {
   r.add({"shell",
          [](const config::node_config& cfg, actors::tool_registry& out) -> expected<std::string> {
-           const auto& s = cfg.tools.shell;
+           const auto& s = cfg.section<shell::settings>();
            if (s.commands.empty())
              return std::string{};
            std::vector<std::string> names;

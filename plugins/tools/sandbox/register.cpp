@@ -9,6 +9,7 @@
 #include "net/http/auth.hpp"
 #include "net/http/routes/routes.hpp"
 #include "plugins/tools/sandbox/scenario.hpp"
+#include "plugins/tools/sandbox/settings.hpp"
 #include "plugins/tools/sandbox/world.hpp"
 
 namespace sreh::plugins {
@@ -36,14 +37,15 @@ std::string hint(const sandbox::scenario& sc) {
 void register_sandbox(actors::toolset_registry& r) {
   r.add({"sandbox",
          [](const config::node_config& cfg, actors::tool_registry& out) -> expected<std::string> {
-           if (cfg.sandbox.scenario.empty())
+           const auto& s = cfg.section<sandbox::settings>();
+           if (s.scenario.empty())
              return std::string{};
-           auto sc = sandbox::load_scenario(cfg.sandbox.scenario);
+           auto sc = sandbox::load_scenario(s.scenario);
            if (!sc)
              return sreh::error{sc.error().code, "sandbox.scenario: " + sc.error().message};
            auto world = std::make_shared<sandbox::world>(std::move(*sc));
            sandbox::add_sandbox_tools(out, world);
-           out.add_world_source(sandbox::make_world_source(world, cfg.sandbox.time_scale));
+           out.add_world_source(sandbox::make_world_source(world, s.time_scale));
            return hint(world->spec());
          }});
 }

@@ -8,16 +8,29 @@
 #include <fstream>
 #include <string>
 
+#include "app/serve/plugins.hpp"
 #include "config/node/node_config.hpp"
+#include "plugins/sre/prometheus/settings.hpp"
 
 using namespace sreh;
 using namespace sreh::config;
 
 namespace {
 
+/// The registries of this build: the config sections its plugins read.
+const app::node_registries& regs() {
+  static const auto r = app::registries();
+  return r;
+}
+
+/// `text` loaded as `name` with the plugins' sections, as `sreh serve` loads it.
+expected<node_config> load_with_plugins(const std::string& text, const std::string& name) {
+  return load_string(text, name, {}, &regs().kinds, &regs().sections);
+}
+
 /// The error of loading `yaml` as "cfg.yaml", or "(ok)".
 std::string err(const std::string& yaml) {
-  auto r = load_string(yaml, "cfg.yaml");
+  auto r = load_with_plugins(yaml, "cfg.yaml");
   if (r)
     return "(ok)";
   if (r.error().code != errc::invalid_argument)
@@ -317,7 +330,8 @@ CAF_TEST(test tools are off unless the config asks for them) {
 }
 
 CAF_TEST(flows are loaded from a folder relative to the config file) {
-  auto demo = load_file(SREH_SOURCE_DIR "/examples/configs/demo.yaml");
+  auto demo =
+    load_file(SREH_SOURCE_DIR "/examples/configs/demo.yaml", {}, &regs().kinds, &regs().sections);
   CAF_REQUIRE(demo.has_value());
   CAF_CHECK_EQUAL(demo->flows.dir, std::string{SREH_SOURCE_DIR "/examples/flows"});
   CAF_CHECK_EQUAL(demo->flows.loaded.size(), 4u);
@@ -344,24 +358,25 @@ CAF_TEST(flows are loaded from a folder relative to the config file) {
 
 CAF_TEST(prometheus entities map reasoner metrics to promql) {
   auto cfg =
-    load_string("prometheus:\n"
-                "  url: http://127.0.0.1:9090\n"
-                "  entities:\n"
-                "    service:\n"
-                "      metrics:\n"
-                "        error_rate: 'sum(rate(x{code=~\"5..\",service=\"$entity\"}[5m]))'\n"
-                "        latency_p99_ms: {query: 'p99{s=\"$entity\"}', baseline: "
-                "'p99_usual{s=\"$entity\"}'}\n"
-                "      fields: {replicas: 'r{s=\"$entity\"}'}\n",
-                "cfg.yaml");
+    load_with_plugins("prometheus:\n"
+                      "  url: http://127.0.0.1:9090\n"
+                      "  entities:\n"
+                      "    service:\n"
+                      "      metrics:\n"
+                      "        error_rate: 'sum(rate(x{code=~\"5..\",service=\"$entity\"}[5m]))'\n"
+                      "        latency_p99_ms: {query: 'p99{s=\"$entity\"}', baseline: "
+                      "'p99_usual{s=\"$entity\"}'}\n"
+                      "      fields: {replicas: 'r{s=\"$entity\"}'}\n",
+                      "cfg.yaml");
   CAF_REQUIRE(cfg.has_value());
-  const auto& m = cfg->prometheus.entities.at("service");
+  const auto& prom = cfg->section<plugins::prometheus::settings>();
+  const auto& m = prom.entities.at("service");
   CAF_CHECK_EQUAL(m.metrics.at("error_rate").query,
                   "sum(rate(x{code=~\"5..\",service=\"$entity\"}[5m]))");
   CAF_CHECK_EQUAL(m.metrics.at("error_rate").baseline, "");
   CAF_CHECK_EQUAL(m.metrics.at("latency_p99_ms").baseline, "p99_usual{s=\"$entity\"}");
   CAF_CHECK_EQUAL(m.fields.at("replicas"), "r{s=\"$entity\"}");
-  CAF_CHECK_EQUAL(cfg->prometheus.baseline, "avg_over_time(($query)[1h:1m] offset 1d)");
+  CAF_CHECK_EQUAL(prom.baseline, "avg_over_time(($query)[1h:1m] offset 1d)");
   const std::string url = "prometheus:\n  url: http://127.0.0.1:9090\n";
   CAF_CHECK_EQUAL(err(url + "  entities: {pod: {metrics: {cpu: 'c{p=\"$entity\"}'}}}\n"),
                   std::string{"cfg.yaml:3:19: prometheus.entities.pod: 'pod' is not an entity "

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "app/serve/plugins.hpp"
 #include "config/node/node_config.hpp"
 #include "config/topology/topology.hpp"
 
@@ -417,8 +418,9 @@ CAF_TEST(the example node config serves every node of the example topology) {
   ::setenv("SREH_ADMIN_SHA256", digest.c_str(), 1);
   ::setenv("SREH_APPROVER_SHA256", digest.c_str(), 1);
   auto path = std::filesystem::path{SREH_SOURCE_DIR} / "examples" / "cluster" / "node.yaml";
+  const auto regs = app::registries(); // the example has a sandbox: section
   for (const char* id : {"node-a", "node-b", "node-c"}) {
-    auto r = load_file(path.string(), set_node(id));
+    auto r = load_file(path.string(), set_node(id), &regs.kinds, &regs.sections);
     if (!r)
       CAF_FAIL(r.error().message);
     CAF_CHECK_EQUAL(r->store.kind, std::string{"postgres"});
@@ -446,8 +448,9 @@ CAF_TEST(the example tls config serves every node with tls on every link) {
   ::setenv("SREH_ADMIN_SHA256", digest.c_str(), 1);
   ::setenv("SREH_APPROVER_SHA256", digest.c_str(), 1);
   auto path = std::filesystem::path{SREH_SOURCE_DIR} / "examples" / "cluster" / "node-tls.yaml";
+  const auto regs = app::registries();
   for (const char* id : {"node-a", "node-b", "node-c"}) {
-    auto r = load_file(path.string(), set_node(id));
+    auto r = load_file(path.string(), set_node(id), &regs.kinds, &regs.sections);
     if (!r)
       CAF_FAIL(r.error().message);
     CAF_CHECK_EQUAL(r->tls.cert_file, dir + "/server.pem");

@@ -20,7 +20,7 @@ CAF_TEST(the entity goes into every place of the query as a promql string) {
 }
 
 CAF_TEST(the mapping declares describe for the kinds it names) {
-  config::prometheus_config c;
+  settings c;
   CAF_CHECK(!entity_capability(c).has_value());
   c.entities["service"].metrics["error_rate"] = {R"(e{s="$entity"})", ""};
   c.entities["service"].fields["replicas"] = R"(r{s="$entity"})";

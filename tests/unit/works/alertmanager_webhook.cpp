@@ -60,7 +60,7 @@ CAF_TEST(fields come from labels and annotations and severities are mapped) {
                       R"({"service":"cart","severity":"critical","replicas":"3","team":"x"})")),
     10);
   CAF_REQUIRE(n.has_value());
-  config::alertmanager_config cfg;
+  settings cfg;
   CAF_CHECK_EQUAL(work_fields(*n, tmpl(), cfg),
                   R"({"service":"cart","alert":"A","summary":"s","severity":"sev1",)"
                   R"("replicas":3})");

@@ -1,36 +1,22 @@
+#include "plugins/sre/shell/settings.hpp"
+
 #include <fmt/format.h>
 
 #include <regex>
 
-#include "config/node/section_readers.hpp"
+#include "config/node/sections.hpp"
+#include "config/yaml/reader.hpp"
+#include "plugins/sections.hpp"
 
-namespace sreh::config::detail {
-
-using yaml::entry;
-using yaml::reader;
+namespace sreh::plugins {
 
 namespace {
 
-void read_http_probe(reader& r, const entry& section, http_probe_config& out) {
-  for (const auto& e : r.entries(section, {"allow", "timeout_ms", "max_body_bytes"})) {
-    if (e.key == "timeout_ms") {
-      out.timeout_ms = r.integer(e, 1, 600'000);
-    } else if (e.key == "max_body_bytes") {
-      out.max_body_bytes = r.integer(e, 0, 16 << 20);
-    } else {
-      for (const auto& x : r.items(e)) {
-        auto host = r.non_empty_string(x);
-        auto name = host.rfind("*.", 0) == 0 ? host.substr(2) : host;
-        if (name.empty() || name.find_first_of(" */:@?#") != std::string::npos)
-          r.fail(x, fmt::format("'{}' is not a host name or *.domain", host));
-        out.allow.push_back(std::move(host));
-      }
-    }
-  }
-}
+using config::yaml::entry;
+using config::yaml::reader;
 
-shell_command read_shell_command(reader& r, const entry& e) {
-  shell_command c;
+shell::command read_command(reader& r, const entry& e) {
+  shell::command c;
   auto entries =
     r.entries(e, {"name", "argv", "risk", "max_args", "arg_pattern", "timeout_ms", "description"});
   for (const auto& x : entries) {
@@ -67,11 +53,12 @@ shell_command read_shell_command(reader& r, const entry& e) {
   return c;
 }
 
-void read_shell(reader& r, const entry& section, shell_config& out) {
+shell::settings read_settings(reader& r, const entry& section, const config::section_context&) {
+  shell::settings out;
   for (const auto& e : r.entries(section, {"commands", "max_output_bytes", "env"})) {
     if (e.key == "commands") {
       for (const auto& x : r.items(e)) {
-        auto c = read_shell_command(r, x);
+        auto c = read_command(r, x);
         for (const auto& other : out.commands)
           if (other.name == c.name)
             r.fail(x, fmt::format("command '{}' is listed twice", c.name));
@@ -85,25 +72,13 @@ void read_shell(reader& r, const entry& section, shell_config& out) {
         out.env.emplace_back(p.key, r.string(p));
     }
   }
+  return out;
 }
 
 } // namespace
 
-void read_tools(reader& r, const entry& section, tool_config& out) {
-  for (const auto& e :
-       r.entries(section, {"testkit", "record_file", "http_probe", "shell", "disable"})) {
-    if (e.key == "testkit")
-      out.testkit = r.boolean(e);
-    else if (e.key == "disable")
-      for (const auto& x : r.items(e))
-        out.disable.push_back(r.non_empty_string(x));
-    else if (e.key == "http_probe")
-      read_http_probe(r, e, out.http_probe);
-    else if (e.key == "shell")
-      read_shell(r, e, out.shell);
-    else
-      out.record_file = r.string(e);
-  }
+void register_shell_section(config::section_registry& r) {
+  r.add<shell::settings>(read_settings);
 }
 
-} // namespace sreh::config::detail
+} // namespace sreh::plugins
