@@ -3,9 +3,9 @@
 # test (unit, integration, e2e) with CTest. `scripts/test.sh -L unit` runs one label;
 # SREH_SANITIZE=1 (CI) runs the unit and integration tests in the debug preset (ASan + UBSan)
 # instead, and the rest (e2e, lint, fuzz replays) in release. A throwaway PostgreSQL
-# (scripts/pg.sh) runs on a free port for the integration.pg.* tests (SREH_PG_URL) and is removed on exit; SREH_PG_FAST=1 starts it without
-# fsync for speed. Likewise a throwaway nats-server with JetStream (scripts/nats.sh) for the relay
-# tests (SREH_NATS_URL).
+# (scripts/pg.sh) runs on a free port for the integration.pg.* tests (SREH_PG_URL) and is
+# removed on exit; SREH_PG_FAST=1 starts it without fsync for speed. Likewise a throwaway
+# nats-server with JetStream (scripts/nats.sh) for the relay tests (SREH_NATS_URL).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
