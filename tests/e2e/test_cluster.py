@@ -20,7 +20,7 @@ RUNS = 200
 SCRIPT = """model:
   provider: scripted
   script:
-    - {tool: test.sleep, args: {ms: 3000}}
+    - {tool: test.sleep, args: {ms: 12000}}
     - {tool: test.record, args: {action: drain}}
     - {tool: test.sleep, args: {ms: 1500}}
     - {tool: test.record, args: {action: restart}}
@@ -102,6 +102,8 @@ def test_kill9_one_node_with_200_runs_in_flight():
         assert min(owners.values()) >= RUNS // 6, f"placement is lopsided: {owners}"
 
         # Kill the victim while its runs are mid-flight (some recorded a side effect already).
+        # The first step (12 s) outlasts submitting all 200 (8 s on a loaded 2-core machine),
+        # so no run has ended when the first ones have recorded their first side effect.
         def victim_busy():
             runs = [r for r in all_runs(a) if r["node_id"] == dead]
             return sum(1 for r in runs if r["state"] == "running" and r["steps"] >= 2) >= 10
