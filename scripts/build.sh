@@ -12,7 +12,7 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 # Release builds carry -g, and ccache hashes the build directory into every key of a -g compile
 # unless told not to: without this, no other clone (CI, a worktree) ever hits.
 export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
-# SREH_UNITY=1 builds each library as a few unity sources (about 3x less compile time from
+# SREH_UNITY=1 builds each library as a few unity sources (less compile time from
 # scratch: what CI does); SREH_UNITY=0 goes back to one object per file (faster rebuilds of one
 # file). Unset: as the build directory was configured (one object per file at first).
 unity=()
