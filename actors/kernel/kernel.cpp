@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "actors/kernel/kernel_state.hpp"
+#include "actors/kernel/run/step_facts.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
 
@@ -264,13 +265,8 @@ recovery_item load_recovery(persistence::store& s, run r) {
       item.err = steps.error();
   } else if (item.r.waiting_for == wait_reason::timer) {
     auto steps = s.get_steps(id);
-    if (steps && !steps->empty() && steps->back().kind == step_kind::timer) {
-      auto until = json::parse(steps->back().args);
-      item.timer_until =
-        until && until->IsObject() && until->HasMember("until_us") && (*until)["until_us"].IsInt64()
-          ? (*until)["until_us"].GetInt64()
-          : 0;
-    }
+    if (steps && !steps->empty() && steps->back().kind == step_kind::timer)
+      item.timer_until = read_facts(steps->back()).until;
   } else {
     auto a = s.approval_for_step(id, item.r.steps);
     if (a && a->has_value()) {
@@ -314,11 +310,9 @@ void kernel_commit(kernel_self self, persistence::write_batch b,
 }
 
 event parked_event(const runtime& rt, run& r, const char* kind, std::string data) {
-  std::int64_t seq = 0;
-  auto doc = json::parse(r.checkpoint);
-  if (doc && doc->IsObject() && doc->HasMember("run_seq") && (*doc)["run_seq"].IsInt64())
-    seq = (*doc)["run_seq"].GetInt64();
-  r.checkpoint = json::object("run_seq", seq + 1);
+  auto seq = run_seq_of_checkpoint(r.checkpoint);
+  // An event while parked: the next run_seq, and the cost of the run's model calls kept.
+  r.checkpoint = checkpoint_of(seq + 1, cost_of_checkpoint(r.checkpoint));
   r.updated_at = rt.clock.now_us();
   event e;
   e.id = rt.ids.next("evt");

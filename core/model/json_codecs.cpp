@@ -211,4 +211,23 @@ double cost_of_checkpoint(std::string_view checkpoint) {
   return m != doc->MemberEnd() && m->value.IsNumber() ? m->value.GetDouble() : 0;
 }
 
+std::string checkpoint_of(std::int64_t run_seq, double cost) {
+  rapidjson::StringBuffer buf;
+  json::writer w{buf};
+  w.StartObject();
+  w.Key("run_seq");
+  w.Int64(run_seq);
+  if (cost > 0) {
+    w.Key("cost");
+    w.Double(cost);
+  }
+  w.EndObject();
+  return {buf.GetString(), buf.GetSize()};
+}
+
+std::int64_t run_seq_of_checkpoint(std::string_view checkpoint) {
+  auto doc = json::parse(checkpoint);
+  return doc ? json::int_of(*doc, "run_seq").value_or(0) : 0;
+}
+
 } // namespace sreh

@@ -90,5 +90,9 @@ struct run {
 
 /// The cost of the run's model calls so far, as its checkpoint keeps it (`cost`; 0 when absent).
 [[nodiscard]] double cost_of_checkpoint(std::string_view checkpoint);
+/// The number of the run's last event, as its checkpoint keeps it (`run_seq`; 0 when absent).
+[[nodiscard]] std::int64_t run_seq_of_checkpoint(std::string_view checkpoint);
+/// A run's checkpoint: `{"run_seq": N}`, with `"cost"` once the run's model calls cost anything.
+[[nodiscard]] std::string checkpoint_of(std::int64_t run_seq, double cost);
 
 } // namespace sreh
