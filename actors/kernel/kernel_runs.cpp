@@ -7,8 +7,7 @@
 #include <fmt/format.h>
 
 #include "actors/kernel/kernel_state.hpp"
-#include "core/base/json.hpp"
-#include "core/base/json_object.hpp"
+#include "actors/kernel/run/step_facts.hpp"
 #include "core/flows/runner.hpp"
 
 namespace sreh::actors {
@@ -25,18 +24,6 @@ struct runs_view {
   bool single_goal = false;
   timestamp_us deadline = 0;
 };
-
-/// The keys of the runs a subruns step started.
-std::vector<std::string> keys_of(const step& s) {
-  std::vector<std::string> keys;
-  auto doc = json::parse_object(s.args);
-  if (!doc || !doc->HasMember("runs") || !(*doc)["runs"].IsArray())
-    return keys;
-  for (const auto& x : (*doc)["runs"].GetArray())
-    if (x.IsObject() && x.HasMember("key") && x["key"].IsString())
-      keys.emplace_back(x["key"].GetString());
-  return keys;
-}
 
 /// Blocking: on the store pool.
 runs_view load_runs(persistence::run_store& s, const std::string& run_id) {
@@ -55,17 +42,12 @@ runs_view load_runs(persistence::run_store& s, const std::string& run_id) {
       steps->back().state != step_state::intent)
     return v;
   const auto& last = steps->back();
-  if (auto doc = json::parse_object(last.args)) {
-    if (doc->HasMember("join") && (*doc)["join"].IsString() &&
-        std::string_view{(*doc)["join"].GetString()} == "any")
-      v.join = flows::join_mode::any;
-    if (doc->HasMember("single_goal") && (*doc)["single_goal"].IsBool())
-      v.single_goal = (*doc)["single_goal"].GetBool();
-    if (doc->HasMember("timeout_ms") && (*doc)["timeout_ms"].IsInt64() &&
-        (*doc)["timeout_ms"].GetInt64() > 0)
-      v.deadline = last.started_at + (*doc)["timeout_ms"].GetInt64() * 1000;
-  }
-  for (const auto& key : keys_of(last)) {
+  auto wait = read_facts(last).runs.value_or(runs_wait{});
+  v.join = wait.join;
+  v.single_goal = wait.single_goal;
+  if (wait.timeout_ms > 0)
+    v.deadline = last.started_at + wait.timeout_ms * 1000;
+  for (const auto& key : wait.keys) {
     flows::child_end e;
     e.key = key;
     auto id = s.find_by_idempotency_key(run_id + "/" + key);
@@ -83,13 +65,6 @@ runs_view load_runs(persistence::run_store& s, const std::string& run_id) {
   v.steps = std::move(*steps);
   v.r = std::move(**r);
   return v;
-}
-
-std::string ends_json(const std::vector<flows::child_end>& ends) {
-  return json::array(ends, [](json::writer& w, const flows::child_end& e) {
-    json::write_object(w, "key", e.key, "run", e.run_id, "state", e.state, "conclusion",
-                       e.conclusion, "error", e.error);
-  });
 }
 
 /// What waking a run on its durable timer needs: the run, still waiting for it, and its steps.
@@ -121,7 +96,7 @@ void check_runs(kernel_self self, const std::string& run_id, bool timed_out, boo
         if (res.decided || (timed_out && late)) {
           st.rt->counters.parked.fetch_sub(1, std::memory_order_relaxed);
           self->send(activate(self, std::move(*v.r), std::move(v.steps)), runs_atom::value,
-                     ends_json(v.ends), !res.decided);
+                     std::move(v.ends), !res.decided);
         } else if (arm && v.deadline != 0) {
           st.timers.emplace(v.deadline, "runs:" + run_id);
           arm_timer(self);
@@ -146,7 +121,8 @@ void cancel_runs_of(kernel_self self, const std::string& run_id, const std::stri
       auto steps = s.get_steps(run_id);
       if (!steps || steps->empty() || steps->back().kind != step_kind::subruns)
         return ids;
-      for (const auto& key : keys_of(steps->back()))
+      auto wait = read_facts(steps->back()).runs.value_or(runs_wait{});
+      for (const auto& key : wait.keys)
         if (auto id = s.find_by_idempotency_key(run_id + "/" + key); id && id->has_value())
           ids.push_back(**id);
       return ids;

@@ -9,6 +9,7 @@
 
 #include "actors/runtime/blocking_call.hpp"
 #include "core/base/status.hpp"
+#include "core/flows/runner.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/goal.hpp"
 #include "core/model/run.hpp"
@@ -46,6 +47,16 @@ typename Inspector::result_type inspect(Inspector& f, approval& x) {
 }
 
 } // namespace sreh
+
+namespace sreh::flows {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, child_end& x) {
+  return f(caf::meta::type_name("sreh::flows::child_end"), x.key, x.run_id, x.state, x.conclusion,
+           x.error);
+}
+
+} // namespace sreh::flows
 
 namespace sreh::actors {
 

@@ -299,6 +299,11 @@ std::string string_or(const rapidjson::Value& v, const char* key, std::string fa
   return {m->GetString(), m->GetStringLength()};
 }
 
+bool bool_or(const rapidjson::Value& v, const char* key, bool fallback) {
+  auto* m = member(v, key);
+  return m != nullptr && m->IsBool() ? m->GetBool() : fallback;
+}
+
 std::optional<std::int64_t> int_of(const rapidjson::Value& v, const char* key) {
   auto* m = member(v, key);
   if (m == nullptr || !m->IsNumber())

@@ -45,6 +45,9 @@ using writer = rapidjson::Writer<rapidjson::StringBuffer>;
 /// The integer member `key` (an integral number; a double with an integral value is accepted).
 [[nodiscard]] std::optional<std::int64_t> int_of(const rapidjson::Value& v, const char* key);
 
+/// The boolean member `key`, or `fallback` when absent or not a boolean.
+[[nodiscard]] bool bool_or(const rapidjson::Value& v, const char* key, bool fallback = false);
+
 /// A value as text: strings as they are, numbers and the rest as compact JSON, null as "".
 [[nodiscard]] std::string text_of(const rapidjson::Value& v);
 

@@ -58,9 +58,8 @@ void on_tool_done(self_ptr self, std::int64_t n, bool ok, std::string result, st
     return; // interrupted by the node's shutdown: the step stays an intent, recovery resumes it
   failpoint("after_effect", n);
   if (n == st.timed_out) {
-    auto& s = st.journal.steps.at(static_cast<std::size_t>(n - 1));
     ok = false;
-    err = fmt::format("timed out after {} s{}", step_timeout_ms(s) / 1000,
+    err = fmt::format("timed out after {} s{}", st.journal.facts(n).timeout_ms() / 1000,
                       err.empty() ? "" : " (" + err + ")");
   }
   st.journal.record_outcome(n, ok, std::move(result), std::move(err));
@@ -143,15 +142,16 @@ void execute(self_ptr self) {
   auto* step_stop = &st.step_stop;
   st.step_link.emplace(st.cancel.get_token(),
                        std::function<void()>{[step_stop] { step_stop->request_stop(); }});
-  if (auto ms = step_timeout_ms(s); ms > 0)
+  const auto& facts = st.journal.facts(s);
+  if (auto ms = facts.timeout_ms(); ms > 0)
     self->delayed_send(self, std::chrono::milliseconds(ms), step_timeout_atom::value, s.n);
   tool_call call{st.journal.r.id, s.args, s.idempotency_key, st.step_stop.get_token()};
   s.executed_at = st.rt->clock.now_us(); // journaled with the outcome: the wait ends here
-  auto undoes = compensates(s);
-  if (undoes) // the original call: its arguments and idempotency key
+  auto undoes = facts.compensates;
+  if (undoes > 0) // the original call: its arguments and idempotency key
     call.idempotency_key =
-      st.journal.steps.at(static_cast<std::size_t>(*undoes - 1)).idempotency_key;
-  if (undoes && !t->blocking()) {
+      st.journal.steps.at(static_cast<std::size_t>(undoes - 1)).idempotency_key;
+  if (undoes > 0 && !t->blocking()) {
     auto res = t->compensate(call);
     on_tool_done(self, s.n, res.ok, std::move(res.result), std::move(res.error));
     return;
@@ -163,7 +163,7 @@ void execute(self_ptr self) {
   }
   auto handle = run_actor{self};
   auto n = s.n;
-  bool undo = undoes.has_value();
+  bool undo = undoes > 0;
   st.rt->pool.post([handle, t, call = std::move(call), n, undo] {
     tool_result res;
     try {
@@ -356,11 +356,7 @@ void on_committed(self_ptr self, std::uint64_t token, sreh::error err, std::stri
   case after_commit::advance:
     return advance(self);
   case after_commit::park_timer: {
-    auto& timer = st.journal.steps.back();
-    auto until = json::parse(timer.args);
-    std::int64_t at = until && until->IsObject() && until->HasMember("until_us")
-                        ? (*until)["until_us"].GetInt64()
-                        : 0;
+    auto at = st.journal.facts(st.journal.steps.back()).until;
     self->send(st.kernel, parked_atom::value, st.journal.r.id, std::string{}, at);
     return park_quit(self);
   }
@@ -432,7 +428,7 @@ run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, r
     [=](resume_atom, const approval& a) { resume(self, a); },
     [=](timer_atom) { on_timer_fired(self); },
     [=](called_atom, std::uint64_t token) { self->state.calls.complete(token); },
-    [=](runs_atom, const std::string& ends, bool timed_out) {
+    [=](runs_atom, const std::vector<flows::child_end>& ends, bool timed_out) {
       on_runs_joined(self, ends, timed_out);
     },
     [=](step_timeout_atom, std::int64_t n) {

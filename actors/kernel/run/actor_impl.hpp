@@ -85,10 +85,8 @@ void fail(self_ptr self, std::string why);
 void advance_flow(self_ptr self);
 /// The last step's runs are journaled: submit them to the kernel, then park on them.
 void start_runs(self_ptr self);
-/// The runs the last step started are over (their ends as JSON), or its timeout passed.
-void on_runs_joined(self_ptr self, const std::string& ends, bool timed_out);
-/// A flow tool step's timeout (ms, from its decision's flow detail); 0 for none.
-[[nodiscard]] std::int64_t step_timeout_ms(const step& s);
+/// The runs the last step started are over, or its timeout passed.
+void on_runs_joined(self_ptr self, const std::vector<flows::child_end>& ends, bool timed_out);
 
 // -- run/verify.cpp -----------------------------------------------------------------------------
 
@@ -97,8 +95,6 @@ void on_runs_joined(self_ptr self, const std::string& ends, bool timed_out);
 void after_success(self_ptr self, std::int64_t n);
 /// The durable timer of step n fired (the run was respawned for it).
 void on_timer_fired(self_ptr self);
-/// Whether step `s` compensates an earlier step; its number when it does.
-std::optional<std::int64_t> compensates(const step& s);
 
 // -- run/reason.cpp ------------------------------------------------------------------------------
 

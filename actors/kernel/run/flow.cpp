@@ -31,25 +31,19 @@ struct flow_state {
 
 namespace {
 
-std::string member_text(const rapidjson::Value& o, const char* key) {
-  auto m = o.FindMember(key);
-  return m != o.MemberEnd() && m->value.IsString() ? std::string{m->value.GetString()}
-                                                   : std::string{};
-}
-
 expected<std::shared_ptr<flow_state>> read_spec(const run& r) {
   auto doc = json::parse_object(r.spec);
   if (!doc)
     return sreh::error{errc::internal, "its spec is not JSON: " + doc.error().message};
   auto fs = std::make_shared<flow_state>();
-  auto text = member_text(*doc, "text");
-  auto source = member_text(*doc, "source");
-  auto f = config::load_flow_string(text, source.empty() ? member_text(*doc, "flow") : source);
+  auto text = json::string_or(*doc, "text");
+  auto source = json::string_or(*doc, "source");
+  auto f = config::load_flow_string(text, source.empty() ? json::string_or(*doc, "flow") : source);
   if (!f)
     return sreh::error{errc::internal, "its pinned definition does not load: " + f.error().message};
   fs->f = std::move(*f);
-  fs->parallel = member_text(*doc, "parallel");
-  fs->branch = member_text(*doc, "branch");
+  fs->parallel = json::string_or(*doc, "parallel");
+  fs->branch = json::string_or(*doc, "branch");
   if (auto m = doc->FindMember("inputs"); m != doc->MemberEnd() && m->value.IsObject()) {
     for (const auto& x : m->value.GetObject())
       fs->inputs[x.name.GetString()] = json::stringify(x.value);
@@ -58,7 +52,7 @@ expected<std::shared_ptr<flow_state>> read_spec(const run& r) {
     for (const auto& x : m->value.GetObject()) {
       flows::step_result res;
       if (x.value.IsObject()) {
-        res.status = member_text(x.value, "status");
+        res.status = json::string_or(x.value, "status");
         if (auto o = x.value.FindMember("output"); o != x.value.MemberEnd())
           res.output = json::stringify(o->value);
       }
@@ -90,23 +84,13 @@ std::string tag(const flows::action& a, const std::string& thought) {
 }
 
 /// A journaled step as the runner reads it: a step with an outcome that belongs to a flow step.
-std::optional<flows::record> record_of(const step& s) {
-  if (s.state == step_state::intent || s.decision.find("\"flow\"") == std::string::npos)
-    return std::nullopt;
-  auto doc = json::parse_object(s.decision);
-  if (!doc)
-    return std::nullopt;
-  auto d = doc->FindMember("detail");
-  if (d == doc->MemberEnd() || !d->value.IsObject())
-    return std::nullopt;
-  auto f = d->value.FindMember("flow");
-  if (f == d->value.MemberEnd() || !f->value.IsObject())
+std::optional<flows::record> record_of(const step& s, const step_facts& f) {
+  if (s.state == step_state::intent || !f.flow)
     return std::nullopt;
   flows::record r;
-  r.step = member_text(f->value, "step");
-  r.phase = flows::parse_phase(member_text(f->value, "phase")).value_or(flows::phase::run);
-  if (auto a = f->value.FindMember("attempt"); a != f->value.MemberEnd() && a->value.IsInt())
-    r.attempt = a->value.GetInt();
+  r.step = f.flow->step;
+  r.phase = f.flow->phase;
+  r.attempt = f.flow->attempt;
   r.ok = s.state == step_state::succeeded;
   r.final = !r.ok && !retryable(s);
   r.result = s.result;
@@ -122,16 +106,17 @@ bool settled(step_state s) {
 
 /// The journal as the runner reads it. `scratch` holds the records when a step past the settled
 /// ones has an outcome that may still change (in doubt).
-const std::vector<flows::record>& records_of(flow_state& fs, const std::vector<step>& steps,
+const std::vector<flows::record>& records_of(flow_state& fs, const run_journal& j,
                                              std::vector<flows::record>& scratch) {
+  const auto& steps = j.steps;
   for (; fs.settled_upto < steps.size() && settled(steps[fs.settled_upto].state); ++fs.settled_upto)
-    if (auto r = record_of(steps[fs.settled_upto]))
+    if (auto r = record_of(steps[fs.settled_upto], j.facts(steps[fs.settled_upto])))
       fs.settled.push_back(std::move(*r));
   if (fs.settled_upto == steps.size())
     return fs.settled;
   scratch = fs.settled;
   for (auto i = fs.settled_upto; i < steps.size(); ++i)
-    if (auto r = record_of(steps[i]))
+    if (auto r = record_of(steps[i], j.facts(steps[i])))
       scratch.push_back(std::move(*r));
   return scratch;
 }
@@ -257,7 +242,7 @@ flow_state* pinned(self_ptr self) {
 flows::action next_of(self_ptr self, flow_state& fs) {
   auto& st = self->state;
   std::vector<flows::record> scratch;
-  const auto& records = records_of(fs, st.journal.steps, scratch);
+  const auto& records = records_of(fs, st.journal, scratch);
   auto snap = st.rt->world ? st.rt->world->current() : nullptr;
   flows::run_view view{fs.f,
                        fs.parallel,
@@ -273,19 +258,6 @@ flows::action next_of(self_ptr self, flow_state& fs) {
 }
 
 } // namespace
-
-std::int64_t step_timeout_ms(const step& s) {
-  if (s.decision.find("\"timeout_ms\"") == std::string::npos)
-    return 0;
-  auto doc = json::parse_object(s.decision);
-  if (!doc || !doc->HasMember("detail") || !(*doc)["detail"].IsObject())
-    return 0;
-  const auto& d = (*doc)["detail"];
-  if (!d.HasMember("flow") || !d["flow"].IsObject() || !d["flow"].HasMember("timeout_ms") ||
-      !d["flow"]["timeout_ms"].IsInt64())
-    return 0;
-  return d["flow"]["timeout_ms"].GetInt64();
-}
 
 void advance_flow(self_ptr self) {
   auto& st = self->state;
@@ -325,8 +297,7 @@ void advance_flow(self_ptr self) {
     return commit(self, after_commit::park);
   }
   case flows::action::sleep:
-    j.add_timer(0, a.until_us, thought);
-    j.steps.back().decision = tag(a, thought);
+    j.add_timer(0, a.until_us, thought, tag(a, thought));
     return commit(self, after_commit::park_timer);
   case flows::action::check:
     j.add_flow_record(step_kind::observe, a.ok, a.result, a.error, tag(a, thought));
@@ -419,7 +390,7 @@ void start_runs(self_ptr self) {
   }
 }
 
-void on_runs_joined(self_ptr self, const std::string& ends_json, bool timed_out) {
+void on_runs_joined(self_ptr self, const std::vector<flows::child_end>& ends, bool timed_out) {
   auto& st = self->state;
   auto& j = st.journal;
   if (j.steps.empty() || j.steps.back().kind != step_kind::subruns ||
@@ -427,31 +398,12 @@ void on_runs_joined(self_ptr self, const std::string& ends_json, bool timed_out)
     st.rt->log->error("flow run {}: woken for runs it does not wait for", j.r.id);
     return self->quit();
   }
-  auto args = json::parse_object(j.steps.back().args);
-  auto join = flows::join_mode::all;
-  bool single_goal = false;
-  std::int64_t timeout_ms = 0;
-  if (args) {
-    if (member_text(*args, "join") == "any")
-      join = flows::join_mode::any;
-    if (auto m = args->FindMember("single_goal"); m != args->MemberEnd() && m->value.IsBool())
-      single_goal = m->value.GetBool();
-    if (auto m = args->FindMember("timeout_ms"); m != args->MemberEnd() && m->value.IsInt64())
-      timeout_ms = m->value.GetInt64();
-  }
-  std::vector<flows::child_end> ends;
-  if (auto doc = json::parse(ends_json); doc && doc->IsArray())
-    for (const auto& e : doc->GetArray()) {
-      if (!e.IsObject())
-        continue;
-      ends.push_back({member_text(e, "key"), member_text(e, "run"), member_text(e, "state"),
-                      member_text(e, "conclusion"), member_text(e, "error")});
-    }
-  auto res = flows::join(join, single_goal, ends);
+  const auto wait = j.facts(j.steps.back()).runs.value_or(runs_wait{});
+  auto res = flows::join(wait.join, wait.single_goal, ends);
   if (!res.decided && timed_out) {
     res.decided = true;
     res.ok = false;
-    res.error = fmt::format("timed out after {} s", timeout_ms / 1000);
+    res.error = fmt::format("timed out after {} s", wait.timeout_ms / 1000);
     res.cancel.clear();
     for (const auto& e : ends)
       if (e.state.empty())

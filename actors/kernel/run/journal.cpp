@@ -11,14 +11,6 @@ namespace sreh::actors {
 
 namespace {
 
-std::int64_t run_seq_of(const std::string& checkpoint) {
-  auto doc = json::parse(checkpoint);
-  if (!doc || !doc->IsObject())
-    return 0;
-  auto m = doc->FindMember("run_seq");
-  return m != doc->MemberEnd() && m->value.IsInt64() ? m->value.GetInt64() : 0;
-}
-
 /// Step `n` of run `r`, of `kind` and in `state`, with nothing else set yet.
 step new_step(const run& r, std::int64_t n, step_kind kind, step_state state) {
   step s;
@@ -57,7 +49,11 @@ void run_journal::init(const runtime& rt, run initial, std::vector<step> journal
   rt_ = &rt;
   r = std::move(initial);
   steps = std::move(journaled);
-  run_seq_ = run_seq_of(r.checkpoint);
+  facts_.clear();
+  facts_.reserve(steps.size());
+  for (const auto& s : steps)
+    facts_.push_back(read_facts(s));
+  run_seq_ = run_seq_of_checkpoint(r.checkpoint);
   cost = cost_of_checkpoint(r.checkpoint);
 }
 
@@ -65,7 +61,7 @@ persistence::write_batch run_journal::take_create_batch() {
   emit("run.created",
        json::object("goal", r.goal, "submitter", r.submitter, "labels", json::raw_text{r.labels},
                     "kind", r.kind, "parent", json::string_or_null(r.parent)));
-  r.checkpoint = json::object("run_seq", run_seq_);
+  r.checkpoint = checkpoint_of(run_seq_, cost);
   persistence::write_batch b;
   b.create = r;
   b.events = std::move(events_);
@@ -102,6 +98,13 @@ step& run_journal::step_at(std::int64_t n) {
   return steps.at(static_cast<std::size_t>(n - 1));
 }
 
+void run_journal::append(step s) {
+  facts_.push_back(read_facts(s));
+  steps.push_back(std::move(s));
+  r.steps = static_cast<std::int64_t>(steps.size());
+  touch(r.steps);
+}
+
 void run_journal::touch(std::int64_t n) {
   if (std::find(dirty_.begin(), dirty_.end(), n) == dirty_.end())
     dirty_.push_back(n);
@@ -119,9 +122,7 @@ void run_journal::add_tool_intent(const decision& d, const std::string& policy) 
   emit("step.intent",
        json::object("n", s.n, "kind", "tool", "tool", s.tool, "args", json::raw_text{s.args},
                     "thought", d.thought, "policy", json::raw_text{policy}));
-  steps.push_back(std::move(s));
-  r.steps = static_cast<std::int64_t>(steps.size());
-  touch(r.steps);
+  append(std::move(s));
 }
 
 void run_journal::add_conclusion(const decision& d) {
@@ -131,9 +132,7 @@ void run_journal::add_conclusion(const decision& d) {
   s.started_at = s.finished_at = rt_->clock.now_us();
   emit("step.outcome", json::object("n", s.n, "kind", "conclude", "state", "succeeded", "result",
                                     json::raw_text{s.result}));
-  steps.push_back(std::move(s));
-  r.steps = static_cast<std::int64_t>(steps.size());
-  touch(r.steps);
+  append(std::move(s));
 }
 
 void run_journal::emit_outcome(const step& s) {
@@ -293,26 +292,23 @@ bool run_journal::resume(const approval& a) {
 }
 
 void run_journal::add_timer(std::int64_t for_step, timestamp_us until,
-                            const std::string& description) {
+                            const std::string& description, std::string decision) {
   auto s = new_step(r, next_step_n(), step_kind::timer, step_state::intent);
   s.args = json::object("until_us", until, "for_step", for_step, "check", description);
+  s.decision = std::move(decision);
   s.started_at = rt_->clock.now_us();
   char buf[32];
   emit("step.intent", json::object("n", s.n, "kind", "timer", "until", format_rfc3339(until, buf),
                                    "for_step", for_step));
-  steps.push_back(std::move(s));
-  r.steps = static_cast<std::int64_t>(steps.size());
-  touch(r.steps);
+  append(std::move(s));
   r.state = run_state::waiting;
   r.waiting_for = wait_reason::timer;
   emit("run.waiting", json::object("for", "timer", "until", format_rfc3339(until, buf)));
 }
 
 std::int64_t run_journal::timer_fired() {
-  auto& s = steps.back();
-  std::int64_t for_step = 0;
-  if (auto doc = json::parse(s.args); doc && doc->IsObject() && doc->HasMember("for_step"))
-    for_step = (*doc)["for_step"].GetInt64();
+  const auto& s = steps.back();
+  auto for_step = facts(s).for_step;
   r.state = run_state::running;
   r.waiting_for = wait_reason::none;
   emit("run.resumed", json::object("for", "timer"));
@@ -330,19 +326,13 @@ void run_journal::add_observation(std::int64_t for_step, bool holds, const std::
   emit("step.outcome",
        json::object("n", s.n, "kind", "observe", "for_step", for_step, "check", description,
                     "holds", holds, "observed", json::raw_or(detail, "{}")));
-  steps.push_back(std::move(s));
-  r.steps = static_cast<std::int64_t>(steps.size());
-  touch(r.steps);
+  append(std::move(s));
 }
 
 void run_journal::emit_flow_intent(const step& s) {
-  std::string thought;
-  if (auto d = json::parse_object(s.decision);
-      d && d->HasMember("thought") && (*d)["thought"].IsString())
-    thought = (*d)["thought"].GetString();
   emit("step.intent",
        json::object("n", s.n, "kind", to_string(s.kind), "args", json::raw_text{s.args}, "thought",
-                    thought, "decision", json::raw_text{s.decision}));
+                    facts(s).thought, "decision", json::raw_text{s.decision}));
 }
 
 void run_journal::add_flow_intent(step_kind kind, std::string args, std::string decision) {
@@ -350,10 +340,8 @@ void run_journal::add_flow_intent(step_kind kind, std::string args, std::string 
   s.args = std::move(args);
   s.decision = std::move(decision);
   s.started_at = rt_->clock.now_us();
-  emit_flow_intent(s);
-  steps.push_back(std::move(s));
-  r.steps = static_cast<std::int64_t>(steps.size());
-  touch(r.steps);
+  append(std::move(s));
+  emit_flow_intent(steps.back());
 }
 
 void run_journal::add_flow_record(step_kind kind, bool ok, std::string result, std::string error,
@@ -363,11 +351,9 @@ void run_journal::add_flow_record(step_kind kind, bool ok, std::string result, s
   s.result = std::move(result);
   s.error = std::move(error);
   s.started_at = s.finished_at = rt_->clock.now_us();
-  emit_flow_intent(s);
-  emit_outcome(s);
-  steps.push_back(std::move(s));
-  r.steps = static_cast<std::int64_t>(steps.size());
-  touch(r.steps);
+  append(std::move(s));
+  emit_flow_intent(steps.back());
+  emit_outcome(steps.back());
 }
 
 void run_journal::wait_for_runs(const std::string& run_ids) {
@@ -402,8 +388,7 @@ persistence::write_batch run_journal::take_batch(std::vector<std::int64_t>& outc
   persistence::write_batch b;
   outcomes.clear();
   r.updated_at = rt_->clock.now_us();
-  r.checkpoint =
-    cost > 0 ? json::object("run_seq", run_seq_, "cost", cost) : json::object("run_seq", run_seq_);
+  r.checkpoint = checkpoint_of(run_seq_, cost);
   b.update = r;
   b.steps.reserve(dirty_.size());
   for (auto n : dirty_) {

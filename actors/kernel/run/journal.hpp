@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "actors/gateway/model_provider.hpp"
+#include "actors/kernel/run/step_facts.hpp"
 #include "actors/runtime/runtime.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/event.hpp"
@@ -18,6 +19,9 @@ namespace sreh::actors {
 /// The in-memory image of one run and the writes it has not handed to the store yet. Every
 /// mutation goes through here so that a step row, the run's checkpoint and the events they
 /// produce always travel in the same write_batch (transactional outbox).
+///
+/// Steps are added only through the journal, which reads each one's payloads once
+/// (`facts(n)`, run/step_facts.hpp).
 ///
 /// Concurrency: owned by one run actor; not thread-safe.
 class run_journal {
@@ -36,6 +40,12 @@ class run_journal {
   void emit(const char* kind, std::string data);
   /// A non-empty reason when the step, token or deadline budget is used up.
   [[nodiscard]] std::string budget_exhausted(timestamp_us now) const;
+
+  /// The kernel's reading of step n's payloads (1-based).
+  [[nodiscard]] const step_facts& facts(std::int64_t n) const {
+    return facts_.at(static_cast<std::size_t>(n - 1));
+  }
+  [[nodiscard]] const step_facts& facts(const step& s) const { return facts(s.n); }
 
   /// The number the next step will have.
   [[nodiscard]] std::int64_t next_step_n() const {
@@ -58,8 +68,10 @@ class run_journal {
   /// why; an in-doubt step confirmed as done → succeeded. Returns true when the step must run.
   bool resume(const approval& a);
   // -- the action runtime: post-conditions, durable timers, compensation
-  /// A timer step: the run waits (parked) until `until`, then checks step `for_step`.
-  void add_timer(std::int64_t for_step, timestamp_us until, const std::string& description);
+  /// A timer step: the run waits (parked) until `until`, then checks step `for_step` (0: a
+  /// flow's timer, whose `decision` tags it with its flow step).
+  void add_timer(std::int64_t for_step, timestamp_us until, const std::string& description,
+                 std::string decision = "{}");
   /// The timer of the last step fired: its outcome, and the run runs again. Returns the step it
   /// was waiting to check.
   std::int64_t timer_fired();
@@ -98,12 +110,15 @@ class run_journal {
 
  private:
   step& step_at(std::int64_t n);
+  /// Adds step `s` (number `next_step_n()`) with its facts, to be written with the next batch.
+  void append(step s);
   void touch(std::int64_t n);
   void emit_outcome(const step& s);
   void emit_flow_intent(const step& s);
 
   const runtime* rt_ = nullptr;
   std::int64_t run_seq_ = 0;
+  std::vector<step_facts> facts_;   // of `steps`, one each
   std::vector<std::int64_t> dirty_; // step numbers changed since the last batch
   std::vector<event> events_;
   std::vector<approval> approvals_;      // new or changed approvals for the next batch

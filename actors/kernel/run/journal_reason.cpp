@@ -16,9 +16,7 @@ void run_journal::add_reason_intent(const std::string& args) {
   s.decision = json::object("thought", "ask the model");
   s.started_at = rt_->clock.now_us();
   emit("step.intent", json::object("n", s.n, "kind", "reason", "args", json::raw_text{s.args}));
-  steps.push_back(std::move(s));
-  r.steps = static_cast<std::int64_t>(steps.size());
-  touch(r.steps);
+  append(std::move(s));
 }
 
 void run_journal::record_reason_outcome(std::int64_t n, bool ok, std::string result,
@@ -28,6 +26,8 @@ void run_journal::record_reason_outcome(std::int64_t n, bool ok, std::string res
   s.result = result.empty() ? "{}" : std::move(result);
   s.error = std::move(error);
   s.finished_at = rt_->clock.now_us();
+  facts_.at(static_cast<std::size_t>(n - 1)).answer =
+    ok ? read_answer(s.result) : std::optional<model_answer>{};
   emit_outcome(s);
   touch(n);
 }

@@ -26,63 +26,20 @@ namespace sreh::actors::run_impl {
 
 namespace {
 
-/// A recorded response, read back from a reason step's outcome.
-struct recorded {
-  std::string text;
-  std::vector<llm::tool_call> calls;
-  std::string bad; // why the answer is unusable ("" when it is fine)
-};
-
-std::optional<recorded> read_recorded(const step& s) {
-  auto doc = json::parse(s.result);
-  if (!doc || !doc->IsObject())
-    return std::nullopt;
-  recorded out;
-  out.text = json::string_or(*doc, "text");
-  out.bad = json::string_or(*doc, "bad");
-  if (const auto* calls = json::member(*doc, "tool_calls"); calls && calls->IsArray())
-    for (const auto& c : calls->GetArray())
-      if (c.IsObject())
-        out.calls.push_back(
-          {json::string_or(c, "id"), json::string_or(c, "name"), json::string_or(c, "arguments")});
-  return out;
-}
-
-/// The tool_call_id and reason step a tool step was made for ("" / 0 when it was not).
-std::pair<std::string, std::int64_t> origin_of(const step& s) {
-  auto doc = json::parse(s.decision);
-  if (!doc || !doc->IsObject())
-    return {};
-  const auto* detail = json::member(*doc, "detail");
-  if (!detail || !detail->IsObject())
-    return {};
-  auto n = json::int_of(*detail, "reason_step");
-  return {json::string_or(*detail, "tool_call_id"), n.value_or(0)};
-}
-
-/// Whether tool step `s` was refused before policy saw it (bad model output).
-bool rejected_call(const step& s) {
-  auto doc = json::parse(s.decision);
-  if (!doc || !doc->IsObject())
-    return false;
-  const auto* p = json::member(*doc, "policy");
-  return p && p->IsObject() && json::string_or(*p, "effect") == "rejected";
-}
-
 /// Unusable answers since the last tool step that succeeded: bad responses and rejected calls.
-std::pair<std::int64_t, std::string> repairs_so_far(const std::vector<step>& steps) {
+std::pair<std::int64_t, std::string> repairs_so_far(const run_journal& j) {
   std::int64_t count = 0;
   std::string last;
-  for (auto i = steps.rbegin(); i != steps.rend(); ++i) {
+  for (auto i = j.steps.rbegin(); i != j.steps.rend(); ++i) {
     if (i->kind == step_kind::tool && i->state == step_state::succeeded)
       break;
     if (i->kind == step_kind::reason && i->state == step_state::succeeded) {
-      if (auto r = read_recorded(*i); r && !r->bad.empty()) {
+      if (const auto& r = j.facts(*i).answer; r && !r->bad.empty()) {
         ++count;
         if (last.empty())
           last = r->bad;
       }
-    } else if (i->kind == step_kind::tool && rejected_call(*i)) {
+    } else if (i->kind == step_kind::tool && j.facts(*i).rejected) {
       ++count;
       if (last.empty())
         last = i->error;
@@ -92,13 +49,13 @@ std::pair<std::int64_t, std::string> repairs_so_far(const std::vector<step>& ste
 }
 
 /// The note for the model when its last answer (before step `before`) was unusable.
-std::string notes_before(const std::vector<step>& steps, std::int64_t before) {
-  for (auto i = steps.rbegin(); i != steps.rend(); ++i) {
+std::string notes_before(const run_journal& j, std::int64_t before) {
+  for (auto i = j.steps.rbegin(); i != j.steps.rend(); ++i) {
     if (i->n >= before || i->kind != step_kind::reason)
       continue;
     if (i->state != step_state::succeeded)
       return {};
-    auto r = read_recorded(*i);
+    const auto& r = j.facts(*i).answer;
     if (!r || r->bad.empty())
       return {};
     return fmt::format("[journal step {}] Your last answer could not be used: {}. Call one of "
@@ -139,15 +96,15 @@ tool_ptr tool_of_wire(const tool_registry& tools, const std::string& wire) {
 }
 
 /// The tool call of reason step `rs` the run must make next, if any.
-std::optional<llm::tool_call> next_call(const std::vector<step>& steps, const step& rs) {
-  auto r = read_recorded(rs);
+std::optional<llm::tool_call> next_call(const run_journal& j, const step& rs) {
+  const auto& r = j.facts(rs).answer;
   if (!r)
     return std::nullopt;
   std::set<std::string> done;
-  for (const auto& s : steps)
-    if (s.n > rs.n && s.kind == step_kind::tool)
-      if (auto [id, from] = origin_of(s); from == rs.n)
-        done.insert(id);
+  for (const auto& s : j.steps)
+    if (const auto& f = j.facts(s);
+        s.n > rs.n && s.kind == step_kind::tool && f.reason_step == rs.n)
+      done.insert(f.tool_call_id);
   for (const auto& c : r->calls)
     if (!done.contains(c.id))
       return c;
@@ -299,10 +256,8 @@ void call_model(self_ptr self, llm_provider& llm, std::int64_t n) {
   auto& st = self->state;
   auto& j = st.journal;
   std::vector<step> prior(j.steps.begin(), j.steps.begin() + (n - 1));
-  auto prepared =
-    llm.prepare(run_context{j.r, prior, st.rt->tools, nullptr}, notes_before(j.steps, n));
-  if (auto args = json::parse(j.steps.at(static_cast<std::size_t>(n - 1)).args);
-      args && args->IsObject() && json::string_or(*args, "request_hash") != prepared.hash)
+  auto prepared = llm.prepare(run_context{j.r, prior, st.rt->tools, nullptr}, notes_before(j, n));
+  if (auto journaled = j.facts(n).request_hash; !journaled.empty() && journaled != prepared.hash)
     st.rt->log->warn("run {} step {}: the request differs from the one journaled (the node's "
                      "tools or prompt changed since)",
                      j.r.id, n);
@@ -338,19 +293,18 @@ void reason(self_ptr self, llm_provider& llm) {
   if (rs && rs->state == step_state::intent)
     return call_model(self, llm, rs->n); // journaled, not answered (or recovered): call
   if (rs && rs->state == step_state::succeeded)
-    if (auto c = next_call(j.steps, *rs)) {
-      auto r = read_recorded(*rs); // its text goes with the first call only
+    if (auto c = next_call(j, *rs)) {
+      const auto& r = j.facts(*rs).answer; // its text goes with the first call only
       bool first = r && !r->calls.empty() && r->calls.front().id == c->id;
       return make_tool_step(self, rs->n, *c, first ? r->text : std::string{});
     }
-  auto [repairs, last] = repairs_so_far(j.steps);
+  auto [repairs, last] = repairs_so_far(j);
   if (repairs > llm.max_repairs())
     return fail(self, fmt::format("the model's answers were unusable {} times in a row "
                                   "(model.max_repairs is {}); the last: {}",
                                   repairs, llm.max_repairs(), last));
   auto n = j.next_step_n();
-  auto prepared =
-    llm.prepare(run_context{j.r, j.steps, st.rt->tools, nullptr}, notes_before(j.steps, n));
+  auto prepared = llm.prepare(run_context{j.r, j.steps, st.rt->tools, nullptr}, notes_before(j, n));
   const auto& rep = prepared.report;
   // The route order of this run (model.by_label may send it to another route first).
   auto names = llm.gateway().order_names(llm.route_for(j.r));

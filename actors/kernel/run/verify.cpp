@@ -10,21 +10,6 @@
 
 namespace sreh::actors::run_impl {
 
-std::optional<std::int64_t> compensates(const step& s) {
-  if (s.kind != step_kind::tool || s.decision.find("\"compensates\"") == std::string::npos)
-    return std::nullopt;
-  auto doc = json::parse(s.decision);
-  if (!doc || !doc->IsObject())
-    return std::nullopt;
-  auto detail = doc->FindMember("detail");
-  if (detail == doc->MemberEnd() || !detail->value.IsObject())
-    return std::nullopt;
-  auto c = detail->value.FindMember("compensates");
-  if (c == detail->value.MemberEnd() || !c->value.IsInt64())
-    return std::nullopt;
-  return c->value.GetInt64();
-}
-
 namespace {
 
 /// The post-condition of step n was evaluated: journals the observation; compensates when it
@@ -73,7 +58,8 @@ void verify_now(self_ptr self, std::int64_t n, tool_ptr t, const std::string& de
 void after_success(self_ptr self, std::int64_t n) {
   auto& st = self->state;
   const auto& s = st.journal.steps.at(static_cast<std::size_t>(n - 1));
-  auto t = s.kind == step_kind::tool && !compensates(s) ? st.rt->tools.find(s.tool) : nullptr;
+  auto undo = st.journal.facts(n).compensates > 0;
+  auto t = s.kind == step_kind::tool && !undo ? st.rt->tools.find(s.tool) : nullptr;
   auto pc = t ? t->postcondition_for(s.args) : std::nullopt;
   if (!pc)
     return advance(self);
@@ -95,10 +81,7 @@ void on_timer_fired(self_ptr self) {
   auto n = j.timer_fired();
   if (n <= 0) // a flow's timer (a wait, a retry's backoff): the flow goes on
     return advance(self);
-  std::string description;
-  if (auto doc = json::parse(j.steps.back().args);
-      doc && doc->IsObject() && doc->HasMember("check"))
-    description = (*doc)["check"].GetString();
+  auto description = j.facts(j.steps.back()).check;
   const auto& s = j.steps.at(static_cast<std::size_t>(n - 1));
   auto t = st.rt->tools.find(s.tool);
   if (!t)
