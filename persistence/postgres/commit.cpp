@@ -299,7 +299,7 @@ postgres_store::commit_in_one_trip(std::vector<write_batch>& batches,
   // A create with an idempotency key needs the keys' holders read first, and Work rows are
   // written by statements of their own: not in one trip.
   for (const auto& b : batches)
-    if ((b.create && !b.create->idempotency_key.empty()) || has_work_rows(b))
+    if ((b.create && !b.create->idempotency_key.empty()) || has_work_rows(b) || has_memory_rows(b))
       return std::nullopt;
   const auto created_in = skip_held_keys({}, {}, batches, applied_, results);
   // Twice at most: with the head this writer committed last, then with the one the function
@@ -397,10 +397,14 @@ expected<std::int64_t> postgres_store::apply(pqxx::work& tx, std::vector<write_b
   auto rows = gather(hasher_, batches, results, applied_, created_in, seq, hash);
   if (!rows)
     return rows.error();
-  for (std::size_t i = 0; i < batches.size(); ++i)
-    if (!met_held_key(results[i]) && !applied_[i])
-      if (auto err = write_work_rows(tx, batches[i]))
-        return err;
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    if (met_held_key(results[i]) || applied_[i])
+      continue;
+    if (auto err = write_work_rows(tx, batches[i]))
+      return err;
+    if (auto err = write_memory_rows(tx, batches[i]))
+      return err;
+  }
   if (write_rows(tx, *rows, seq, hash)) // the head was read under the lock: never stale
     return sreh::error{errc::internal, "postgres: commit: the log head moved under the lock"};
   head_ = {rows->last_seq, std::move(rows->last_hash)}; // the commit's caller drops it on failure

@@ -260,7 +260,54 @@ ALTER TABLE runs ADD COLUMN outcome text NOT NULL DEFAULT '';
 ALTER TABLE steps ADD COLUMN executed_at bigint NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<migration, 9> all_migrations{{
+// Long-term memory (docs/memory.md): each entry's current version with its generated tsvector
+// (English stemmer; the text weighted A, its tags B) under a GIN index, its labels as jsonb under
+// a GIN index (the label filter is `@>`), and every version it had.
+constexpr std::string_view schema_v10 = R"sql(
+CREATE TABLE memories (
+  id            text PRIMARY KEY,
+  kind          text NOT NULL,
+  version       bigint NOT NULL,
+  deleted       boolean NOT NULL,
+  text          text NOT NULL,
+  tags          text NOT NULL,
+  labels        jsonb NOT NULL,
+  entities      text NOT NULL,
+  run_id        text NOT NULL,
+  work_id       text NOT NULL,
+  author        text NOT NULL,
+  change        text NOT NULL,
+  restored_from bigint NOT NULL,
+  created_at    bigint NOT NULL,
+  updated_at    bigint NOT NULL,
+  tsv           tsvector GENERATED ALWAYS AS (
+                  setweight(to_tsvector('english', text), 'A') ||
+                  setweight(to_tsvector('english', tags), 'B')) STORED
+);
+CREATE INDEX memories_tsv ON memories USING GIN (tsv);
+CREATE INDEX memories_labels ON memories USING GIN (labels jsonb_path_ops);
+CREATE INDEX memories_newest ON memories (updated_at DESC) WHERE NOT deleted;
+
+CREATE TABLE memory_versions (
+  id            text NOT NULL,
+  kind          text NOT NULL,
+  version       bigint NOT NULL,
+  deleted       boolean NOT NULL,
+  text          text NOT NULL,
+  labels        jsonb NOT NULL,
+  entities      text NOT NULL,
+  run_id        text NOT NULL,
+  work_id       text NOT NULL,
+  author        text NOT NULL,
+  change        text NOT NULL,
+  restored_from bigint NOT NULL,
+  created_at    bigint NOT NULL,
+  updated_at    bigint NOT NULL,
+  PRIMARY KEY (id, version)
+);
+)sql";
+
+constexpr std::array<migration, 10> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, hash_existing_events},
   {3, schema_v3, nullptr},
@@ -270,6 +317,7 @@ constexpr std::array<migration, 9> all_migrations{{
   {7, schema_v7, nullptr},
   {8, schema_v8, nullptr},
   {9, schema_v9, nullptr},
+  {10, schema_v10, nullptr},
 }};
 static_assert(follows_schema_history(all_migrations), "one numbering: store/schema_versions.hpp");
 

@@ -56,6 +56,10 @@ work_key_holders(pqxx::work& tx, const std::vector<write_batch>& batches);
 [[nodiscard]] sreh::error write_work_rows(pqxx::work& tx, const write_batch& b);
 /// True when `b` has Work rows (then the commit goes through the transaction).
 [[nodiscard]] bool has_work_rows(const write_batch& b);
+/// Writes the memory versions of `b` in `tx` (memories.cpp): `conflict` when one does not follow
+/// its entry's stored version. True from has_memory_rows: the commit goes through the transaction.
+[[nodiscard]] sreh::error write_memory_rows(pqxx::work& tx, const write_batch& b);
+[[nodiscard]] bool has_memory_rows(const write_batch& b);
 
 /// The PostgreSQL store: one write connection used by `commit` (serialised by a mutex; the
 /// group-commit writer is its only caller), and a pool of read connections for the read methods,
@@ -102,6 +106,12 @@ class postgres_store final : public store, public cluster_store {
   expected<std::vector<world::entity>> world_entities() override;
   expected<std::optional<world::entity>> world_entity(std::string_view id) override;
   expected<std::vector<world::entity>> entity_history(std::string_view id, int limit) override;
+  // Long-term memory (memories.cpp)
+  expected<std::vector<memory::candidate>> search_memories(const memory::query& q) override;
+  expected<std::optional<memory::entry>> get_memory(std::string_view id) override;
+  expected<std::optional<memory::entry>> memory_version(std::string_view id,
+                                                        std::int64_t version) override;
+  expected<std::vector<memory::entry>> memory_versions(std::string_view id) override;
 
   // cluster_store (pg_cluster.cpp)
   expected<heartbeat_result> heartbeat(const node_heartbeat& hb,

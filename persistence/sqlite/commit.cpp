@@ -134,6 +134,8 @@ sreh::error sqlite_store::apply_one(write_batch& b, commit_result& r, log_head& 
   }
   if (auto err = write_work_rows(c, b))
     return err;
+  if (auto err = write_memory_rows(c, b))
+    return err;
   return append_events(b.events, head);
 }
 

@@ -207,7 +207,50 @@ ALTER TABLE runs ADD COLUMN outcome TEXT NOT NULL DEFAULT '';
 ALTER TABLE steps ADD COLUMN executed_at INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<sqlite_migration, 9> all_migrations{{
+// Long-term memory (docs/memory.md): each entry's current version, every version it had, and the
+// FTS5 index (porter stemmer) of the live entries' text and tags, keyed by the rowid of their
+// `memories` row.
+constexpr std::string_view schema_v10 = R"sql(
+CREATE TABLE memories (
+  id            TEXT PRIMARY KEY,
+  kind          TEXT NOT NULL,
+  version       INTEGER NOT NULL,
+  deleted       INTEGER NOT NULL,
+  text          TEXT NOT NULL,
+  labels        TEXT NOT NULL,
+  entities      TEXT NOT NULL,
+  run_id        TEXT NOT NULL,
+  work_id       TEXT NOT NULL,
+  author        TEXT NOT NULL,
+  change        TEXT NOT NULL,
+  restored_from INTEGER NOT NULL,
+  created_at    INTEGER NOT NULL,
+  updated_at    INTEGER NOT NULL
+);
+CREATE INDEX memories_newest ON memories(deleted, updated_at);
+
+CREATE TABLE memory_versions (
+  id            TEXT NOT NULL,
+  kind          TEXT NOT NULL,
+  version       INTEGER NOT NULL,
+  deleted       INTEGER NOT NULL,
+  text          TEXT NOT NULL,
+  labels        TEXT NOT NULL,
+  entities      TEXT NOT NULL,
+  run_id        TEXT NOT NULL,
+  work_id       TEXT NOT NULL,
+  author        TEXT NOT NULL,
+  change        TEXT NOT NULL,
+  restored_from INTEGER NOT NULL,
+  created_at    INTEGER NOT NULL,
+  updated_at    INTEGER NOT NULL,
+  PRIMARY KEY (id, version)
+);
+
+CREATE VIRTUAL TABLE memory_text USING fts5(text, tags, tokenize = 'porter unicode61');
+)sql";
+
+constexpr std::array<sqlite_migration, 10> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, sqlite::hash_existing_events},
   {3, schema_v3, nullptr},
@@ -217,6 +260,7 @@ constexpr std::array<sqlite_migration, 9> all_migrations{{
   {7, schema_v7, nullptr},
   {8, schema_v8, nullptr},
   {9, schema_v9, nullptr},
+  {10, schema_v10, nullptr},
 }};
 static_assert(follows_schema_history(all_migrations), "one numbering: store/schema_versions.hpp");
 

@@ -89,6 +89,12 @@ class sqlite_store final : public store {
   expected<std::vector<world::entity>> world_entities() override;
   expected<std::optional<world::entity>> world_entity(std::string_view id) override;
   expected<std::vector<world::entity>> entity_history(std::string_view id, int limit) override;
+  // Long-term memory (memories.cpp)
+  expected<std::vector<memory::candidate>> search_memories(const memory::query& q) override;
+  expected<std::optional<memory::entry>> get_memory(std::string_view id) override;
+  expected<std::optional<memory::entry>> memory_version(std::string_view id,
+                                                        std::int64_t version) override;
+  expected<std::vector<memory::entry>> memory_versions(std::string_view id) override;
 
  private:
   /// The head of the event log inside a transaction: advanced per event, kept on commit.
@@ -110,5 +116,9 @@ class sqlite_store final : public store {
   audit_hasher hasher_;                // guarded by write_mtx_
   reader_pool readers_;
 };
+
+/// Writes the batch's memory versions inside the open transaction (memories.cpp): `conflict`
+/// when one does not follow its entry's stored version.
+[[nodiscard]] sreh::error write_memory_rows(connection& c, const write_batch& b);
 
 } // namespace sreh::persistence::sqlite

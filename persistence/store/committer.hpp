@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/base/status.hpp"
+#include "core/memory/memory.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/event.hpp"
 #include "core/model/run.hpp"
@@ -41,6 +42,10 @@ struct write_batch {
   /// World state: each replaces the entity's current row and is added to its history under its
   /// `version` (an existing (id, version) in the history is a faulty batch).
   std::vector<world::entity> entities;
+  /// Long-term memory: each a new version of its entry (memory_store.hpp). Version 1 inserts the
+  /// entry; version N replaces it when its stored version is N−1, and otherwise fails the
+  /// commit with `conflict` naming the entry (another change came first).
+  std::vector<memory::entry> memories;
   /// Appended to the event log; `seq` is assigned at commit.
   std::vector<event> events;
 };

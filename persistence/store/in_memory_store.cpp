@@ -1,6 +1,6 @@
-// The memory store: ordered maps for the tables, a vector for the event log, and an undo log
+// The in-memory store: ordered maps for the tables, a vector for the event log, and an undo log
 // that makes a commit all or nothing.
-#include "persistence/store/memory_store.hpp"
+#include "persistence/store/in_memory_store.hpp"
 
 #include <fmt/format.h>
 
@@ -16,15 +16,16 @@
 #include "persistence/audit/audit.hpp"
 #include "persistence/audit/audit_hasher.hpp"
 #include "persistence/store/approval_codec.hpp"
-#include "persistence/store/memory_undo.hpp"
-#include "persistence/store/memory_works.hpp"
+#include "persistence/store/in_memory_memories.hpp"
+#include "persistence/store/in_memory_undo.hpp"
+#include "persistence/store/in_memory_works.hpp"
 #include "persistence/store/store_impl.hpp"
 
 namespace sreh::persistence {
 
-using memory::put;
-using memory::restore;
-using memory::undo_entries;
+using in_memory::put;
+using in_memory::restore;
+using in_memory::undo_entries;
 
 namespace {
 
@@ -48,7 +49,7 @@ bool counted_success(const step& s, timestamp_us since) {
 
 } // namespace
 
-struct memory_store::contents {
+struct in_memory_store::contents {
   /// What one commit changed, to put back when one of its batches fails.
   struct undo_log {
     undo_entries<std::string, run> runs;
@@ -68,7 +69,8 @@ struct memory_store::contents {
   std::vector<chained_event> events; // events[i].e.seq == i + 1
   std::unordered_set<std::string> event_ids;
   std::map<std::string, std::int64_t, std::less<>> relay_offsets;
-  memory::work_tables works; // undone with the rest (roll_back), kept after a commit
+  in_memory::work_tables works;      // undone with the rest (roll_back), kept after a commit
+  in_memory::memory_tables memories; // the same
   audit_hasher hasher;
 
   [[nodiscard]] std::string head_hash() const {
@@ -82,7 +84,7 @@ struct memory_store::contents {
   void roll_back(undo_log& undo);
 };
 
-sreh::error memory_store::contents::create(const run& r, commit_result& res, undo_log& undo) {
+sreh::error in_memory_store::contents::create(const run& r, commit_result& res, undo_log& undo) {
   const auto& key = r.idempotency_key;
   if (auto held = keys.find(key); !key.empty() && held != keys.end()) {
     res.existing_run_id = held->second;
@@ -96,7 +98,7 @@ sreh::error memory_store::contents::create(const run& r, commit_result& res, und
   return {};
 }
 
-sreh::error memory_store::contents::update(const run& r, undo_log& undo) {
+sreh::error in_memory_store::contents::update(const run& r, undo_log& undo) {
   auto stored = runs.find(r.id);
   if (stored == runs.end())
     return faulty(fmt::format("update run {}: no such run", r.id));
@@ -115,7 +117,7 @@ sreh::error memory_store::contents::update(const run& r, undo_log& undo) {
   return {};
 }
 
-sreh::error memory_store::contents::append(const event& e) {
+sreh::error in_memory_store::contents::append(const event& e) {
   if (event_ids.contains(e.id))
     return faulty(fmt::format("insert event {}: an event with this id exists", e.id));
   const auto seq = static_cast<std::int64_t>(events.size()) + 1;
@@ -130,8 +132,8 @@ sreh::error memory_store::contents::append(const event& e) {
   return {};
 }
 
-sreh::error memory_store::contents::apply(const write_batch& b, commit_result& res,
-                                          undo_log& undo) {
+sreh::error in_memory_store::contents::apply(const write_batch& b, commit_result& res,
+                                             undo_log& undo) {
   if (res.existing_work_id = works.key_holder(b); !res.existing_work_id.empty())
     return {}; // a held key skips the whole batch
   if (b.create) {
@@ -150,17 +152,20 @@ sreh::error memory_store::contents::apply(const write_batch& b, commit_result& r
     put(approvals, undo.approvals, a.id, std::optional{a});
   if (auto err = works.apply(b))
     return err;
+  if (auto err = memories.apply(b))
+    return err;
   for (const auto& e : b.events)
     if (auto err = append(e))
       return err;
   return {};
 }
 
-void memory_store::contents::roll_back(undo_log& undo) {
+void in_memory_store::contents::roll_back(undo_log& undo) {
   for (auto i = undo.events; i < events.size(); ++i)
     event_ids.erase(events[i].e.id);
   events.resize(undo.events);
   works.roll_back();
+  memories.roll_back();
   restore(approvals, undo.approvals);
   restore(steps, undo.steps);
   restore(keys, undo.keys);
@@ -169,27 +174,27 @@ void memory_store::contents::roll_back(undo_log& undo) {
 
 // -- store ---------------------------------------------------------------------------------------
 
-memory_store::memory_store() : c_(std::make_shared<contents>()) {}
+in_memory_store::in_memory_store() : c_(std::make_shared<contents>()) {}
 
-memory_store::memory_store(std::shared_ptr<contents> c) : c_(std::move(c)) {}
+in_memory_store::in_memory_store(std::shared_ptr<contents> c) : c_(std::move(c)) {}
 
-memory_store::~memory_store() = default;
+in_memory_store::~in_memory_store() = default;
 
-store_ptr make_memory_store() {
-  return std::make_unique<memory_store>();
+store_ptr make_in_memory_store() {
+  return std::make_unique<in_memory_store>();
 }
 
-void memory_store::fail_with(sreh::error err) {
+void in_memory_store::fail_with(sreh::error err) {
   std::lock_guard lk{c_->mtx};
   c_->failure = std::move(err);
 }
 
-std::string memory_store::last_hash() const {
+std::string in_memory_store::last_hash() const {
   std::lock_guard lk{c_->mtx};
   return c_->head_hash();
 }
 
-std::vector<commit_result> memory_store::commit(std::vector<write_batch>& batches) {
+std::vector<commit_result> in_memory_store::commit(std::vector<write_batch>& batches) {
   std::vector<commit_result> results(batches.size());
   if (batches.empty())
     return results;
@@ -206,6 +211,7 @@ std::vector<commit_result> memory_store::commit(std::vector<write_batch>& batche
     return results; // the batches are left as they were given
   }
   c_->works.keep();
+  c_->memories.keep();
   // numbered as they were appended
   hand_over_events(batches, results, static_cast<std::int64_t>(undo.events) + 1);
   return results;
@@ -213,7 +219,7 @@ std::vector<commit_result> memory_store::commit(std::vector<write_batch>& batche
 
 // -- runs, steps, events -------------------------------------------------------------------------
 
-expected<std::optional<run>> memory_store::get_run(std::string_view id) {
+expected<std::optional<run>> in_memory_store::get_run(std::string_view id) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
@@ -221,7 +227,7 @@ expected<std::optional<run>> memory_store::get_run(std::string_view id) {
   return it == c_->runs.end() ? std::optional<run>{} : std::optional<run>{it->second};
 }
 
-expected<run_page> memory_store::list_runs(const run_filter& f) {
+expected<run_page> in_memory_store::list_runs(const run_filter& f) {
   const page_window window{f.limit};
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
@@ -236,7 +242,7 @@ expected<run_page> memory_store::list_runs(const run_filter& f) {
   return page;
 }
 
-expected<std::vector<step>> memory_store::get_steps(std::string_view run_id) {
+expected<std::vector<step>> in_memory_store::get_steps(std::string_view run_id) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
@@ -248,7 +254,7 @@ expected<std::vector<step>> memory_store::get_steps(std::string_view run_id) {
   return out;
 }
 
-expected<std::vector<event>> memory_store::read_events(const event_filter& f) {
+expected<std::vector<event>> in_memory_store::read_events(const event_filter& f) {
   const auto limit = static_cast<std::size_t>(clamp_limit(f.limit, max_event_rows));
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
@@ -264,7 +270,7 @@ expected<std::vector<event>> memory_store::read_events(const event_filter& f) {
   return out;
 }
 
-expected<std::vector<run>> memory_store::unfinished_runs(std::string_view node_id) {
+expected<std::vector<run>> in_memory_store::unfinished_runs(std::string_view node_id) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
@@ -278,7 +284,8 @@ expected<std::vector<run>> memory_store::unfinished_runs(std::string_view node_i
   return out;
 }
 
-expected<std::optional<std::string>> memory_store::find_by_idempotency_key(std::string_view key) {
+expected<std::optional<std::string>>
+in_memory_store::find_by_idempotency_key(std::string_view key) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
@@ -286,7 +293,7 @@ expected<std::optional<std::string>> memory_store::find_by_idempotency_key(std::
   return it == c_->keys.end() ? std::optional<std::string>{} : std::optional{it->second};
 }
 
-expected<std::vector<step>> memory_store::rate_counted_tool_steps(timestamp_us since) {
+expected<std::vector<step>> in_memory_store::rate_counted_tool_steps(timestamp_us since) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
@@ -312,7 +319,7 @@ expected<std::vector<step>> memory_store::rate_counted_tool_steps(timestamp_us s
   return succeeded;
 }
 
-expected<store_stats> memory_store::stats() {
+expected<store_stats> in_memory_store::stats() {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
@@ -323,7 +330,7 @@ expected<store_stats> memory_store::stats() {
 
 // -- approvals -----------------------------------------------------------------------------------
 
-expected<std::optional<approval>> memory_store::get_approval(std::string_view id) {
+expected<std::optional<approval>> in_memory_store::get_approval(std::string_view id) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
@@ -332,7 +339,7 @@ expected<std::optional<approval>> memory_store::get_approval(std::string_view id
                                    : std::optional<approval>{it->second};
 }
 
-expected<approval_page> memory_store::list_approvals(const approval_filter& f) {
+expected<approval_page> in_memory_store::list_approvals(const approval_filter& f) {
   const page_window window{f.limit};
   auto keeps = [&f, rank = role_rank(f.role)](const approval& a) {
     return (!f.state || a.state == *f.state) && (f.run_id.empty() || a.run_id == f.run_id) &&
@@ -352,7 +359,7 @@ expected<approval_page> memory_store::list_approvals(const approval_filter& f) {
   return page;
 }
 
-expected<std::vector<approval>> memory_store::pending_approvals() {
+expected<std::vector<approval>> in_memory_store::pending_approvals() {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
@@ -366,8 +373,8 @@ expected<std::vector<approval>> memory_store::pending_approvals() {
   return out;
 }
 
-expected<std::optional<approval>> memory_store::approval_for_step(std::string_view run_id,
-                                                                  std::int64_t n) {
+expected<std::optional<approval>> in_memory_store::approval_for_step(std::string_view run_id,
+                                                                     std::int64_t n) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
@@ -382,28 +389,29 @@ expected<std::optional<approval>> memory_store::approval_for_step(std::string_vi
 
 // -- Works, world state ---------------------------------------------------------------------------
 
-expected<std::optional<works::work>> memory_store::get_work(std::string_view id) {
+expected<std::optional<works::work>> in_memory_store::get_work(std::string_view id) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
   return c_->works.get_work(id);
 }
 
-expected<work_page> memory_store::list_works(const work_filter& f) {
+expected<work_page> in_memory_store::list_works(const work_filter& f) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
   return c_->works.list_works(f);
 }
 
-expected<std::vector<works::work>> memory_store::open_works(std::string_view node_id) {
+expected<std::vector<works::work>> in_memory_store::open_works(std::string_view node_id) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
   return c_->works.open_works(node_id);
 }
 
-expected<std::optional<std::string>> memory_store::work_by_idempotency_key(std::string_view key) {
+expected<std::optional<std::string>>
+in_memory_store::work_by_idempotency_key(std::string_view key) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
@@ -411,28 +419,29 @@ expected<std::optional<std::string>> memory_store::work_by_idempotency_key(std::
 }
 
 expected<std::optional<works::stored_template>>
-memory_store::get_template(std::string_view name, std::string_view version) {
+in_memory_store::get_template(std::string_view name, std::string_view version) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
   return c_->works.get_template(name, version);
 }
 
-expected<std::vector<world::entity>> memory_store::world_entities() {
+expected<std::vector<world::entity>> in_memory_store::world_entities() {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
   return c_->works.entities();
 }
 
-expected<std::optional<world::entity>> memory_store::world_entity(std::string_view id) {
+expected<std::optional<world::entity>> in_memory_store::world_entity(std::string_view id) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
   return c_->works.entity(id);
 }
 
-expected<std::vector<world::entity>> memory_store::entity_history(std::string_view id, int limit) {
+expected<std::vector<world::entity>> in_memory_store::entity_history(std::string_view id,
+                                                                     int limit) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
@@ -441,7 +450,7 @@ expected<std::vector<world::entity>> memory_store::entity_history(std::string_vi
 
 // -- relay offsets, liveness ---------------------------------------------------------------------
 
-expected<std::int64_t> memory_store::relay_offset(std::string_view name) {
+expected<std::int64_t> in_memory_store::relay_offset(std::string_view name) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
@@ -449,7 +458,7 @@ expected<std::int64_t> memory_store::relay_offset(std::string_view name) {
   return it == c_->relay_offsets.end() ? std::int64_t{0} : it->second;
 }
 
-sreh::error memory_store::set_relay_offset(std::string_view name, std::int64_t seq) {
+sreh::error in_memory_store::set_relay_offset(std::string_view name, std::int64_t seq) {
   std::lock_guard lk{c_->mtx};
   if (c_->failure)
     return c_->failure;
@@ -457,9 +466,40 @@ sreh::error memory_store::set_relay_offset(std::string_view name, std::int64_t s
   return {};
 }
 
-sreh::error memory_store::ping() {
+sreh::error in_memory_store::ping() {
   std::lock_guard lk{c_->mtx};
   return c_->failure;
+}
+
+// -- long-term memory ----------------------------------------------------------------------------
+
+expected<std::vector<memory::candidate>> in_memory_store::search_memories(const memory::query& q) {
+  std::lock_guard lk{c_->mtx};
+  if (c_->failure)
+    return c_->failure;
+  return c_->memories.search(q);
+}
+
+expected<std::optional<memory::entry>> in_memory_store::get_memory(std::string_view id) {
+  std::lock_guard lk{c_->mtx};
+  if (c_->failure)
+    return c_->failure;
+  return c_->memories.get(id);
+}
+
+expected<std::optional<memory::entry>> in_memory_store::memory_version(std::string_view id,
+                                                                       std::int64_t version) {
+  std::lock_guard lk{c_->mtx};
+  if (c_->failure)
+    return c_->failure;
+  return c_->memories.version(id, version);
+}
+
+expected<std::vector<memory::entry>> in_memory_store::memory_versions(std::string_view id) {
+  std::lock_guard lk{c_->mtx};
+  if (c_->failure)
+    return c_->failure;
+  return c_->memories.versions(id);
 }
 
 } // namespace sreh::persistence

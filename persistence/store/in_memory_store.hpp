@@ -2,7 +2,7 @@
 // The store in memory, for unit tests: the in-memory implementation at the store's seam
 // (STYLE.md: an interface where I/O enters has a real implementation and an in-memory one). It
 // keeps the whole contract of store.hpp — it passes tests/integration/store_conformance* as
-// SREH_TEST_STORE=memory — without a file or a server: atomic commits that apply nothing on
+// SREH_TEST_STORE=in_memory — without a file or a server: atomic commits that apply nothing on
 // failure, gap-free event seqs with the audit chain (persistence/audit), idempotency keys, the
 // orders and the paging (paging.hpp) of the other stores. Nothing survives the process.
 
@@ -15,19 +15,19 @@ namespace sreh::persistence {
 
 /// A store whose rows live in memory. Thread-safe: one mutex guards the contents, so reads wait
 /// for a commit (never long: nothing blocks inside). No cluster store.
-class memory_store final : public store {
+class in_memory_store final : public store {
  public:
   /// What the store holds. Stores made on the same contents see the same rows: that is what a
   /// reopen of a database file is to the SQLite store.
   struct contents;
 
   /// An empty store.
-  memory_store();
+  in_memory_store();
   /// A store on `c`, shared with the stores already made on it.
-  explicit memory_store(std::shared_ptr<contents> c);
-  ~memory_store() override;
-  memory_store(const memory_store&) = delete;
-  memory_store& operator=(const memory_store&) = delete;
+  explicit in_memory_store(std::shared_ptr<contents> c);
+  ~in_memory_store() override;
+  in_memory_store(const in_memory_store&) = delete;
+  in_memory_store& operator=(const in_memory_store&) = delete;
 
   /// The contents, to make another store on them.
   [[nodiscard]] std::shared_ptr<contents> shared_contents() const { return c_; }
@@ -64,6 +64,11 @@ class memory_store final : public store {
   expected<std::vector<world::entity>> world_entities() override;
   expected<std::optional<world::entity>> world_entity(std::string_view id) override;
   expected<std::vector<world::entity>> entity_history(std::string_view id, int limit) override;
+  expected<std::vector<memory::candidate>> search_memories(const memory::query& q) override;
+  expected<std::optional<memory::entry>> get_memory(std::string_view id) override;
+  expected<std::optional<memory::entry>> memory_version(std::string_view id,
+                                                        std::int64_t version) override;
+  expected<std::vector<memory::entry>> memory_versions(std::string_view id) override;
   expected<std::int64_t> relay_offset(std::string_view name) override;
   sreh::error set_relay_offset(std::string_view name, std::int64_t seq) override;
   sreh::error ping() override;
@@ -72,7 +77,7 @@ class memory_store final : public store {
   std::shared_ptr<contents> c_;
 };
 
-/// An empty memory store.
-[[nodiscard]] store_ptr make_memory_store();
+/// An empty in-memory store.
+[[nodiscard]] store_ptr make_in_memory_store();
 
 } // namespace sreh::persistence

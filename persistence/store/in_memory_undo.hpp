@@ -1,12 +1,12 @@
 #pragma once
-// The undo log of the memory store (memory_store.cpp, memory_works.cpp): what a commit changed in
-// an ordered map, to put back when one of its batches fails.
+// The undo log of the in-memory store (in_memory_store.cpp, in_memory_works.cpp): what a commit
+// changed in an ordered map, to put back when one of its batches fails.
 
 #include <optional>
 #include <utility>
 #include <vector>
 
-namespace sreh::persistence::memory {
+namespace sreh::persistence::in_memory {
 
 /// The value a key had before a commit changed it (none: the key was absent).
 template <class Key, class Value>
@@ -35,4 +35,4 @@ void restore(Map& m, undo_entries<Key, Value>& undo) {
   undo.clear();
 }
 
-} // namespace sreh::persistence::memory
+} // namespace sreh::persistence::in_memory

@@ -1,4 +1,4 @@
-#include "persistence/store/memory_works.hpp"
+#include "persistence/store/in_memory_works.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 
 #include "persistence/store/work_codec.hpp"
 
-namespace sreh::persistence::memory {
+namespace sreh::persistence::in_memory {
 
 namespace {
 
@@ -162,4 +162,4 @@ std::vector<world::entity> work_tables::history(std::string_view id, int limit) 
   return out;
 }
 
-} // namespace sreh::persistence::memory
+} // namespace sreh::persistence::in_memory

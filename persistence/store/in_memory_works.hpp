@@ -1,6 +1,6 @@
 #pragma once
-// The Works aggregate of the memory store (memory_store.hpp): Works with their idempotency keys,
-// template versions, world entities and their history, in ordered maps.
+// The Works aggregate of the in-memory store (in_memory_store.hpp): Works with their idempotency
+// keys, template versions, world entities and their history, in ordered maps.
 
 #include <cstdint>
 #include <functional>
@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "persistence/store/committer.hpp"
-#include "persistence/store/memory_undo.hpp"
+#include "persistence/store/in_memory_undo.hpp"
 #include "persistence/store/work_store.hpp"
 
-namespace sreh::persistence::memory {
+namespace sreh::persistence::in_memory {
 
-/// The tables of Works and world state. Not thread-safe: the memory store guards them with its
+/// The tables of Works and world state. Not thread-safe: the in-memory store guards them with its
 /// mutex. What `apply` changed is put back by `roll_back` until `keep` forgets it.
 class work_tables {
  public:
@@ -61,4 +61,4 @@ class work_tables {
   undo_entries<history_key, world::entity> undo_history_;
 };
 
-} // namespace sreh::persistence::memory
+} // namespace sreh::persistence::in_memory

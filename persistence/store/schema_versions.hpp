@@ -25,7 +25,7 @@ struct schema_change {
   std::string_view change;
 };
 
-inline constexpr std::array<schema_change, 9> schema_history{{
+inline constexpr std::array<schema_change, 10> schema_history{{
   {1, "runs, steps and the event log"},
   {2, "approvals; the audit hash chain over the event log; the index of succeeded tool steps"},
   {3, "relay offsets"},
@@ -35,6 +35,7 @@ inline constexpr std::array<schema_change, 9> schema_history{{
   {7, "runs: kind (goal or flow), parent run and a flow run's pinned definition"},
   {8, "runs: the budget's max_cost"},
   {9, "runs: the outcome; steps: when the tool began to execute"},
+  {10, "long-term memory: entries, their versions, the full-text index"},
 }};
 
 /// The version this build migrates every backend to.

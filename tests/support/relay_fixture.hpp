@@ -402,6 +402,19 @@ class gap_store final : public persistence::store {
   expected<std::vector<world::entity>> entity_history(std::string_view id, int limit) override {
     return s_.entity_history(id, limit);
   }
+  expected<std::vector<memory::candidate>> search_memories(const memory::query& q) override {
+    return s_.search_memories(q);
+  }
+  expected<std::optional<memory::entry>> get_memory(std::string_view id) override {
+    return s_.get_memory(id);
+  }
+  expected<std::optional<memory::entry>> memory_version(std::string_view id,
+                                                        std::int64_t v) override {
+    return s_.memory_version(id, v);
+  }
+  expected<std::vector<memory::entry>> memory_versions(std::string_view id) override {
+    return s_.memory_versions(id);
+  }
   sreh::error ping() override { return s_.ping(); }
   expected<std::int64_t> relay_offset(std::string_view n) override { return s_.relay_offset(n); }
   sreh::error set_relay_offset(std::string_view n, std::int64_t seq) override {

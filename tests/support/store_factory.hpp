@@ -1,6 +1,6 @@
 #pragma once
 // The store under test, chosen by SREH_TEST_STORE: "sqlite" (the default), "postgres" or
-// "memory". Another backend plugs in here, in one place: add a branch to `open_test_store`.
+// "in_memory". Another backend plugs in here, in one place: add a branch to `open_test_store`.
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -17,7 +17,7 @@
 
 #include "persistence/postgres/postgres_store.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
-#include "persistence/store/memory_store.hpp"
+#include "persistence/store/in_memory_store.hpp"
 
 namespace sreh::test {
 
@@ -47,18 +47,18 @@ inline std::string test_pg_schema(const std::string& dir) {
   return test_store_name(dir, "pg-schema");
 }
 
-/// A memory store on the contents named in `dir` (test_store_name): opening again reaches the
+/// An in-memory store on the contents named in `dir` (test_store_name): opening again reaches the
 /// same rows, as a reopen of a file does. The contents live as long as `dir` does: those of
 /// removed directories (finished tests) are dropped at the next open.
-inline persistence::store_ptr open_memory_test_store(const std::string& dir) {
-  using contents = persistence::memory_store::contents;
+inline persistence::store_ptr open_in_memory_test_store(const std::string& dir) {
+  using contents = persistence::in_memory_store::contents;
   struct entry {
     std::string dir;
     std::shared_ptr<contents> data;
   };
   static std::mutex mtx;
   static std::map<std::string, entry> by_name;
-  const auto name = test_store_name(dir, "memory-store");
+  const auto name = test_store_name(dir, "in-memory-store");
   std::lock_guard lk{mtx};
   std::erase_if(by_name, [](const auto& kv) {
     std::error_code ec;
@@ -66,11 +66,11 @@ inline persistence::store_ptr open_memory_test_store(const std::string& dir) {
   });
   auto& e = by_name[name];
   if (e.data == nullptr) {
-    auto fresh = std::make_unique<persistence::memory_store>();
+    auto fresh = std::make_unique<persistence::in_memory_store>();
     e = entry{dir, fresh->shared_contents()};
     return fresh;
   }
-  return std::make_unique<persistence::memory_store>(e.data);
+  return std::make_unique<persistence::in_memory_store>(e.data);
 }
 
 /// Opens the test store that lives in `dir` (a fresh temp directory per test). Opening again with
@@ -93,10 +93,10 @@ inline expected<persistence::store_ptr> open_test_store(const std::string& dir) 
     opts.schema = test_pg_schema(dir);
     return persistence::open_postgres_store(opts);
   }
-  if (kind == "memory")
-    return open_memory_test_store(dir);
+  if (kind == "in_memory")
+    return open_in_memory_test_store(dir);
   return sreh::error{errc::invalid_argument, "SREH_TEST_STORE: unknown store '" + kind +
-                                               "' (known: sqlite, postgres, memory)"};
+                                               "' (known: sqlite, postgres, in_memory)"};
 }
 
 /// A directory made with mkdtemp under /tmp, removed with everything in it on destruction.

@@ -1,7 +1,7 @@
-// What the memory store adds to the store contract (which the conformance suites check as
-// integration.memory.*): the audit chain of the SQLite store, contents shared by the stores made
+// What the in-memory store adds to the store contract (which the conformance suites check as
+// integration.in_memory.*): the audit chain of the SQLite store, contents shared by the stores made
 // on them, and injected failures for the callers' error paths.
-#define CAF_SUITE persistence_memory_store
+#define CAF_SUITE persistence_in_memory_store
 #include <sqlite3.h>
 
 #include <string>
@@ -9,7 +9,7 @@
 
 #include "persistence/audit/audit.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
-#include "persistence/store/memory_store.hpp"
+#include "persistence/store/in_memory_store.hpp"
 #include "tests/support/caf_test.hpp"
 #include "tests/support/store_conformance_fixture.hpp"
 
@@ -82,7 +82,7 @@ std::int64_t offset_of(store& st, std::string_view name) {
 } // namespace
 
 CAF_TEST(the audit chain is the one the SQLite store writes) {
-  memory_store mem;
+  in_memory_store mem;
   CAF_CHECK_EQUAL(mem.last_hash(), std::string{audit_genesis_hash});
   write_history(mem);
   test::temp_dir dir;
@@ -107,22 +107,22 @@ CAF_TEST(the audit chain is the one the SQLite store writes) {
 }
 
 CAF_TEST(stores made on the same contents see the same rows) {
-  auto first = std::make_unique<memory_store>();
+  auto first = std::make_unique<in_memory_store>();
   auto contents = first->shared_contents();
   std::vector<write_batch> bs(1, create_batch("run_a"));
   CAF_REQUIRE_EQUAL(commit_error(*first, bs), "");
   CAF_REQUIRE_EQUAL(first->set_relay_offset("jetstream", 1).message, "");
   first.reset();
-  memory_store again{contents};
+  in_memory_store again{contents};
   CAF_CHECK(again.get_run("run_a")->has_value());
   CAF_CHECK_EQUAL(offset_of(again, "jetstream"), 1);
-  memory_store other;
+  in_memory_store other;
   CAF_CHECK(!other.get_run("run_a")->has_value());
   CAF_CHECK(other.cluster() == nullptr);
 }
 
 CAF_TEST(an injected failure fails every call until it is cleared) {
-  memory_store st;
+  in_memory_store st;
   std::vector<write_batch> first(1, create_batch("run_a"));
   first[0].approvals.push_back(make_approval("apr_a", "run_a"));
   CAF_REQUIRE_EQUAL(commit_error(st, first), "");
@@ -158,7 +158,7 @@ CAF_TEST(an injected failure fails every call until it is cleared) {
 }
 
 CAF_TEST(a failed commit restores every row it had changed) {
-  memory_store st;
+  in_memory_store st;
   auto a = create_batch("run_a", "key-a");
   step s;
   s.run_id = "run_a";

@@ -253,7 +253,8 @@ CAF_TEST(a file of the previous numbering opens and moves to the shared one) {
   CAF_REQUIRE_EQUAL(query("SELECT max(version) FROM schema_version"), "4");
   write_old_rows();
   check_opens_at_latest();
-  CAF_CHECK_EQUAL(query("SELECT group_concat(version) FROM schema_version"), "1,2,3,4,5,6,7,8,9");
+  CAF_CHECK_EQUAL(query("SELECT group_concat(version) FROM schema_version"),
+                  "1,2,3,4,5,6,7,8,9,10");
 }
 
 CAF_TEST(a file at version 6 gets run kinds at version 7 and its runs read as goal runs) {
@@ -267,6 +268,24 @@ CAF_TEST(a file at version 6 gets run kinds at version 7 and its runs read as go
   CAF_CHECK_EQUAL((*old)->kind, "goal");
   CAF_CHECK_EQUAL((*old)->parent, "");
   CAF_CHECK_EQUAL((*old)->spec, "{}");
+}
+
+CAF_TEST(a file at version 9 gets long term memory and its full text index at version 10) {
+  make_old(sqlite_migrations().first(9));
+  auto st = open();
+  CAF_REQUIRE(st.has_value());
+  CAF_CHECK_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+                        "('memories', 'memory_versions', 'memory_text')"),
+                  "3");
+  auto e = memory::create(memory::draft{memory::kind::note, "restarted the pool", {}, {}, {}},
+                          "mem_1", "alice", 1);
+  CAF_REQUIRE(e.has_value());
+  std::vector<persistence::write_batch> bs(1);
+  bs[0].memories.push_back(*e);
+  CAF_REQUIRE_EQUAL((*st)->commit(bs).front().err.message, "");
+  auto found = (*st)->search_memories(memory::query{"restarts", {}, {}, {}, {}, 10});
+  CAF_REQUIRE(found.has_value());
+  CAF_CHECK_EQUAL(found->size(), 1u);
 }
 
 CAF_TEST(a file at version 5 gets the Works and world tables at version 6) {
