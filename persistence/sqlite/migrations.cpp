@@ -248,6 +248,7 @@ CREATE TABLE memory_versions (
 );
 
 CREATE VIRTUAL TABLE memory_text USING fts5(text, tags, tokenize = 'porter unicode61');
+INSERT INTO memory_text (memory_text, rank) VALUES ('rank', 'bm25(2.0, 1.0)');
 )sql";
 
 constexpr std::array<sqlite_migration, 10> all_migrations{{
