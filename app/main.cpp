@@ -68,6 +68,10 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
   work show|ack|resolve|reopen|cancel|comment|trigger WORK [--text TEXT]
                           a Work's runs, SLA clocks and timeline; act on it
   sandbox reset           a sandbox node: its scenario again (the faults back, actions forgotten)
+  memory search [WORDS...] [--label k=v] [--kind K]
+                          long-term memory: past incidents, postmortems, notes, runbooks
+  memory add --kind K --text TEXT [--label k=v]... | show|edit|rollback|rm MEMORY
+                          add an entry; show it (--versions), edit, roll back, delete it
 
   help                    this text
 every client command: sreh COMMAND --help lists its options
@@ -102,7 +106,7 @@ int main(int argc, char** argv) {
   if (cmd == "submit" || cmd == "runs" || cmd == "show" || cmd == "watch" || cmd == "cancel" ||
       cmd == "approvals" || cmd == "approve" || cmd == "deny" || cmd == "nodes" || cmd == "tools" ||
       cmd == "models" || cmd == "templates" || cmd == "flows" || cmd == "flow" || cmd == "works" ||
-      cmd == "work" || cmd == "sandbox")
+      cmd == "work" || cmd == "sandbox" || cmd == "memory")
     return sreh::app::run_client_command(cmd, argc - 2, argv + 2);
   std::fprintf(stderr, "sreh: unknown command '%s'\n\n%s", cmd.c_str(), usage);
   return 2;

@@ -36,12 +36,13 @@ struct node::impl {
   model_provider_ptr provider;
   const sreh::clock& clock;
   id_generator& ids;
+  memory_service memory;
 
   impl(const config::node_config& c, persistence::store& s, persistence::commit_queue& w,
        const tool_registry& t, policy::policy_set pol, model_provider_ptr p, const sreh::clock& clk,
        id_generator& i)
     : cfg(c), store(s), writer(w), tools(t), policy(std::move(pol)), provider(std::move(p)),
-      clock(clk), ids(i) {}
+      clock(clk), ids(i), memory(s, w, clk, i) {}
 };
 
 node::node(const config::node_config& cfg, persistence::store& store,
@@ -201,6 +202,10 @@ kernel_api& node::kernel() {
 
 works_api* node::works() {
   return impl_->works.get();
+}
+
+memory_service& node::memory() {
+  return impl_->memory;
 }
 
 } // namespace sreh::actors

@@ -5,6 +5,7 @@
 #include "actors/gateway/model_provider.hpp"
 #include "actors/hub/event_hub.hpp"
 #include "actors/kernel/kernel_api.hpp"
+#include "actors/memory/memory_service.hpp"
 #include "actors/runtime/supervision.hpp"
 #include "actors/runtime/world_view.hpp"
 #include "actors/tools/tool.hpp"
@@ -57,6 +58,8 @@ class node {
   [[nodiscard]] kernel_api& kernel();
   /// The Works control plane's facade; null when the node runs without a hub (use_hub).
   [[nodiscard]] works_api* works();
+  /// Long-term memory: search and changes (blocking: not from a scheduler thread).
+  [[nodiscard]] memory_service& memory();
 
   struct impl; // node.cpp: the parts, in the order they start
 

@@ -52,6 +52,8 @@ int run_client_command(const std::string& cmd, int argc, char** argv) {
     return work(argc, argv);
   if (cmd == "sandbox")
     return sandbox(argc, argv);
+  if (cmd == "memory")
+    return memory(argc, argv);
   return usage_error("unknown command '" + cmd + "'");
 }
 

@@ -56,6 +56,10 @@ namespace sreh::app::cli {
 /// `sreh sandbox reset`: the sandbox world as its scenario has it, every action forgotten.
 [[nodiscard]] int sandbox(int argc, char** argv);
 
+// memory.cpp
+/// `sreh memory search|add|show|edit|rollback|rm`: long-term memory.
+[[nodiscard]] int memory(int argc, char** argv);
+
 // cli_approvals.cpp
 [[nodiscard]] int approvals(int argc, char** argv);
 /// `approve` (approve = true) and `deny`.

@@ -99,6 +99,10 @@ const char* const usage_text = R"(usage:
   sreh work create TEMPLATE [--field k=v]... [--idempotency-key K] [--json]
   sreh work show|ack|resolve|reopen|cancel|comment|trigger WORK [--text TEXT] [--json]
   sreh sandbox reset [--json]   (a sandbox node: its scenario again, every action forgotten)
+  sreh memory search [WORDS...] [--label k=v[,k=v]] [--near k=v] [--entity E] [--kind K] [--limit N]
+  sreh memory add --kind postmortem|incident|note|runbook --text TEXT|- [--label k=v]... [--entity E]...
+  sreh memory show MEMORY [--versions] | edit MEMORY [--text T] [--label k=v]... | rm MEMORY
+  sreh memory rollback MEMORY --version N
 common options: --server [https://]HOST:PORT (default: $SREH_SERVER, else 127.0.0.1:7070)
                 --token-file F (the bearer token: $SREH_TOKEN, else F, else ./data/admin.token)
                 --ca-file F (https: the CA of the node's certificate; $SREH_CA_FILE)

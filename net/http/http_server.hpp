@@ -22,6 +22,7 @@
 
 namespace sreh::actors {
 class tool_registry;
+class memory_service;
 } // namespace sreh::actors
 
 namespace sreh::net {
@@ -64,6 +65,8 @@ struct server_context {
   actors::works_api* works = nullptr;
   /// HTTPS (`tls:`): every connection starts with a TLS handshake (null: plain HTTP).
   std::shared_ptr<tls_server_context> tls = {};
+  /// Long-term memory (null: the memory routes answer 503).
+  actors::memory_service* memory = nullptr;
 };
 
 /// The Beast HTTP/1.1 server: REST under /v1, SSE streams, /healthz, /readyz. Runs its own

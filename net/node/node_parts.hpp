@@ -45,6 +45,8 @@ class node_parts {
   actors::kernel_api& kernel() { return node_->kernel(); }
   /// The Works control plane.
   actors::works_api* works() { return node_->works(); }
+  /// Long-term memory.
+  actors::memory_service& memory() { return node_->memory(); }
   persistence::store& store() { return *store_; }
   persistence::group_writer& writer() { return *writer_; }
   actors::event_hub& hub() { return hub_; }

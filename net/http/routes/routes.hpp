@@ -120,6 +120,10 @@ void add_flow_routes(router& r, server_context& ctx);
 /// GET /v1/world, GET /v1/world/entities/{id}.
 void add_work_routes(router& r, server_context& ctx);
 
+/// GET and POST /v1/memory, GET, PUT and DELETE /v1/memory/{id}, GET /v1/memory/{id}/versions,
+/// POST /v1/memory/{id}/rollback: long-term memory (503 when server_context::memory is null).
+void add_memory_routes(router& r, server_context& ctx);
+
 /// The `Idempotency-Key` header into `key` (left as is when absent); a problem when malformed.
 [[nodiscard]] std::optional<reply> read_idempotency_key(const request& req, std::string& key);
 /// Submits a run (a goal, or a flow: POST /v1/flows/{name}/runs) and answers 201 with
