@@ -66,7 +66,7 @@ std::optional<std::string> entry_body(const options& o, bool need_kind) {
   return std::string{buf.GetString(), buf.GetSize()};
 }
 
-int search(const options& o) {
+int search_memory(const options& o) {
   std::string q;
   for (const auto& word : o.positional)
     q += (q.empty() ? "" : " ") + word;
@@ -111,7 +111,7 @@ int memory(int argc, char** argv) {
   if (!o)
     return exit_usage;
   if (sub == "search")
-    return search(*o);
+    return search_memory(*o);
   if (sub == "add") {
     if (!o->positional.empty())
       return usage_error("memory add takes no arguments (the text is --text TEXT, or --text -)");

@@ -51,7 +51,7 @@ std::optional<reply> read_label_pairs(const request& req, const char* name,
 }
 
 /// The query of GET /v1/memory: q, label (a filter), near (ranking labels), entity, kind, limit.
-std::variant<memory::query, reply> read_query(const request& req) {
+std::variant<memory::query, reply> read_memory_query(const request& req) {
   memory::query q;
   if (const auto* t = req.param("q"))
     q.text = *t;
@@ -82,7 +82,7 @@ std::string memory_body(const memory::entry& e) {
 }
 
 /// The body as a JSON object, or the problem naming what is wrong with it.
-std::variant<rapidjson::Document, reply> read_body(server_context& ctx, const request& req,
+std::variant<rapidjson::Document, reply> memory_request_body(server_context& ctx, const request& req,
                                                    const char* shape) {
   if (req.body.empty())
     return problem(400, "invalid-argument", std::string{"a JSON body "} + shape + " is required",
@@ -102,8 +102,8 @@ reply reply_entry(const expected<memory::entry>& e, int status, const request& r
   return out;
 }
 
-reply search(actors::memory_service& m, const request& req) {
-  auto q = read_query(req);
+reply search_memory(actors::memory_service& m, const request& req) {
+  auto q = read_memory_query(req);
   if (auto* bad = std::get_if<reply>(&q))
     return std::move(*bad);
   auto hits = m.search(std::get<memory::query>(q));
@@ -114,8 +114,8 @@ reply search(actors::memory_service& m, const request& req) {
                     }));
 }
 
-reply add(server_context& ctx, actors::memory_service& m, const request& req) {
-  auto doc = read_body(ctx, req, R"({"kind", "text", "labels"?, "entities"?})");
+reply add_memory(server_context& ctx, actors::memory_service& m, const request& req) {
+  auto doc = memory_request_body(ctx, req, R"({"kind", "text", "labels"?, "entities"?})");
   if (auto* bad = std::get_if<reply>(&doc))
     return std::move(*bad);
   auto d = memory::read_draft(std::get<rapidjson::Document>(doc));
@@ -124,11 +124,11 @@ reply add(server_context& ctx, actors::memory_service& m, const request& req) {
   return reply_entry(m.add(std::move(*d), req.who.name), 201, req);
 }
 
-reply edit(server_context& ctx, actors::memory_service& m, const request& req) {
+reply edit_memory(server_context& ctx, actors::memory_service& m, const request& req) {
   const auto& id = req.params.at("id");
   if (auto bad = check_memory_id(req, id))
     return std::move(*bad);
-  auto doc = read_body(ctx, req, R"({"text"?, "labels"?, "entities"?})");
+  auto doc = memory_request_body(ctx, req, R"({"text"?, "labels"?, "entities"?})");
   if (auto* bad = std::get_if<reply>(&doc))
     return std::move(*bad);
   auto p = memory::read_patch(std::get<rapidjson::Document>(doc));
@@ -137,11 +137,11 @@ reply edit(server_context& ctx, actors::memory_service& m, const request& req) {
   return reply_entry(m.edit(id, *p, req.who.name), 200, req);
 }
 
-reply roll_back(server_context& ctx, actors::memory_service& m, const request& req) {
+reply roll_back_memory(server_context& ctx, actors::memory_service& m, const request& req) {
   const auto& id = req.params.at("id");
   if (auto bad = check_memory_id(req, id))
     return std::move(*bad);
-  auto doc = read_body(ctx, req, R"({"version": N})");
+  auto doc = memory_request_body(ctx, req, R"({"version": N})");
   if (auto* bad = std::get_if<reply>(&doc))
     return std::move(*bad);
   const auto& body = std::get<rapidjson::Document>(doc);
@@ -153,7 +153,7 @@ reply roll_back(server_context& ctx, actors::memory_service& m, const request& r
   return reply_entry(m.rollback(id, v->GetInt64(), req.who.name), 200, req);
 }
 
-reply versions(actors::memory_service& m, const request& req) {
+reply memory_versions_reply(actors::memory_service& m, const request& req) {
   const auto& id = req.params.at("id");
   if (auto bad = check_memory_id(req, id))
     return std::move(*bad);
@@ -179,9 +179,9 @@ void add_memory_routes(router& r, server_context& ctx) {
   };
   r.add("GET", "/v1/memory", access::viewer,
         with([](server_context&, actors::memory_service& m, const request& q) {
-          return search(m, q);
+          return search_memory(m, q);
         }));
-  r.add("POST", "/v1/memory", access::operator_, with(add));
+  r.add("POST", "/v1/memory", access::operator_, with(add_memory));
   r.add("GET", "/v1/memory/{id}", access::viewer,
         with([](server_context&, actors::memory_service& m, const request& q) {
           const auto& id = q.params.at("id");
@@ -189,7 +189,7 @@ void add_memory_routes(router& r, server_context& ctx) {
             return std::move(*bad);
           return reply_entry(m.get(id), 200, q);
         }));
-  r.add("PUT", "/v1/memory/{id}", access::operator_, with(edit));
+  r.add("PUT", "/v1/memory/{id}", access::operator_, with(edit_memory));
   r.add("DELETE", "/v1/memory/{id}", access::operator_,
         with([](server_context&, actors::memory_service& m, const request& q) {
           const auto& id = q.params.at("id");
@@ -199,9 +199,9 @@ void add_memory_routes(router& r, server_context& ctx) {
         }));
   r.add("GET", "/v1/memory/{id}/versions", access::viewer,
         with([](server_context&, actors::memory_service& m, const request& q) {
-          return versions(m, q);
+          return memory_versions_reply(m, q);
         }));
-  r.add("POST", "/v1/memory/{id}/rollback", access::operator_, with(roll_back));
+  r.add("POST", "/v1/memory/{id}/rollback", access::operator_, with(roll_back_memory));
 }
 
 } // namespace sreh::net
