@@ -239,11 +239,23 @@ void timestamp(writer& w, timestamp_us t) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-std::string quote(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
+void quote_into(std::string& out, std::string_view s) {
+  out.reserve(out.size() + s.size() + 2);
   out.push_back('"');
   for (std::size_t i = 0; i < s.size();) {
+    // A run of printable ASCII that needs no escape goes in at once.
+    std::size_t plain = i;
+    while (plain < s.size()) {
+      const auto b = static_cast<unsigned char>(s[plain]);
+      if (b < 0x20 || b >= 0x80 || b == '"' || b == '\\')
+        break;
+      ++plain;
+    }
+    if (plain > i) {
+      out.append(s.substr(i, plain - i));
+      i = plain;
+      continue;
+    }
     char c = s[i];
     auto n = utf8_length(s, i);
     if (n == 0) {
@@ -282,6 +294,11 @@ std::string quote(std::string_view s) {
     i += n;
   }
   out.push_back('"');
+}
+
+std::string quote(std::string_view s) {
+  std::string out;
+  quote_into(out, s);
   return out;
 }
 

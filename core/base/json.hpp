@@ -59,6 +59,8 @@ void timestamp(writer& w, timestamp_us t);
 
 /// Escapes a string into a JSON string literal, with the quotes.
 [[nodiscard]] std::string quote(std::string_view s);
+/// `quote(s)` appended to `out`.
+void quote_into(std::string& out, std::string_view s);
 
 /// The offset of the first byte of `s` that is not part of valid UTF-8, or nullopt.
 [[nodiscard]] std::optional<std::size_t> invalid_utf8_at(std::string_view s);

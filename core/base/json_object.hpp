@@ -42,8 +42,10 @@ struct raw_text {
 namespace detail {
 
 inline void value(writer& w, std::string_view s) {
-  auto q = quote(s);
-  w.RawValue(q.data(), q.size(), rapidjson::kStringType);
+  thread_local std::string quoted; // reused: no allocation per string written
+  quoted.clear();
+  quote_into(quoted, s);
+  w.RawValue(quoted.data(), quoted.size(), rapidjson::kStringType);
 }
 inline void value(writer& w, const char* s) {
   value(w, std::string_view{s});

@@ -20,7 +20,21 @@ std::optional<flow_tag> flow_of(const rapidjson::Value* detail) {
   return t;
 }
 
+/// False when `decision` cannot hold a fact of its own: none of their keys is in its text. Most
+/// tool steps' decisions are a thought and a policy verdict, and the run reads the facts of
+/// every tool step it executes: this spares it parsing them (a key's name is never escaped by
+/// the writers of decisions; a false "may" only costs the parse).
+bool may_hold_facts(std::string_view decision) {
+  for (std::string_view key : {"reason_step", "tool_call_id", "compensates", "\"flow\"",
+                               "rejected"})
+    if (decision.find(key) != std::string_view::npos)
+      return true;
+  return false;
+}
+
 void read_decision(const step& s, step_facts& out) {
+  if (!may_hold_facts(s.decision))
+    return;
   auto doc = json::parse(s.decision);
   if (!doc || !doc->IsObject())
     return;

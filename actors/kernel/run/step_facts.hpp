@@ -44,7 +44,7 @@ struct runs_wait {
 };
 
 struct step_facts {
-  std::string thought; // decision.thought
+  std::string thought; // decision.thought, of a step with other facts (a flow step's); else ""
   // -- tool steps (decision.detail, decision.policy)
   std::int64_t reason_step = 0; // made from a tool call of this reason step (0: it was not)
   std::string tool_call_id;
