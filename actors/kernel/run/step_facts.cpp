@@ -25,8 +25,8 @@ std::optional<flow_tag> flow_of(const rapidjson::Value* detail) {
 /// every tool step it executes: this spares it parsing them (a key's name is never escaped by
 /// the writers of decisions; a false "may" only costs the parse).
 bool may_hold_facts(std::string_view decision) {
-  for (std::string_view key : {"reason_step", "tool_call_id", "compensates", "\"flow\"",
-                               "rejected"})
+  for (std::string_view key :
+       {"reason_step", "tool_call_id", "compensates", "\"flow\"", "rejected"})
     if (decision.find(key) != std::string_view::npos)
       return true;
   return false;

@@ -82,8 +82,8 @@ std::string memory_body(const memory::entry& e) {
 }
 
 /// The body as a JSON object, or the problem naming what is wrong with it.
-std::variant<rapidjson::Document, reply> memory_request_body(server_context& ctx, const request& req,
-                                                   const char* shape) {
+std::variant<rapidjson::Document, reply>
+memory_request_body(server_context& ctx, const request& req, const char* shape) {
   if (req.body.empty())
     return problem(400, "invalid-argument", std::string{"a JSON body "} + shape + " is required",
                    req);

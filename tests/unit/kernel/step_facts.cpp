@@ -131,14 +131,16 @@ CAF_TEST(a checkpoint keeps its run seq and cost) {
 }
 
 CAF_TEST(a plain tool decision has no facts and a flow one keeps its thought) {
-  auto plain = read_facts(make(step_kind::tool, step_state::intent, R"({"replicas":3})",
-                               R"({"thought":"scale it","detail":{},"policy":{"effect":"allow"}})"));
+  auto plain =
+    read_facts(make(step_kind::tool, step_state::intent, R"({"replicas":3})",
+                    R"({"thought":"scale it","detail":{},"policy":{"effect":"allow"}})"));
   CAF_CHECK_EQUAL(plain.reason_step, 0);
   CAF_CHECK_EQUAL(plain.compensates, 0);
   CAF_CHECK(!plain.rejected);
   CAF_CHECK(!plain.flow);
-  auto flow = read_facts(make(step_kind::tool, step_state::intent, "{}",
-                              R"({"thought":"step restart","detail":{"flow":{"step":"restart"}}})"));
+  auto flow =
+    read_facts(make(step_kind::tool, step_state::intent, "{}",
+                    R"({"thought":"step restart","detail":{"flow":{"step":"restart"}}})"));
   CAF_REQUIRE(flow.flow.has_value());
   CAF_CHECK_EQUAL(flow.thought, "step restart");
 }
