@@ -91,19 +91,6 @@ expected<memory::entry> read_memory(const stmt_use& q) {
   return e;
 }
 
-/// Runs a cached statement bound by `bind` that returns no rows.
-template <class Bind>
-sreh::error run_memory_statement(connection& c, const char* sql, const std::string& op, Bind bind) {
-  auto* stmt = c.cached(sql);
-  if (stmt == nullptr)
-    return c.last_error(op);
-  stmt_use q{stmt};
-  bind(q);
-  if (q.step() != SQLITE_DONE)
-    return c.last_error(op);
-  return {};
-}
-
 /// The stored version of entry `id` and its rowid (version 0: none).
 expected<std::pair<std::int64_t, std::int64_t>> memory_head(connection& c, const std::string& id) {
   auto* stmt = c.cached(sql_memory_head);
@@ -128,9 +115,9 @@ sreh::error write_memory(connection& c, const memory::entry& e) {
   std::string scratch[2];
   const auto what = fmt::format("memory {} version {}", e.id, e.version);
   auto bind = [&](stmt_use& q) { bind_memory(q, e, scratch); };
-  if (auto err = run_memory_statement(c, sql_insert_memory_version, "insert " + what, bind))
+  if (auto err = run_cached(c, sql_insert_memory_version, "insert " + what, bind))
     return err;
-  if (auto err = run_memory_statement(c, sql_upsert_memory, "upsert " + what, bind))
+  if (auto err = run_cached(c, sql_upsert_memory, "upsert " + what, bind))
     return err;
   std::int64_t rowid = head->second;
   if (rowid == 0) {
@@ -139,14 +126,14 @@ sreh::error write_memory(connection& c, const memory::entry& e) {
       return fresh.error();
     rowid = fresh->second;
   }
-  if (auto err = run_memory_statement(c, sql_unindex_memory, "unindex " + what,
-                                      [&](stmt_use& q) { q.bind(1, rowid); }))
+  if (auto err = run_cached(c, sql_unindex_memory, "unindex " + what,
+                            [&](stmt_use& q) { q.bind(1, rowid); }))
     return err;
   if (e.deleted)
     return {};
   const auto tags = memory::tags_text(e);
-  return run_memory_statement(c, sql_index_memory, "index " + what,
-                              [&](stmt_use& q) { q.bind(1, rowid).bind(2, e.text).bind(3, tags); });
+  return run_cached(c, sql_index_memory, "index " + what,
+                    [&](stmt_use& q) { q.bind(1, rowid).bind(2, e.text).bind(3, tags); });
 }
 
 /// `terms` as an FTS5 query: each a quoted string (terms hold only letters and digits), any of

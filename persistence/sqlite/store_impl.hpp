@@ -45,6 +45,19 @@ expected<std::vector<T>> collect(connection& c, const char* sql, std::string_vie
   return out;
 }
 
+/// Runs the cached statement `sql` bound by `bind`, which returns no rows.
+template <class Bind>
+sreh::error run_cached(connection& c, const char* sql, const std::string& op, Bind bind) {
+  auto* stmt = c.cached(sql);
+  if (stmt == nullptr)
+    return c.last_error(op);
+  stmt_use q{stmt};
+  bind(q);
+  if (q.step() != SQLITE_DONE)
+    return c.last_error(op);
+  return {};
+}
+
 /// Read connections shared by the read methods: `borrow` blocks until one is free, and reports a
 /// call from a CAF scheduler thread (core/base/blocking.hpp), naming the method that borrows.
 /// Thread-safe.

@@ -22,19 +22,6 @@ void text_or_null(stmt_use& q, int i, std::string_view v) {
     q.bind(i, v);
 }
 
-/// Runs a cached statement bound by `bind` that returns no rows.
-template <class Bind>
-sreh::error run_cached(connection& c, const char* sql, const std::string& op, Bind bind) {
-  auto* stmt = c.cached(sql);
-  if (stmt == nullptr)
-    return c.last_error(op);
-  stmt_use q{stmt};
-  bind(q);
-  if (q.step() != SQLITE_DONE)
-    return c.last_error(op);
-  return {};
-}
-
 } // namespace
 
 void bind_work(stmt_use& q, const works::work& w, std::string (&scratch)[2]) {
