@@ -70,8 +70,10 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
   sandbox reset           a sandbox node: its scenario again (the faults back, actions forgotten)
   memory search [WORDS...] [--label k=v] [--kind K]
                           long-term memory: past incidents, postmortems, notes, runbooks
-  memory add --kind K --text TEXT [--label k=v]... | show|edit|rollback|rm MEMORY
-                          add an entry; show it (--versions), edit, roll back, delete it
+  memory add --kind K --text TEXT [--label k=v]...
+                          add an entry (each change is a version, in the audit chain)
+  memory show|edit|rollback|rm MEMORY [--versions]
+                          an entry and its versions; edit, roll back or delete it
 
   help                    this text
 every client command: sreh COMMAND --help lists its options
