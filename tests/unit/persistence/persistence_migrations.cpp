@@ -282,7 +282,8 @@ CAF_TEST(a file at version 9 gets long term memory and its full text index at ve
   CAF_REQUIRE(e.has_value());
   std::vector<persistence::write_batch> bs(1);
   bs[0].memories.push_back(*e);
-  CAF_REQUIRE_EQUAL((*st)->commit(bs).front().err.message, "");
+  const auto results = (*st)->commit(bs);
+  CAF_REQUIRE_EQUAL(results.front().err.message, "");
   auto found = (*st)->search_memories(memory::query{"restarts", {}, {}, {}, {}, 10});
   CAF_REQUIRE(found.has_value());
   CAF_CHECK_EQUAL(found->size(), 1u);
