@@ -226,7 +226,7 @@ void raw(writer& w, std::string_view json_text) {
   auto type = json_text.front() == '{'   ? rapidjson::kObjectType
               : json_text.front() == '[' ? rapidjson::kArrayType
                                          : rapidjson::kStringType;
-  w.RawValue(json_text.data(), json_text.size(), type);
+  w.raw_value(json_text, type);
 }
 
 void timestamp(writer& w, timestamp_us t) {

@@ -5,6 +5,7 @@
 #include <rapidjson/writer.h>
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,7 +15,18 @@
 
 namespace sreh::json {
 
-using writer = rapidjson::Writer<rapidjson::StringBuffer>;
+/// The one JSON writer: RapidJSON's, plus `raw_value`, which appends a serialized value in one
+/// copy (RapidJSON's RawValue copies it byte by byte: most of what writing a step's JSON cost).
+class writer : public rapidjson::Writer<rapidjson::StringBuffer> {
+ public:
+  using rapidjson::Writer<rapidjson::StringBuffer>::Writer;
+  /// `text`, a JSON value of `type` already serialized, as the next value.
+  bool raw_value(std::string_view text, rapidjson::Type type) {
+    Prefix(type);
+    std::memcpy(os_->Push(text.size()), text.data(), text.size());
+    return EndValue(true);
+  }
+};
 
 /// Parses `text` as one JSON value. Rejects nesting deeper than `max_depth`, invalid UTF-8 and
 /// trailing content; the error names the byte offset and what RapidJSON found.

@@ -45,7 +45,7 @@ inline void value(writer& w, std::string_view s) {
   thread_local std::string quoted; // reused: no allocation per string written
   quoted.clear();
   quote_into(quoted, s);
-  w.RawValue(quoted.data(), quoted.size(), rapidjson::kStringType);
+  w.raw_value(quoted, rapidjson::kStringType);
 }
 inline void value(writer& w, const char* s) {
   value(w, std::string_view{s});
