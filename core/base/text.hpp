@@ -1,5 +1,6 @@
 #pragma once
-// Small text helpers shared across components (ASCII only: header names, hosts, log search).
+// Small text helpers shared across components: ASCII case (header names, hosts, log search) and
+// cutting UTF-8 text.
 
 #include <cctype>
 #include <string>
@@ -13,6 +14,18 @@ namespace sreh {
   for (auto& c : out)
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+/// The longest prefix of the UTF-8 text `s` of at most `max` bytes that does not cut a
+/// character.
+[[nodiscard]] inline std::string_view utf8_prefix(std::string_view s, std::size_t max) {
+  if (s.size() <= max)
+    return s;
+  std::size_t n = max;
+  // Back up over continuation bytes so that the cut falls before a lead byte.
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80)
+    --n;
+  return s.substr(0, n);
 }
 
 } // namespace sreh

@@ -4,6 +4,7 @@
 #include <rapidjson/writer.h>
 
 #include "core/base/json.hpp"
+#include "core/base/text.hpp"
 #include "core/llm/wire.hpp"
 
 namespace sreh::llm::openai {
@@ -301,7 +302,7 @@ sreh::error stream_assembler::feed_error(std::string_view payload) {
   if (doc && doc->IsObject())
     return fail(error_from_json(0, *doc));
   api_error e;
-  e.message = std::string{wire::utf8_prefix(trim(payload), 300)};
+  e.message = std::string{utf8_prefix(trim(payload), 300)};
   return fail(std::move(e));
 }
 

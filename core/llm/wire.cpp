@@ -1,6 +1,7 @@
 #include "core/llm/wire.hpp"
 
 #include "core/base/json.hpp"
+#include "core/base/text.hpp"
 
 namespace sreh::llm::wire {
 
@@ -12,16 +13,6 @@ std::string arguments_of(const rapidjson::Value* v) {
     return s.empty() ? std::string{"{}"} : s;
   }
   return json::stringify(*v);
-}
-
-std::string_view utf8_prefix(std::string_view s, std::size_t max) {
-  if (s.size() <= max)
-    return s;
-  std::size_t n = max;
-  // Back up over continuation bytes so that the cut falls before a lead byte.
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80)
-    --n;
-  return s.substr(0, n);
 }
 
 } // namespace sreh::llm::wire
@@ -47,7 +38,7 @@ api_error error_from_json(int http_status, const rapidjson::Value& v) {
   if (auto* code = json::member(*obj, "code"))
     e.code = json::text_of(*code);
   if (e.message.empty() && e.type.empty() && e.code.empty())
-    e.message = std::string{wire::utf8_prefix(json::stringify(v), 300)};
+    e.message = std::string{utf8_prefix(json::stringify(v), 300)};
   return e;
 }
 
@@ -59,7 +50,7 @@ api_error parse_error_body(int http_status, std::string_view body) {
     auto text = body;
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
       text.remove_suffix(1);
-    e.message = std::string{wire::utf8_prefix(text, 300)};
+    e.message = std::string{utf8_prefix(text, 300)};
     return e;
   }
   return error_from_json(http_status, *doc);

@@ -18,9 +18,6 @@ namespace sreh::llm::wire {
 /// is "{}"); an object (some servers send one) is serialized.
 [[nodiscard]] std::string arguments_of(const rapidjson::Value* v);
 
-/// `s` cut to at most `max` bytes, never inside a UTF-8 sequence.
-[[nodiscard]] std::string_view utf8_prefix(std::string_view s, std::size_t max);
-
 } // namespace sreh::llm::wire
 
 namespace sreh::llm {
