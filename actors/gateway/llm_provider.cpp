@@ -73,6 +73,11 @@ reason_request llm_provider::prepare(const run_context& ctx, const std::string& 
         in.labels.emplace_back(m.name.GetString(), m.value.GetString());
   for (const auto& t : ctx.tools.all())
     in.tools.push_back({wire_tool_name(t->name()), t->description(), t->schema()});
+  for (const auto& s : ctx.steps)
+    if (is_recall(s))
+      for (auto& o : ctx.tools.observations_of(s))
+        if (auto* p = std::get_if<obs::past_cases>(&o))
+          in.memories.insert(in.memories.end(), p->cases.begin(), p->cases.end());
   in.steps = llm::prior_steps_of(ctx.steps);
   for (auto& s : in.steps)
     if (s.has_call)

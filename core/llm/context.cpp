@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/base/json.hpp"
-#include "core/llm/wire.hpp"
+#include "core/base/text.hpp"
 
 namespace sreh::llm {
 
@@ -18,7 +18,7 @@ std::string pointer(std::int64_t step) {
 
 /// The head of a text on one line, for a summary.
 std::string one_line(std::string_view s, std::size_t max) {
-  std::string out{wire::utf8_prefix(s, max)};
+  std::string out{utf8_prefix(s, max)};
   for (auto& c : out)
     if (c == '\n' || c == '\r' || c == '\t')
       c = ' ';
@@ -68,6 +68,16 @@ std::string opening(const context_input& in, const std::vector<entry>& entries) 
   }
   if (!in.snapshot.empty())
     text += "\n\nCurrent state:\n" + in.snapshot;
+  if (!in.memories.empty()) {
+    text += "\n\nFrom the team's long-term memory (past cases like this one, best first; cite "
+            "them by id, and confirm what they suggest with the tools before acting on it):";
+    for (const auto& m : in.memories) {
+      text += "\n- " + m.id + " v" + std::to_string(m.version) + " (" + m.kind;
+      for (const auto& [k, v] : m.labels)
+        text += ", " + k + "=" + v;
+      text += "): " + m.text + (m.truncated ? " [...]" : "");
+    }
+  }
   std::vector<std::int64_t> left_out;
   for (auto& e : entries)
     if (e.state == entry::omitted)
@@ -102,7 +112,7 @@ chat_request build(const context_input& in, const std::vector<entry>& entries) {
 std::vector<prior_step> prior_steps_of(const std::vector<step>& journal) {
   std::vector<prior_step> out;
   for (auto& s : journal) {
-    if (s.state == step_state::intent)
+    if (s.state == step_state::intent || is_recall(s))
       continue;
     prior_step p;
     p.journal_step = s.n;
@@ -172,7 +182,7 @@ assembled_context assemble_context(const context_input& in, const context_budget
                        pointer(e.step->journal_step) + "]";
     std::size_t room =
       budget.max_result_bytes > tail.size() ? budget.max_result_bytes - tail.size() : 0;
-    std::string cut{wire::utf8_prefix(e.result, room)};
+    std::string cut{utf8_prefix(e.result, room)};
     rep.bytes_removed += e.result.size() - cut.size();
     e.result = cut + tail;
     ++rep.truncated;

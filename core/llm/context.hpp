@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/llm/types.hpp"
+#include "core/model/observation.hpp"
 #include "core/model/step.hpp"
 
 namespace sreh::llm {
@@ -29,7 +30,8 @@ struct prior_step {
 
 /// The prior steps of a journal as the model saw them: a finished `tool` step is a call with its
 /// result (a failed or in-doubt one an error result naming its state), a `conclude` step a
-/// conclusion-bearing note; steps still at their intent and the other kinds are left out. The
+/// conclusion-bearing note; steps still at their intent, the run's recall (its memories are
+/// `context_input::memories`) and the other kinds are left out. The
 /// thought comes from the step's decision JSON (`thought`), the call id from its
 /// `tool_call_id` when the gateway recorded one, else `call_<n>`.
 [[nodiscard]] std::vector<prior_step> prior_steps_of(const std::vector<step>& journal);
@@ -39,6 +41,9 @@ struct context_input {
   std::string goal;
   std::vector<std::pair<std::string, std::string>> labels; // the alert's labels
   std::string snapshot; // the Work / world snapshot as text; empty when there is none
+  /// What the run recalled from long-term memory before its first step (best first): sent with
+  /// the goal, each with its id and version for the model to cite.
+  std::vector<obs::past_case> memories;
   std::vector<tool_spec> tools;
   std::vector<prior_step> steps; // oldest first
   std::string model;
@@ -85,7 +90,7 @@ struct assembled_context {
 ///      replaced by a one-line summary (their head and size) with the same pointer;
 ///   3. the oldest such steps are left out, call and result together, and the first user message
 ///      says which journal steps were left out.
-/// The system prompt, the goal, labels, snapshot, tool catalog, the last K steps and the
+/// The system prompt, the goal, labels, snapshot, memories, tool catalog, the last K steps and the
 /// conclusion-bearing ones are always sent in full (report.over_budget when they alone exceed).
 /// A tool call is never sent without its result, nor a result without its call.
 [[nodiscard]] assembled_context assemble_context(const context_input& in,

@@ -11,6 +11,7 @@ constexpr std::pair<capability_kind, const char*> kind_names[] = {
   {capability_kind::metric, "metric"},     {capability_kind::logs, "logs"},
   {capability_kind::deploys, "deploys"},   {capability_kind::flags, "flags"},
   {capability_kind::alerts, "alerts"},     {capability_kind::remedy, "remedy"},
+  {capability_kind::recall, "recall"},
 };
 
 } // namespace

@@ -120,8 +120,29 @@ struct call_failed {
   std::string reason;
 };
 
-using observation =
-  std::variant<topology, metric_sample, log_lines, deploy_list, flag_list, alert_list, call_failed>;
+// -- long-term memory ----------------------------------------------------------------------------
+
+/// An entry of the team's long-term memory that a search found for the case at hand: a past
+/// incident, a postmortem, a runbook, a note (docs/memory.md). What it teaches is in its text and
+/// labels; `labels["fault"]`, when present, names the failure mode it was (`bad_deploy`).
+struct past_case {
+  std::string id;
+  std::int64_t version = 0;
+  std::string kind; // postmortem | incident | note | runbook
+  double score = 0; // the search's ranking, 0..1
+  std::map<std::string, std::string> labels;
+  std::vector<std::string> entities;
+  std::string text; // possibly shortened (`truncated`)
+  bool truncated = false;
+};
+
+/// What a memory search returned, best first (none found: empty).
+struct past_cases {
+  std::vector<past_case> cases;
+};
+
+using observation = std::variant<topology, metric_sample, log_lines, deploy_list, flag_list,
+                                 alert_list, call_failed, past_cases>;
 using observations = std::vector<observation>;
 
 // -- capabilities --------------------------------------------------------------------------------
@@ -137,6 +158,7 @@ enum class capability_kind {
   flags,    // a `flag_list`
   alerts,   // an `alert_list`
   remedy,   // performs the remedy `action` (a mutating call; see below)
+  recall,   // `past_cases` from long-term memory for a `query` (and the case's labels, `near`)
 };
 
 [[nodiscard]] const char* to_string(capability_kind k);
@@ -149,6 +171,8 @@ inline constexpr std::string_view window = "window"; // a duration like "2h"
 inline constexpr std::string_view limit = "limit";   // at most this many lines
 inline constexpr std::string_view metric = "metric"; // a metric name
 inline constexpr std::string_view kind = "kind";     // the kind of the entity observed
+inline constexpr std::string_view query = "query";   // recall: what to search for, as typed
+inline constexpr std::string_view near = "near";     // recall: the case's labels (an object)
 } // namespace role
 
 /// One capability a tool declares. For the observing kinds, `args` maps a role to the tool's

@@ -41,4 +41,8 @@ bool retryable(const step& s) {
   return s.state == step_state::failed && s.result.find(final_failure_marker) == std::string::npos;
 }
 
+bool is_recall(const step& s) {
+  return s.kind == step_kind::tool && s.decision.find(recall_marker) != std::string::npos;
+}
+
 } // namespace sreh

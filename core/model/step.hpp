@@ -51,4 +51,12 @@ inline constexpr std::string_view final_failure_marker = R"("retryable":false)";
 /// Whether repeating a failed step could succeed: false when its result says it is final.
 [[nodiscard]] bool retryable(const step& s);
 
+/// The member of a decision that makes its tool step a run's recall: the search of long-term
+/// memory the kernel made before the run's first step (docs/memory.md), not a call the
+/// reasoner chose.
+inline constexpr std::string_view recall_marker = R"("recall":true)";
+
+/// Whether `s` is a run's recall (a tool step whose decision carries `recall_marker`).
+[[nodiscard]] bool is_recall(const step& s);
+
 } // namespace sreh

@@ -223,6 +223,8 @@ void advance(self_ptr self) {
     return fail(self, why);
   if (j.r.kind == "flow")
     return advance_flow(self);
+  if (wants_recall(self))
+    return recall(self);
   if (auto* llm = st.rt->provider->as_llm())
     return reason(self, *llm); // a language model: durable reason steps (run/reason.cpp)
   decision d;
@@ -345,6 +347,8 @@ void on_committed(self_ptr self, std::uint64_t token, sreh::error err, std::stri
       self->send(st.kernel, ended_atom::value, st.journal.r.parent);
     if (auto* m = st.rt->metrics.runs_finished)
       m->with({to_string(st.journal.r.state)}).inc();
+    if (st.rt->run_ended && !st.journal.steps.empty())
+      st.rt->run_ended(st.journal.r.id, st.journal.r.kind);
     kernel_reply rep;
     rep.run_id = st.journal.r.id;
     rep.state = st.journal.r.state;

@@ -53,6 +53,7 @@ struct run_state_t {
   pending_calls calls;              // store reads and checks in flight
   std::shared_ptr<flow_state> flow; // a flow run's definition, once read
   bool lease_waiting = false;       // a step waits for this node's lease (run/actor.cpp)
+  bool recalled = false;            // this actor asked memory already (run/recall.cpp)
   static inline const char* name = "sreh.run";
 };
 
@@ -87,6 +88,15 @@ void advance_flow(self_ptr self);
 void start_runs(self_ptr self);
 /// The runs the last step started are over, or its timeout passed.
 void on_runs_joined(self_ptr self, const std::vector<flows::child_end>& ends, bool timed_out);
+
+// -- run/recall.cpp -------------------------------------------------------------------------------
+
+/// Whether the run recalls before its first step: a goal run with no steps whose actor has not
+/// asked yet, on a node that recalls (`memory.recall`).
+[[nodiscard]] bool wants_recall(self_ptr self);
+/// Asks long-term memory for the run's goal and labels; journals what it found as the run's
+/// first step and commits it, then goes on (`advance`) either way.
+void recall(self_ptr self);
 
 // -- run/verify.cpp -----------------------------------------------------------------------------
 

@@ -316,6 +316,21 @@ std::int64_t run_journal::timer_fired() {
   return for_step;
 }
 
+void run_journal::add_recall(const std::string& tool, std::string args, std::string result,
+                             const std::string& thought) {
+  auto s = new_step(r, next_step_n(), step_kind::tool, step_state::succeeded);
+  s.tool = tool;
+  s.args = std::move(args);
+  s.idempotency_key = fmt::format("{}:{}", r.id, s.n);
+  s.decision = json::object("thought", thought, "recall", true);
+  s.result = cap_result(std::move(result), r.budget.max_result_bytes, s.result_truncated);
+  s.started_at = s.executed_at = s.finished_at = rt_->clock.now_us();
+  emit("step.intent", json::object("n", s.n, "kind", "tool", "tool", s.tool, "args",
+                                   json::raw_text{s.args}, "thought", thought, "recall", true));
+  append(std::move(s));
+  emit_outcome(steps.back());
+}
+
 void run_journal::add_observation(std::int64_t for_step, bool holds, const std::string& detail,
                                   const std::string& description) {
   auto s = new_step(r, next_step_n(), step_kind::observe, step_state::succeeded);

@@ -75,6 +75,10 @@ class run_journal {
   /// The timer of the last step fired: its outcome, and the run runs again. Returns the step it
   /// was waiting to check.
   std::int64_t timer_fired();
+  /// The run's recall: a call of the memory tool `tool` the kernel made before the first step,
+  /// journaled with its outcome at once (its decision carries `recall_marker`).
+  void add_recall(const std::string& tool, std::string args, std::string result,
+                  const std::string& thought);
   /// An observe step: the post-condition of step `for_step` was checked.
   void add_observation(std::int64_t for_step, bool holds, const std::string& detail,
                        const std::string& description);

@@ -65,6 +65,11 @@ class folder {
 
   void operator()(const obs::call_failed&) {}
 
+  void operator()(const obs::past_cases& p) {
+    for (const auto& c : p.cases)
+      ev_.memories.push_back({step_, c});
+  }
+
  private:
   entity& at(const std::string& name, const std::string& kind = {}) {
     auto [it, fresh] = ev_.entities.try_emplace(name);

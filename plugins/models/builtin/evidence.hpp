@@ -57,6 +57,12 @@ struct deploy_result {
   std::vector<obs::deploy> deploys;
 };
 
+/// A past case long-term memory returned (a recall, or a search the run made).
+struct recalled {
+  std::int64_t step = 0;
+  obs::past_case c;
+};
+
 /// One tool call of the run: the key is the tool and its canonical arguments.
 struct call_record {
   std::int64_t step = 0;
@@ -82,6 +88,7 @@ struct evidence {
   std::vector<std::map<std::string, std::string>> alert_labels;
   bool alerts_known = false;
   std::vector<call_record> calls;
+  std::vector<recalled> memories;  // in step order, best first within a step
   std::int64_t first_mutation = 0; // step of the first remedy call (0 = none yet)
   std::int64_t last_step = 0;
   std::optional<std::int64_t> now; // simulated time (seconds), when a result tells it

@@ -66,13 +66,14 @@ hypothesis score(const situation& sit, step_range r, step_range g, const failure
     h.max_score += std::max(0.0, s.weight);
     h.symptoms.push_back(judge_symptom(sit, r, g, h, s));
   }
-  for (auto& c : cues)
-    if (c.mode == &m && kb.limits.goal_cue_weight != 0) {
-      h.score += kb.limits.goal_cue_weight;
-      h.max_score += std::max(0.0, kb.limits.goal_cue_weight);
-      h.evidence.push_back(
-        {0, fmt::format("the goal mentions '{}'", c.phrase), kb.limits.goal_cue_weight});
+  for (auto& c : cues) {
+    auto weight = c.memory.empty() ? kb.limits.goal_cue_weight : kb.limits.memory_cue_weight;
+    if (c.mode == &m && weight != 0) {
+      h.score += weight;
+      h.max_score += std::max(0.0, weight);
+      h.evidence.push_back({0, c.said(), weight});
     }
+  }
   complete_bindings(sit.ev, r, h);
   return h;
 }
@@ -335,8 +336,8 @@ self_probe probe_self(const situation& sit, const std::string& name, step_range 
           global_seen = true;
         else if (se.state == seen_state::unknown && se.check && !global_seen && !out.next) {
           out.next = *se.check;
-          out.next->why = fmt::format("the goal mentions '{}': is {} behind {}'s anomaly?",
-                                      c.phrase, c.mode->kind, name);
+          out.next->why =
+            fmt::format("{}: is {} behind {}'s anomaly?", c.said(), c.mode->kind, name);
         }
       }
     }

@@ -252,10 +252,11 @@ void read_thresholds(reader& r, const entry& e, thresholds& t) {
            {"conclude_score", "conclude_margin", "investigate_steps",
             "investigate_steps_per_extra_leaf", "remedy_reserve_steps", "sticky_classes",
             "goal_cue_weight", "max_rounds", "latency_explain_share", "backtrack_steps",
-            "common_cause_weight"}};
+            "common_cause_weight", "memory_cue_weight"}};
   for (auto [key, dst] : {std::pair{"conclude_score", &t.conclude_score},
                           std::pair{"conclude_margin", &t.conclude_margin},
                           std::pair{"goal_cue_weight", &t.goal_cue_weight},
+                          std::pair{"memory_cue_weight", &t.memory_cue_weight},
                           std::pair{"latency_explain_share", &t.latency_explain_share},
                           std::pair{"common_cause_weight", &t.common_cause_weight}})
     if (const auto* f = m.find(key))

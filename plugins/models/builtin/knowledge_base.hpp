@@ -83,10 +83,15 @@ struct failure_mode {
 };
 
 /// A failure mode the goal text points at, with the phrase that matched.
+/// Or one a past case recalled from long-term memory names (`memory` is its id): a prior that
+/// orders the checks, weighted `thresholds.memory_cue_weight`, never evidence.
 struct goal_cue {
   const failure_mode* mode = nullptr;
   std::string phrase;
-  int words = 0; // words in the phrase: longer phrases are more specific
+  int words = 0;      // words in the phrase: longer phrases are more specific
+  std::string memory; // the memory's id and version ("mem_x v2") when recalled; "" = the goal
+  /// What the cue says, for the evidence and the thought that follows it.
+  [[nodiscard]] std::string said() const;
 };
 
 /// When an entity counts as anomalous: `when` on its own; `mild`, a lower bar relative to the
@@ -107,7 +112,10 @@ struct thresholds {
   int remedy_reserve_steps = 4;             // the sweep for independent faults leaves these
   int backtrack_steps = 6; // backtracking from an unexplained leaf may go this far past the limit
   double goal_cue_weight = 1; // prior added to hypotheses the goal text cues
-  int max_rounds = 3;         // triage → remedy → verify rounds for combined faults
+  /// Prior added to hypotheses of the failure mode a recalled past case names: less than the
+  /// goal's own words, so that a misleading memory costs checks, never the conclusion.
+  double memory_cue_weight = 0.5;
+  int max_rounds = 3; // triage → remedy → verify rounds for combined faults
   /// A dependency explains its caller's latency only when the caller's extra p99 is at least this
   /// share of the dependency's extra p99 (a caller waits on the callee on its failing path).
   double latency_explain_share = 0.5;

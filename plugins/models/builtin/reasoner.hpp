@@ -27,6 +27,10 @@ namespace sreh::plugins {
 /// that performs each KB remedy action) and verifies the remedy of each confident diagnosis, and
 /// concludes.
 ///
+/// Past cases recalled from long-term memory (`past_cases`) are priors: the failure mode one
+/// names (its `fault` label) is checked first, weighted below the goal's own words
+/// (`memory_cue_weight`), and concluded only on the evidence.
+///
 /// Contract of `decision.detail` (JSON object), for every decision:
 /// ```
 /// {"phase": "triage" | "investigate" | "remediate" | "verify" | "conclude",
@@ -48,6 +52,9 @@ namespace sreh::plugins {
 ///    "recovery": "recovered" | "partial" | "not_recovered" | "none",  // the remedies, judged
 ///                                      // against baseline at the entity nearest each fault
 ///    "ruled_out": [{"kind"?,"target","reason"}],
+///    "memories": [{"id","version","step","score","fault","borne_out"}], // the past cases the
+///                                      // run recalled; `fault` their label (null: none), and
+///                                      // whether a diagnosis bore it out
 ///    "unexplained": ["<entity>: <anomaly>", ...],   // anomalies no hypothesis fits
 ///    "notes": ["after rollback: checkout recovered (error_rate 0.002 ...)", ...],
 ///    "summary": "..."}}

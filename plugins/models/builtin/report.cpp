@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <set>
 
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 
 namespace sreh::plugins::reasoner {
 
@@ -185,6 +187,33 @@ void write_remediation(json::writer& w, const verdict& v) {
   w.EndArray();
 }
 
+/// The past cases the run was shown and whether the conclusion bore out the failure mode each
+/// names (null when it names none): a misleading memory is on record as one.
+void write_memories(json::writer& w, const verdict& v, const evidence& ev) {
+  w.StartArray();
+  std::set<std::string> seen;
+  for (const auto& m : ev.memories) {
+    if (!seen.insert(m.c.id).second)
+      continue;
+    auto f = m.c.labels.find("fault");
+    w.StartObject();
+    json::fields(w, "id", m.c.id, "version", m.c.version, "step", m.step, "score", m.c.score);
+    w.Key("fault");
+    if (f == m.c.labels.end()) {
+      w.Null();
+      w.Key("borne_out");
+      w.Null();
+    } else {
+      w.String(f->second.c_str());
+      w.Key("borne_out");
+      w.Bool(std::any_of(v.diagnoses.begin(), v.diagnoses.end(),
+                         [&](const hypothesis* h) { return h->mode->kind == f->second; }));
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 void write_result(json::writer& w, const verdict& v, const std::vector<hypothesis_group>& groups,
                   const triage_result& t, const evidence& ev) {
   w.StartObject();
@@ -206,6 +235,8 @@ void write_result(json::writer& w, const verdict& v, const std::vector<hypothesi
   w.String(v.recovery.c_str());
   w.Key("ruled_out");
   write_ruled_out(w, groups, t, ev);
+  w.Key("memories");
+  write_memories(w, v, ev);
   w.Key("unexplained");
   std::vector<std::string> unexplained;
   for (auto& g : groups)

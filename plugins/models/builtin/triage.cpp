@@ -37,6 +37,19 @@ std::string classes_text(const std::map<std::string, std::string>& cls) {
   return out;
 }
 
+std::vector<goal_cue> cues_of(const situation& sit) {
+  auto out = sit.kb.cues_in(sit.r.goal);
+  for (const auto& m : sit.ev.memories) {
+    auto f = m.c.labels.find("fault");
+    const auto* mode = f == m.c.labels.end() ? nullptr : sit.kb.find(f->second);
+    if (mode == nullptr ||
+        std::any_of(out.begin(), out.end(), [&](const goal_cue& c) { return c.mode == mode; }))
+      continue;
+    out.push_back({mode, f->second, 0, fmt::format("{} v{}", m.c.id, m.c.version)});
+  }
+  return out;
+}
+
 namespace {
 
 /// One walk down the call graph from the focus. A step returns false when the walk stops for a
@@ -47,7 +60,7 @@ class walker {
     : sit_(sit), kb_(sit.kb), ev_(sit.ev), range_(range), opts_(opts) {}
 
   triage_result run() {
-    t_.cues = kb_.cues_in(sit_.r.goal);
+    t_.cues = cues_of(sit_);
     if (!prepare())
       return t_;
     for (auto& [name, kind] : focus_) {

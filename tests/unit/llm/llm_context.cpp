@@ -232,3 +232,43 @@ CAF_TEST(prior steps from a journal) {
   CAF_CHECK_EQUAL(got[2].journal_step, 4);
   CAF_CHECK_EQUAL(got[2].result, "conclusion: the v42 deploy leaks memory");
 }
+
+CAF_TEST(recalled memories go with the goal and the recall step is not a call) {
+  auto in = base_input();
+  obs::past_case m;
+  m.id = "mem_42";
+  m.version = 3;
+  m.kind = "postmortem";
+  m.score = 0.8;
+  m.labels = {{"fault", "bad_deploy"}, {"service", "payments"}};
+  m.text = "payments 5xx after release v1.9; rolled back";
+  m.truncated = true;
+  in.memories.push_back(m);
+  in.steps.push_back(call_step(2, R"({"lines":3})"));
+  auto out = assemble_context(in, context_budget{});
+  const auto& opening = out.request.messages.front().text;
+  CAF_CHECK(contains(opening, "long-term memory"));
+  CAF_CHECK(contains(opening, "- mem_42 v3 (postmortem, fault=bad_deploy, service=payments): "
+                              "payments 5xx after release v1.9; rolled back [...]"));
+  // The memories are part of what is always sent: they are in the estimate.
+  auto without = base_input();
+  without.steps = in.steps;
+  CAF_CHECK_GREATER(out.report.estimated_tokens,
+                    assemble_context(without, context_budget{}).report.estimated_tokens);
+  // The journal's recall step is not shown as a call the model made.
+  std::vector<step> journal(2);
+  journal[0].n = 1;
+  journal[0].kind = step_kind::tool;
+  journal[0].state = step_state::succeeded;
+  journal[0].tool = "memory.search";
+  journal[0].decision = R"({"thought":"recall: 1 memory","recall":true})";
+  journal[0].result = R"({"memories":[]})";
+  journal[1] = journal[0];
+  journal[1].n = 2;
+  journal[1].decision = R"({"thought":"the model asks memory","detail":{}})";
+  auto got = prior_steps_of(journal);
+  CAF_REQUIRE_EQUAL(got.size(), 1u);
+  CAF_CHECK_EQUAL(got[0].journal_step, 2);
+  CAF_CHECK(is_recall(journal[0]));
+  CAF_CHECK(!is_recall(journal[1]));
+}

@@ -3,7 +3,9 @@
 
 #include <string>
 
+#include "actors/memory/memory_tool.hpp"
 #include "core/base/json.hpp"
+#include "core/base/json_schema.hpp"
 #include "persistence/store/in_memory_store.hpp"
 #include "tests/support/caf_test.hpp"
 
@@ -96,6 +98,55 @@ CAF_TEST(bad changes are refused and commit nothing) {
   auto gone = memory.remove(e.id, "bob");
   CAF_REQUIRE(gone.has_value());
   CAF_CHECK(memory.remove(e.id, "bob").error().code == errc::not_found);
+}
+
+CAF_TEST(memory search as a tool returns cases a reasoner reads back as past cases) {
+  auto link = std::make_shared<actors::memory_link>();
+  auto tool = actors::make_memory_tool(link);
+  CAF_CHECK_EQUAL(tool->name(), "memory.search");
+  CAF_CHECK(tool->risk() == actors::risk_class::read_only);
+  CAF_CHECK(tool->idempotent());
+  // Before the node is up, a call fails naming why.
+  auto early = tool->execute({"run_1", R"({"query":"payments"})", "run_1:1", {}});
+  CAF_CHECK(!early.ok);
+  CAF_CHECK(early.error.find("not up") != std::string::npos);
+  link->service = &memory;
+  auto e = add("payments 5xx after the release of v2.3; rolled back",
+               {{"service", "payments"}, {"fault", "bad_deploy"}});
+  add(std::string(5000, 'x') + " payments", {{"service", "ledger"}});
+  const std::string args =
+    R"({"query":"payments errors after a release","near":{"service":"payments"},"limit":5})";
+  CAF_CHECK_EQUAL(json::validate(tool->schema(), args).message, "");
+  auto res = tool->execute({"run_1", args, "run_1:1", {}});
+  CAF_REQUIRE(res.ok);
+  auto seen = tool->observe(args, res.result);
+  CAF_REQUIRE_EQUAL(seen.size(), 1u);
+  const auto* found = std::get_if<obs::past_cases>(&seen.front());
+  CAF_REQUIRE(found != nullptr);
+  CAF_REQUIRE_EQUAL(found->cases.size(), 2u);
+  const auto& best = found->cases.front();
+  CAF_CHECK_EQUAL(best.id, e.id);
+  CAF_CHECK_EQUAL(best.version, 1);
+  CAF_CHECK_EQUAL(best.kind, "incident");
+  CAF_CHECK_EQUAL(best.labels.at("fault"), "bad_deploy");
+  CAF_CHECK(best.score > 0 && best.score <= 1);
+  CAF_CHECK(!best.truncated);
+  // A long text is cut, and says so.
+  const auto& cut = found->cases.back();
+  CAF_CHECK(cut.truncated);
+  CAF_CHECK_EQUAL(cut.text.size(), actors::recalled_text_bytes);
+  // Arguments outside the schema are refused before the call; a bad kind by the call.
+  CAF_CHECK(json::validate(tool->schema(), R"({"query":"x","limit":50})").message.find("limit") !=
+            std::string::npos);
+  CAF_CHECK(json::validate(tool->schema(), R"({"query":"x","sql":"DROP"})").message.find("sql") !=
+            std::string::npos);
+  auto bad = tool->execute({"run_1", R"({"query":"x","kind":"gossip"})", "run_1:2", {}});
+  CAF_CHECK(!bad.ok);
+  CAF_CHECK(bad.error.find("gossip") != std::string::npos);
+  // A result that is not the tool's shape is a failed call, not an empty memory.
+  auto odd = tool->observe(args, R"({"rows":[]})");
+  CAF_REQUIRE_EQUAL(odd.size(), 1u);
+  CAF_CHECK(std::holds_alternative<obs::call_failed>(odd.front()));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "actors/memory/memory_tool.hpp"
 #include "actors/tools/tool.hpp"
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 #include "plugins/models/builtin/reasoner.hpp"
 #include "plugins/tools/sandbox/contract.hpp"
 #include "tests/support/caf_test.hpp"
@@ -346,7 +348,8 @@ struct outcome {
 
 /// Runs decide → tool → decide until a conclusion, checking determinism at every step: the
 /// decision with the evidence kept in the run's memory equals the one rebuilt from every step.
-outcome run_reasoner(fake_world& w, const std::string& goal, const std::string& labels) {
+outcome run_reasoner(fake_world& w, const std::string& goal, const std::string& labels,
+                     std::vector<step> first = {}) {
   auto provider = plugins::make_builtin_reasoner("");
   CAF_REQUIRE(provider.has_value());
   run r;
@@ -356,8 +359,10 @@ outcome run_reasoner(fake_world& w, const std::string& goal, const std::string& 
   r.budget.max_steps = 40;
   actors::tool_registry reg;
   add_fake_tools(reg, w);
+  reg.add(actors::make_memory_tool(nullptr)); // reads the recall steps back
   actors::run_memory_ptr memory;
   outcome o;
+  o.steps = std::move(first);
   for (int i = 0; i < 40; ++i) {
     auto d = (*provider)->decide({r, o.steps, reg, &memory});
     auto again = (*provider)->decide({r, o.steps, reg});
@@ -393,6 +398,28 @@ outcome run_reasoner(fake_world& w, const std::string& goal, const std::string& 
   }
   CAF_FAIL("the reasoner did not conclude within 40 steps");
   return o;
+}
+
+/// A recall step as the kernel journals it before the first step: memory.search's result with
+/// one past case that names `fault`.
+step recall_step(const std::string& fault, const std::string& text) {
+  step s;
+  s.run_id = "run_test";
+  s.n = 1;
+  s.kind = step_kind::tool;
+  s.state = step_state::succeeded;
+  s.tool = "memory.search";
+  s.args = R"({"query":"portal errors","limit":3})";
+  s.idempotency_key = "run_test:1";
+  s.decision = json::object("thought", "recall", "recall", true);
+  s.result = json::object(
+    "memories", json::raw_text{json::array(std::vector<int>{1}, [&](json::writer& w, int) {
+      json::write_object(w, "id", "mem_past", "version", 2, "kind", "incident", "score", 0.8,
+                         "labels",
+                         json::raw_text{json::object("fault", fault, "service", "ledger")},
+                         "entities", json::raw_text{"[]"}, "text", text);
+    })});
+  return s;
 }
 
 const std::string frontend_alert = R"({"alert":"HighErrorRate","service":"portal"})";
@@ -724,4 +751,60 @@ CAF_TEST(a goal cue moves the matching global check before the healthy dependenc
   for (auto& f : cued.result()["diagnoses"][0]["evidence"].GetArray())
     evidence += std::string{f["fact"].GetString()} + "\n";
   CAF_CHECK(evidence.find("the goal mentions 'config change'") != std::string::npos);
+}
+
+CAF_TEST(a recalled past case moves the check of its fault first but concludes only on evidence) {
+  // The world of the goal-cue case: a flag flipped on tally, three dependencies to describe.
+  auto world = [] {
+    fake_world w;
+    w.svc("tally").calls = {"tallydb", "quill", "rivet"};
+    for (auto n : {"quill", "rivet"})
+      w.add_service(n, {}, {"pier-2"});
+    errors_up(w, "tally", 0.2);
+    errors_up(w, "portal", 0.1);
+    w.flags.push_back({"ripple-pricing", true, false, 15});
+    w.log("tally", "ERROR", "feature flag ripple-pricing enabled: division by zero in quote");
+    w.fixes[R"(flag.set {"flag":"ripple-pricing","value":false})"] = [](fake_world& x) {
+      x.heal("tally");
+      x.heal("portal");
+    };
+    return w;
+  };
+  const std::string goal = "portal errors; find the cause and mitigate";
+  auto plain_world = world();
+  auto plain = run_reasoner(plain_world, goal, frontend_alert);
+  // A past case on another service whose cause was a flag: the flags are read first.
+  auto helped_world = world();
+  auto helped = run_reasoner(helped_world, goal, frontend_alert,
+                             {recall_step("bad_flag", "ledger errors after a flag was turned on")});
+  // A past case with another cause (a memory leak): checked, not believed.
+  auto misled_world = world();
+  auto misled = run_reasoner(misled_world, goal, frontend_alert,
+                             {recall_step("memory_leak", "portal errors: a memory leak")});
+  for (auto* o : {&plain, &helped, &misled}) {
+    CAF_CHECK_EQUAL(o->list("root_cause"), std::vector<std::string>{"bad_flag"});
+    CAF_CHECK_EQUAL(o->list("localized"), std::vector<std::string>{"ripple-pricing"});
+  }
+  CAF_CHECK_EQUAL(helped_world.mutations, plain_world.mutations);
+  CAF_CHECK_EQUAL(misled_world.mutations, plain_world.mutations);
+  auto helped_flags = step_of(helped, "flags.list");
+  CAF_CHECK(helped_flags > 0);
+  CAF_CHECK_LESS(helped_flags, step_of(plain, "flags.list"));
+  CAF_CHECK_LESS(helped.steps.size(), plain.steps.size());
+  CAF_CHECK_GREATER_OR_EQUAL(misled.steps.size(), helped.steps.size());
+  // The prior is evidence of the diagnosis, weighted below the goal's own words.
+  std::string evidence;
+  for (auto& f : helped.result()["diagnoses"][0]["evidence"].GetArray())
+    if (std::string{f["fact"].GetString()}.find("memory mem_past v2 names bad_flag") == 0)
+      evidence = f["fact"].GetString() + std::string{" "} + std::to_string(f["weight"].GetDouble());
+  CAF_CHECK(evidence.find("0.5") != std::string::npos);
+  // The conclusion says which memories the run had and whether they held.
+  const auto& mh = helped.result()["memories"];
+  CAF_REQUIRE_EQUAL(mh.Size(), 1u);
+  CAF_CHECK_EQUAL(std::string{mh[0]["id"].GetString()}, "mem_past");
+  CAF_CHECK(mh[0]["borne_out"].GetBool());
+  const auto& mm = misled.result()["memories"];
+  CAF_REQUIRE_EQUAL(mm.Size(), 1u);
+  CAF_CHECK(!mm[0]["borne_out"].GetBool());
+  CAF_CHECK_EQUAL(plain.result()["memories"].Size(), 0u);
 }
