@@ -42,6 +42,7 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
   submit "GOAL" [--watch] submit a goal; --watch follows the run live
   runs [--state S]        list runs
   show RUN                a run and its steps
+  postmortem RUN [--json] a finished run's postmortem: impact, timeline, root cause, follow-ups
   watch RUN               follow a run's events as a timeline
   cancel RUN              cancel a run
   approvals [--state S] [--run RUN]
@@ -108,7 +109,7 @@ int main(int argc, char** argv) {
   if (cmd == "submit" || cmd == "runs" || cmd == "show" || cmd == "watch" || cmd == "cancel" ||
       cmd == "approvals" || cmd == "approve" || cmd == "deny" || cmd == "nodes" || cmd == "tools" ||
       cmd == "models" || cmd == "templates" || cmd == "flows" || cmd == "flow" || cmd == "works" ||
-      cmd == "work" || cmd == "sandbox" || cmd == "memory")
+      cmd == "work" || cmd == "sandbox" || cmd == "memory" || cmd == "postmortem")
     return sreh::app::run_client_command(cmd, argc - 2, argv + 2);
   std::fprintf(stderr, "sreh: unknown command '%s'\n\n%s", cmd.c_str(), usage);
   return 2;

@@ -303,6 +303,10 @@ sreh::expected<config::node_config> bench_config(const options& o, const std::st
   }
   if (!o.node_id.empty())
     cfg.node_id = o.node_id;
+  // The kernel alone: no recall before each run (its runs are not incidents), no postmortem
+  // after (bench/memory_bench.cpp measures memory).
+  cfg.memory.recall = 0;
+  cfg.memory.postmortems = false;
   if (auto err = config::finalize(cfg))
     return err;
   return cfg;

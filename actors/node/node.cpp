@@ -37,12 +37,13 @@ struct node::impl {
   const sreh::clock& clock;
   id_generator& ids;
   memory_service memory;
+  postmortem_service postmortems;
 
   impl(const config::node_config& c, persistence::store& s, persistence::commit_queue& w,
        const tool_registry& t, policy::policy_set pol, model_provider_ptr p, const sreh::clock& clk,
        id_generator& i)
     : cfg(c), store(s), writer(w), tools(t), policy(std::move(pol)), provider(std::move(p)),
-      clock(clk), ids(i), memory(s, w, clk, i) {}
+      clock(clk), ids(i), memory(s, w, clk, i), postmortems(s, memory) {}
 };
 
 node::node(const config::node_config& cfg, persistence::store& store,
@@ -83,6 +84,17 @@ runtime_ptr make_runtime(node::impl& d) {
                                                  {},
                                                  {}});
   rt->children = &d.tree;
+  if (d.cfg.memory.postmortems)
+    rt->run_ended = [&d](const std::string& id, const std::string& kind) {
+      if (kind != "goal")
+        return; // a flow's runs are its steps: the flow is the runbook, not the incident
+      d.store_pool->post([&d, id] {
+        auto e = d.postmortems.remember(id);
+        if (!e)
+          logger("memory")->warn("run {}: its postmortem was not written into memory: {}", id,
+                                 e.error().message);
+      });
+    };
   rt->world = d.world;
   rt->hub = d.hub;
   if (d.metrics != nullptr) {
@@ -206,6 +218,10 @@ works_api* node::works() {
 
 memory_service& node::memory() {
   return impl_->memory;
+}
+
+postmortem_service& node::postmortems() {
+  return impl_->postmortems;
 }
 
 } // namespace sreh::actors

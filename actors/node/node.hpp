@@ -6,6 +6,7 @@
 #include "actors/hub/event_hub.hpp"
 #include "actors/kernel/kernel_api.hpp"
 #include "actors/memory/memory_service.hpp"
+#include "actors/postmortem/postmortem_service.hpp"
 #include "actors/runtime/supervision.hpp"
 #include "actors/runtime/world_view.hpp"
 #include "actors/tools/tool.hpp"
@@ -60,6 +61,8 @@ class node {
   [[nodiscard]] works_api* works();
   /// Long-term memory: search and changes (blocking: not from a scheduler thread).
   [[nodiscard]] memory_service& memory();
+  /// Postmortems of finished runs (blocking: not from a scheduler thread).
+  [[nodiscard]] postmortem_service& postmortems();
 
   struct impl; // node.cpp: the parts, in the order they start
 

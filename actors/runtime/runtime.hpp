@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <stop_token>
@@ -103,6 +104,9 @@ struct runtime {
   /// The node's live event fan-out, for ephemeral events that are never journaled (seq 0:
   /// `model.delta`, a streamed model answer as it arrives); null: none are published.
   event_hub* hub = nullptr;
+  /// Called once a run's end is committed, with its id and kind, on the run actor's thread (it
+  /// must not block): the node writes a goal run's postmortem (actors/postmortem). Empty: none.
+  std::function<void(const std::string&, const std::string&)> run_ended{};
 };
 
 using runtime_ptr = std::shared_ptr<runtime>;

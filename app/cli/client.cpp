@@ -24,6 +24,8 @@ int run_client_command(const std::string& cmd, int argc, char** argv) {
     return runs(argc, argv);
   if (cmd == "show")
     return show(argc, argv);
+  if (cmd == "postmortem")
+    return postmortem(argc, argv);
   if (cmd == "watch")
     return watch(argc, argv);
   if (cmd == "cancel")

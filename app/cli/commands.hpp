@@ -12,6 +12,8 @@ namespace sreh::app::cli {
 [[nodiscard]] int submit(int argc, char** argv);
 [[nodiscard]] int runs(int argc, char** argv);
 [[nodiscard]] int show(int argc, char** argv);
+/// `sreh postmortem RUN [--json]`: a finished run's postmortem (docs/postmortems.md).
+[[nodiscard]] int postmortem(int argc, char** argv);
 [[nodiscard]] int watch(int argc, char** argv);
 [[nodiscard]] int cancel(int argc, char** argv);
 

@@ -81,6 +81,7 @@ const char* const usage_text = R"(usage:
   sreh submit "GOAL" [--idempotency-key K] [--label k=v]... [--max-steps N] [--watch] [--json]
   sreh runs [--state S] [--limit N] [--json]
   sreh show RUN [--json]
+  sreh postmortem RUN [--json]   (a finished run's postmortem, Markdown unless --json)
   sreh watch RUN
   sreh cancel RUN
   sreh approvals [--state pending] [--run RUN] [--limit N] [--json]
@@ -237,11 +238,10 @@ int refused(const options& o, const net::http_response& r) {
   return exit_refused;
 }
 
-std::optional<rapidjson::Document> call(const options& o, const std::string& method,
-                                        const std::string& target, int& exit_code,
-                                        const std::string& body,
-                                        const std::map<std::string, std::string>& headers,
-                                        net::http_response* raw) {
+std::optional<net::http_response> send(const options& o, const std::string& method,
+                                       const std::string& target, int& exit_code,
+                                       const std::string& body,
+                                       const std::map<std::string, std::string>& headers) {
   auto r = net::http_request(o.host, o.port, method, target, body, o.headers(headers),
                              std::chrono::seconds(30), o.tls ? &*o.tls : nullptr);
   if (!r) {
@@ -254,6 +254,17 @@ std::optional<rapidjson::Document> call(const options& o, const std::string& met
     exit_code = refused(o, *r);
     return std::nullopt;
   }
+  return std::move(*r);
+}
+
+std::optional<rapidjson::Document> call(const options& o, const std::string& method,
+                                        const std::string& target, int& exit_code,
+                                        const std::string& body,
+                                        const std::map<std::string, std::string>& headers,
+                                        net::http_response* raw) {
+  auto r = send(o, method, target, exit_code, body, headers);
+  if (!r)
+    return std::nullopt;
   auto doc = json::parse(r->body, 256);
   if (!doc) {
     std::fprintf(stderr, "sreh: the server sent a malformed response: %s\n",

@@ -88,6 +88,12 @@ void token_hint(const options& o);
 /// exit_refused.
 int refused(const options& o, const net::http_response& r);
 
+/// Sends a request with the caller's token. On a 2xx answer returns it as it came; otherwise
+/// prints what went wrong and sets `exit_code`.
+[[nodiscard]] std::optional<net::http_response>
+send(const options& o, const std::string& method, const std::string& target, int& exit_code,
+     const std::string& body = {}, const std::map<std::string, std::string>& headers = {});
+
 /// Sends a request with the caller's token. On success returns the parsed JSON body; otherwise
 /// prints what went wrong and sets `exit_code`.
 [[nodiscard]] std::optional<rapidjson::Document>

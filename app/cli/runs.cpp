@@ -150,6 +150,27 @@ void print_step(const style& st, const rapidjson::Value& s) {
 
 } // namespace
 
+int postmortem(int argc, char** argv) {
+  auto o = parse_options(argc, argv, {}, {"json"});
+  if (!o)
+    return exit_usage;
+  if (o->positional.size() != 1)
+    return usage_error("postmortem takes exactly one RUN id");
+  const auto& id = o->positional[0];
+  if (!valid_run_id(id))
+    return usage_error("'" + id + "' is not a run id (run_...)");
+  int code = exit_ok;
+  const bool as_json = o->flag("json");
+  auto r = send(*o, "GET", "/v1/runs/" + id + "/postmortem", code, {},
+                {{"Accept", as_json ? "application/json" : "text/markdown"}});
+  if (!r)
+    return code;
+  std::fwrite(r->body.data(), 1, r->body.size(), stdout);
+  if (r->body.empty() || r->body.back() != '\n')
+    std::fputc('\n', stdout);
+  return exit_ok;
+}
+
 int show(int argc, char** argv) {
   auto o = parse_options(argc, argv, {}, {"json"});
   if (!o)

@@ -265,7 +265,7 @@ int serve_command(int argc, char** argv) {
   auto http = std::make_shared<net::http_front>(
     net::server_context{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens, api,
                         n.relay(), n.feed(), &n.tools(), with_model_routes(regs.routes, provider),
-                        &n.tree(), &n.metrics(), n.works(), tls, &n.memory()},
+                        &n.tree(), &n.metrics(), n.works(), tls, &n.memory(), &n.postmortems()},
     host, port);
   if (!api)
     log->info("no api role: serving only /healthz, /readyz, /v1/stats, /v1/actors and "

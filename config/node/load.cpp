@@ -264,6 +264,14 @@ constexpr own_section own_sections[] = {
   {"works", read_works},
   {"flows", [](reader& r, const entry& e,
                node_config& cfg) { cfg.flows.dir = read_path(r, e, cfg.source); }},
+  {"memory",
+   [](reader& r, const entry& e, node_config& cfg) {
+     for (const auto& x : r.entries(e, {"recall", "postmortems"}))
+       if (x.key == "recall")
+         cfg.memory.recall = r.integer(x, 0, 10);
+       else
+         cfg.memory.postmortems = r.boolean(x);
+   }},
   {"tls", read_tls},
   {"models",
    [](reader& r, const entry& e, node_config& cfg) { read_models(r, e, cfg.source, cfg.model); }},

@@ -191,6 +191,15 @@ struct works_config {
   std::int64_t passivate_after_ms = 30'000;
 };
 
+/// Long-term memory (docs/memory.md).
+struct memory_config {
+  /// How many memories a goal run recalls before its first step (`memory.recall`, 0..10;
+  /// 0: none). The recall is journaled as the run's first step when it finds any.
+  std::int64_t recall = 3;
+  /// Whether a goal run's postmortem is written into memory when it ends (`memory.postmortems`).
+  bool postmortems = true;
+};
+
 /// Flows (docs/flows.md): runbooks as steps, loaded from `flows: DIR`.
 struct flows_config {
   /// A folder of flow files (*.yaml), relative to the config file; "" = none.
@@ -219,6 +228,7 @@ struct node_config {
   cluster_config cluster;
   works_config works;
   flows_config flows;
+  memory_config memory;
   tls_config tls;
   /// The plugins' sections (config/node/sections.hpp), by path, each the plugin's settings
   /// type: those the file has. Read them with `section<T>()`.

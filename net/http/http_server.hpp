@@ -23,6 +23,7 @@
 namespace sreh::actors {
 class tool_registry;
 class memory_service;
+class postmortem_service;
 } // namespace sreh::actors
 
 namespace sreh::net {
@@ -67,6 +68,8 @@ struct server_context {
   std::shared_ptr<tls_server_context> tls = {};
   /// Long-term memory (null: the memory routes answer 503).
   actors::memory_service* memory = nullptr;
+  /// Postmortems of finished runs (null: the postmortem route answers 503).
+  actors::postmortem_service* postmortems = nullptr;
 };
 
 /// The Beast HTTP/1.1 server: REST under /v1, SSE streams, /healthz, /readyz. Runs its own

@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "actors/kernel/flow_tool.hpp"
+#include "actors/memory/memory_tool.hpp"
 #include "actors/works/world_tool.hpp"
 #include "core/base/hash.hpp"
 #include "core/base/json.hpp"
@@ -104,6 +105,9 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
   auto flow_kernel = std::make_shared<actors::flow_kernel>();
   if (!cfg.flows.loaded.empty())
     tools->add(actors::make_flow_tool(cfg, *p->store_, flow_kernel));
+  // memory.search reads the node's long-term memory (the recall of every goal run uses it).
+  auto memory = std::make_shared<actors::memory_link>();
+  tools->add(actors::make_memory_tool(memory));
   auto chosen = chosen_tools(cfg, std::move(tools), decorate);
   if (!chosen)
     return chosen.error();
@@ -116,6 +120,7 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
   if (auto err = p->node_->start())
     return err;
   flow_kernel->kernel = &p->node_->kernel();
+  memory->service = &p->node_->memory();
   p->add_collectors();
   if (auto err = p->start_relay())
     return err;

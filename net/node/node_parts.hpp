@@ -47,6 +47,8 @@ class node_parts {
   actors::works_api* works() { return node_->works(); }
   /// Long-term memory.
   actors::memory_service& memory() { return node_->memory(); }
+  /// Postmortems of finished runs.
+  actors::postmortem_service& postmortems() { return node_->postmortems(); }
   persistence::store& store() { return *store_; }
   persistence::group_writer& writer() { return *writer_; }
   actors::event_hub& hub() { return hub_; }

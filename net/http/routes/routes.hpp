@@ -124,6 +124,10 @@ void add_work_routes(router& r, server_context& ctx);
 /// POST /v1/memory/{id}/rollback: long-term memory (503 when server_context::memory is null).
 void add_memory_routes(router& r, server_context& ctx);
 
+/// GET /v1/runs/{id}/postmortem: a finished run's postmortem, Markdown or JSON (503 when
+/// server_context::postmortems is null).
+void add_postmortem_routes(router& r, server_context& ctx);
+
 /// The `Idempotency-Key` header into `key` (left as is when absent); a problem when malformed.
 [[nodiscard]] std::optional<reply> read_idempotency_key(const request& req, std::string& key);
 /// Submits a run (a goal, or a flow: POST /v1/flows/{name}/runs) and answers 201 with
