@@ -10,8 +10,8 @@ scripted_provider::scripted_provider(std::vector<config::scripted_step> script)
 decision scripted_provider::decide(const run_context& ctx) {
   std::size_t done = 0, failed = 0;
   for (auto& s : ctx.steps) {
-    if (s.kind != step_kind::tool)
-      continue;
+    if (s.kind != step_kind::tool || is_recall(s))
+      continue; // the recall is the kernel's step, not the script's
     ++done;
     failed += s.state == step_state::failed ? 1 : 0;
   }

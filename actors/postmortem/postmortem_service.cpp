@@ -51,10 +51,12 @@ expected<postmortem::document> postmortem_service::of_run(std::string_view id) {
   return postmortem::of_run(run, *steps, approvals);
 }
 
-expected<memory::entry> postmortem_service::remember(std::string_view id) {
+expected<std::optional<memory::entry>> postmortem_service::remember(std::string_view id) {
   auto doc = of_run(id);
   if (!doc)
     return doc.error();
+  if (doc->causes.empty() && doc->actions.empty())
+    return std::optional<memory::entry>{};
   auto draft = postmortem::as_memory(*doc);
   memory::query q;
   q.filter = {{"run", std::string{id}}};
@@ -63,14 +65,19 @@ expected<memory::entry> postmortem_service::remember(std::string_view id) {
   auto found = memory_.search(q);
   if (!found)
     return found.error();
+  auto stored = [](expected<memory::entry> e) -> expected<std::optional<memory::entry>> {
+    if (!e)
+      return e.error();
+    return std::optional<memory::entry>{std::move(*e)};
+  };
   if (found->empty())
-    return memory_.add(std::move(draft), generated_by);
+    return stored(memory_.add(std::move(draft), generated_by));
   const auto& current = found->front().e;
   if (current.text == draft.text && current.labels == draft.labels &&
       current.entities == draft.entities)
-    return current; // the same document: nothing to change
-  return memory_.edit(current.id, memory::patch{draft.text, draft.labels, draft.entities},
-                      generated_by);
+    return std::optional<memory::entry>{current}; // the same document: nothing to change
+  return stored(memory_.edit(current.id, memory::patch{draft.text, draft.labels, draft.entities},
+                             generated_by));
 }
 
 } // namespace sreh::actors

@@ -7,6 +7,7 @@
 //
 // Every method blocks on the store: call it from the HTTP handler pool or a blocking pool.
 
+#include <optional>
 #include <string_view>
 
 #include "actors/memory/memory_service.hpp"
@@ -24,8 +25,9 @@ class postmortem_service {
   [[nodiscard]] expected<postmortem::document> of_run(std::string_view id);
 
   /// Writes the postmortem of the ended run `id` into memory (the entry labelled `run=<id>`:
-  /// added, or its next version when the document changed). Returns the entry.
-  [[nodiscard]] expected<memory::entry> remember(std::string_view id);
+  /// added, or its next version when the document changed) and returns the entry; none when the
+  /// run found no cause and took no action (it teaches nothing a later case could use).
+  [[nodiscard]] expected<std::optional<memory::entry>> remember(std::string_view id);
 
  private:
   persistence::store& store_;

@@ -13,23 +13,27 @@ namespace sreh::memory {
 namespace {
 
 // Words that say nothing about an incident: English function words (those of the Snowball
-// stop list both engines' English stemmers share) and the verbs of a goal ("find out why").
+// stop list both engines' English stemmers share) and the words of a goal that every incident
+// shares ("find out why", "find the root cause and mitigate").
 const std::set<std::string_view>& stop_words() {
   static const std::set<std::string_view> words{
-    "a",       "about",  "above",   "after", "again",  "against", "all",     "am",     "an",
-    "and",     "any",    "are",     "as",    "at",     "be",      "because", "been",   "before",
-    "being",   "below",  "between", "both",  "but",    "by",      "can",     "could",  "did",
-    "do",      "does",   "doing",   "down",  "during", "each",    "few",     "for",    "from",
-    "further", "had",    "has",     "have",  "having", "he",      "her",     "here",   "hers",
-    "him",     "his",    "how",     "i",     "if",     "in",      "into",    "is",     "it",
-    "its",     "itself", "just",    "me",    "more",   "most",    "my",      "no",     "nor",
-    "not",     "now",    "of",      "off",   "on",     "once",    "only",    "or",     "other",
-    "our",     "ours",   "out",     "over",  "own",    "same",    "she",     "should", "so",
-    "some",    "such",   "than",    "that",  "the",    "their",   "theirs",  "them",   "then",
-    "there",   "these",  "they",    "this",  "those",  "through", "to",      "too",    "under",
-    "until",   "up",     "very",    "was",   "we",     "were",    "what",    "when",   "where",
-    "which",   "while",  "who",     "whom",  "why",    "will",    "with",    "would",  "you",
-    "your",    "yours",  "find",    "fix",   "please", "look",    "check",
+    "a",           "about",    "above",   "after",  "again",   "against", "all",   "am",
+    "an",          "and",      "any",     "are",    "as",      "at",      "be",    "because",
+    "been",        "before",   "being",   "below",  "between", "both",    "but",   "by",
+    "can",         "could",    "did",     "do",     "does",    "doing",   "down",  "during",
+    "each",        "few",      "for",     "from",   "further", "had",     "has",   "have",
+    "having",      "he",       "her",     "here",   "hers",    "him",     "his",   "how",
+    "i",           "if",       "in",      "into",   "is",      "it",      "its",   "itself",
+    "just",        "me",       "more",    "most",   "my",      "no",      "nor",   "not",
+    "now",         "of",       "off",     "on",     "once",    "only",    "or",    "other",
+    "our",         "ours",     "out",     "over",   "own",     "same",    "she",   "should",
+    "so",          "some",     "such",    "than",   "that",    "the",     "their", "theirs",
+    "them",        "then",     "there",   "these",  "they",    "this",    "those", "through",
+    "to",          "too",      "under",   "until",  "up",      "very",    "was",   "we",
+    "were",        "what",     "when",    "where",  "which",   "while",   "who",   "whom",
+    "why",         "will",     "with",    "would",  "you",     "your",    "yours", "find",
+    "fix",         "please",   "look",    "check",  "cause",   "causes",  "root",  "mitigate",
+    "investigate", "diagnose", "resolve", "figure",
   };
   return words;
 }

@@ -477,10 +477,30 @@ std::string to_json(const document& d) {
   return json::build([&](json::writer& w) { write_json(w, d); });
 }
 
+std::string to_digest(const document& d) {
+  std::string out = d.title + " (run " + d.run_id + ").";
+  if (!d.summary.empty())
+    out += "\n" + d.summary;
+  for (const auto& c : d.causes) {
+    out += fmt::format("\nCause: {} on {}.", c.kind, c.target);
+    for (const auto& e : c.evidence)
+      out += " " + e.substr(e.find(": ") == std::string::npos ? 0 : e.find(": ") + 2) + ".";
+  }
+  for (const auto& a : d.actions)
+    out += fmt::format("\nDone: {} {} ({}{}{}).", a.tool, a.args, a.state,
+                       a.verified ? ", it worked" : ", not verified",
+                       a.approved_by.empty() ? "" : ", approved by " + a.approved_by);
+  for (const auto& w : d.did_not_work)
+    out += "\nDid not work: " + w + ".";
+  for (const auto& f : d.follow_ups)
+    out += "\nFollow-up: " + f;
+  return out;
+}
+
 memory::draft as_memory(const document& d) {
   memory::draft m;
   m.kind = memory::kind::postmortem;
-  m.text = std::string{utf8_prefix(to_markdown(d), memory::max_text_bytes)};
+  m.text = std::string{utf8_prefix(to_digest(d), memory::max_text_bytes)};
   if (!d.service.empty())
     m.labels["service"] = d.service;
   if (!d.alert.empty())

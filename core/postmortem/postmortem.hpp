@@ -84,9 +84,14 @@ struct document {
 void write_json(json::writer& w, const document& d);
 [[nodiscard]] std::string to_json(const document& d);
 
-/// What long-term memory keeps of it: kind `postmortem`, the Markdown as text (cut to the
-/// memory limit), labels `service`, `alert`, `fault` (the first cause's kind), `run`, and the
-/// affected entities — so that a later case like it recalls it (docs/memory.md).
+/// What a later case needs of it, as text: the title and summary, each cause with the facts of
+/// its evidence, what was done and what did not work, the follow-ups — without the timeline and
+/// the document's headings, whose words every postmortem shares and a search would match.
+[[nodiscard]] std::string to_digest(const document& d);
+
+/// What long-term memory keeps of it: kind `postmortem`, the digest as text (cut to the memory
+/// limit), labels `service`, `alert`, `fault` (the first cause's kind), `run`, and the affected
+/// entities — so that a later case like it recalls it (docs/memory.md).
 [[nodiscard]] memory::draft as_memory(const document& d);
 
 } // namespace sreh::postmortem

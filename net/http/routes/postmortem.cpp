@@ -1,6 +1,8 @@
 // GET /v1/runs/{id}/postmortem (docs/postmortems.md): a finished run's postmortem, generated from
 // its journal and approvals, as Markdown (`Accept: text/markdown`) or JSON (otherwise). Viewers
 // read it; a run still under way is 409 naming its state.
+#include "core/postmortem/postmortem.hpp"
+
 #include "actors/postmortem/postmortem_service.hpp"
 #include "core/base/id.hpp"
 #include "core/base/json_object.hpp"

@@ -181,6 +181,13 @@ CAF_TEST(the same journal gives the same document and memory keeps it labelled) 
   CAF_CHECK_EQUAL(m.from.run_id, "run_pm");
   CAF_CHECK_EQUAL(m.entities, (std::vector<std::string>{"checkout", "frontend"}));
   CAF_CHECK_EQUAL(memory::validate(m).message, "");
+  // Its text is the digest: the cause with its facts, what was done, not the timeline.
+  CAF_CHECK_EQUAL(m.text, postmortem::to_digest(a));
+  CAF_CHECK(m.text.find("Cause: bad_deploy on checkout. checkout deployed v2.4.1.") !=
+            std::string::npos);
+  CAF_CHECK(m.text.find("Done: deploy.rollback") != std::string::npos);
+  CAF_CHECK(m.text.find("approved by alice") != std::string::npos);
+  CAF_CHECK(m.text.find("Timeline") == std::string::npos);
 }
 
 CAF_TEST(a run that found nothing says so and asks for the rest by hand) {

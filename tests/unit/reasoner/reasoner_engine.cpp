@@ -708,22 +708,30 @@ CAF_TEST(a failed verification sends the engine back to triage where it finds a 
   CAF_CHECK(o.steps.size() <= 20);
 }
 
-CAF_TEST(a goal cue moves the matching global check before the healthy dependencies) {
-  auto world = [] {
-    fake_world w;
-    w.svc("tally").calls = {"tallydb", "quill", "rivet"};
-    for (auto n : {"quill", "rivet"})
-      w.add_service(n, {}, {"pier-2"});
-    errors_up(w, "tally", 0.2);
-    errors_up(w, "portal", 0.1);
-    w.flags.push_back({"ripple-pricing", true, false, 15});
-    w.log("tally", "ERROR", "feature flag ripple-pricing enabled: division by zero in quote");
-    w.fixes[R"(flag.set {"flag":"ripple-pricing","value":false})"] = [](fake_world& x) {
-      x.heal("tally");
-      x.heal("portal");
-    };
-    return w;
+namespace {
+
+/// A flag flipped on tally, one hop below the alerted portal, with three dependencies to
+/// describe (two on another host).
+fake_world flag_world() {
+  fake_world w;
+  w.svc("tally").calls = {"tallydb", "quill", "rivet"};
+  for (auto n : {"quill", "rivet"})
+    w.add_service(n, {}, {"pier-2"});
+  errors_up(w, "tally", 0.2);
+  errors_up(w, "portal", 0.1);
+  w.flags.push_back({"ripple-pricing", true, false, 15});
+  w.log("tally", "ERROR", "feature flag ripple-pricing enabled: division by zero in quote");
+  w.fixes[R"(flag.set {"flag":"ripple-pricing","value":false})"] = [](fake_world& x) {
+    x.heal("tally");
+    x.heal("portal");
   };
+  return w;
+}
+
+} // namespace
+
+CAF_TEST(a goal cue moves the matching global check before the healthy dependencies) {
+  auto world = flag_world;
   auto plain_world = world();
   auto plain =
     run_reasoner(plain_world, "portal errors; find the cause and mitigate", frontend_alert);
@@ -754,22 +762,7 @@ CAF_TEST(a goal cue moves the matching global check before the healthy dependenc
 }
 
 CAF_TEST(a recalled past case moves the check of its fault first but concludes only on evidence) {
-  // The world of the goal-cue case: a flag flipped on tally, three dependencies to describe.
-  auto world = [] {
-    fake_world w;
-    w.svc("tally").calls = {"tallydb", "quill", "rivet"};
-    for (auto n : {"quill", "rivet"})
-      w.add_service(n, {}, {"pier-2"});
-    errors_up(w, "tally", 0.2);
-    errors_up(w, "portal", 0.1);
-    w.flags.push_back({"ripple-pricing", true, false, 15});
-    w.log("tally", "ERROR", "feature flag ripple-pricing enabled: division by zero in quote");
-    w.fixes[R"(flag.set {"flag":"ripple-pricing","value":false})"] = [](fake_world& x) {
-      x.heal("tally");
-      x.heal("portal");
-    };
-    return w;
-  };
+  auto world = flag_world; // the goal-cue case's
   const std::string goal = "portal errors; find the cause and mitigate";
   auto plain_world = world();
   auto plain = run_reasoner(plain_world, goal, frontend_alert);
