@@ -343,6 +343,35 @@ def test_kill9_during_the_tool_call_it_chose():
             node.stop()
 
 
+def test_a_model_run_gets_the_recalled_memories_in_its_context():
+    """The recall is the run's first step; the model's first request carries the memories with
+    their ids, and the catalog offers memory.search for more."""
+    answer = [{"text": "Cause: checkout's pool is too small, as in the past case; raise it."}]
+    with TempDir() as d, ModelServer(answer, KEY) as srv:
+        node = Node(d, model_config("openai", srv.url), env_extra=ENV).start()
+        status, _, doc = node.json("POST", "/v1/memory", {
+            "kind": "incident", "labels": {"service": "checkout", "fault": "pool"},
+            "text": "checkout failing: the connection pool to orders-db was too small"})
+        assert status == 201, doc
+        mem = doc["memory"]["id"]
+        run_id, r, steps = run_to_end(node)
+        assert not srv.violations, srv.violations
+        assert r["state"] == "succeeded", (r, steps)
+        assert kinds(steps) == ["tool:succeeded", "reason:succeeded", "conclude:succeeded"], \
+            kinds(steps)
+        assert steps[0]["tool"] == "memory.search" and steps[0]["decision"]["recall"] is True
+        assert [m["id"] for m in steps[0]["result"]["memories"]] == [mem], steps[0]["result"]
+        first = srv.requests[0][2]
+        opening = first["messages"][1]["content"]
+        assert "long-term memory" in opening and f"- {mem} v1 (incident" in opening, opening
+        assert "connection pool to orders-db was too small" in opening, opening
+        # The recall is not shown as a call the model made.
+        assert [m["role"] for m in first["messages"]] == ["system", "user"], first["messages"]
+        names = [t["function"]["name"] for t in first["tools"]]
+        assert "memory_search" in names, names
+        node.stop()
+
+
 def test_config_errors_name_the_place():
     with TempDir() as d:
         node = Node(d, "model:\n  provider: openai\n  model: m\n", env_extra=ENV)
@@ -355,7 +384,8 @@ def test_config_errors_name_the_place():
 
 
 if __name__ == "__main__":
-    run_tests([test_openai_conversation, test_openai_streamed_conversation,
+    run_tests([test_a_model_run_gets_the_recalled_memories_in_its_context,
+               test_openai_conversation, test_openai_streamed_conversation,
                test_anthropic_conversation, test_anthropic_streamed_conversation,
                test_retry_after_429_and_529_two_calls_in_one_response,
                test_streamed_text_reaches_watchers_as_model_delta,
