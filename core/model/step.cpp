@@ -42,7 +42,9 @@ bool retryable(const step& s) {
 }
 
 bool is_recall(const step& s) {
-  return s.kind == step_kind::tool && s.decision.find(recall_marker) != std::string::npos;
+  // Only ever the first step: a provider asks this of every step before each decision.
+  return s.n == 1 && s.kind == step_kind::tool &&
+         s.decision.find(recall_marker) != std::string::npos;
 }
 
 } // namespace sreh

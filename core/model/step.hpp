@@ -56,7 +56,8 @@ inline constexpr std::string_view final_failure_marker = R"("retryable":false)";
 /// reasoner chose.
 inline constexpr std::string_view recall_marker = R"("recall":true)";
 
-/// Whether `s` is a run's recall (a tool step whose decision carries `recall_marker`).
+/// Whether `s` is a run's recall: its first step, a tool step whose decision carries
+/// `recall_marker`.
 [[nodiscard]] bool is_recall(const step& s);
 
 } // namespace sreh

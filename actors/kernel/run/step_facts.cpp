@@ -25,10 +25,15 @@ std::optional<flow_tag> flow_of(const rapidjson::Value* detail) {
 /// every tool step it executes: this spares it parsing them (a key's name is never escaped by
 /// the writers of decisions; a false "may" only costs the parse).
 bool may_hold_facts(std::string_view decision) {
-  for (std::string_view key :
-       {"reason_step", "tool_call_id", "compensates", "\"flow\"", "rejected"})
-    if (decision.find(key) != std::string_view::npos)
-      return true;
+  // One pass over the quotes instead of a search per key: each key opens right after one.
+  static constexpr std::string_view keys[] = {"reason_step\"", "tool_call_id\"", "compensates\"",
+                                              "flow\"", "rejected\""};
+  for (auto q = decision.find('"'); q != std::string_view::npos; q = decision.find('"', q + 1)) {
+    const auto rest = decision.substr(q + 1);
+    for (auto key : keys)
+      if (rest.starts_with(key))
+        return true;
+  }
   return false;
 }
 
