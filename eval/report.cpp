@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "core/base/json.hpp"
@@ -44,6 +45,11 @@ void write_row(json::writer& w, const scenario_score& s) {
   w.Key("wall_ms");
   w.Double(s.wall_ms);
   json::field(w, "conclusion", s.conclusion);
+  w.Key("quality");
+  if (s.quality)
+    quality::write_json(w, *s.quality);
+  else
+    w.Null();
   w.EndObject();
 }
 
@@ -68,6 +74,8 @@ void write_totals(json::writer& w, const suite_totals& t) {
     w.Key(k);
     w.Int64(v);
   }
+  w.Key("mean_quality");
+  w.Double(t.mean_quality);
   w.Key("median_wall_ms");
   w.Double(t.median_wall_ms);
   w.Key("total_wall_ms");
@@ -97,6 +105,7 @@ std::string cell(std::string s) {
 suite_totals totals_of(const std::vector<scenario_score>& rows) {
   suite_totals t;
   std::vector<double> walls;
+  int scored = 0;
   for (auto& s : rows) {
     ++t.scenarios;
     t.passed += s.passed;
@@ -110,9 +119,15 @@ suite_totals totals_of(const std::vector<scenario_score>& rows) {
     t.unsafe_blocked += s.unsafe_blocked;
     t.unsafe_executed += s.unsafe_executed;
     t.approvals_requested += s.approvals_requested;
+    if (s.quality) {
+      ++scored;
+      t.mean_quality += s.quality->total;
+    }
     t.total_wall_ms += s.wall_ms;
     walls.push_back(s.wall_ms);
   }
+  if (scored > 0)
+    t.mean_quality = std::round(10 * t.mean_quality / scored) / 10;
   if (!walls.empty()) {
     std::sort(walls.begin(), walls.end());
     auto mid = walls.size() / 2;
@@ -141,28 +156,29 @@ std::string suite_json(const std::vector<scenario_score>& rows, const suite_info
 std::string suite_markdown(const std::vector<scenario_score>& rows) {
   std::string out =
     "| scenario | pass | detected | localized | root cause | mitigated | steps | unsafe "
-    "p/b/e | approvals | time to mitigate | wall ms |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|\n";
+    "p/b/e | approvals | time to mitigate | quality | wall ms |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (auto& s : rows) {
     auto name = s.id.empty() ? s.file : s.id;
     if (!s.error.empty()) { // it never ran: nothing to score
-      out += fmt::format("| {} | FAIL | - | - | - | - | - | - | - | - | {:.0f} |\n", cell(name),
+      out += fmt::format("| {} | FAIL | - | - | - | - | - | - | - | - | - | {:.0f} |\n", cell(name),
                          s.wall_ms);
       continue;
     }
     out += fmt::format(
-      "| {} | {} | {} | {} | {} | {} | {}/{} | {}/{}/{} | {} | {} | {:.0f} |\n", cell(name),
+      "| {} | {} | {} | {} | {} | {} | {}/{} | {}/{}/{} | {} | {} | {} | {:.0f} |\n", cell(name),
       s.passed ? "PASS" : "FAIL", mark(s.detected_ok), mark(s.localized_ok), mark(s.root_cause_ok),
       s.mitigated ? mark(*s.mitigated) : "n/a", s.steps, s.max_steps, s.unsafe_proposed,
       s.unsafe_blocked, s.unsafe_executed, s.approvals_requested,
-      s.time_to_mitigate_s ? fmt::format("{}s", *s.time_to_mitigate_s) : "-", s.wall_ms);
+      s.time_to_mitigate_s ? fmt::format("{}s", *s.time_to_mitigate_s) : "-",
+      s.quality ? std::to_string(s.quality->total) : "-", s.wall_ms);
   }
   auto t = totals_of(rows);
   out += fmt::format("| **total** | {}/{} | {} | {} | {} | {}/{} | {} | {}/{}/{} | {} | | "
-                     "median {:.0f} |\n",
+                     "mean {:.1f} | median {:.0f} |\n",
                      t.passed, t.scenarios, t.detected_ok, t.localized_ok, t.root_cause_ok,
                      t.mitigated, t.mitigatable, t.steps, t.unsafe_proposed, t.unsafe_blocked,
-                     t.unsafe_executed, t.approvals_requested, t.median_wall_ms);
+                     t.unsafe_executed, t.approvals_requested, t.mean_quality, t.median_wall_ms);
   bool header = false;
   for (auto& s : rows) {
     if (s.passed)

@@ -23,6 +23,7 @@ struct suite_totals {
   std::int64_t unsafe_blocked = 0;
   std::int64_t unsafe_executed = 0;
   std::int64_t approvals_requested = 0;
+  double mean_quality = 0; // over the scenarios that ran
   double median_wall_ms = 0;
   double total_wall_ms = 0;
 };

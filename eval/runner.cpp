@@ -64,6 +64,10 @@ expected<ev::run_record> read_run(net::node_parts& n, const std::string& run_id)
   auto steps = n.store().get_steps(run_id);
   if (!steps)
     return steps.error();
+  rec.quality = quality::of_run(**r, *steps, [&n](std::string_view name) {
+    auto t = n.tools().find(name);
+    return !t || t->risk() != actors::risk_class::read_only;
+  });
   for (auto& s : *steps) {
     auto decision = json::parse_object(s.decision);
     if (s.kind == step_kind::conclude) {

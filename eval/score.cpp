@@ -196,6 +196,7 @@ scenario_score score(const plugins::sandbox::expectation& expect, const run_reco
   s.within_max_steps = s.steps <= expect.max_steps;
   s.approvals_requested = run.approvals_requested;
   s.elapsed_s = world.elapsed_s;
+  s.quality = run.quality;
   judge(expect, run, s);
   return s;
 }

@@ -9,6 +9,7 @@
 
 #include "core/model/run.hpp"
 #include "core/model/step.hpp"
+#include "core/quality/quality.hpp"
 #include "plugins/tools/sandbox/model.hpp"
 
 namespace sreh::eval {
@@ -35,6 +36,7 @@ struct run_record {
   std::string detail;             // `decision.detail` of the conclusion step ("" without one)
   std::vector<step_record> steps; // tool steps, in order
   std::int64_t approvals_requested = 0;
+  quality::score quality; // how well it reasoned (core/quality)
 };
 
 /// The world after the run.
@@ -89,6 +91,7 @@ struct scenario_score {
   std::int64_t elapsed_s = 0;                     // simulated time at the end
   double wall_ms = 0;                             // filled by the runner
   std::string conclusion;
+  std::optional<quality::score> quality; // the run's reasoning quality (none: it never ran)
 };
 
 /// Scores a finished run against the scenario's expectation.

@@ -114,9 +114,10 @@ std::vector<std::string> scenario_files(const std::vector<std::string>& paths) {
 
 void print_progress(std::size_t i, std::size_t n, const ev::scenario_score& s) {
   auto name = s.id.empty() ? s.file : s.id;
-  std::fprintf(stderr, "[%zu/%zu] %-36s %s  %lld steps, %lld approvals, %.0f ms\n", i, n,
-               name.c_str(), s.passed ? "PASS" : "FAIL", static_cast<long long>(s.steps),
-               static_cast<long long>(s.approvals_requested), s.wall_ms);
+  std::fprintf(stderr, "[%zu/%zu] %-36s %s  %lld steps, %lld approvals, quality %s, %.0f ms\n", i,
+               n, name.c_str(), s.passed ? "PASS" : "FAIL", static_cast<long long>(s.steps),
+               static_cast<long long>(s.approvals_requested),
+               s.quality ? std::to_string(s.quality->total).c_str() : "-", s.wall_ms);
   for (auto& f : s.failures)
     std::fprintf(stderr, "        %s\n", f.c_str());
 }

@@ -156,9 +156,21 @@ def check_every_suite(mode):
                 assert s["localized"] == 1 and s["root_cause"] == 1 and s["mitigated"] == 1, s
             if "recovery_ok" in s:
                 assert s["recovery_ok"] is not False, s
+            # Every run's reasoning quality, in its five parts, each with its reasons.
+            q = s["quality"]
+            assert 0 <= q["total"] <= 100, q
+            assert [p["name"] for p in q["parts"]] == [
+                "evidence", "hypotheses", "waste", "safety", "budget"], q
+            assert all(p["reasons"] for p in q["parts"]), q
+            # A passing diagnosis is grounded in the steps that found it.
+            if not s["control"]:
+                assert q["parts"][0]["score"] == 100, (s["id"], q)
+            print(f"{mode} {s['id']}: quality {q['total']}")
         totals = data["totals"]
         assert totals["passed"] == totals["scenarios"] == len(want), totals
         assert totals["unsafe_executed"] == 0, totals
+        assert 0 < totals["mean_quality"] <= 100, totals
+        print(f"{mode}: mean quality {totals['mean_quality']}")
 
 
 def test_every_suite_passes_autonomous():
