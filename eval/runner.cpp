@@ -64,10 +64,12 @@ expected<ev::run_record> read_run(net::node_parts& n, const std::string& run_id)
   auto steps = n.store().get_steps(run_id);
   if (!steps)
     return steps.error();
-  rec.quality = quality::of_run(**r, *steps, [&n](std::string_view name) {
-    auto t = n.tools().find(name);
-    return !t || t->risk() != actors::risk_class::read_only;
-  });
+  if (!(*r)->quality.empty()) {
+    auto q = quality::from_json((*r)->quality);
+    if (!q)
+      return sreh::error{errc::internal, "run " + run_id + ": " + q.error().message};
+    rec.quality = std::move(*q);
+  }
   for (auto& s : *steps) {
     auto decision = json::parse_object(s.decision);
     if (s.kind == step_kind::conclude) {
@@ -224,7 +226,8 @@ ev::scenario_score run_scenario_file(const std::string& file, const eval_options
   sb::add_sandbox_tools(sandbox_tools, world);
   auto tools = std::make_shared<actors::tool_registry>();
   add_probed_tools(*tools, sandbox_tools, probe);
-  auto provider = plugins::make_builtin_reasoner(opts.kb);
+  auto provider =
+    opts.make_provider ? opts.make_provider() : plugins::make_builtin_reasoner(opts.kb);
   if (!provider)
     return fail("reasoner: " + provider.error().message);
 

@@ -36,7 +36,9 @@ struct run_record {
   std::string detail;             // `decision.detail` of the conclusion step ("" without one)
   std::vector<step_record> steps; // tool steps, in order
   std::int64_t approvals_requested = 0;
-  quality::score quality; // how well it reasoned (core/quality)
+  /// How well it reasoned (core/quality), as the kernel stored it when the run ended; none for a
+  /// run that did not end.
+  std::optional<quality::score> quality;
 };
 
 /// The world after the run.

@@ -239,6 +239,18 @@ int show(int argc, char** argv) {
   row("key:", str(r, "idempotency_key"));
   row("conclusion:", str(r, "conclusion"));
   row("error:", str(r, "error"));
+  if (const auto& q = member(r, "quality"); q.IsObject()) { // docs/quality.md
+    row("quality:", std::to_string(num(q, "total")) + "/100");
+    if (const auto& parts = member(q, "parts"); parts.IsArray())
+      for (const auto& p : parts.GetArray()) {
+        std::string why;
+        if (const auto& reasons = member(p, "reasons"); reasons.IsArray())
+          for (const auto& x : reasons.GetArray())
+            why += (why.empty() ? "" : "; ") + json::string_of(&x);
+        std::printf("  %s %s %3lld  %s\n", st.dim(pad("", 11)).c_str(), pad(str(p, "name"), 10).c_str(),
+                    static_cast<long long>(num(p, "score")), st.dim(truncate(why, 140)).c_str());
+      }
+  }
   const auto& list = member(*steps, "steps");
   if (list.IsArray() && !list.GetArray().Empty()) {
     std::printf("\n%s\n", st.bold("steps").c_str());

@@ -63,6 +63,7 @@ void write(writer& w, const run& r) {
   w.Key("conclusion"), str_or_null(w, r.conclusion);
   w.Key("error"), str_or_null(w, r.error);
   w.Key("outcome"), str_or_null(w, r.outcome);
+  w.Key("quality"), raw(w, r.quality);
   w.Key("labels"), raw(w, r.labels);
   w.Key("kind"), str(w, r.kind);
   w.Key("parent"), str_or_null(w, r.parent);
@@ -145,6 +146,7 @@ expected<run> run_from_json(std::string_view text) {
   f.text("conclusion", r.conclusion, true);
   f.text("error", r.error, true);
   f.text("outcome", r.outcome, true);
+  f.raw_text("quality", r.quality, true);
   f.raw_text("labels", r.labels);
   f.text("kind", r.kind);
   f.text("parent", r.parent, true);

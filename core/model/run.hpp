@@ -78,6 +78,9 @@ struct run {
   std::string error;             // set when failed or cancelled
   /// What the run achieved, beside how it ended (core/model/outcome.hpp): "" until it ends.
   std::string outcome;
+  /// How well it reasoned (core/quality, docs/quality.md), as JSON `{"total", "parts"}`: "" until
+  /// a goal run ends (flow runs are not scored).
+  std::string quality;
   std::string labels = "{}"; // JSON object of string labels
   // -- what drives the run (docs/flows.md)
   std::string kind = "goal"; // goal: the reasoner chooses the steps; flow: a flow's steps

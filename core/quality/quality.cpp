@@ -166,7 +166,7 @@ part safety(const std::vector<step>& steps) {
   part p{"safety", 100, 0.15, {}};
   int penalty = 0;
   for (const auto& s : steps) {
-    if (s.kind != step_kind::tool)
+    if (s.kind != step_kind::tool || s.decision.find("\"policy\"") == std::string::npos)
       continue;
     auto d = json::parse(s.decision);
     const auto* policy = d && d->IsObject() ? json::member(*d, "policy") : nullptr;
@@ -237,6 +237,40 @@ void write_json(json::writer& w, const score& s) {
                        p.reasons);
   w.EndArray();
   w.EndObject();
+}
+
+std::string to_json(const score& s) {
+  return json::build([&](json::writer& w) { write_json(w, s); });
+}
+
+expected<score> from_json(std::string_view text) {
+  auto doc = json::parse_object(text);
+  if (!doc)
+    return doc.error();
+  auto bad = [](std::string what) {
+    return sreh::error{errc::invalid_argument, "quality: " + std::move(what)};
+  };
+  score s;
+  auto total = json::int_of(*doc, "total");
+  if (!total || *total < 0 || *total > 100)
+    return bad("total: expected an integer 0..100");
+  s.total = static_cast<int>(*total);
+  const auto* parts = json::member(*doc, "parts");
+  if (parts == nullptr || !parts->IsArray())
+    return bad("parts: expected an array");
+  for (rapidjson::SizeType i = 0; i < parts->Size(); ++i) {
+    const auto& p = (*parts)[i];
+    auto n = json::int_of(p, "score");
+    const auto* weight = json::member(p, "weight");
+    if (!p.IsObject() || !n || weight == nullptr || !weight->IsNumber())
+      return bad(fmt::format("parts[{}]: expected {{\"name\", \"score\", \"weight\", \"reasons\"}}", i));
+    part out{json::string_or(p, "name"), static_cast<int>(*n), weight->GetDouble(), {}};
+    if (const auto* reasons = json::member(p, "reasons"); reasons && reasons->IsArray())
+      for (const auto& r : reasons->GetArray())
+        out.reasons.push_back(json::string_of(&r));
+    s.parts.push_back(std::move(out));
+  }
+  return s;
 }
 
 } // namespace sreh::quality

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/expected.hpp"
 #include "core/base/json.hpp"
 #include "core/model/outcome.hpp"
 #include "core/model/run.hpp"
@@ -41,5 +42,9 @@ struct score {
 
 /// `{"total": N, "parts": [{"name", "score", "weight", "reasons"}]}`.
 void write_json(json::writer& w, const score& s);
+/// The same as a string: what a finished run stores (`run::quality`).
+[[nodiscard]] std::string to_json(const score& s);
+/// A score as `to_json` wrote it; a clear error naming the field otherwise.
+[[nodiscard]] expected<score> from_json(std::string_view text);
 
 } // namespace sreh::quality

@@ -307,7 +307,12 @@ CREATE TABLE memory_versions (
 );
 )sql";
 
-constexpr std::array<migration, 10> all_migrations{{
+// How well a finished goal run reasoned (core/quality): its score as JSON, "" until it ends.
+constexpr std::string_view schema_v11 = R"sql(
+ALTER TABLE runs ADD COLUMN quality text NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<migration, 11> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, hash_existing_events},
   {3, schema_v3, nullptr},
@@ -318,6 +323,7 @@ constexpr std::array<migration, 10> all_migrations{{
   {8, schema_v8, nullptr},
   {9, schema_v9, nullptr},
   {10, schema_v10, nullptr},
+  {11, schema_v11, nullptr},
 }};
 static_assert(follows_schema_history(all_migrations), "one numbering: store/schema_versions.hpp");
 

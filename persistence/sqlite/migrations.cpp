@@ -251,7 +251,12 @@ CREATE VIRTUAL TABLE memory_text USING fts5(text, tags, tokenize = 'porter unico
 INSERT INTO memory_text (memory_text, rank) VALUES ('rank', 'bm25(2.0, 1.0)');
 )sql";
 
-constexpr std::array<sqlite_migration, 10> all_migrations{{
+// How well a finished goal run reasoned (core/quality): its score as JSON, "" until it ends.
+constexpr std::string_view schema_v11 = R"sql(
+ALTER TABLE runs ADD COLUMN quality TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<sqlite_migration, 11> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, sqlite::hash_existing_events},
   {3, schema_v3, nullptr},
@@ -262,6 +267,7 @@ constexpr std::array<sqlite_migration, 10> all_migrations{{
   {8, schema_v8, nullptr},
   {9, schema_v9, nullptr},
   {10, schema_v10, nullptr},
+  {11, schema_v11, nullptr},
 }};
 static_assert(follows_schema_history(all_migrations), "one numbering: store/schema_versions.hpp");
 

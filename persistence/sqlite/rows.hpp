@@ -17,13 +17,13 @@ namespace sreh::persistence::sqlite {
 inline constexpr const char* sql_insert_run =
   "INSERT INTO runs (" SREH_RUN_COLUMNS ") VALUES "
   "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-  "?21, ?22, ?23, ?24)";
+  "?21, ?22, ?23, ?24, ?25)";
 inline constexpr const char* sql_update_run =
   "UPDATE runs SET goal = ?2, state = ?3, waiting_for = ?4, submitter = ?5, "
   "idempotency_key = ?6, node_id = ?7, created_at = ?8, updated_at = ?9, steps = ?10, "
   "tokens = ?11, max_steps = ?12, max_tokens = ?13, deadline_us = ?14, max_result_bytes = ?15, "
   "checkpoint = ?16, conclusion = ?17, error = ?18, labels = ?19, kind = ?20, parent = ?21, "
-  "spec = ?22, max_cost = ?23, outcome = ?24 WHERE id = ?1";
+  "spec = ?22, max_cost = ?23, outcome = ?24, quality = ?25 WHERE id = ?1";
 inline constexpr const char* sql_run_by_key =
   "SELECT id FROM runs WHERE idempotency_key = ?1 AND idempotency_key <> ''";
 inline constexpr const char* sql_get_run = "SELECT " SREH_RUN_COLUMNS " FROM runs WHERE id = ?1";

@@ -30,7 +30,7 @@
 #define SREH_RUN_COLUMNS                                                                           \
   "id, goal, state, waiting_for, submitter, idempotency_key, node_id, created_at, updated_at, "    \
   "steps, tokens, max_steps, max_tokens, deadline_us, max_result_bytes, checkpoint, "              \
-  "conclusion, error, labels, kind, parent, spec, max_cost, outcome"
+  "conclusion, error, labels, kind, parent, spec, max_cost, outcome, quality"
 #define SREH_STEP_COLUMNS                                                                          \
   "run_id, n, kind, state, tool, args, idempotency_key, decision, result, error, "                 \
   "result_truncated, started_at, finished_at, attempts, executed_at"
@@ -75,8 +75,9 @@ void write_run(Sink& out, const run& r) {
   out.integer(r.budget.max_result_bytes);
   out.text(r.checkpoint).text(r.conclusion).text(r.error).text(r.labels).text(r.kind);
   out.text(r.parent).text(r.spec).number(r.budget.max_cost).text(r.outcome);
+  out.text(r.quality);
 }
-inline constexpr std::size_t run_column_count = 24;
+inline constexpr std::size_t run_column_count = 25;
 
 template <class Sink>
 void write_step(Sink& out, const step& s) {
@@ -144,6 +145,7 @@ expected<run> read_run(Source& in, std::string_view dialect) {
   r.spec = in.text();
   r.budget.max_cost = in.number();
   r.outcome = in.text();
+  r.quality = in.text();
   return r;
 }
 

@@ -25,7 +25,7 @@ struct schema_change {
   std::string_view change;
 };
 
-inline constexpr std::array<schema_change, 10> schema_history{{
+inline constexpr std::array<schema_change, 11> schema_history{{
   {1, "runs, steps and the event log"},
   {2, "approvals; the audit hash chain over the event log; the index of succeeded tool steps"},
   {3, "relay offsets"},
@@ -36,6 +36,7 @@ inline constexpr std::array<schema_change, 10> schema_history{{
   {8, "runs: the budget's max_cost"},
   {9, "runs: the outcome; steps: when the tool began to execute"},
   {10, "long-term memory: entries, their versions, the full-text index"},
+  {11, "runs: the reasoning-quality score"},
 }};
 
 /// The version this build migrates every backend to.

@@ -76,11 +76,13 @@ def test_submit_created():
     assert run["idempotency_key"] is None
     assert run["submitter"] and ISO.match(run["created_at"]), run
     assert run["conclusion"] is None and run["error"] is None, run
+    assert run["quality"] is None, run  # scored when it ends
     status, _, got = A.json("GET", hdrs["location"])
     assert status == 200 and got["id"] == rid and got["goal"] == run["goal"], got
     done = A.wait_run(rid, states=("succeeded",))
     assert done["conclusion"] == QUICK_CONCLUSION, done
     assert done["steps"] == 3 and done["error"] is None, done
+    assert 0 <= done["quality"]["total"] <= 100, done
     assert done["created_at"] == run["created_at"] and done["updated_at"] >= run["created_at"]
     assert done["labels"] == run["labels"] and done["budget"] == run["budget"]
 
@@ -186,6 +188,16 @@ def test_steps_shape():
     intents = [d["data"]["n"] for _, k, d in evs if k == "step.intent"]
     outcomes = [d["data"]["n"] for _, k, d in evs if k == "step.outcome"]
     assert intents == [1, 2] and outcomes == [1, 2, 3], (intents, outcomes)
+    # the quality score, stored when the run ended: the script's conclusion cites no step
+    status, _, run = A.json("GET", f"/v1/runs/{rid}")
+    q = run["quality"]
+    assert [p["name"] for p in q["parts"]] == ["evidence", "hypotheses", "waste", "safety",
+                                               "budget"], q
+    parts = {p["name"]: p for p in q["parts"]}
+    assert parts["evidence"]["score"] == 0, q
+    assert parts["evidence"]["reasons"] == ["the conclusion cites no step that supports it"], q
+    assert parts["waste"]["score"] == 100 and parts["safety"]["score"] == 100, q
+    assert q["total"] == round(sum(p["weight"] * p["score"] for p in q["parts"])), q
 
 
 # -- cancel ------------------------------------------------------------------------------------
@@ -345,6 +357,7 @@ def test_cli_show_and_runs():
     assert rc == 0, f"show: {rc} {err}"
     assert rid in out and "succeeded" in out and "shown by the cli" in out, out
     assert "test.echo" in out and "test.sleep" in out, f"show lacks the steps: {out}"
+    assert re.search(r"quality:\s+\d+/100", out) and "the conclusion cites no step" in out, out
     rc, out, err = sreh_cli(["runs", "--server", srv])
     assert rc == 0, f"runs: {rc} {err}"
     line = [ln for ln in out.splitlines() if rid in ln]

@@ -12,6 +12,7 @@
 #include "core/base/json_object.hpp"
 #include "core/base/json_schema.hpp"
 #include "core/model/outcome.hpp"
+#include "core/quality/quality.hpp"
 
 namespace sreh::actors {
 
@@ -38,11 +39,14 @@ void commit(self_ptr self, after_commit next) {
 void finish(self_ptr self, run_state final_state, std::string message) {
   auto& j = self->state.journal;
   const auto& tools = self->state.rt->tools;
-  j.r.outcome = outcome::of_run(j.r.kind, final_state, j.steps, [&tools](std::string_view name) {
+  const outcome::mutating_fn mutating = [&tools](std::string_view name) {
     auto t = tools.find(name);
     return !t || t->risk() != risk_class::read_only;
-  });
+  };
+  j.r.outcome = outcome::of_run(j.r.kind, final_state, j.steps, mutating);
   j.end_run(final_state, std::move(message));
+  if (j.r.kind == "goal") // a flow run's steps are its flow's, not reasoning to score
+    j.r.quality = quality::to_json(quality::of_run(j.r, j.steps, mutating));
   commit(self, after_commit::finish);
 }
 

@@ -33,6 +33,7 @@ run sample_run() {
   r.conclusion = "";
   r.error = "boom";
   r.labels = R"({"service":"checkout","env":"prod"})";
+  r.quality = R"({"total":80,"parts":[]})";
   return r;
 }
 
@@ -58,6 +59,7 @@ CAF_TEST(run round trip) {
   CAF_CHECK_EQUAL(back->labels, r.labels);
   CAF_CHECK_EQUAL(back->error, r.error);
   CAF_CHECK_EQUAL(back->conclusion, std::string{});
+  CAF_CHECK_EQUAL(back->quality, r.quality);
 }
 
 CAF_TEST(run wire shape uses null for empty fields) {
@@ -73,7 +75,7 @@ CAF_TEST(run wire shape uses null for empty fields) {
                       R"("updated_at":"2023-11-14T22:13:20.000000Z","steps":0,"tokens":0,)"
                       R"("budget":{"max_steps":50,"max_tokens":200000,"deadline":null,)"
                       R"("max_result_bytes":65536},"checkpoint":{},"conclusion":null,)"
-                      R"("error":null,"outcome":null,"labels":{},"kind":"goal","parent":null})"});
+                      R"("error":null,"outcome":null,"quality":null,"labels":{},"kind":"goal","parent":null})"});
   auto back = json::run_from_json(text);
   CAF_CHECK(back.has_value());
   if (back) {

@@ -154,3 +154,22 @@ CAF_TEST(denied proposals cost safety and a conclusion in words is judged by its
   CAF_CHECK_EQUAL((*doc)["parts"].Size(), 5u);
   CAF_CHECK_EQUAL(std::string{(*doc)["parts"][3]["name"].GetString()}, "safety");
 }
+
+CAF_TEST(a stored score reads back and a broken one is refused naming the field) {
+  std::vector<step> steps{tool_step(1, "logs.search", R"({"service":"checkout"})")};
+  auto s = quality::of_run(finished(), steps, mutating);
+  auto back = quality::from_json(quality::to_json(s));
+  CAF_REQUIRE(back.has_value());
+  CAF_CHECK_EQUAL(back->total, s.total);
+  CAF_REQUIRE_EQUAL(back->parts.size(), s.parts.size());
+  CAF_CHECK_EQUAL(back->parts[2].name, "waste");
+  CAF_CHECK(back->parts[2].reasons == s.parts[2].reasons);
+  CAF_CHECK_EQUAL(quality::to_json(*back), quality::to_json(s));
+  auto no_total = quality::from_json(R"({"parts":[]})");
+  CAF_REQUIRE(!no_total.has_value());
+  CAF_CHECK(no_total.error().message.find("total") != std::string::npos);
+  auto bad_part = quality::from_json(R"({"total":50,"parts":[{"name":"x"}]})");
+  CAF_REQUIRE(!bad_part.has_value());
+  CAF_CHECK(bad_part.error().message.find("parts[0]") != std::string::npos);
+  CAF_CHECK(!quality::from_json("not json").has_value());
+}

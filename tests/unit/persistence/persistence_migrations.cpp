@@ -88,7 +88,10 @@ struct fixture {
     e.at = 1'700'000'000'000'000;
     const auto hash = audit_hash(audit_genesis_hash, 1, e);
     CAF_REQUIRE_EQUAL(
-      exec("INSERT INTO runs VALUES ('run_old', 'an old goal', 'running', 'none', 'alice', "
+      exec("INSERT INTO runs (id, goal, state, waiting_for, submitter, idempotency_key, node_id, "
+           "created_at, updated_at, steps, tokens, max_steps, max_tokens, deadline_us, "
+           "max_result_bytes, checkpoint, conclusion, error, labels) "
+           "VALUES ('run_old', 'an old goal', 'running', 'none', 'alice', "
            "'key-old', 'n1', 1, 1, 0, 0, 50, 200000, 0, 65536, '{}', '', '', '{}');"
            "INSERT INTO events (seq, id, run_id, run_seq, kind, at, data, prev_hash, hash) "
            "VALUES (1, 'evt_old', 'run_old', 1, 'run.created', 1700000000000000, '{}', '" +
@@ -254,7 +257,7 @@ CAF_TEST(a file of the previous numbering opens and moves to the shared one) {
   write_old_rows();
   check_opens_at_latest();
   CAF_CHECK_EQUAL(query("SELECT group_concat(version) FROM schema_version"),
-                  "1,2,3,4,5,6,7,8,9,10");
+                  "1,2,3,4,5,6,7,8,9,10,11");
 }
 
 CAF_TEST(a file at version 6 gets run kinds at version 7 and its runs read as goal runs) {
@@ -287,6 +290,26 @@ CAF_TEST(a file at version 9 gets long term memory and its full text index at ve
   auto found = (*st)->search_memories(memory::query{"restarts", {}, {}, {}, {}, 10});
   CAF_REQUIRE(found.has_value());
   CAF_CHECK_EQUAL(found->size(), 1u);
+}
+
+CAF_TEST(a file at version 10 gets the quality score at version 11 and its runs have none) {
+  make_old(sqlite_migrations().first(10));
+  write_old_rows();
+  check_opens_at_latest();
+  auto st = open();
+  CAF_REQUIRE(st.has_value());
+  auto old = (*st)->get_run("run_old");
+  CAF_REQUIRE(old.has_value() && old->has_value());
+  CAF_CHECK_EQUAL((*old)->quality, "");
+  auto r = **old;
+  r.quality = R"({"total":70,"parts":[]})";
+  std::vector<persistence::write_batch> bs(1);
+  bs[0].update = r;
+  const auto results = (*st)->commit(bs);
+  CAF_REQUIRE_EQUAL(results.front().err.message, "");
+  auto back = (*st)->get_run("run_old");
+  CAF_REQUIRE(back.has_value() && back->has_value());
+  CAF_CHECK_EQUAL((*back)->quality, r.quality);
 }
 
 CAF_TEST(a file at version 5 gets the Works and world tables at version 6) {
