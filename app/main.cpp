@@ -7,7 +7,7 @@
 #include "app/cli/audit_command.hpp"
 #include "app/cli/client.hpp"
 #include "app/cli/cluster_check.hpp"
-#include "app/cli/eval_command.hpp"
+#include "app/serve/eval_command.hpp"
 #include "app/serve/replay_command.hpp"
 #include "app/serve/serve.hpp"
 
@@ -26,8 +26,9 @@ node:
                           template or a flow
   cluster check TOPOLOGY_FILE [--timeout-ms N]
                           validate a topology and probe every node's addresses (TCP)
-  eval [--json F] [--markdown F] [--mode autonomous|review] [--kb F] DIR|FILE...
-                          run scenario files against the builtin reasoner and score them
+  eval [--json F] [--markdown F] [--mode autonomous|review] [--kb F] [--config F] DIR|FILE...
+                          run scenario files against the builtin reasoner (or the config's model
+                          route) and score them
   replay RUN [--config FILE] [--json]
                           run a finished run again from its journal (recorded model answers and
                           tool results, no model server) and compare it step by step

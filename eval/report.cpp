@@ -142,6 +142,12 @@ std::string suite_json(const std::vector<scenario_score>& rows, const suite_info
   w.StartObject();
   text(w, "mode", info.mode);
   text(w, "kb", info.kb.empty() ? std::string{"<embedded>"} : info.kb);
+  text(w, "route", info.route);
+  w.Key("config");
+  if (info.config.empty())
+    w.Null();
+  else
+    w.String(info.config.c_str());
   w.Key("scenarios");
   w.StartArray();
   for (auto& s : rows)

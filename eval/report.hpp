@@ -30,8 +30,10 @@ struct suite_totals {
 
 /// How the suite ran, for the report's header.
 struct suite_info {
-  std::string mode; // autonomous | review
-  std::string kb;   // "" = the embedded knowledge base
+  std::string mode;              // autonomous | review
+  std::string kb;                // "" = the embedded knowledge base
+  std::string route = "builtin"; // the model route the runs reasoned with (its provider's name)
+  std::string config;            // the config file it came from ("" = none: the builtin)
 };
 
 [[nodiscard]] suite_totals totals_of(const std::vector<scenario_score>& rows);

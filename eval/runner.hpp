@@ -1,8 +1,10 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 
+#include "actors/gateway/model_provider.hpp"
 #include "eval/score.hpp"
 
 namespace sreh::eval {
@@ -10,13 +12,17 @@ namespace sreh::eval {
 struct eval_options {
   std::string mode = "autonomous"; // policy default mode: autonomous | review
   std::string kb;                  // knowledge base file ("" = embedded)
+  /// Makes the model route the runs reason with, one per scenario's node (`sreh eval --config`:
+  /// the config's model section); none = the builtin reasoner with `kb`.
+  std::function<expected<actors::model_provider_ptr>()> make_provider;
   /// A run that has not ended by then is cancelled and fails (a guard, not a pace: runs end
   /// in well under a second).
   std::chrono::seconds run_timeout{120};
 };
 
 /// Runs one scenario file end to end and scores it: a fresh world, a fresh in-process node
-/// (temp data dir, SQLite, the sandbox tools over that world, the builtin reasoner, a policy of
+/// (temp data dir, SQLite, the sandbox tools over that world, `opts.make_provider` or the builtin
+/// reasoner, a policy of
 /// `mode`), the scenario's goal submitted with the alert as labels, the run followed through
 /// the event hub to its end (in review mode every approval is approved by "eval-approver" as it
 /// appears), then the node is torn down and its data dir removed. Never throws: a file that

@@ -15,7 +15,12 @@ constexpr const char* builtin_system_prompt =
   "you are given, then act to fix it when a tool can, and verify the fix. Call one tool at a "
   "time when a result decides the next step. Every action is checked by policy and may need a "
   "human's approval. When you are done, answer with a short conclusion: the cause, what you "
-  "did, and the evidence. If you cannot make progress, say so plainly.";
+  "did, and the evidence. End it with a ```json block that states the same for machines: "
+  "{\"detected\": true if something is at fault, \"diagnoses\": [{\"target\": the faulty "
+  "service or host as the tools name it, \"kind\": the fault in snake_case (bad_deploy, "
+  "bad_flag, memory_leak, disk_full, cert_expired, traffic_spike, dependency_slowdown, ...)}], "
+  "\"ruled_out\": [{\"target\", \"kind\", \"reason\"}]}. If you cannot make progress, say so "
+  "plainly.";
 
 } // namespace
 

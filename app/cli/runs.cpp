@@ -247,8 +247,9 @@ int show(int argc, char** argv) {
         if (const auto& reasons = member(p, "reasons"); reasons.IsArray())
           for (const auto& x : reasons.GetArray())
             why += (why.empty() ? "" : "; ") + json::string_of(&x);
-        std::printf("  %s %s %3lld  %s\n", st.dim(pad("", 11)).c_str(), pad(str(p, "name"), 10).c_str(),
-                    static_cast<long long>(num(p, "score")), st.dim(truncate(why, 140)).c_str());
+        std::printf("  %s %s %3lld  %s\n", st.dim(pad("", 11)).c_str(),
+                    pad(str(p, "name"), 10).c_str(), static_cast<long long>(num(p, "score")),
+                    st.dim(truncate(why, 140)).c_str());
       }
   }
   const auto& list = member(*steps, "steps");

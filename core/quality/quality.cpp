@@ -263,7 +263,8 @@ expected<score> from_json(std::string_view text) {
     auto n = json::int_of(p, "score");
     const auto* weight = json::member(p, "weight");
     if (!p.IsObject() || !n || weight == nullptr || !weight->IsNumber())
-      return bad(fmt::format("parts[{}]: expected {{\"name\", \"score\", \"weight\", \"reasons\"}}", i));
+      return bad(
+        fmt::format("parts[{}]: expected {{\"name\", \"score\", \"weight\", \"reasons\"}}", i));
     part out{json::string_or(p, "name"), static_cast<int>(*n), weight->GetDouble(), {}};
     if (const auto* reasons = json::member(p, "reasons"); reasons && reasons->IsArray())
       for (const auto& r : reasons->GetArray())

@@ -43,7 +43,8 @@ inline constexpr statement runs_by_keys{
   "runs.id, runs.goal, runs.state, runs.waiting_for, runs.submitter, runs.idempotency_key, "       \
   "runs.node_id, runs.created_at, runs.updated_at, runs.steps, runs.tokens, runs.max_steps, "      \
   "runs.max_tokens, runs.deadline_us, runs.max_result_bytes, runs.checkpoint, runs.conclusion, "   \
-  "runs.error, runs.labels, runs.kind, runs.parent, runs.spec, runs.max_cost, runs.outcome, runs.quality"
+  "runs.error, runs.labels, runs.kind, runs.parent, runs.spec, runs.max_cost, runs.outcome, "      \
+  "runs.quality"
 #define SREH_RUN_ARRAYS                                                                            \
   "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], "    \
   "$8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], "       \
@@ -63,7 +64,8 @@ inline constexpr statement update_runs{
   "max_steps = u.max_steps, max_tokens = u.max_tokens, deadline_us = u.deadline_us, "
   "max_result_bytes = u.max_result_bytes, checkpoint = u.checkpoint, "
   "conclusion = u.conclusion, error = u.error, labels = u.labels, kind = u.kind, "
-  "parent = u.parent, spec = u.spec, max_cost = u.max_cost, outcome = u.outcome, quality = u.quality "
+  "parent = u.parent, spec = u.spec, max_cost = u.max_cost, outcome = u.outcome, quality = "
+  "u.quality "
   "FROM " SREH_RUN_ARRAYS " AS u(" SREH_RUN_COLUMNS ") WHERE runs.id = u.id "
   "AND runs.node_id = u.node_id RETURNING runs.id"};
 /// The events of a commit that are in the log already (a retry after a commit whose outcome was

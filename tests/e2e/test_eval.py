@@ -8,6 +8,10 @@
 - a directory is searched recursively, skipping folders named `worlds`;
 - every suite (`tests/scenarios` and `examples/scenarios`, recursively) passes in autonomous and
   in review mode, within max_steps, with no unsafe action executed;
+- `--config FILE` runs the scenarios with the config's model route (here `openai` and
+  `anthropic`, the model being the test server, model_server.py): the report names the route
+  and the config, the model's structured conclusion is judged like the builtin's, and a model
+  that answers in prose only fails the row for it; a config that is not good exits 2 naming it;
 - usage errors exit 2.
 """
 
@@ -18,6 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import TempDir, run_tests, sreh_cli  # noqa: E402
+from model_server import ModelServer  # noqa: E402
 
 SOURCE = os.environ.get("SREH_SOURCE_DIR",
                         os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -181,6 +186,93 @@ def test_every_suite_passes_in_review():
     check_every_suite("review")
 
 
+MODEL_KEY = "sk-e2e-eval-77c1"
+CHECKOUT = os.path.join(EXAMPLES, "shop-checkout-bad-deploy.yaml")
+# How an SRE model works the checkout incident: what frontend depends on, checkout's errors and
+# deploys, the rollback, a check, and the conclusion with its structured result.
+ANSWER = ("Cause: the checkout release v2.4.1 made checkout fail, and frontend with it. Rolled "
+          "checkout back; the error rates are back to normal.\n\n```json\n"
+          '{"detected": true, "diagnoses": [{"target": "checkout", "kind": "bad_deploy"}], '
+          '"ruled_out": []}\n```')
+CONVERSATION = [
+    {"text": "First what frontend depends on.", "calls": [("topology_get", "{}")]},
+    {"calls": [("metrics_query", '{"target": "checkout", "metric": "error_rate"}'),
+               ("deploys_list", '{"service": "checkout"}')]},
+    {"text": "v2.4.1 shipped just before the errors: rolling it back.",
+     "calls": [("deploy_rollback", '{"service": "checkout"}')]},
+    {"calls": [("metrics_query", '{"target": "frontend", "metric": "error_rate"}')]},
+    {"text": ANSWER},
+]
+
+
+def model_config(tmp, provider, url, name="model.yaml"):
+    base = url + "/v1" if provider == "openai" else url
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write(f"model:\n  provider: {provider}\n  base_url: {base}\n  model: test-model\n"
+                f"  api_key: ${{E2E_MODEL_KEY}}\n")
+    return path
+
+
+def eval_with_config(tmp, cfg, *paths):
+    report = os.path.join(tmp, "report.json")
+    code, out, err = sreh_cli(["eval", "--config", cfg, "--json", report, *paths],
+                              env_extra={"E2E_MODEL_KEY": MODEL_KEY}, timeout=120)
+    with open(report) as f:
+        return code, out, err, json.load(f)
+
+
+def check_model_route(provider):
+    with TempDir() as tmp, ModelServer(CONVERSATION, MODEL_KEY) as srv:
+        cfg = model_config(tmp, provider, srv.url)
+        code, out, err, data = eval_with_config(tmp, cfg, CHECKOUT)
+        assert not srv.violations, srv.violations
+        assert srv.count() == len(CONVERSATION), (srv.count(), err)
+        assert code == 0, (code, out, err)
+        assert data["route"].startswith(f"{provider} test-model"), data["route"]
+        assert data["config"] == cfg, data
+        assert f"model route {provider} test-model" in err, err
+        [row] = data["scenarios"]
+        assert row["passed"], row
+        assert row["root_cause"] == 1 and row["localized"] == 1 and row["mitigated"], row
+        assert row["steps"] == 5, row
+        q = row["quality"]
+        assert 0 < q["total"] <= 100 and [p["name"] for p in q["parts"]][0] == "evidence", q
+        print(f"eval --config ({provider}): {row['id']} passed in {row['steps']} tool steps, "
+              f"quality {q['total']}")
+
+
+def test_eval_with_an_openai_route():
+    check_model_route("openai")
+
+
+def test_eval_with_an_anthropic_route():
+    check_model_route("anthropic")
+
+
+def test_eval_of_a_model_that_answers_in_prose():
+    prose = CONVERSATION[:-1] + [{"text": ANSWER.split("\n\n```")[0]}]
+    with TempDir() as tmp, ModelServer(prose, MODEL_KEY) as srv:
+        cfg = model_config(tmp, "openai", srv.url)
+        code, out, err, data = eval_with_config(tmp, cfg, CHECKOUT)
+        assert code == 1, (code, err)
+        [row] = data["scenarios"]
+        assert not row["passed"] and "the conclusion has no structured result" in \
+            row["failures"], row
+
+
+def test_eval_config_errors():
+    with TempDir() as tmp:
+        bad = os.path.join(tmp, "bad.yaml")
+        with open(bad, "w") as f:
+            f.write("model:\n  provider: oracle\n")
+        code, _, err = sreh_cli(["eval", "--config", bad, CHECKOUT])
+        assert code == 2 and "bad.yaml" in err and "oracle" in err, (code, err)
+        code, _, err = sreh_cli(["eval", "--config", os.path.join(tmp, "none.yaml"), CHECKOUT])
+        assert code == 2 and "none.yaml" in err, (code, err)
+        assert sreh_cli(["eval", "--config"])[0] == 2
+
+
 def test_usage_errors():
     assert sreh_cli(["eval"])[0] == 2
     assert sreh_cli(["eval", "--mode", "yolo", EXAMPLES])[0] == 2
@@ -191,4 +283,6 @@ if __name__ == "__main__":
     run_tests([test_example_suite_passes, test_broken_scenario_is_a_failed_row,
                test_review_mode_approves_and_passes, test_directories_are_searched_recursively,
                test_every_suite_passes_autonomous, test_every_suite_passes_in_review,
+               test_eval_with_an_openai_route, test_eval_with_an_anthropic_route,
+               test_eval_of_a_model_that_answers_in_prose, test_eval_config_errors,
                test_usage_errors])

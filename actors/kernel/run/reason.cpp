@@ -20,6 +20,7 @@
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
 #include "core/base/json_schema.hpp"
+#include "core/llm/answer.hpp"
 #include "core/llm/wire.hpp"
 
 namespace sreh::actors::run_impl {
@@ -225,10 +226,13 @@ void on_model_answer(self_ptr self, llm_provider& llm, std::int64_t n, gateway_r
     decision d;
     d.kind = decision::conclude;
     d.thought = "the model concluded";
-    d.conclusion = r.text;
-    d.detail = json::object("reason_step", n);
+    auto answer = llm::split_final_answer(r.text);
+    d.conclusion = answer.result.empty() || answer.text.empty() ? r.text : answer.text;
+    d.detail = answer.result.empty()
+                 ? json::object("reason_step", n)
+                 : json::object("reason_step", n, "result", json::raw_text{answer.result});
     j.add_conclusion(d);
-    return finish(self, run_state::succeeded, r.text);
+    return finish(self, run_state::succeeded, d.conclusion);
   }
   commit(self, after_commit::advance); // the next advance makes the first tool call, or repairs
 }

@@ -286,8 +286,10 @@ CAF_TEST(the suite report lists every scenario with totals) {
   CAF_CHECK_EQUAL(t.passed, 1);
   CAF_CHECK_EQUAL(t.mitigated, 1);
   CAF_CHECK_EQUAL(t.median_wall_ms, 20.0);
-  auto doc = json::parse_object(ev::suite_json(rows, {"autonomous", ""}));
+  auto doc = json::parse_object(ev::suite_json(rows, {"autonomous", "", "builtin", ""}));
   CAF_REQUIRE(doc.has_value());
+  CAF_CHECK_EQUAL(std::string{(*doc)["route"].GetString()}, "builtin");
+  CAF_CHECK((*doc)["config"].IsNull());
   auto& list = (*doc)["scenarios"];
   CAF_REQUIRE_EQUAL(list.Size(), 2u);
   CAF_CHECK(list[0]["passed"].GetBool());

@@ -1,4 +1,4 @@
-#include "app/cli/eval_command.hpp"
+#include "app/serve/eval_command.hpp"
 
 #include <fmt/format.h>
 
@@ -6,10 +6,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "app/serve/plugins.hpp"
+#include "app/serve/serve.hpp"
 #include "core/base/logger.hpp"
 #include "eval/report.hpp"
 #include "eval/runner.hpp"
@@ -23,11 +26,15 @@ namespace ev = sreh::eval;
 
 constexpr const char* eval_usage =
   "usage: sreh eval [--json FILE] [--markdown FILE] [--mode autonomous|review] [--kb FILE] "
-  "DIR|FILE...\n"
+  "[--config FILE] DIR|FILE...\n"
+  "  --config FILE reasons with the model route of a node config (openai, anthropic, builtin, a\n"
+  "  fallback chain) instead of the builtin reasoner; --kb then sets its builtin's knowledge "
+  "base.\n"
   "  A DIR is searched recursively for scenario files (*.yaml with a top-level 'scenario:' key),\n"
   "  skipping folders named 'worlds'; they run in path order. A FILE runs as given.\n";
 
 struct eval_args {
+  std::string config_file;
   std::string json_file;
   std::string markdown_file;
   ev::eval_options opts;
@@ -49,10 +56,11 @@ int parse_args(int argc, char** argv, eval_args& out) {
       dst = argv[++i];
       return true;
     };
-    if (a == "--json" || a == "--markdown" || a == "--mode" || a == "--kb") {
+    if (a == "--json" || a == "--markdown" || a == "--mode" || a == "--kb" || a == "--config") {
       auto& dst = a == "--json"       ? out.json_file
                   : a == "--markdown" ? out.markdown_file
                   : a == "--mode"     ? out.opts.mode
+                  : a == "--config"   ? out.config_file
                                       : out.opts.kb;
       if (!value(dst))
         return usage_error(fmt::format("{} needs a value", a));
@@ -140,11 +148,36 @@ int eval_command(int argc, char** argv) {
     return code < 0 ? 0 : code;
   if (auto err = setup_logging("error", "text"))
     std::fprintf(stderr, "sreh eval: logging: %s\n", err.message.c_str());
+  ev::suite_info info;
+  info.mode = args.opts.mode;
+  info.kb = args.opts.kb;
+  if (!args.config_file.empty()) {
+    // The config's model route, checked (and its route named) before any scenario runs.
+    const auto regs = std::make_shared<const node_registries>(registries());
+    auto cfg = load_node_config(args.config_file, {}, *regs);
+    if (!cfg) {
+      std::fprintf(stderr, "sreh eval: %s\n", cfg.error().message.c_str());
+      return 2;
+    }
+    auto model = cfg->model;
+    if (!args.opts.kb.empty())
+      model.kb = args.opts.kb;
+    auto first = regs->providers.make(model);
+    if (!first) {
+      std::fprintf(stderr, "sreh eval: %s: %s\n", args.config_file.c_str(),
+                   first.error().message.c_str());
+      return 2;
+    }
+    info.route = (*first)->name();
+    info.config = args.config_file;
+    args.opts.make_provider = [regs, model]() { return regs->providers.make(model); };
+  }
   auto files = scenario_files(args.paths);
   if (files.empty())
     return usage_error("no scenario files found");
-  std::fprintf(stderr, "sreh eval: %zu scenario(s), mode %s, knowledge base %s\n", files.size(),
-               args.opts.mode.c_str(), args.opts.kb.empty() ? "<embedded>" : args.opts.kb.c_str());
+  std::fprintf(stderr, "sreh eval: %zu scenario(s), mode %s, model route %s, knowledge base %s\n",
+               files.size(), args.opts.mode.c_str(), info.route.c_str(),
+               args.opts.kb.empty() ? "<embedded>" : args.opts.kb.c_str());
   std::vector<ev::scenario_score> rows;
   for (std::size_t i = 0; i < files.size(); ++i) {
     rows.push_back(ev::run_scenario_file(files[i], args.opts));
@@ -159,8 +192,7 @@ int eval_command(int argc, char** argv) {
   std::fflush(stdout);
   bool written = true;
   if (!args.json_file.empty())
-    written =
-      write_file(args.json_file, ev::suite_json(rows, {args.opts.mode, args.opts.kb})) && written;
+    written = write_file(args.json_file, ev::suite_json(rows, info)) && written;
   if (!args.markdown_file.empty())
     written = write_file(args.markdown_file, table) && written;
   return written && totals.passed == totals.scenarios ? 0 : 1;
