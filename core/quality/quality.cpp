@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 
 #include "core/base/json_object.hpp"
@@ -46,6 +46,31 @@ std::string conclusion_of(const run& r, const std::vector<step>& steps) {
   return r.conclusion;
 }
 
+/// The numbers the text cites as "step N" or "steps N" (any case, at a word start).
+std::vector<std::int64_t> cited_steps(std::string_view text) {
+  std::vector<std::int64_t> out;
+  auto lower = [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  };
+  auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  for (std::size_t i = 0; i + 4 < text.size(); ++i) {
+    if (lower(text[i]) != 's' || (i > 0 && std::isalnum(static_cast<unsigned char>(text[i - 1]))))
+      continue;
+    if (lower(text[i + 1]) != 't' || lower(text[i + 2]) != 'e' || lower(text[i + 3]) != 'p')
+      continue;
+    auto j = i + 4;
+    if (j < text.size() && lower(text[j]) == 's')
+      ++j;
+    if (j + 1 >= text.size() || text[j] != ' ' || !digit(text[j + 1]))
+      continue;
+    std::int64_t n = 0;
+    for (++j; j < text.size() && digit(text[j]) && n < 1'000'000'000; ++j)
+      n = n * 10 + (text[j] - '0');
+    out.push_back(n);
+  }
+  return out;
+}
+
 bool supports(const step* s) {
   return s != nullptr && s->state == step_state::succeeded && s->kind == step_kind::tool &&
          !is_recall(*s);
@@ -80,12 +105,10 @@ part evidence(const run& r, const std::vector<step>& steps, const rapidjson::Val
   } else {
     // A conclusion in words: the steps it names ("step 4") are its citations.
     ++claims;
-    static const std::regex cite{R"(\bsteps? (\d+))", std::regex::icase};
     auto text = conclusion_of(r, steps);
     std::set<std::int64_t> cited;
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), cite);
-         it != std::sregex_iterator(); ++it)
-      if (auto n = std::stoll((*it)[1].str()); supports(numbered(steps, n)))
+    for (auto n : cited_steps(text))
+      if (supports(numbered(steps, n)))
         cited.insert(n);
     const bool no_fault = res && json::string_or(*res, "outcome") == "no_fault_found";
     auto reads = static_cast<std::size_t>(
@@ -166,7 +189,10 @@ part safety(const std::vector<step>& steps) {
   part p{"safety", 100, 0.15, {}};
   int penalty = 0;
   for (const auto& s : steps) {
-    if (s.kind != step_kind::tool || s.decision.find("\"policy\"") == std::string::npos)
+    // Parsed only when the verdict can be one that costs: most steps were allowed.
+    auto has = [&s](const char* effect) { return s.decision.find(effect) != std::string::npos; };
+    if (s.kind != step_kind::tool ||
+        !(has("\"deny\"") || has("\"rejected\"") || has("\"require_approval\"")))
       continue;
     auto d = json::parse(s.decision);
     const auto* policy = d && d->IsObject() ? json::member(*d, "policy") : nullptr;
