@@ -41,7 +41,7 @@ struct eval_args {
   std::vector<std::string> paths;
 };
 
-int usage_error(const std::string& what) {
+int eval_usage_error(const std::string& what) {
   std::fprintf(stderr, "sreh eval: %s\n%s", what.c_str(), eval_usage);
   return 2;
 }
@@ -63,20 +63,20 @@ int parse_args(int argc, char** argv, eval_args& out) {
                   : a == "--config"   ? out.config_file
                                       : out.opts.kb;
       if (!value(dst))
-        return usage_error(fmt::format("{} needs a value", a));
+        return eval_usage_error(fmt::format("{} needs a value", a));
     } else if (a == "-h" || a == "--help") {
       std::fputs(eval_usage, stdout);
       return -1;
     } else if (a.size() > 1 && a[0] == '-') {
-      return usage_error(fmt::format("unknown option '{}'", a));
+      return eval_usage_error(fmt::format("unknown option '{}'", a));
     } else {
       out.paths.emplace_back(a);
     }
   }
   if (out.opts.mode != "autonomous" && out.opts.mode != "review")
-    return usage_error(fmt::format("--mode '{}' is not one of autonomous, review", out.opts.mode));
+    return eval_usage_error(fmt::format("--mode '{}' is not one of autonomous, review", out.opts.mode));
   if (out.paths.empty())
-    return usage_error("no scenario file or directory given");
+    return eval_usage_error("no scenario file or directory given");
   return 0;
 }
 
@@ -174,7 +174,7 @@ int eval_command(int argc, char** argv) {
   }
   auto files = scenario_files(args.paths);
   if (files.empty())
-    return usage_error("no scenario files found");
+    return eval_usage_error("no scenario files found");
   std::fprintf(stderr, "sreh eval: %zu scenario(s), mode %s, model route %s, knowledge base %s\n",
                files.size(), args.opts.mode.c_str(), info.route.c_str(),
                args.opts.kb.empty() ? "<embedded>" : args.opts.kb.c_str());

@@ -28,7 +28,7 @@ constexpr const char* usage =
   "  is called and no tool acts. Prints each recorded step beside the replay's.\n"
   "  Exit: 0 same steps and end, 1 diverged, 2 usage, 3 cannot replay.\n";
 
-int usage_error(const std::string& what) {
+int replay_usage_error(const std::string& what) {
   std::fprintf(stderr, "sreh replay: %s\n%s", what.c_str(), usage);
   return 2;
 }
@@ -77,7 +77,7 @@ int replay_command(int argc, char** argv) {
     std::string_view a = argv[i];
     if (a == "--config" || a == "--node-id" || a == "--data-dir") {
       if (i + 1 >= argc)
-        return usage_error(fmt::format("{} needs a value", a));
+        return replay_usage_error(fmt::format("{} needs a value", a));
       auto& dst = a == "--config" ? config_file : a == "--node-id" ? set.node_id : set.data_dir;
       dst = argv[++i];
     } else if (a == "--json") {
@@ -86,15 +86,15 @@ int replay_command(int argc, char** argv) {
       std::fputs(usage, stdout);
       return 0;
     } else if (a.size() > 1 && a[0] == '-') {
-      return usage_error(fmt::format("unknown option '{}'", a));
+      return replay_usage_error(fmt::format("unknown option '{}'", a));
     } else if (run_id.empty()) {
       run_id = a;
     } else {
-      return usage_error(fmt::format("one run at a time ('{}' and '{}')", run_id, a));
+      return replay_usage_error(fmt::format("one run at a time ('{}' and '{}')", run_id, a));
     }
   }
   if (run_id.empty())
-    return usage_error("no run given");
+    return replay_usage_error("no run given");
   const auto regs = registries();
   auto cfg = load_node_config(config_file, set, regs);
   if (!cfg)
