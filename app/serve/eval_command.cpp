@@ -74,7 +74,8 @@ int parse_args(int argc, char** argv, eval_args& out) {
     }
   }
   if (out.opts.mode != "autonomous" && out.opts.mode != "review")
-    return eval_usage_error(fmt::format("--mode '{}' is not one of autonomous, review", out.opts.mode));
+    return eval_usage_error(
+      fmt::format("--mode '{}' is not one of autonomous, review", out.opts.mode));
   if (out.paths.empty())
     return eval_usage_error("no scenario file or directory given");
   return 0;
