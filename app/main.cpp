@@ -46,6 +46,11 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
   postmortem RUN [--json] a finished run's postmortem: impact, timeline, root cause, follow-ups
   watch RUN               follow a run's events as a timeline
   cancel RUN              cancel a run
+  fork RUN --from N [--policy FILE] [--edit K=JSON] [--wait]
+                          a new run from RUN's recorded steps 1..N-1, live from step N, under
+                          another policy or with an amended tool result; --wait compares it
+  compare RUN [--with RUN]
+                          a fork's steps beside the original's: where they diverge and why
   approvals [--state S] [--run RUN]
                           list approvals (default: pending)
   approve APPROVAL [--comment TEXT]
@@ -110,7 +115,8 @@ int main(int argc, char** argv) {
   if (cmd == "submit" || cmd == "runs" || cmd == "show" || cmd == "watch" || cmd == "cancel" ||
       cmd == "approvals" || cmd == "approve" || cmd == "deny" || cmd == "nodes" || cmd == "tools" ||
       cmd == "models" || cmd == "templates" || cmd == "flows" || cmd == "flow" || cmd == "works" ||
-      cmd == "work" || cmd == "sandbox" || cmd == "memory" || cmd == "postmortem")
+      cmd == "work" || cmd == "sandbox" || cmd == "memory" || cmd == "postmortem" ||
+      cmd == "fork" || cmd == "compare")
     return sreh::app::run_client_command(cmd, argc - 2, argv + 2);
   std::fprintf(stderr, "sreh: unknown command '%s'\n\n%s", cmd.c_str(), usage);
   return 2;

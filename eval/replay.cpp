@@ -11,10 +11,10 @@
 #include "actors/gateway/llm_provider.hpp"
 #include "actors/tools/forwarding_tool.hpp"
 #include "core/base/json.hpp"
+#include "core/journal/compare.hpp"
+#include "core/journal/step_text.hpp"
 #include "core/llm/wire.hpp"
 #include "eval/follow.hpp"
-#include "eval/replay/compare.hpp"
-#include "eval/replay/journal.hpp"
 #include "eval/replay/recorded_answer.hpp"
 #include "net/node/node_parts.hpp"
 #include "persistence/store/store.hpp"
@@ -26,6 +26,10 @@ namespace {
 using steady = std::chrono::steady_clock;
 namespace wire = llm::wire;
 using namespace detail;
+using journal::is_compensation;
+using journal::key_of;
+using journal::object_of;
+using journal::was_called;
 
 /// What the recorded tools answer with: the recorded outcomes of calls, undos and checks, each
 /// by tool and arguments in journal order. Thread-safe (tools are called from any run thread).
@@ -331,9 +335,13 @@ expected<replay_report> replay(const recording& rec, const config::node_config& 
   if (!run || !*run || !steps)
     return sreh::error{errc::unavailable, "replay: cannot read the replayed run back"};
 
-  compare_steps(rec.steps, *steps, out);
-  out.recorded_end = end_of(rec.r);
-  out.replayed_end = end_of(**run);
+  auto cmp = journal::compare(rec.steps, *steps);
+  out.steps = std::move(cmp.steps);
+  out.first_divergence = cmp.first_divergence;
+  out.reason_steps = cmp.reason_steps;
+  out.same_request_hashes = cmp.same_request_hashes;
+  out.recorded_end = journal::end_of(rec.r);
+  out.replayed_end = journal::end_of(**run);
   out.same_end = out.recorded_end == out.replayed_end;
   for (auto& m : t->misses())
     out.notes.push_back("the replay asked for " + m);

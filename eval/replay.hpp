@@ -16,6 +16,7 @@
 #include "actors/tools/tool.hpp"
 #include "config/node/node_config.hpp"
 #include "core/base/expected.hpp"
+#include "core/journal/compare.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/run.hpp"
 #include "core/model/step.hpp"
@@ -39,14 +40,7 @@ struct recording {
 /// with a step left in doubt; not_found for an unknown id.
 [[nodiscard]] expected<recording> load_recording(persistence::store& s, const std::string& run_id);
 
-/// One step of the comparison: the recorded step `n` beside the replay's step `n`.
-struct step_comparison {
-  std::int64_t n = 0;
-  std::string recorded; // "tool sandbox.rollback {"service":"checkout"} succeeded", "" = none
-  std::string replayed;
-  bool same = false;
-  std::string difference; // what differs, when !same
-};
+using journal::step_comparison;
 
 struct replay_report {
   std::string source_run, replay_run;

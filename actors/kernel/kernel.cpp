@@ -141,14 +141,8 @@ void adopt(kernel_self self, const std::string& run_id) {
 
 caf::result<kernel_reply> submit(kernel_self self, goal_request& req) {
   auto& rt = *self->state.rt;
-  // Admission: a store slower than the load shows as commits queueing for the writer. New runs
-  // wait outside (503, Retry-After) rather than as memory; the runs under way go on.
-  if (auto waiting = rt.writer.backlog();
-      waiting > static_cast<std::size_t>(rt.cfg.limits.max_commit_backlog))
-    return reply_error(errc::unavailable,
-                       fmt::format("the node is overloaded: {} commits wait for the store "
-                                   "(limits.max_commit_backlog {}); retry shortly",
-                                   waiting, rt.cfg.limits.max_commit_backlog));
+  if (auto full = admission(rt))
+    return reply_error(full.code, std::move(full.message));
   auto now = rt.clock.now_us();
   run r;
   r.id = rt.ids.next("run");
@@ -237,6 +231,11 @@ kernel_impl_actor::behavior_type kernel_behavior(kernel_self self, runtime_ptr r
         return caf::skip;
       return decide(self, id, vote);
     },
+    [=](fork_atom, journal::fork_request& req) -> caf::result<kernel_reply> {
+      if (self->state.recovering)
+        return caf::skip;
+      return fork_run(self, req);
+    },
     [=](called_atom, std::uint64_t token) { self->state.calls.complete(token); },
     [=](parked_atom, const std::string& run_id, const std::string& approval_id,
         std::int64_t until) { on_parked(self, run_id, approval_id, until); },
@@ -253,6 +252,17 @@ kernel_impl_actor::behavior_type kernel_behavior(kernel_self self, runtime_ptr r
 }
 
 } // namespace
+
+sreh::error admission(const runtime& rt) {
+  // A store slower than the load shows as commits queueing for the writer. New runs wait
+  // outside (503, Retry-After) rather than as memory; the runs under way go on.
+  if (auto waiting = rt.writer.backlog();
+      waiting > static_cast<std::size_t>(rt.cfg.limits.max_commit_backlog))
+    return {errc::unavailable, fmt::format("the node is overloaded: {} commits wait for the store "
+                                           "(limits.max_commit_backlog {}); retry shortly",
+                                           waiting, rt.cfg.limits.max_commit_backlog)};
+  return {};
+}
 
 recovery_item load_recovery(persistence::store& s, run r) {
   recovery_item item{std::move(r), {}, {}, {}, {}};

@@ -6,6 +6,7 @@
 
 #include "actors/kernel/cluster_view.hpp"
 #include "core/base/expected.hpp"
+#include "core/journal/fork.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/goal.hpp"
 #include "core/model/run.hpp"
@@ -45,6 +46,12 @@ class kernel_api {
   /// (the requester itself, or a role too low).
   virtual void decide(std::string approval_id, approval_vote vote,
                       std::function<void(expected<approval>)> done) = 0;
+  /// Forks the finished goal run `req.run_id` (docs/fork.md): a new run on this node that starts
+  /// with its steps 1..from_step−1 (the edits applied) and goes on live. Errors: not_found (no
+  /// such run), conflict (not ended, not a goal run), invalid_argument naming the field (a step
+  /// that is not one of the run's, a bad edit, a policy that does not load).
+  virtual void fork(journal::fork_request req,
+                    std::function<void(expected<submit_reply>)> done) = 0;
   [[nodiscard]] virtual kernel_stats stats() const = 0;
   /// False until recovery at start has finished, and while the store is unavailable.
   [[nodiscard]] virtual bool ready() const = 0;

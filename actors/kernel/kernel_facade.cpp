@@ -77,6 +77,19 @@ class kernel_facade_impl final : public kernel_facade {
     route(owner, std::move(reply), decide_atom::value, std::move(approval_id), std::move(vote));
   }
 
+  void fork(journal::fork_request req, std::function<void(expected<submit_reply>)> done) override {
+    // The fork is a new run of this node: its steps are copied here, from the shared store.
+    if (cluster_ != nullptr && !cluster_->self_is_worker())
+      return done(sreh::error{errc::unavailable,
+                              "this node runs no runs (it is not a worker): ask a worker node "
+                              "to fork the run"});
+    local(answer<submit_reply>(std::move(done),
+                               [](const kernel_reply& rep) {
+                                 return submit_reply{rep.run_id, true};
+                               }),
+          fork_atom::value, std::move(req));
+  }
+
   cluster_view cluster() const override {
     if (cluster_ != nullptr)
       return cluster_->view();

@@ -66,6 +66,13 @@ event parked_event(const runtime& rt, run& r, const char* kind, std::string data
 void with_run(kernel_self self, const std::string& run_id, std::function<void()> op);
 void release_run(kernel_self self, const std::string& run_id);
 
+/// Admission of a new run: `unavailable` while commits queue for the store beyond
+/// limits.max_commit_backlog (kernel.cpp).
+[[nodiscard]] sreh::error admission(const runtime& rt);
+
+/// Forks a finished goal run into a new one (kernel_fork.cpp).
+caf::result<kernel_reply> fork_run(kernel_self self, journal::fork_request& req);
+
 // -- recovery ----------------------------------------------------------------------------------
 
 /// What the recovery of one unfinished run needs from the store.

@@ -10,6 +10,7 @@
 #include "actors/runtime/blocking_call.hpp"
 #include "core/base/status.hpp"
 #include "core/flows/runner.hpp"
+#include "core/journal/fork.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/goal.hpp"
 #include "core/model/run.hpp"
@@ -58,6 +59,21 @@ typename Inspector::result_type inspect(Inspector& f, child_end& x) {
 
 } // namespace sreh::flows
 
+namespace sreh::journal {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fork_edit& x) {
+  return f(caf::meta::type_name("sreh::journal::fork_edit"), x.step, x.result, x.error);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fork_request& x) {
+  return f(caf::meta::type_name("sreh::journal::fork_request"), x.run_id, x.from_step, x.policy,
+           x.edits, x.submitter);
+}
+
+} // namespace sreh::journal
+
 namespace sreh::actors {
 
 using submit_atom = caf::atom_constant<caf::atom("submit")>;
@@ -79,6 +95,7 @@ using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using await_atom = caf::atom_constant<caf::atom("await")>; // a flow run parked on its runs
 using ended_atom = caf::atom_constant<caf::atom("ended")>; // a run a flow run started ended
 using runs_atom = caf::atom_constant<caf::atom("runs")>;   // those runs' join is decided
+using fork_atom = caf::atom_constant<caf::atom("fork")>;   // a new run from a finished one's steps
 
 /// Reply of the kernel to submit, cancel and decide. Errors travel as values (they reach
 /// non-actor callers through the facade unchanged, and cross nodes in a cluster).
@@ -102,6 +119,7 @@ using kernel_actor =
   caf::typed_actor<caf::replies_to<submit_atom, goal_request>::with<kernel_reply>,
                    caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>,
                    caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>,
+                   caf::replies_to<fork_atom, journal::fork_request>::with<kernel_reply>,
                    caf::reacts_to<adopt_atom, std::string>>;
 
 /// The kernel's full interface: the public one plus what its own actors and its blocking calls

@@ -46,9 +46,11 @@ stored_history(runtime& rt, const expected<std::vector<step>>& steps,
 
 } // namespace
 
-policy_check prepare_policy_check(const runtime& rt, const run& r, const std::string& tool_name,
-                                  const std::string& args, std::int64_t n) {
+policy_check prepare_policy_check(const runtime& rt, const policy::policy_set& policy, const run& r,
+                                  const std::string& tool_name, const std::string& args,
+                                  std::int64_t n) {
   policy_check c;
+  c.policy = &policy;
   c.run_id = r.id;
   c.n = n;
   auto t = rt.tools.find(tool_name);
@@ -66,7 +68,7 @@ policy_check prepare_policy_check(const runtime& rt, const run& r, const std::st
   a.blast_radius = sc.blast_radius;
   a.labels = labels_of(r);
   a.now = rt.clock.now_us();
-  const auto window = policy::longest_rate_window_s(rt.policy);
+  const auto window = policy::longest_rate_window_s(policy);
   if (!t->idempotent() && window > 0)
     c.history_since = a.now - window * 1'000'000;
   return c;
@@ -82,7 +84,7 @@ policy::decision decide_policy(runtime& rt, policy_check& c,
     return {policy::verdict::allow, "unknown-tool", "the tool does not exist", {}};
   auto& a = c.action;
   if (!c.history_since)
-    return policy::evaluate(rt.policy, a);
+    return policy::evaluate(*c.policy, a);
   // The store was read without the lock (other checks need not wait for it). Now one check at a
   // time merges this node's holds, decides and holds: an action allowed here since the read is
   // among the holds (those that succeeded stay until they leave the window), so two runs cannot
@@ -91,7 +93,7 @@ policy::decision decide_policy(runtime& rt, policy_check& c,
   a.history = stored_history(rt, history, stored);
   auto lk = rt.holds.lock();
   rt.holds.append_since(*c.history_since, stored, a.history);
-  auto d = policy::evaluate(rt.policy, a);
+  auto d = policy::evaluate(*c.policy, a);
   if (d.effect == policy::verdict::allow)
     rt.holds.hold(c.run_id, c.n, {a.tool, a.target, a.now});
   return d;

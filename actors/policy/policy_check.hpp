@@ -16,6 +16,7 @@ namespace sreh::actors {
 /// mutates and a rule limits its rate, the check needs the mutating actions executed or still
 /// running in the window, from the store, and `history_since` says from when.
 struct policy_check {
+  const policy::policy_set* policy = nullptr; // the run's: the node's, or a fork's own
   policy::action action;
   std::string run_id;
   std::int64_t n = 0;
@@ -24,9 +25,9 @@ struct policy_check {
   std::optional<timestamp_us> history_since;
 };
 
-/// Builds the check (no I/O).
-[[nodiscard]] policy_check prepare_policy_check(const runtime& rt, const run& r,
-                                                const std::string& tool_name,
+/// Builds the check of `policy` (the run's; it outlives the check) without I/O.
+[[nodiscard]] policy_check prepare_policy_check(const runtime& rt, const policy::policy_set& policy,
+                                                const run& r, const std::string& tool_name,
                                                 const std::string& args, std::int64_t n);
 
 /// The tool steps rate limits count since `since`, as the store has them (every node's).

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/model/fork_origin.hpp"
+
 namespace sreh::actors {
 
 namespace {
@@ -52,6 +54,10 @@ expected<postmortem::document> postmortem_service::of_run(std::string_view id) {
 }
 
 expected<std::optional<memory::entry>> postmortem_service::remember(std::string_view id) {
+  // A fork is a counterfactual (docs/fork.md): an amended result or another policy made it go
+  // as it went, so it teaches nothing a later incident could rely on.
+  if (auto r = store_.get_run(std::string{id}); r && r->has_value() && fork_origin_of(**r))
+    return std::optional<memory::entry>{};
   auto doc = of_run(id);
   if (!doc)
     return doc.error();

@@ -26,7 +26,8 @@ class postmortem_service {
 
   /// Writes the postmortem of the ended run `id` into memory (the entry labelled `run=<id>`:
   /// added, or its next version when the document changed) and returns the entry; none when the
-  /// run found no cause and took no action (it teaches nothing a later case could use).
+  /// run found no cause and took no action, or is a fork (it teaches nothing a later case could
+  /// use).
   [[nodiscard]] expected<std::optional<memory::entry>> remember(std::string_view id);
 
  private:

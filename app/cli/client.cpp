@@ -30,6 +30,10 @@ int run_client_command(const std::string& cmd, int argc, char** argv) {
     return watch(argc, argv);
   if (cmd == "cancel")
     return cancel(argc, argv);
+  if (cmd == "fork")
+    return fork(argc, argv);
+  if (cmd == "compare")
+    return compare(argc, argv);
   if (cmd == "approvals")
     return approvals(argc, argv);
   if (cmd == "approve")

@@ -17,6 +17,12 @@ namespace sreh::app::cli {
 [[nodiscard]] int watch(int argc, char** argv);
 [[nodiscard]] int cancel(int argc, char** argv);
 
+// fork.cpp
+/// `sreh fork RUN --from N [--policy FILE] [--edit K=JSON]... [--fail K=TEXT]... [--wait]`.
+[[nodiscard]] int fork(int argc, char** argv);
+/// `sreh compare RUN [--with RUN]`: a fork beside the run it was forked from (or any two runs).
+[[nodiscard]] int compare(int argc, char** argv);
+
 // cli_watch.cpp
 /// Follows a run's event stream as a timeline; reconnects with Last-Event-ID. Exit 0 when the
 /// run succeeded, 1 failed, 2 cancelled (3 when the node cannot be reached).

@@ -84,6 +84,9 @@ const char* const usage_text = R"(usage:
   sreh postmortem RUN [--json]   (a finished run's postmortem, Markdown unless --json)
   sreh watch RUN
   sreh cancel RUN
+  sreh fork RUN --from N [--policy FILE] [--edit K=JSON|K=@FILE]... [--fail K=ERROR]... [--wait] [--json]
+                 (a new run from RUN's steps 1..N-1, live from step N; --wait: to its end, then compared)
+  sreh compare RUN [--with RUN] [--json]   (a fork's steps beside the original's)
   sreh approvals [--state pending] [--run RUN] [--limit N] [--json]
   sreh approve APPROVAL [--comment TEXT] [--json]
   sreh deny APPROVAL [--comment TEXT] [--json]

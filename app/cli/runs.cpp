@@ -235,6 +235,12 @@ int show(int argc, char** argv) {
         fmt::format("{:.6g}{}", cost.IsNumber() ? cost.GetDouble() : 0.0,
                     max_cost.IsNumber() ? fmt::format(" (max {:.6g})", max_cost.GetDouble())
                                         : std::string{}));
+  if (auto from = str(r, "forked_from"); !from.empty()) { // docs/fork.md
+    const auto& f = member(r, "fork");
+    row("forked from:",
+        fmt::format("{} at step {}{} (sreh compare {})", from, num(f, "from_step"),
+                    str(f, "policy") == "own" ? ", its own policy" : "", str(r, "id")));
+  }
   row("labels:", str(r, "labels") == "{}" ? "" : str(r, "labels"));
   row("key:", str(r, "idempotency_key"));
   row("conclusion:", str(r, "conclusion"));

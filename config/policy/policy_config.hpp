@@ -18,6 +18,11 @@ namespace sreh::config {
 [[nodiscard]] expected<policy::policy_set> load_policy_string(const std::string& text,
                                                               const std::string& name);
 
+/// Same, from the text of a request (a fork's policy, docs/fork.md): `${VAR}` is not substituted,
+/// since the node's environment is not the caller's to read.
+[[nodiscard]] expected<policy::policy_set> load_request_policy(const std::string& text,
+                                                               const std::string& name);
+
 /// A node's policy: the file its config names (`policy_file`), else a policy with the
 /// configured mode (`policy_mode`) and no rules.
 [[nodiscard]] expected<policy::policy_set> node_policy(const node_config& cfg);

@@ -291,10 +291,13 @@ void read_policy(reader& r, const entry& root, policy_set& p) {
 
 } // namespace
 
-expected<policy_set> load_policy_string(const std::string& text, const std::string& name) {
+namespace {
+
+expected<policy_set> load_policy(const std::string& text, const std::string& name,
+                                 bool substitute_env) {
   policy_set p;
   p.version = yaml::content_version(text);
-  reader r{name, {.substitute_env = true}};
+  reader r{name, {.substitute_env = substitute_env}};
   try {
     auto root = r.parse(text);
     if (!root.value.is_null() && !root.value.is_mapping())
@@ -304,6 +307,16 @@ expected<policy_set> load_policy_string(const std::string& text, const std::stri
     return error{errc::invalid_argument, e.message};
   }
   return p;
+}
+
+} // namespace
+
+expected<policy_set> load_policy_string(const std::string& text, const std::string& name) {
+  return load_policy(text, name, true);
+}
+
+expected<policy_set> load_request_policy(const std::string& text, const std::string& name) {
+  return load_policy(text, name, false);
 }
 
 expected<policy_set> load_policy_file(const std::string& path) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/base/json.hpp"
+#include "core/model/fork_origin.hpp"
 #include "core/model/json_fields.hpp"
 
 namespace sreh::json {
@@ -68,6 +69,19 @@ void write(writer& w, const run& r) {
   w.Key("kind"), str(w, r.kind);
   w.Key("parent"), str_or_null(w, r.parent);
   write_flow_pin(w, r.spec);
+  if (auto o = fork_origin_of(r)) {
+    w.Key("forked_from"), str(w, o->run_id);
+    w.Key("fork");
+    w.StartObject();
+    w.Key("from_step"), w.Int64(o->step);
+    w.Key("edited_steps");
+    w.StartArray();
+    for (auto n : o->edited)
+      w.Int64(n);
+    w.EndArray();
+    w.Key("policy"), w.String(o->policy.empty() ? "node" : "own");
+    w.EndObject();
+  }
   w.EndObject();
 }
 

@@ -2,14 +2,15 @@
 
 #include <fmt/format.h>
 
+#include "core/journal/step_text.hpp"
 #include "core/llm/wire.hpp"
-#include "eval/replay/journal.hpp"
 
 namespace sreh::eval::detail {
 
 namespace {
 
 namespace wire = llm::wire;
+using journal::object_of;
 
 llm::finish_reason finish_of(const std::string& s) {
   for (auto f : {llm::finish_reason::stop, llm::finish_reason::tool_calls,

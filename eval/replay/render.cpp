@@ -5,12 +5,12 @@
 
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
+#include "core/journal/step_text.hpp"
 #include "eval/replay.hpp"
-#include "eval/replay/journal.hpp"
 
 namespace sreh::eval {
 
-using detail::clip;
+using journal::clip;
 
 std::string render_text(const replay_report& r) {
   std::string out = fmt::format("replay of run {}: \"{}\"\n  on a scratch node as run {}: the "

@@ -47,6 +47,10 @@ class idle_kernel final : public actors::kernel_api {
   void decide(std::string, approval_vote, std::function<void(expected<approval>)> done) override {
     done(sreh::error{errc::unavailable, "idle kernel"});
   }
+  void fork(journal::fork_request,
+            std::function<void(expected<actors::submit_reply>)> done) override {
+    done(sreh::error{errc::unavailable, "idle kernel"});
+  }
   actors::kernel_stats stats() const override { return {}; }
   bool ready() const override { return true; }
   actors::cluster_view cluster() const override { return {}; }

@@ -7,10 +7,12 @@
 #include "actors/kernel/run/actor_impl.hpp"
 #include "actors/kernel/run/journal.hpp"
 #include "actors/policy/policy_check.hpp"
+#include "config/policy/policy_config.hpp"
 #include "core/base/failpoint.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
 #include "core/base/json_schema.hpp"
+#include "core/model/fork_origin.hpp"
 #include "core/model/outcome.hpp"
 #include "core/quality/quality.hpp"
 
@@ -185,7 +187,7 @@ void execute(self_ptr self) {
 void journal_decision(self_ptr self, const decision& d, const policy::decision& pd) {
   auto& st = self->state;
   auto& j = st.journal;
-  j.add_tool_intent(d, policy_json(pd, st.rt->policy));
+  j.add_tool_intent(d, policy_json(pd, policy_of(st)));
   auto n = j.steps.back().n;
   switch (pd.effect) {
   case policy::verdict::allow:
@@ -206,7 +208,9 @@ void journal_decision(self_ptr self, const decision& d, const policy::decision& 
 void propose(self_ptr self, const decision& d) {
   auto& st = self->state;
   auto& j = st.journal;
-  auto check = prepare_policy_check(*st.rt, j.r, d.tool, d.args, j.next_step_n());
+  if (!st.own_policy_error.empty())
+    return fail(self, st.own_policy_error);
+  auto check = prepare_policy_check(*st.rt, policy_of(st), j.r, d.tool, d.args, j.next_step_n());
   if (!check.history_since)
     return journal_decision(self, d, decide_policy(*st.rt, check, std::vector<step>{}));
   call_on(
@@ -393,6 +397,19 @@ void resume(self_ptr self, const approval& a) {
   commit(self, run_step ? after_commit::execute : after_commit::advance);
 }
 
+/// A fork with a policy of its own decides with it, on every incarnation of its actor.
+void load_own_policy(run_state_t& st) {
+  auto origin = fork_origin_of(st.journal.r);
+  if (!origin || origin->policy.empty())
+    return;
+  auto p = config::load_request_policy(origin->policy, "the fork's policy");
+  if (p)
+    st.own_policy = std::make_shared<const policy::policy_set>(std::move(*p));
+  else
+    st.own_policy_error =
+      fmt::format("the fork's own policy no longer loads: {}", p.error().message);
+}
+
 run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, runtime_ptr rt,
                                       run r, std::vector<step> steps) {
   self->state.rt = std::move(rt);
@@ -401,6 +418,7 @@ run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, r
   self->state.on_shutdown.emplace(self->state.rt->shutdown.get_token(),
                                   std::function<void()>{[source] { source->request_stop(); }});
   self->state.journal.init(*self->state.rt, std::move(r), std::move(steps));
+  load_own_policy(self->state);
   return {
     [=](create_atom) -> caf::result<kernel_reply> {
       create(self);

@@ -4,6 +4,7 @@
 // Private to the actors module; every function runs in the run actor.
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stop_token>
 
@@ -54,10 +55,18 @@ struct run_state_t {
   std::shared_ptr<flow_state> flow; // a flow run's definition, once read
   bool lease_waiting = false;       // a step waits for this node's lease (run/actor.cpp)
   bool recalled = false;            // this actor asked memory already (run/recall.cpp)
+  /// A fork's own policy (docs/fork.md), loaded from its spec once per actor; null: the node's.
+  std::shared_ptr<const policy::policy_set> own_policy;
+  std::string own_policy_error; // the fork's policy no longer loads: its next action fails
   static inline const char* name = "sreh.run";
 };
 
 using self_ptr = run_actor::stateful_pointer<run_state_t>;
+
+/// The policy that decides on the run's actions: a fork's own, else the node's.
+[[nodiscard]] inline const policy::policy_set& policy_of(const run_state_t& st) {
+  return st.own_policy ? *st.own_policy : st.rt->policy;
+}
 
 /// Journals what changed and commits; `next` says what to do once it is durable.
 void commit(self_ptr self, after_commit next);

@@ -6,6 +6,7 @@
 
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
+#include "core/model/fork_origin.hpp"
 
 namespace sreh::actors {
 
@@ -58,12 +59,18 @@ void run_journal::init(const runtime& rt, run initial, std::vector<step> journal
 }
 
 persistence::write_batch run_journal::take_create_batch() {
-  emit("run.created",
-       json::object("goal", r.goal, "submitter", r.submitter, "labels", json::raw_text{r.labels},
-                    "kind", r.kind, "parent", json::string_or_null(r.parent)));
+  if (auto origin = fork_origin_of(r))
+    emit("run.created", json::object("goal", r.goal, "submitter", r.submitter, "labels",
+                                     json::raw_text{r.labels}, "kind", r.kind, "parent", nullptr,
+                                     "forked_from", origin->run_id, "from_step", origin->step));
+  else
+    emit("run.created",
+         json::object("goal", r.goal, "submitter", r.submitter, "labels", json::raw_text{r.labels},
+                      "kind", r.kind, "parent", json::string_or_null(r.parent)));
   r.checkpoint = checkpoint_of(run_seq_, cost);
   persistence::write_batch b;
   b.create = r;
+  b.steps = steps; // a fork starts with the recorded steps it copied (kernel_fork.cpp)
   b.events = std::move(events_);
   events_.clear();
   return b;

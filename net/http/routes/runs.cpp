@@ -7,6 +7,9 @@
 
 #include "core/base/id.hpp"
 #include "core/base/json.hpp"
+#include "core/journal/compare.hpp"
+#include "core/journal/fork.hpp"
+#include "core/model/fork_origin.hpp"
 #include "core/model/goal.hpp"
 #include "core/model/json_codecs.hpp"
 #include "net/http/problem.hpp"
@@ -166,6 +169,92 @@ void cancel_run(server_context& ctx, const request& req, responder res) {
   });
 }
 
+// -- POST /v1/runs/{id}/fork, GET /v1/runs/{id}/compare (docs/fork.md) -------------------------
+
+void fork_run(server_context& ctx, const request& req, responder res) {
+  const auto& id = req.params.at("id");
+  if (auto bad = check_run_id(req, id))
+    return res.send(std::move(*bad));
+  auto fr = journal::parse_fork_request(req.body, static_cast<int>(ctx.cfg.limits.max_json_depth));
+  if (!fr)
+    return res.send(problem(fr.error(), req));
+  fr->run_id = id;
+  fr->submitter = req.who.name;
+  auto* c = &ctx;
+  ctx.kernel.fork(std::move(*fr), [c, req, res](expected<actors::submit_reply> r) {
+    res.post([c, req, res, r = std::move(r)] {
+      if (!r)
+        return res.send(problem(r.error(), req));
+      auto loaded = load_run(*c, req, r->run_id);
+      if (auto* p = std::get_if<reply>(&loaded))
+        return res.send(std::move(*p));
+      auto out = json_reply(201, envelope("run", std::get<run>(loaded)));
+      out.headers.emplace_back("Location", "/v1/runs/" + r->run_id);
+      res.send(std::move(out));
+    });
+  });
+}
+
+/// A run's journal beside another's: a fork beside the run it was forked from, or any run
+/// beside `?with=RUN`.
+reply compare_runs(server_context& ctx, const request& req) {
+  auto loaded = find_run(ctx, req);
+  if (auto* p = std::get_if<reply>(&loaded))
+    return std::move(*p);
+  const auto& fork = std::get<run>(loaded);
+  auto origin = fork_origin_of(fork);
+  std::string with;
+  if (const auto* w = req.param("with"); w && !w->empty())
+    with = *w;
+  else if (origin)
+    with = origin->run_id;
+  else
+    return problem(400, "invalid-argument",
+                   fmt::format("run {} is not a fork: name the run to compare it with "
+                               "(?with=RUN)",
+                               fork.id),
+                   req);
+  if (auto bad = check_run_id(req, with))
+    return std::move(*bad);
+  auto other = load_run(ctx, req, with);
+  if (auto* p = std::get_if<reply>(&other))
+    return std::move(*p);
+  const auto& original = std::get<run>(other);
+  auto a = ctx.store.get_steps(original.id);
+  if (!a)
+    return problem(a.error(), req);
+  auto b = ctx.store.get_steps(fork.id);
+  if (!b)
+    return problem(b.error(), req);
+  const bool forked_here = origin && origin->run_id == original.id;
+  journal::sides names{"original", "fork", "original run",
+                       "fork",     false,  forked_here ? origin->step : 1};
+  auto cmp = journal::compare(*a, *b, names);
+  auto original_end = is_terminal(original.state) ? journal::end_of(original) : std::string{};
+  auto fork_end = is_terminal(fork.state) ? journal::end_of(fork) : std::string{};
+  return json_reply(
+    200, object_body([&](json::writer& w) {
+      json::fields(
+        w, "run", fork.id, "original", original.id, "from_step",
+        forked_here ? std::optional<std::int64_t>{origin->step} : std::nullopt, "edited_steps",
+        json::raw_text{json::array(forked_here ? origin->edited : std::vector<std::int64_t>{},
+                                   [](json::writer& o, std::int64_t n) { o.Int64(n); })},
+        "state", to_string(fork.state), "first_divergence",
+        cmp.first_divergence ? std::optional<std::int64_t>{cmp.first_divergence} : std::nullopt);
+      write_items(w, "steps", cmp.steps, [](json::writer& o, const journal::step_comparison& s) {
+        o.StartObject();
+        json::fields(o, "n", s.n, "original", json::string_or_null(s.recorded), "fork",
+                     json::string_or_null(s.replayed), "same", s.same);
+        if (!s.same)
+          json::field(o, "difference", s.difference);
+        o.EndObject();
+      });
+      json::fields(w, "original_end", json::string_or_null(original_end), "fork_end",
+                   json::string_or_null(fork_end), "same_end",
+                   !fork_end.empty() && fork_end == original_end);
+    }));
+}
+
 } // namespace
 
 std::optional<reply> read_idempotency_key(const request& req, std::string& key) {
@@ -207,6 +296,10 @@ void add_run_routes(router& r, server_context& ctx) {
         [c](const request& q, responder s) { s.send(get_steps(*c, q)); });
   r.add("POST", "/v1/runs/{id}/cancel", access::operator_,
         [c](const request& q, responder s) { cancel_run(*c, q, std::move(s)); });
+  r.add("POST", "/v1/runs/{id}/fork", access::operator_,
+        [c](const request& q, responder s) { fork_run(*c, q, std::move(s)); });
+  r.add("GET", "/v1/runs/{id}/compare", access::viewer,
+        [c](const request& q, responder s) { s.send(compare_runs(*c, q)); });
 }
 
 } // namespace sreh::net

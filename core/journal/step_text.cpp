@@ -1,11 +1,8 @@
-#include "eval/replay/journal.hpp"
+#include "core/journal/step_text.hpp"
 
 #include "core/base/json.hpp"
-#include "core/llm/wire.hpp"
 
-namespace sreh::eval::detail {
-
-namespace wire = llm::wire;
+namespace sreh::journal {
 
 std::string canonical(const std::string& args) {
   auto doc = json::parse(args.empty() ? "{}" : args);
@@ -64,4 +61,4 @@ std::string clip(std::string s, std::size_t width) {
   return s;
 }
 
-} // namespace sreh::eval::detail
+} // namespace sreh::journal

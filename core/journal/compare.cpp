@@ -1,18 +1,15 @@
-#include "eval/replay/compare.hpp"
+#include "core/journal/compare.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "core/base/json.hpp"
-#include "core/llm/wire.hpp"
-#include "eval/replay/journal.hpp"
+#include "core/journal/step_text.hpp"
 
-namespace sreh::eval::detail {
+namespace sreh::journal {
 
 namespace {
-
-namespace wire = llm::wire;
 
 std::string request_hash(const step& s) {
   auto doc = object_of(s.args);
@@ -70,33 +67,38 @@ std::string describe(const step& s) {
   }
 }
 
-std::string difference(const step& a, const step& b) {
+std::string difference(const step& a, const step& b, const sides& names) {
+  const auto& na = names.a;
+  const auto& nb = names.b;
   if (a.kind != b.kind)
-    return fmt::format("a {} step was recorded, the replay made a {} step", to_string(a.kind),
+    return fmt::format("{}: a {} step, {}: a {} step", na, to_string(a.kind), nb,
                        to_string(b.kind));
   if (a.tool != b.tool)
-    return fmt::format("tool: recorded {}, replay {}", a.tool, b.tool);
+    return fmt::format("tool: {} {}, {} {}", na, a.tool, nb, b.tool);
   if (a.kind == step_kind::tool && canonical(a.args) != canonical(b.args))
-    return fmt::format("arguments: recorded {}, replay {}", clip(canonical(a.args)),
+    return fmt::format("arguments: {} {}, {} {}", na, clip(canonical(a.args)), nb,
                        clip(canonical(b.args)));
   if (a.kind == step_kind::tool && policy_effect(a) != policy_effect(b))
-    return fmt::format("policy: recorded {} ({}), replay {} ({})", policy_effect(a),
-                       policy_rule(a).empty() ? "default" : policy_rule(a), policy_effect(b),
+    return fmt::format("policy: {} {} ({}), {} {} ({})", na, policy_effect(a),
+                       policy_rule(a).empty() ? "default" : policy_rule(a), nb, policy_effect(b),
                        policy_rule(b).empty() ? "default" : policy_rule(b));
   if (a.state != b.state)
-    return fmt::format("state: recorded {}, replay {}{}", to_string(a.state), to_string(b.state),
+    return fmt::format("state: {} {}, {} {}{}", na, to_string(a.state), nb, to_string(b.state),
                        b.error.empty() ? "" : fmt::format(" ({})", clip(b.error)));
   if (a.kind == step_kind::reason && answer_of(a) != answer_of(b))
     return "the answer differs";
   if (a.kind == step_kind::reason && request_hash(a) != request_hash(b))
-    return "the model was asked something else (its request hash differs); the recorded answer "
-           "was used";
+    return fmt::format("the model was asked something else (its request hash differs){}",
+                       names.same_answers_recorded ? "; the recorded answer was used" : "");
+  const bool live = names.live_from > 0 && b.n >= names.live_from;
+  if (live)
+    return {};
   if ((a.kind == step_kind::tool || a.kind == step_kind::observe ||
        a.kind == step_kind::conclude) &&
       a.state == step_state::succeeded && canonical(a.result) != canonical(b.result))
     return "the result differs";
   if (a.error != b.error)
-    return fmt::format("error: recorded \"{}\", replay \"{}\"", clip(a.error), clip(b.error));
+    return fmt::format("error: {} \"{}\", {} \"{}\"", na, clip(a.error), nb, clip(b.error));
   return {};
 }
 
@@ -106,7 +108,8 @@ std::string end_of(const run& r) {
   return fmt::format("{}: {}", to_string(r.state), r.error);
 }
 
-void compare_steps(const std::vector<step>& a, const std::vector<step>& b, replay_report& out) {
+comparison compare(const std::vector<step>& a, const std::vector<step>& b, const sides& names) {
+  comparison out;
   for (std::size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
     step_comparison c;
     c.n = static_cast<std::int64_t>(i) + 1;
@@ -115,11 +118,11 @@ void compare_steps(const std::vector<step>& a, const std::vector<step>& b, repla
     if (i < b.size())
       c.replayed = describe(b[i]);
     if (i >= a.size())
-      c.difference = "the recording ends before this step";
+      c.difference = fmt::format("the {} has no step {}", names.a_run, c.n);
     else if (i >= b.size())
-      c.difference = "the replay ended before this step";
+      c.difference = fmt::format("the {} has no step {}", names.b_run, c.n);
     else
-      c.difference = difference(a[i], b[i]);
+      c.difference = difference(a[i], b[i], names);
     c.same = c.difference.empty();
     if (!c.same && out.first_divergence == 0)
       out.first_divergence = c.n;
@@ -131,6 +134,7 @@ void compare_steps(const std::vector<step>& a, const std::vector<step>& b, repla
     }
     out.steps.push_back(std::move(c));
   }
+  return out;
 }
 
-} // namespace sreh::eval::detail
+} // namespace sreh::journal

@@ -1,5 +1,7 @@
 #pragma once
-// Reading a journaled step as the replay compares and answers with it (internal to eval/replay).
+// Reading a journaled step: its arguments as canonical text, its policy effect, whether the tool
+// was really called — what comparing two journals (compare.hpp) and answering from a recording
+// (eval/replay) need of each step.
 
 #include <rapidjson/document.h>
 
@@ -8,7 +10,7 @@
 
 #include "core/model/step.hpp"
 
-namespace sreh::eval::detail {
+namespace sreh::journal {
 
 /// Arguments as one canonical text (the model's spacing does not matter).
 [[nodiscard]] std::string canonical(const std::string& args);
@@ -28,4 +30,4 @@ namespace sreh::eval::detail {
 /// At most `width` characters of `s` on one line.
 [[nodiscard]] std::string clip(std::string s, std::size_t width = 60);
 
-} // namespace sreh::eval::detail
+} // namespace sreh::journal

@@ -1,0 +1,59 @@
+#pragma once
+// Forks (docs/fork.md): a new run that starts with the recorded steps 1..N−1 of a finished goal
+// run — some tool results amended — and goes on live from step N, under the node's policy or a
+// policy of its own. This part is pure: which runs and steps can be forked, the steps the fork
+// starts with, and what its spec records. The kernel creates the fork (actors/kernel).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/expected.hpp"
+#include "core/model/fork_origin.hpp"
+#include "core/model/run.hpp"
+#include "core/model/step.hpp"
+
+namespace sreh::journal {
+
+/// An amended tool result: recorded step `step` (before the fork's first live step) as if the
+/// tool had answered `result` (JSON) or, with `error`, failed with it.
+struct fork_edit {
+  std::int64_t step = 0;
+  std::string result; // JSON text; "" when it fails with `error`
+  std::string error;
+};
+
+struct fork_request {
+  std::string run_id;         // the run forked
+  std::int64_t from_step = 0; // the fork's first live step
+  /// The fork's own policy, as the text of a policy file (YAML or JSON); "" = the node's.
+  std::string policy;
+  std::vector<fork_edit> edits;
+  std::string submitter;
+};
+
+/// The body of `POST /v1/runs/{id}/fork`: `{"from_step": N, "config"?: {"policy": TEXT|OBJECT},
+/// "edits"?: [{"step": K, "result": JSON} | {"step": K, "error": TEXT}]}` (run_id and submitter
+/// are left empty). An invalid_argument error names the field: a missing or non-integer
+/// from_step, an unknown member, a config key a fork cannot change (the model route, the
+/// knowledge base), an edit of the wrong shape.
+[[nodiscard]] expected<fork_request> parse_fork_request(std::string_view body, int max_depth = 64);
+
+/// Whether run `source` with `steps` can be forked as `req` asks: `conflict` for a run that has
+/// not ended or is not a goal run, `invalid_argument` naming the field for a step that is not
+/// one of the run's (0, past its last), a step in doubt before it, and edits that name no
+/// recorded tool step before `from_step`.
+[[nodiscard]] sreh::error check_fork(const run& source, const std::vector<step>& steps,
+                                     const fork_request& req);
+
+/// The steps a fork `fork_id` of `source` starts with: copies of steps 1..from_step−1 with the
+/// fork's run id and idempotency keys (`<fork id>:<n>`), the edits applied. `req` has passed
+/// check_fork.
+[[nodiscard]] std::vector<step> forked_steps(const std::vector<step>& steps,
+                                             const fork_request& req, const std::string& fork_id);
+
+/// The spec of a fork: `{"forked_from": {"run", "step"}, "edits": [N...], "policy"?: TEXT}`.
+[[nodiscard]] std::string fork_spec(const fork_request& req);
+
+} // namespace sreh::journal
