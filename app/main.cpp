@@ -43,7 +43,9 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
   submit "GOAL" [--watch] submit a goal; --watch follows the run live
   runs [--state S]        list runs
   show RUN                a run and its steps
-  postmortem RUN [--json] a finished run's postmortem: impact, timeline, root cause, follow-ups
+  postmortem RUN|WORK [--json]
+                          a finished run's or closed Work's postmortem: impact, timeline, root
+                          cause, follow-ups
   watch RUN               follow a run's events as a timeline
   cancel RUN              cancel a run
   fork RUN --from N [--policy FILE] [--edit K=JSON] [--wait]

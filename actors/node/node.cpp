@@ -119,6 +119,15 @@ void start_works(node::impl& d) {
   env->passivate_after_us = d.cfg.works.passivate_after_ms * 1000;
   for (const auto& t : d.cfg.works.loaded)
     env->templates.emplace(t.name, t);
+  if (d.cfg.memory.postmortems)
+    env->work_closed = [&d](const std::string& id) {
+      d.store_pool->post([&d, id] {
+        auto e = d.postmortems.remember_work(id);
+        if (!e)
+          logger("memory")->warn("work {}: its postmortem was not written into memory: {}", id,
+                                 e.error().message);
+      });
+    };
   d.works = std::make_unique<works_facade>(*d.sys);
   auto* facade = d.works.get();
   d.works_sup = spawn_works_supervisor(*d.sys, env, *d.hub, d.tree,

@@ -1,9 +1,10 @@
 #pragma once
-// Postmortems of finished runs (docs/postmortems.md): generated from the store — the run, its
-// steps and its approvals — by core/postmortem, and written into long-term memory as kind
-// `postmortem` when the run ends, so that a later case like it recalls it. One entry per run
-// (labelled `run=<id>`): regenerating the same document changes nothing, a different one (the
-// knowledge base read it otherwise) is its next version.
+// Postmortems of finished runs and closed Works (docs/postmortems.md): generated from the store
+// — the run, its steps and its approvals; a Work's timeline and its runs — by core/postmortem,
+// and written into long-term memory as kind `postmortem` when the run ends or the Work closes,
+// so that a later case like it recalls it. One entry per run (labelled `run=<id>`) or Work
+// (`work=<id>`, which replaces its runs' entries): regenerating the same document changes
+// nothing, a different one (the knowledge base read it otherwise) is its next version.
 //
 // Every method blocks on the store: call it from the HTTP handler pool or a blocking pool.
 
@@ -30,7 +31,22 @@ class postmortem_service {
   /// use).
   [[nodiscard]] expected<std::optional<memory::entry>> remember(std::string_view id);
 
+  /// The postmortem of the Work `id` (its timeline and its runs); `not_found` naming it,
+  /// `conflict` while it is open.
+  [[nodiscard]] expected<postmortem::document> of_work(std::string_view id);
+
+  /// Writes the postmortem of the closed Work `id` into memory (the entry labelled
+  /// `work=<id>`) and deletes its runs' postmortems there: the Work's replaces them. None when it
+  /// found no cause and took no action.
+  [[nodiscard]] expected<std::optional<memory::entry>> remember_work(std::string_view id);
+
  private:
+  /// Adds `draft` as the entry that `label`=`value` names, or its next version when it changed.
+  expected<std::optional<memory::entry>> store_entry(memory::draft draft, const char* label,
+                                                     const std::string& value);
+  /// The approvals of run `id`, oldest first.
+  expected<std::vector<approval>> approvals_of(const std::string& id);
+
   persistence::store& store_;
   memory_service& memory_;
 };

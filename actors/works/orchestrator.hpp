@@ -27,6 +27,9 @@ struct works_env {
   std::shared_ptr<spdlog::logger> log;
   std::int64_t check_every_us = 5'000'000;
   std::int64_t passivate_after_us = 30'000'000;
+  /// A Work closed (resolved or cancelled) and that is durable: its postmortem is written
+  /// (actors/node). Called on the Work's actor: it must not block.
+  std::function<void(const std::string&)> work_closed{};
 };
 using works_env_ptr = std::shared_ptr<works_env>;
 

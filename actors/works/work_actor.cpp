@@ -107,6 +107,8 @@ void commit(work_self self, const works::effects& fx, works::work before,
       } else {
         for (const auto& e : res.events)
           st.env->log->debug("work {}: {}", st.w.id, e.kind);
+        if (!works::is_closed(before.state) && works::is_closed(st.w.state) && st.env->work_closed)
+          st.env->work_closed(st.w.id);
       }
       schedule(self);
       then(res.err);

@@ -81,7 +81,7 @@ const char* const usage_text = R"(usage:
   sreh submit "GOAL" [--idempotency-key K] [--label k=v]... [--max-steps N] [--watch] [--json]
   sreh runs [--state S] [--limit N] [--json]
   sreh show RUN [--json]
-  sreh postmortem RUN [--json]   (a finished run's postmortem, Markdown unless --json)
+  sreh postmortem RUN|WORK [--json]   (a finished run's or closed Work's postmortem, Markdown unless --json)
   sreh watch RUN
   sreh cancel RUN
   sreh fork RUN --from N [--policy FILE] [--edit K=JSON|K=@FILE]... [--fail K=ERROR]... [--wait] [--json]

@@ -155,13 +155,14 @@ int postmortem(int argc, char** argv) {
   if (!o)
     return exit_usage;
   if (o->positional.size() != 1)
-    return usage_error("postmortem takes exactly one RUN id");
+    return usage_error("postmortem takes exactly one RUN or WORK id");
   const auto& id = o->positional[0];
-  if (!valid_run_id(id))
-    return usage_error("'" + id + "' is not a run id (run_...)");
+  const bool work = id.starts_with("wrk_");
+  if (!work && !valid_run_id(id))
+    return usage_error("'" + id + "' is not a run id (run_...) or a Work id (wrk_...)");
   int code = exit_ok;
   const bool as_json = o->flag("json");
-  auto r = send(*o, "GET", "/v1/runs/" + id + "/postmortem", code, {},
+  auto r = send(*o, "GET", (work ? "/v1/works/" : "/v1/runs/") + id + "/postmortem", code, {},
                 {{"Accept", as_json ? "application/json" : "text/markdown"}});
   if (!r)
     return code;

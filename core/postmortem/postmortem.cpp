@@ -236,6 +236,57 @@ void add_follow_ups(document& d) {
     d.follow_ups.push_back("The cause was not found: go on by hand from the timeline.");
 }
 
+/// One line of a Work's own timeline; "" for the events its runs' timelines tell.
+std::string work_event_line(const sreh::event& e) {
+  auto doc = json::parse(e.data);
+  if (!doc || !doc->IsObject())
+    return {};
+  const auto& v = *doc;
+  auto by = json::string_or(v, "by");
+  auto text = json::string_or(v, "text");
+  auto by_text = [&] {
+    return (by.empty() ? std::string{} : " (by " + by + ")") +
+           (text.empty() ? std::string{} : ": " + short_text(text, 300));
+  };
+  if (e.kind == "work.created")
+    return fmt::format("Work opened from template {}: \"{}\"{}", json::string_or(v, "template"),
+                       short_text(json::string_or(v, "title"), 200),
+                       by.empty() ? "" : " (by " + by + ")");
+  if (e.kind == "work.transition")
+    return fmt::format("{} → {}{}", json::string_or(v, "from"), json::string_or(v, "to"),
+                       by_text());
+  if (e.kind == "work.comment")
+    return fmt::format("comment{}", by_text());
+  if (e.kind == "work.triggered")
+    return fmt::format("triggered again ({}){}", json::string_or(v, "action"), by_text());
+  if (e.kind == "work.alerts")
+    return fmt::format(
+      "alerts: {} firing, {} resolved, {} still firing{}", json::int_of(v, "firing").value_or(0),
+      json::int_of(v, "resolved").value_or(0), json::int_of(v, "still_firing").value_or(0),
+      by.empty() ? "" : " (from " + by + ")");
+  if (e.kind == "work.run_refused")
+    return "a run could not start: " + short_text(json::string_or(v, "error"), 300);
+  if (e.kind == "work.criteria") {
+    auto err = json::string_or(v, "error");
+    return err.empty() ? std::string{}
+                       : "the done-criteria could not be evaluated: " + short_text(err);
+  }
+  if (e.kind == "work.sla_breached")
+    return fmt::format("the {} SLA was breached", json::string_or(v, "clock"));
+  return {}; // work.run_started, work.run_ended: the runs' own lines say it
+}
+
+/// A line of the timeline of a run's own postmortem.
+void add_event(document& d, timestamp_us at, std::int64_t step, std::string what) {
+  d.timeline.push_back({at, step, std::move(what), {}});
+}
+
+/// `x` into `into` unless it is there already.
+void add_once(std::vector<std::string>& into, const std::string& x) {
+  if (!x.empty() && std::find(into.begin(), into.end(), x) == into.end())
+    into.push_back(x);
+}
+
 } // namespace
 
 document of_run(const run& r, const std::vector<step>& steps,
@@ -272,26 +323,25 @@ document of_run(const run& r, const std::vector<step>& steps,
   for (const auto& a : approvals)
     by_step[a.step_n].push_back(&a);
   auto remedies = remedies_of(result);
-  d.timeline.push_back({r.created_at, 0,
-                        fmt::format("run started: \"{}\"{}", short_text(r.goal, 300),
-                                    r.submitter.empty() ? "" : " (by " + r.submitter + ")")});
+  add_event(d, r.created_at, 0,
+            fmt::format("run started: \"{}\"{}", short_text(r.goal, 300),
+                        r.submitter.empty() ? "" : " (by " + r.submitter + ")"));
   for (const auto& s : steps) {
     if (is_recall(s)) {
-      d.timeline.push_back({s.finished_at, s.n, "recalled from memory: " + recalled_ids(s)});
+      add_event(d, s.finished_at, s.n, "recalled from memory: " + recalled_ids(s));
       continue;
     }
-    d.timeline.push_back({s.finished_at > 0 ? s.finished_at : s.started_at, s.n, step_line(s)});
+    add_event(d, s.finished_at > 0 ? s.finished_at : s.started_at, s.n, step_line(s));
     for (const auto* a : by_step[s.n]) {
-      d.timeline.push_back({a->created_at, s.n,
-                            fmt::format("approval {} asked{}", a->id,
-                                        a->reason.empty() ? "" : ": " + short_text(a->reason))});
+      add_event(d, a->created_at, s.n,
+                fmt::format("approval {} asked{}", a->id,
+                            a->reason.empty() ? "" : ": " + short_text(a->reason)));
       for (const auto& v : a->votes)
-        d.timeline.push_back(
-          {v.at, s.n,
-           fmt::format("{} by {} ({}){}", v.approve ? "approved" : "denied", v.by, v.role,
-                       v.comment.empty() ? "" : ": " + short_text(v.comment))});
+        add_event(d, v.at, s.n,
+                  fmt::format("{} by {} ({}){}", v.approve ? "approved" : "denied", v.by, v.role,
+                              v.comment.empty() ? "" : ": " + short_text(v.comment)));
       if (a->state == approval_state::expired)
-        d.timeline.push_back({a->decided_at, s.n, "approval " + a->id + " expired"});
+        add_event(d, a->decided_at, s.n, "approval " + a->id + " expired");
       if (a->state == approval_state::denied || a->state == approval_state::expired)
         d.did_not_work.push_back(fmt::format(
           "denied: step {} {} {} ({})", s.n, s.tool, s.args,
@@ -339,11 +389,11 @@ document of_run(const run& r, const std::vector<step>& steps,
       d.mitigated_at = s.finished_at;
     d.actions.push_back(std::move(a));
   }
-  d.timeline.push_back({r.updated_at, 0,
-                        fmt::format("run {}{}", to_string(r.state),
-                                    r.state == run_state::succeeded ? ""
-                                    : r.error.empty()               ? ""
-                                                      : ": " + short_text(r.error, 300))});
+  add_event(d, r.updated_at, 0,
+            fmt::format("run {}{}", to_string(r.state),
+                        r.state == run_state::succeeded ? ""
+                        : r.error.empty()               ? ""
+                                                        : ": " + short_text(r.error, 300)));
   std::stable_sort(d.timeline.begin(), d.timeline.end(),
                    [](const event& a, const event& b) { return a.at < b.at; });
   if (result)
@@ -358,9 +408,97 @@ document of_run(const run& r, const std::vector<step>& steps,
   return d;
 }
 
+document of_work(const works::work& w, const std::vector<sreh::event>& timeline,
+                 const std::vector<run_record>& runs) {
+  document d;
+  d.work_id = w.id;
+  d.outcome = works::to_string(w.state);
+  std::map<std::string, std::string> labels;
+  if (auto doc = json::parse(w.labels); doc && doc->IsObject())
+    for (const auto& m : doc->GetObject())
+      if (m.value.IsString())
+        labels.emplace(m.name.GetString(), m.value.GetString());
+  d.alert = labels.contains("alertname") ? labels["alertname"] : labels["alert"];
+  d.started_at = w.created_at;
+  d.mitigated_at = w.marks.mitigated_at;
+  d.ended_at = w.marks.resolved_at > 0 ? w.marks.resolved_at : w.updated_at;
+  int reopened = 0;
+  for (const auto& e : timeline) {
+    auto line = work_event_line(e);
+    if (!line.empty())
+      d.timeline.push_back({e.at, 0, line, {}});
+    if (e.kind == "work.sla_breached")
+      if (auto v = json::parse(e.data); v && v->IsObject())
+        add_once(d.follow_ups,
+                 fmt::format("The {} SLA was breached: see what held it up in the timeline, "
+                             "and whether the template's deadline or the paging needs changing.",
+                             json::string_or(*v, "clock")));
+    if (e.kind == "work.transition")
+      if (auto v = json::parse(e.data);
+          v && v->IsObject() && json::string_or(*v, "input") == "reopen")
+        ++reopened;
+  }
+  if (reopened > 0)
+    d.follow_ups.push_back(fmt::format("The Work was reopened {} time{}: the first resolution did "
+                                       "not hold; check its done-criteria.",
+                                       reopened, reopened == 1 ? "" : "s"));
+  add_once(d.affected, labels["service"]);
+  std::string summary;
+  for (const auto& rec : runs) {
+    auto rd = of_run(rec.r, rec.steps, rec.approvals);
+    const auto& id = rec.r.id;
+    for (auto& e : rd.timeline) {
+      e.run = id;
+      d.timeline.push_back(std::move(e));
+    }
+    for (auto& c : rd.causes) {
+      bool known = std::any_of(d.causes.begin(), d.causes.end(), [&](const cause& k) {
+        return k.kind == c.kind && k.target == c.target;
+      });
+      c.run = id;
+      if (!known)
+        d.causes.push_back(std::move(c));
+    }
+    for (auto& a : rd.actions) {
+      a.run = id;
+      d.actions.push_back(std::move(a));
+    }
+    for (const auto& x : rd.did_not_work)
+      add_once(d.did_not_work, "run " + id + ": " + x);
+    for (const auto& f : rd.follow_ups)
+      add_once(d.follow_ups, f);
+    for (const auto& a : rd.affected)
+      add_once(d.affected, a);
+    if (rd.detected_at > 0 && (d.detected_at == 0 || rd.detected_at < d.detected_at))
+      d.detected_at = rd.detected_at;
+    if (d.mitigated_at == 0 && rd.mitigated_at > 0)
+      d.mitigated_at = rd.mitigated_at;
+    if (!rd.causes.empty() || summary.empty())
+      summary = rd.summary;
+  }
+  std::stable_sort(d.timeline.begin(), d.timeline.end(),
+                   [](const event& a, const event& b) { return a.at < b.at; });
+  d.service = !labels["service"].empty() ? labels["service"]
+              : !d.affected.empty()      ? d.affected.front()
+                                         : std::string{};
+  d.summary = summary.empty() ? w.title : summary;
+  d.title = d.causes.empty()
+              ? w.title
+              : fmt::format("{}: {} on {}", w.title, d.causes[0].kind, d.causes[0].target);
+  if (runs.empty())
+    d.follow_ups.push_back(
+      "No run worked on it: it was handled by hand; write down what was done.");
+  return d;
+}
+
 std::string to_markdown(const document& d) {
-  std::string md = fmt::format("# Postmortem: {}\n\nRun `{}` ({}).\n\n## Summary\n\n{}\n\n",
-                               d.title, d.run_id, d.outcome, d.summary.empty() ? "—" : d.summary);
+  auto where = d.work_id.empty() ? fmt::format("Run `{}` ({}).", d.run_id, d.outcome)
+                                 : fmt::format("Work `{}` ({}).", d.work_id, d.outcome);
+  auto step_of = [](const std::string& run, std::int64_t n) {
+    return run.empty() ? fmt::format("step {}", n) : fmt::format("run `{}` step {}", run, n);
+  };
+  std::string md = fmt::format("# Postmortem: {}\n\n{}\n\n## Summary\n\n{}\n\n", d.title, where,
+                               d.summary.empty() ? "—" : d.summary);
   md += "## Impact\n\n";
   std::string affected;
   for (const auto& a : d.affected)
@@ -371,8 +509,9 @@ std::string to_markdown(const document& d) {
                     when(d.mitigated_at), when(d.ended_at), minutes(d.started_at, d.ended_at));
   md += "## Timeline\n\n";
   for (const auto& e : d.timeline)
-    md += e.step > 0 ? fmt::format("- {} — step {}: {}\n", when(e.at), e.step, e.what)
-                     : fmt::format("- {} — {}\n", when(e.at), e.what);
+    md += e.step > 0 ? fmt::format("- {} — {}: {}\n", when(e.at), step_of(e.run, e.step), e.what)
+          : e.run.empty() ? fmt::format("- {} — {}\n", when(e.at), e.what)
+                          : fmt::format("- {} — run `{}`: {}\n", when(e.at), e.run, e.what);
   md += "\n## Root cause\n\n";
   if (d.causes.empty())
     md += "Not established.\n";
@@ -380,8 +519,9 @@ std::string to_markdown(const document& d) {
     std::string steps;
     for (auto n : c.evidence_steps)
       steps += (steps.empty() ? "" : ", ") + std::to_string(n);
-    md += fmt::format("**{} on {}** (confidence {:.2f}; evidence: steps {})\n\n", c.kind, c.target,
-                      c.confidence, steps.empty() ? "—" : steps);
+    md += fmt::format("**{} on {}** (confidence {:.2f}; evidence: {}steps {})\n\n", c.kind,
+                      c.target, c.confidence, c.run.empty() ? "" : "run `" + c.run + "` ",
+                      steps.empty() ? "—" : steps);
     for (const auto& e : c.evidence)
       md += "- " + e + "\n";
     md += "\n";
@@ -390,7 +530,7 @@ std::string to_markdown(const document& d) {
   if (d.actions.empty())
     md += "No action was taken.\n";
   for (const auto& a : d.actions)
-    md += fmt::format("- Step {}: `{} {}` — {}{}{}{}\n", a.step, a.tool, a.args, a.state,
+    md += fmt::format("- {}: `{} {}` — {}{}{}{}\n", step_of(a.run, a.step), a.tool, a.args, a.state,
                       a.verified ? ", verified" : ", not verified",
                       a.approved_by.empty()
                         ? ", allowed by policy"
@@ -411,7 +551,11 @@ std::string to_markdown(const document& d) {
 
 void write_json(json::writer& w, const document& d) {
   w.StartObject();
-  json::fields(w, "run_id", d.run_id, "title", d.title, "summary", d.summary, "outcome", d.outcome);
+  if (d.work_id.empty())
+    json::field(w, "run_id", d.run_id);
+  else
+    json::field(w, "work_id", d.work_id);
+  json::fields(w, "title", d.title, "summary", d.summary, "outcome", d.outcome);
   w.Key("impact");
   w.StartObject();
   json::fields(w, "affected", d.affected);
@@ -437,6 +581,8 @@ void write_json(json::writer& w, const document& d) {
     w.Key("at");
     json::timestamp(w, e.at);
     json::fields(w, "step", e.step, "what", e.what);
+    if (!d.work_id.empty())
+      json::field(w, "run", json::string_or_null(e.run));
     w.EndObject();
   }
   w.EndArray();
@@ -451,6 +597,8 @@ void write_json(json::writer& w, const document& d) {
       w.Int64(n);
     w.EndArray();
     json::fields(w, "evidence", c.evidence);
+    if (!d.work_id.empty())
+      json::field(w, "run", c.run);
     w.EndObject();
   }
   w.EndArray();
@@ -466,6 +614,8 @@ void write_json(json::writer& w, const document& d) {
       json::timestamp(w, a.approved_at);
     else
       w.Null();
+    if (!d.work_id.empty())
+      json::field(w, "run", a.run);
     w.EndObject();
   }
   w.EndArray();
@@ -478,7 +628,8 @@ std::string to_json(const document& d) {
 }
 
 std::string to_digest(const document& d) {
-  std::string out = d.title + " (run " + d.run_id + ").";
+  std::string out =
+    d.title + (d.work_id.empty() ? " (run " + d.run_id + ")." : " (work " + d.work_id + ").");
   if (!d.summary.empty())
     out += "\n" + d.summary;
   for (const auto& c : d.causes) {
@@ -507,12 +658,16 @@ memory::draft as_memory(const document& d) {
     m.labels["alert"] = d.alert;
   if (!d.causes.empty() && !d.causes[0].kind.empty())
     m.labels["fault"] = d.causes[0].kind;
-  m.labels["run"] = d.run_id;
+  if (d.work_id.empty())
+    m.labels["run"] = d.run_id;
+  else
+    m.labels["work"] = d.work_id;
   for (const auto& a : d.affected)
     if (m.entities.size() < memory::max_entities && a.size() <= memory::max_entity_bytes)
       m.entities.push_back(a);
   std::sort(m.entities.begin(), m.entities.end());
   m.from.run_id = d.run_id;
+  m.from.work_id = d.work_id;
   return m;
 }
 

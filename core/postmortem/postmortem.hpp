@@ -1,7 +1,8 @@
 #pragma once
 // Postmortems (docs/postmortems.md): the account of a finished run, generated from its journal
 // and its approvals — what happened and when, what caused it and on which evidence, what was
-// done and who approved it, what did not work, and what to do next. Pure: the same journal and
+// done and who approved it, what did not work, and what to do next — and of a closed Work, its
+// runs' accounts merged with its own timeline. Pure: the same journal and
 // approvals give the same document, byte for byte, so regenerating one changes nothing.
 //
 // The root cause and its evidence come from the conclusion's structured result when the
@@ -17,8 +18,10 @@
 #include "core/base/json.hpp"
 #include "core/memory/memory.hpp"
 #include "core/model/approval.hpp"
+#include "core/model/event.hpp"
 #include "core/model/run.hpp"
 #include "core/model/step.hpp"
+#include "core/works/work.hpp"
 
 namespace sreh::postmortem {
 
@@ -27,6 +30,7 @@ struct event {
   timestamp_us at = 0;
   std::int64_t step = 0; // 0: not a step of its own (the run's start and end)
   std::string what;
+  std::string run; // a Work's postmortem: the run whose step it is ("" for the Work's own)
 };
 
 /// A cause the run concluded, with the steps whose results support it.
@@ -36,6 +40,7 @@ struct cause {
   double confidence = 0;
   std::vector<std::int64_t> evidence_steps; // in step order, each once
   std::vector<std::string> evidence;        // "step 4: checkout deployed v2.4.1 10 min ago"
+  std::string run;                          // a Work's postmortem: the run that found it
 };
 
 /// A mutating action the run took.
@@ -49,10 +54,12 @@ struct action {
   std::string approved_by; // "alice, bob" when people approved it; "" when policy allowed it
   timestamp_us approved_at = 0;
   std::string for_what; // kind:target, when the conclusion says
+  std::string run;      // a Work's postmortem: the run that took it
 };
 
 struct document {
-  std::string run_id;
+  std::string run_id;  // a run's postmortem
+  std::string work_id; // a Work's: its runs' postmortems merged with its own timeline
   std::string title;
   std::string summary;
   std::string outcome; // the run's: succeeded | failed | cancelled
@@ -77,6 +84,21 @@ struct document {
 [[nodiscard]] document of_run(const run& r, const std::vector<step>& steps,
                               const std::vector<approval>& approvals);
 
+/// A run of a Work, as the Work's postmortem reads it.
+struct run_record {
+  run r;
+  std::vector<step> steps;
+  std::vector<approval> approvals;
+};
+
+/// The postmortem of Work `w` from its timeline (its events, in order) and its runs (oldest
+/// first): each run's causes, actions and what did not work, tagged with the run; one timeline
+/// of the Work's transitions, comments, alerts and SLA breaches and its runs' steps; the impact
+/// from the Work's SLA marks and the runs; follow-ups of the runs and of the Work (an SLA
+/// breached, a reopened Work).
+[[nodiscard]] document of_work(const works::work& w, const std::vector<sreh::event>& timeline,
+                               const std::vector<run_record>& runs);
+
 /// The document as Markdown, the way a team reads a postmortem.
 [[nodiscard]] std::string to_markdown(const document& d);
 
@@ -90,8 +112,8 @@ void write_json(json::writer& w, const document& d);
 [[nodiscard]] std::string to_digest(const document& d);
 
 /// What long-term memory keeps of it: kind `postmortem`, the digest as text (cut to the memory
-/// limit), labels `service`, `alert`, `fault` (the first cause's kind), `run`, and the affected
-/// entities — so that a later case like it recalls it (docs/memory.md).
+/// limit), labels `service`, `alert`, `fault` (the first cause's kind), `run` (a Work's: `work`),
+/// and the affected entities — so that a later case like it recalls it (docs/memory.md).
 [[nodiscard]] memory::draft as_memory(const document& d);
 
 } // namespace sreh::postmortem

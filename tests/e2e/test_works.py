@@ -337,6 +337,63 @@ def test_an_orchestrator_that_dies_is_restarted_and_its_works_go_on():
         node.stop()
 
 
+def memories(node, label):
+    status, _, doc = node.json("GET", f"/v1/memory?label={label}&kind=postmortem")
+    assert status == 200, doc
+    return doc["memories"]
+
+
+def test_a_resolved_work_has_a_postmortem_that_replaces_its_runs():
+    with TempDir() as d:
+        node = demo_node(d).start()
+        status, _, doc = create(node, "incident",
+                                {"service": "frontend", "alert": "HighErrorRate",
+                                 "summary": "frontend 5xx above 5%"})
+        assert status == 201, doc
+        wid = doc["work"]["id"]
+        # Still open: no postmortem yet.
+        status, _, pm = node.json("GET", f"/v1/works/{wid}/postmortem")
+        assert status == 409 and f"work {wid} is " in pm["detail"], (status, pm)
+        done = wait_work(node, wid, lambda w: w["state"] == "resolved", 60, "the work resolved")
+        run_id = done["runs"][0]["id"]
+        steps = node.steps(run_id)
+        status, _, pm = node.json("GET", f"/v1/works/{wid}/postmortem")
+        assert status == 200, (status, pm)
+        p = pm["postmortem"]
+        assert p["work_id"] == wid and p["outcome"] == "resolved" and "run_id" not in p, p
+        assert p["title"] == "frontend: frontend 5xx above 5%: bad_deploy on checkout", p["title"]
+        (cause,) = p["root_cause"]
+        assert cause["kind"] == "bad_deploy" and cause["target"] == "checkout", cause
+        assert cause["run"] == run_id, cause
+        for n in cause["evidence_steps"]:
+            assert steps[n - 1]["state"] == "succeeded" and steps[n - 1]["kind"] == "tool", n
+        (rollback,) = [a for a in p["actions"] if a["tool"] == "deploy.rollback"]
+        assert rollback["run"] == run_id and rollback["state"] == "succeeded", rollback
+        lines = [(e["run"], e["what"]) for e in p["timeline"]]
+        assert lines[0][0] is None and lines[0][1].startswith(
+            'Work opened from template incident: "frontend: frontend 5xx above 5%"'), lines[0]
+        assert any(r is None and w.startswith("monitoring → resolved") for r, w in lines), lines
+        assert any(r == run_id and "deploy.rollback" in w for r, w in lines), lines
+        impact = p["impact"]
+        assert impact["ended_at"] == done["resolved_at"], (impact, done)
+        assert impact["mitigated_at"] and impact["affected"][0] == "frontend", impact
+        # In memory, the Work's postmortem replaces its run's.
+        (entry,) = wait_until(lambda: memories(node, f"work={wid}") or None, 20,
+                              "the Work's postmortem in memory")
+        assert entry["labels"]["fault"] == "bad_deploy" and entry["text"].startswith(
+            f"frontend: frontend 5xx above 5%: bad_deploy on checkout (work {wid})."), entry
+        assert memories(node, f"run={run_id}") == []
+        # As Markdown, through the CLI too; bad ids are named.
+        code, out, err = sreh_cli(["postmortem", wid, "--server", f"127.0.0.1:{node.port}"])
+        assert code == 0 and f"Work `{wid}` (resolved)." in out, (code, out, err)
+        assert f"run `{run_id}` step {rollback['step']}" in out, out
+        status, _, pm = node.json("GET", "/v1/works/wrk_01JZZZZZZZZZZZZZZZZZZZZZZZ/postmortem")
+        assert status == 404 and "work wrk_01JZZZZZZZZZZZZZZZZZZZZZZZ not found" in pm["detail"]
+        status, _, pm = node.json("GET", "/v1/works/wrk_nope/postmortem")
+        assert status == 400 and "work id 'wrk_nope' is malformed" in pm["detail"], pm
+        node.stop()
+
+
 if __name__ == "__main__":
     run_tests([
         test_an_incident_work_resolves_on_the_demo_scenario,
@@ -345,4 +402,5 @@ if __name__ == "__main__":
         test_kill9_while_a_work_waits_on_its_sla_timer,
         test_kill9_while_its_run_is_mid_step_then_the_work_resolves,
         test_an_orchestrator_that_dies_is_restarted_and_its_works_go_on,
+        test_a_resolved_work_has_a_postmortem_that_replaces_its_runs,
     ])

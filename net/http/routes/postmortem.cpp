@@ -1,7 +1,10 @@
-// GET /v1/runs/{id}/postmortem (docs/postmortems.md): a finished run's postmortem, generated from
-// its journal and approvals, as Markdown (`Accept: text/markdown`) or JSON (otherwise). Viewers
-// read it; a run still under way is 409 naming its state.
+// GET /v1/runs/{id}/postmortem and GET /v1/works/{id}/postmortem (docs/postmortems.md): a finished
+// run's postmortem, generated from its journal and approvals, or a closed Work's, from its
+// timeline and its runs; as Markdown (`Accept: text/markdown`) or JSON (otherwise). Viewers read
+// them; a run still under way or a Work still open is 409 naming its state.
 #include "core/postmortem/postmortem.hpp"
+
+#include <fmt/format.h>
 
 #include "actors/postmortem/postmortem_service.hpp"
 #include "core/base/id.hpp"
@@ -19,13 +22,15 @@ bool wants_markdown(const request& req) {
                                accept->find("text/plain") != std::string::npos);
 }
 
-reply run_postmortem(actors::postmortem_service& pm, const request& req) {
+reply postmortem_reply(actors::postmortem_service& pm, const request& req, bool of_work) {
   const auto& id = req.params.at("id");
-  if (!is_valid_id(id, "run"))
+  const char* prefix = of_work ? "wrk" : "run";
+  if (!is_valid_id(id, prefix))
     return problem(400, "invalid-argument",
-                   "run id '" + id + "' is malformed (expected run_ followed by 26 characters)",
+                   fmt::format("{} id '{}' is malformed (expected {}_ followed by 26 characters)",
+                               of_work ? "work" : "run", id, prefix),
                    req);
-  auto doc = pm.of_run(id);
+  auto doc = of_work ? pm.of_work(id) : pm.of_run(id);
   if (!doc)
     return problem(doc.error(), req);
   if (wants_markdown(req)) {
@@ -42,11 +47,13 @@ reply run_postmortem(actors::postmortem_service& pm, const request& req) {
 
 void add_postmortem_routes(router& r, server_context& ctx) {
   auto* c = &ctx;
-  r.add("GET", "/v1/runs/{id}/postmortem", access::viewer, [c](const request& q, responder s) {
-    if (c->postmortems == nullptr)
-      return s.send(problem(503, "unavailable", "this node writes no postmortems", q));
-    s.send(run_postmortem(*c->postmortems, q));
-  });
+  for (bool of_work : {false, true})
+    r.add("GET", of_work ? "/v1/works/{id}/postmortem" : "/v1/runs/{id}/postmortem", access::viewer,
+          [c, of_work](const request& q, responder s) {
+            if (c->postmortems == nullptr)
+              return s.send(problem(503, "unavailable", "this node writes no postmortems", q));
+            s.send(postmortem_reply(*c->postmortems, q, of_work));
+          });
 }
 
 } // namespace sreh::net

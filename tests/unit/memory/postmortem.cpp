@@ -205,3 +205,87 @@ CAF_TEST(a run that found nothing says so and asks for the rest by hand) {
   CAF_CHECK(md.find("The cause was not found") != std::string::npos);
   CAF_CHECK(postmortem::as_memory(d).labels.count("fault") == 0);
 }
+
+CAF_TEST(a work postmortem merges its runs with its own timeline) {
+  incident first;
+  incident later;
+  later.r.id = "run_pm2";
+  later.r.created_at = t0 + 30 * 60 * second;
+  works::work w;
+  w.id = "wrk_pm";
+  w.title = "frontend errors";
+  w.state = works::work_state::resolved;
+  w.labels = R"({"service":"frontend","alertname":"HighErrorRate"})";
+  w.created_at = t0 - 60 * second;
+  w.marks.created_at = w.created_at;
+  w.marks.resolved_at = t0 + 40 * 60 * second;
+  w.runs = {first.r.id, later.r.id};
+  std::vector<sreh::event> timeline;
+  auto ev = [&](const char* kind, std::string data, timestamp_us at) {
+    sreh::event e;
+    e.run_id = w.id;
+    e.kind = kind;
+    e.data = std::move(data);
+    e.at = at;
+    timeline.push_back(std::move(e));
+  };
+  ev("work.created", R"({"template":"incident","title":"frontend errors","by":"alertmanager"})",
+     w.created_at);
+  ev("work.run_started", R"({"run_id":"run_pm","n":1})", t0);
+  ev("work.sla_breached", R"({"clock":"acknowledge"})", t0 + 5 * 60 * second);
+  ev("work.transition",
+     R"({"input":"acknowledge","from":"mitigating","to":"mitigating","by":"bob","text":"on it"})",
+     t0 + 6 * 60 * second);
+  ev("work.transition", R"({"input":"reopen","from":"resolved","to":"open","by":"bob"})",
+     t0 + 25 * 60 * second);
+  auto d = postmortem::of_work(
+    w, timeline,
+    {{first.r, first.steps, first.approvals}, {later.r, later.steps, later.approvals}});
+  CAF_CHECK_EQUAL(d.work_id, "wrk_pm");
+  CAF_CHECK_EQUAL(d.outcome, "resolved");
+  CAF_CHECK_EQUAL(d.title, "frontend errors: bad_deploy on checkout");
+  CAF_CHECK_EQUAL(d.started_at, w.created_at);
+  CAF_CHECK_EQUAL(d.ended_at, w.marks.resolved_at);
+  CAF_REQUIRE_EQUAL(d.causes.size(), 1u); // the same cause twice is one cause, of the first run
+  CAF_CHECK_EQUAL(d.causes[0].run, "run_pm");
+  CAF_REQUIRE_EQUAL(d.actions.size(), 2u);
+  CAF_CHECK_EQUAL(d.actions[0].run, "run_pm");
+  CAF_CHECK_EQUAL(d.actions[1].run, "run_pm2");
+  CAF_CHECK_EQUAL(d.actions[0].approved_by, "alice");
+  // The Work's own lines and its runs' steps, in time order; run_started is the run's own line.
+  CAF_REQUIRE(!d.timeline.empty());
+  CAF_CHECK(d.timeline.front().what.starts_with("Work opened from template incident"));
+  for (std::size_t i = 1; i < d.timeline.size(); ++i)
+    CAF_CHECK(d.timeline[i - 1].at <= d.timeline[i].at);
+  auto has_line = [&](const std::string& run, std::int64_t step, const std::string& text) {
+    for (const auto& e : d.timeline)
+      if (e.run == run && e.step == step && e.what.find(text) != std::string::npos)
+        return true;
+    return false;
+  };
+  CAF_CHECK(has_line("", 0, "the acknowledge SLA was breached"));
+  CAF_CHECK(has_line("", 0, "mitigating → mitigating (by bob): on it"));
+  CAF_CHECK(has_line("run_pm2", 6, "deploy.rollback"));
+  CAF_CHECK(has_line("run_pm", 6, "approved by alice"));
+  auto follow = [&](const std::string& text) {
+    for (const auto& f : d.follow_ups)
+      if (f.find(text) != std::string::npos)
+        return true;
+    return false;
+  };
+  CAF_CHECK(follow("The acknowledge SLA was breached"));
+  CAF_CHECK(follow("reopened 1 time"));
+  CAF_CHECK(follow("make it a flow"));
+  auto md = postmortem::to_markdown(d);
+  CAF_CHECK(md.find("Work `wrk_pm` (resolved).") != std::string::npos);
+  CAF_CHECK(md.find("run `run_pm2` step 6") != std::string::npos);
+  auto m = postmortem::as_memory(d);
+  CAF_CHECK_EQUAL(m.labels["work"], "wrk_pm");
+  CAF_CHECK(m.labels.count("run") == 0);
+  CAF_CHECK_EQUAL(m.labels["alert"], "HighErrorRate");
+  CAF_CHECK_EQUAL(m.from.work_id, "wrk_pm");
+  auto doc = json::parse_object(postmortem::to_json(d));
+  CAF_REQUIRE(doc.has_value());
+  CAF_CHECK_EQUAL(json::string_or(*doc, "work_id"), "wrk_pm");
+  CAF_CHECK(json::member(*doc, "run_id") == nullptr);
+}
