@@ -18,9 +18,10 @@ constexpr const char* builtin_system_prompt =
   "did, and the evidence. End it with a ```json block that states the same for machines: "
   "{\"detected\": true if something is at fault, \"diagnoses\": [{\"target\": the faulty "
   "service or host as the tools name it, \"kind\": the fault in snake_case (bad_deploy, "
-  "bad_flag, memory_leak, disk_full, cert_expired, traffic_spike, dependency_slowdown, ...)}], "
-  "\"ruled_out\": [{\"target\", \"kind\", \"reason\"}]}. If you cannot make progress, say so "
-  "plainly.";
+  "bad_flag, memory_leak, disk_full, cert_expired, traffic_spike, dependency_slowdown, ...), "
+  "\"evidence\": [{\"step\": the journal step of a tool result that shows it (each result "
+  "starts with \"[journal step N]\"), \"fact\": what that result shows}]}], \"ruled_out\": "
+  "[{\"target\", \"kind\", \"reason\"}]}. If you cannot make progress, say so plainly.";
 
 } // namespace
 

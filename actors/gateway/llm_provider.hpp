@@ -22,7 +22,7 @@ struct reason_request {
 };
 
 /// The system prompt sent when `model.system_prompt` is not set (its version is journaled).
-inline constexpr const char* default_system_prompt_version = "sreh-sre-v2";
+inline constexpr const char* default_system_prompt_version = "sreh-sre-v3";
 
 class llm_provider final : public model_provider {
  public:

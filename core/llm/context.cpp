@@ -48,7 +48,9 @@ void append_messages(std::vector<message>& out, const entry& e) {
   tool_call c = s.call;
   c.id = call_id(s);
   out.push_back(message::assistant(s.thought, {c}));
-  out.push_back(message::tool(c.id, e.result, s.is_error));
+  // Numbered as the journal numbers it, so that a conclusion can cite its evidence by step.
+  out.push_back(message::tool(
+    c.id, "[journal step " + std::to_string(s.journal_step) + "] " + e.result, s.is_error));
 }
 
 std::int64_t cost(const entry& e) {
@@ -218,25 +220,36 @@ assembled_context assemble_context(const context_input& in, const context_budget
   }
 
   // 3. The oldest steps are left out, call and result together.
-  bool noted = false;
-  for (std::size_t i = 0; i < entries.size() && total > budget.max_input_tokens; ++i) {
-    auto& e = entries[i];
-    if (!eligible(i))
-      continue;
-    if (!noted) {
-      total += 20; // the note that says which steps are left out
-      noted = true;
-    }
+  auto omit = [&](entry& e) {
     if (e.state == entry::summarized)
       --rep.summarized;
     rep.bytes_removed += e.result.size() + e.step->thought.size() + e.step->call.arguments.size();
     e.state = entry::omitted;
     ++rep.omitted;
-    total -= costs[i];
+  };
+  bool noted = false;
+  std::size_t next = 0;
+  for (; next < entries.size() && total > budget.max_input_tokens; ++next) {
+    if (!eligible(next))
+      continue;
+    if (!noted) {
+      total += 20; // the note that says which steps are left out
+      noted = true;
+    }
+    omit(entries[next]);
+    total -= costs[next];
   }
-
   out.request = build(in, entries);
   rep.estimated_tokens = estimate_tokens(out.request);
+  // The note names every step left out and grows with them: leave out more while it is over.
+  for (; next < entries.size() && noted && rep.estimated_tokens > budget.max_input_tokens;
+       ++next) {
+    if (!eligible(next))
+      continue;
+    omit(entries[next]);
+    out.request = build(in, entries);
+    rep.estimated_tokens = estimate_tokens(out.request);
+  }
   rep.over_budget = rep.estimated_tokens > budget.max_input_tokens;
   return out;
 }

@@ -34,11 +34,15 @@ context_input base_input() {
 }
 
 /// The tool results of a request, in order.
+/// The tool results sent, without the journal step each starts with.
 std::vector<std::string> results(const chat_request& r) {
   std::vector<std::string> out;
   for (auto& m : r.messages)
-    if (m.role == role::tool)
-      out.push_back(m.result.content);
+    if (m.role == role::tool) {
+      const auto& c = m.result.content;
+      auto end = c.starts_with("[journal step ") ? c.find("] ") : std::string::npos;
+      out.push_back(end == std::string::npos ? c : c.substr(end + 2));
+    }
   return out;
 }
 
@@ -71,7 +75,8 @@ CAF_TEST(everything fits and is sent in full) {
   CAF_CHECK_EQUAL(r.messages[1].text, "checking 1");
   CAF_REQUIRE_EQUAL(r.messages[1].tool_calls.size(), 1u);
   CAF_CHECK_EQUAL(r.messages[2].result.tool_call_id, "call_1");
-  CAF_CHECK_EQUAL(r.messages[2].result.content, R"({"lines":3})");
+  // Each result starts with its journal step: the model cites its evidence by step number.
+  CAF_CHECK_EQUAL(r.messages[2].result.content, R"([journal step 1] {"lines":3})");
   CAF_CHECK_EQUAL(r.messages[3].text, "[journal step 2] deploy v42 correlates with the latency");
   CAF_CHECK(r.messages[5].result.is_error);
   CAF_CHECK_EQUAL(r.tools.size(), 1u);
@@ -89,7 +94,7 @@ CAF_TEST(a long result is truncated with a pointer to the journal) {
   auto out = assemble_context(in, b);
   auto got = results(out.request);
   CAF_REQUIRE_EQUAL(got.size(), 1u);
-  CAF_CHECK(got[0].size() <= 1000u);
+  CAF_CHECK(got[0].size() <= 1000u); // the result; its step number comes before it
   CAF_CHECK(contains(got[0], "[truncated: 5002 bytes; full result in journal step 7]"));
   CAF_CHECK_EQUAL(out.report.truncated, 1u);
   CAF_CHECK_EQUAL(out.report.bytes_removed, 5002u - got[0].find("\n[truncated"));
