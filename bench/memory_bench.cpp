@@ -72,6 +72,38 @@ const char* option(int argc, char** argv, const char* name, const char* def) {
   return def;
 }
 
+/// Loads `entries` generated incidents in batches of 1000; the seconds it took, or -1 (after
+/// printing why) when a commit failed.
+double load(persistence::store& store, int entries, std::mt19937_64& rng, timestamp_us t0) {
+  const auto load_start = std::chrono::steady_clock::now();
+  for (int done = 0; done < entries;) {
+    std::vector<persistence::write_batch> batches;
+    for (int i = 0; i < 1000 && done < entries; ++i, ++done) {
+      const int f = done % fault_count;
+      const int s = (done / fault_count) % service_count;
+      std::string text = fmt::format("svc{} {}", s, fault_words[f][0]);
+      for (int k = 0; k < 12; ++k)
+        text += ' ' + word(rng);
+      auto e = memory::create(
+        memory::draft{
+          memory::kind::incident, std::move(text), {{"service", fmt::format("svc{}", s)}}, {}, {}},
+        fmt::format("mem_{:026d}", done), "bench", t0 + done);
+      persistence::write_batch b;
+      b.memories.push_back(std::move(*e));
+      batches.push_back(std::move(b));
+    }
+    auto results = store.commit(batches);
+    if (results.empty() || results.front().err) {
+      std::fprintf(stderr, "memory bench: commit: %s\n",
+                   results.empty() ? "no result" : results.front().err.message.c_str());
+      return -1;
+    }
+    if (done % 20'000 == 0)
+      std::fprintf(stderr, "loaded %d of %d entries\n", done, entries);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -95,34 +127,9 @@ int main(int argc, char** argv) {
   }
   std::mt19937_64 rng{42};
   const timestamp_us t0 = 1'700'000'000'000'000;
-  const auto load_start = std::chrono::steady_clock::now();
-  for (int done = 0; done < entries;) {
-    std::vector<persistence::write_batch> batches;
-    for (int i = 0; i < 1000 && done < entries; ++i, ++done) {
-      const int f = done % fault_count;
-      const int s = (done / fault_count) % service_count;
-      std::string text = fmt::format("svc{} {}", s, fault_words[f][0]);
-      for (int k = 0; k < 12; ++k)
-        text += ' ' + word(rng);
-      auto e = memory::create(
-        memory::draft{
-          memory::kind::incident, std::move(text), {{"service", fmt::format("svc{}", s)}}, {}, {}},
-        fmt::format("mem_{:026d}", done), "bench", t0 + done);
-      persistence::write_batch b;
-      b.memories.push_back(std::move(*e));
-      batches.push_back(std::move(b));
-    }
-    auto results = (*store)->commit(batches);
-    if (results.empty() || results.front().err) {
-      std::fprintf(stderr, "memory bench: commit: %s\n",
-                   results.empty() ? "no result" : results.front().err.message.c_str());
-      return 1;
-    }
-    if (done % 20'000 == 0)
-      std::fprintf(stderr, "loaded %d of %d entries\n", done, entries);
-  }
-  const double load_s =
-    std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  const double load_s = load(**store, entries, rng, t0);
+  if (load_s < 0)
+    return 1;
   std::vector<double> ms;
   int first = 0;
   for (int i = 0; i < queries; ++i) {

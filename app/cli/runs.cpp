@@ -148,61 +148,8 @@ void print_step(const style& st, const rapidjson::Value& s) {
     std::printf("      %s %s\n", st.red("error:").c_str(), error.c_str());
 }
 
-} // namespace
-
-int postmortem(int argc, char** argv) {
-  auto o = parse_options(argc, argv, {}, {"json"});
-  if (!o)
-    return exit_usage;
-  if (o->positional.size() != 1)
-    return usage_error("postmortem takes exactly one RUN or WORK id");
-  const auto& id = o->positional[0];
-  const bool work = id.starts_with("wrk_");
-  if (!work && !valid_run_id(id))
-    return usage_error("'" + id + "' is not a run id (run_...) or a Work id (wrk_...)");
-  int code = exit_ok;
-  const bool as_json = o->flag("json");
-  auto r = send(*o, "GET", (work ? "/v1/works/" : "/v1/runs/") + id + "/postmortem", code, {},
-                {{"Accept", as_json ? "application/json" : "text/markdown"}});
-  if (!r)
-    return code;
-  std::fwrite(r->body.data(), 1, r->body.size(), stdout);
-  if (r->body.empty() || r->body.back() != '\n')
-    std::fputc('\n', stdout);
-  return exit_ok;
-}
-
-int show(int argc, char** argv) {
-  auto o = parse_options(argc, argv, {}, {"json"});
-  if (!o)
-    return exit_usage;
-  if (o->positional.size() != 1)
-    return usage_error("show takes exactly one RUN id");
-  const auto& id = o->positional[0];
-  if (!valid_run_id(id))
-    return usage_error("'" + id + "' is not a run id (run_...)");
-  int code = exit_ok;
-  net::http_response raw_run, raw_steps;
-  auto run = call(*o, "GET", "/v1/runs/" + id, code, {}, {}, &raw_run);
-  if (!run)
-    return code;
-  auto steps = call(*o, "GET", "/v1/runs/" + id + "/steps", code, {}, {}, &raw_steps);
-  if (!steps)
-    return code;
-  if (o->flag("json")) {
-    rapidjson::StringBuffer buf;
-    json::writer w(buf);
-    w.StartObject();
-    w.Key("run");
-    run->Accept(w);
-    w.Key("steps");
-    member(*steps, "steps").Accept(w);
-    w.EndObject();
-    std::printf("%.*s\n", static_cast<int>(buf.GetSize()), buf.GetString());
-    return exit_ok;
-  }
-  auto st = make_style();
-  const auto& r = *run;
+/// A run's rows for `sreh show`: its state, goal, origin, budget, labels, end and quality.
+void print_run(const style& st, const rapidjson::Value& r) {
   std::printf("%s  %s%s\n", st.bold(str(r, "id")).c_str(),
               state_colored(st, str(r, "state")).c_str(),
               str(r, "outcome").empty() ? "" : ("  " + str(r, "outcome")).c_str());
@@ -259,6 +206,63 @@ int show(int argc, char** argv) {
                     st.dim(truncate(why, 140)).c_str());
       }
   }
+}
+
+} // namespace
+
+int postmortem(int argc, char** argv) {
+  auto o = parse_options(argc, argv, {}, {"json"});
+  if (!o)
+    return exit_usage;
+  if (o->positional.size() != 1)
+    return usage_error("postmortem takes exactly one RUN or WORK id");
+  const auto& id = o->positional[0];
+  const bool work = id.starts_with("wrk_");
+  if (!work && !valid_run_id(id))
+    return usage_error("'" + id + "' is not a run id (run_...) or a Work id (wrk_...)");
+  int code = exit_ok;
+  const bool as_json = o->flag("json");
+  auto r = send(*o, "GET", (work ? "/v1/works/" : "/v1/runs/") + id + "/postmortem", code, {},
+                {{"Accept", as_json ? "application/json" : "text/markdown"}});
+  if (!r)
+    return code;
+  std::fwrite(r->body.data(), 1, r->body.size(), stdout);
+  if (r->body.empty() || r->body.back() != '\n')
+    std::fputc('\n', stdout);
+  return exit_ok;
+}
+
+int show(int argc, char** argv) {
+  auto o = parse_options(argc, argv, {}, {"json"});
+  if (!o)
+    return exit_usage;
+  if (o->positional.size() != 1)
+    return usage_error("show takes exactly one RUN id");
+  const auto& id = o->positional[0];
+  if (!valid_run_id(id))
+    return usage_error("'" + id + "' is not a run id (run_...)");
+  int code = exit_ok;
+  net::http_response raw_run, raw_steps;
+  auto run = call(*o, "GET", "/v1/runs/" + id, code, {}, {}, &raw_run);
+  if (!run)
+    return code;
+  auto steps = call(*o, "GET", "/v1/runs/" + id + "/steps", code, {}, {}, &raw_steps);
+  if (!steps)
+    return code;
+  if (o->flag("json")) {
+    rapidjson::StringBuffer buf;
+    json::writer w(buf);
+    w.StartObject();
+    w.Key("run");
+    run->Accept(w);
+    w.Key("steps");
+    member(*steps, "steps").Accept(w);
+    w.EndObject();
+    std::printf("%.*s\n", static_cast<int>(buf.GetSize()), buf.GetString());
+    return exit_ok;
+  }
+  auto st = make_style();
+  print_run(st, *run);
   const auto& list = member(*steps, "steps");
   if (list.IsArray() && !list.GetArray().Empty()) {
     std::printf("\n%s\n", st.bold("steps").c_str());

@@ -167,16 +167,10 @@ std::int64_t estimate_tokens(const chat_request& req) {
   return n;
 }
 
-assembled_context assemble_context(const context_input& in, const context_budget& budget) {
-  assembled_context out;
-  auto& rep = out.report;
-  rep.budget_tokens = budget.max_input_tokens;
-  std::vector<entry> entries;
-  entries.reserve(in.steps.size());
-  for (auto& s : in.steps)
-    entries.push_back({&s, s.result});
+namespace {
 
-  // 1. Results over the limit are cut, with a pointer to the whole.
+/// 1. Results over the limit are cut, with a pointer to the whole.
+void truncate_results(std::vector<entry>& entries, const context_budget& budget, trim_report& rep) {
   for (auto& e : entries) {
     if (!e.step->has_call || e.result.size() <= budget.max_result_bytes)
       continue;
@@ -189,6 +183,20 @@ assembled_context assemble_context(const context_input& in, const context_budget
     e.result = cut + tail;
     ++rep.truncated;
   }
+}
+
+} // namespace
+
+assembled_context assemble_context(const context_input& in, const context_budget& budget) {
+  assembled_context out;
+  auto& rep = out.report;
+  rep.budget_tokens = budget.max_input_tokens;
+  std::vector<entry> entries;
+  entries.reserve(in.steps.size());
+  for (auto& s : in.steps)
+    entries.push_back({&s, s.result});
+
+  truncate_results(entries, budget, rep);
 
   std::int64_t total = estimate_tokens(build(in, {}));
   std::vector<std::int64_t> costs;
@@ -242,8 +250,7 @@ assembled_context assemble_context(const context_input& in, const context_budget
   out.request = build(in, entries);
   rep.estimated_tokens = estimate_tokens(out.request);
   // The note names every step left out and grows with them: leave out more while it is over.
-  for (; next < entries.size() && noted && rep.estimated_tokens > budget.max_input_tokens;
-       ++next) {
+  for (; next < entries.size() && noted && rep.estimated_tokens > budget.max_input_tokens; ++next) {
     if (!eligible(next))
       continue;
     omit(entries[next]);

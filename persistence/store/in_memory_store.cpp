@@ -84,6 +84,29 @@ struct in_memory_store::contents {
   void roll_back(undo_log& undo);
 };
 
+namespace {
+
+template <class T>
+struct as_expected {
+  using type = expected<T>;
+};
+template <class T>
+struct as_expected<expected<T>> {
+  using type = expected<T>;
+};
+
+/// `read()` under the contents' lock, unless the store is set to fail (fail_with).
+template <class Read>
+auto read_locked(in_memory_store::contents& c, Read read) ->
+  typename as_expected<std::decay_t<std::invoke_result_t<Read>>>::type {
+  std::lock_guard lk{c.mtx};
+  if (c.failure)
+    return c.failure;
+  return read();
+}
+
+} // namespace
+
 sreh::error in_memory_store::contents::create(const run& r, commit_result& res, undo_log& undo) {
   const auto& key = r.idempotency_key;
   if (auto held = keys.find(key); !key.empty() && held != keys.end()) {
@@ -390,62 +413,38 @@ expected<std::optional<approval>> in_memory_store::approval_for_step(std::string
 // -- Works, world state ---------------------------------------------------------------------------
 
 expected<std::optional<works::work>> in_memory_store::get_work(std::string_view id) {
-  std::lock_guard lk{c_->mtx};
-  if (c_->failure)
-    return c_->failure;
-  return c_->works.get_work(id);
+  return read_locked(*c_, [&] { return c_->works.get_work(id); });
 }
 
 expected<work_page> in_memory_store::list_works(const work_filter& f) {
-  std::lock_guard lk{c_->mtx};
-  if (c_->failure)
-    return c_->failure;
-  return c_->works.list_works(f);
+  return read_locked(*c_, [&] { return c_->works.list_works(f); });
 }
 
 expected<std::vector<works::work>> in_memory_store::open_works(std::string_view node_id) {
-  std::lock_guard lk{c_->mtx};
-  if (c_->failure)
-    return c_->failure;
-  return c_->works.open_works(node_id);
+  return read_locked(*c_, [&] { return c_->works.open_works(node_id); });
 }
 
 expected<std::optional<std::string>>
 in_memory_store::work_by_idempotency_key(std::string_view key) {
-  std::lock_guard lk{c_->mtx};
-  if (c_->failure)
-    return c_->failure;
-  return c_->works.work_by_key(key);
+  return read_locked(*c_, [&] { return c_->works.work_by_key(key); });
 }
 
 expected<std::optional<works::stored_template>>
 in_memory_store::get_template(std::string_view name, std::string_view version) {
-  std::lock_guard lk{c_->mtx};
-  if (c_->failure)
-    return c_->failure;
-  return c_->works.get_template(name, version);
+  return read_locked(*c_, [&] { return c_->works.get_template(name, version); });
 }
 
 expected<std::vector<world::entity>> in_memory_store::world_entities() {
-  std::lock_guard lk{c_->mtx};
-  if (c_->failure)
-    return c_->failure;
-  return c_->works.entities();
+  return read_locked(*c_, [&] { return c_->works.entities(); });
 }
 
 expected<std::optional<world::entity>> in_memory_store::world_entity(std::string_view id) {
-  std::lock_guard lk{c_->mtx};
-  if (c_->failure)
-    return c_->failure;
-  return c_->works.entity(id);
+  return read_locked(*c_, [&] { return c_->works.entity(id); });
 }
 
 expected<std::vector<world::entity>> in_memory_store::entity_history(std::string_view id,
                                                                      int limit) {
-  std::lock_guard lk{c_->mtx};
-  if (c_->failure)
-    return c_->failure;
-  return c_->works.history(id, limit);
+  return read_locked(*c_, [&] { return c_->works.history(id, limit); });
 }
 
 // -- relay offsets, liveness ---------------------------------------------------------------------
@@ -474,32 +473,20 @@ sreh::error in_memory_store::ping() {
 // -- long-term memory ----------------------------------------------------------------------------
 
 expected<std::vector<memory::candidate>> in_memory_store::search_memories(const memory::query& q) {
-  std::lock_guard lk{c_->mtx};
-  if (c_->failure)
-    return c_->failure;
-  return c_->memories.search(q);
+  return read_locked(*c_, [&] { return c_->memories.search(q); });
 }
 
 expected<std::optional<memory::entry>> in_memory_store::get_memory(std::string_view id) {
-  std::lock_guard lk{c_->mtx};
-  if (c_->failure)
-    return c_->failure;
-  return c_->memories.get(id);
+  return read_locked(*c_, [&] { return c_->memories.get(id); });
 }
 
 expected<std::optional<memory::entry>> in_memory_store::memory_version(std::string_view id,
                                                                        std::int64_t version) {
-  std::lock_guard lk{c_->mtx};
-  if (c_->failure)
-    return c_->failure;
-  return c_->memories.version(id, version);
+  return read_locked(*c_, [&] { return c_->memories.version(id, version); });
 }
 
 expected<std::vector<memory::entry>> in_memory_store::memory_versions(std::string_view id) {
-  std::lock_guard lk{c_->mtx};
-  if (c_->failure)
-    return c_->failure;
-  return c_->memories.versions(id);
+  return read_locked(*c_, [&] { return c_->memories.versions(id); });
 }
 
 } // namespace sreh::persistence
