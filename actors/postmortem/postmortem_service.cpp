@@ -17,8 +17,9 @@ constexpr std::string_view generated_by = "sreh";
 
 } // namespace
 
-postmortem_service::postmortem_service(persistence::store& store, memory_service& memory)
-  : store_(store), memory_(memory) {}
+postmortem_service::postmortem_service(persistence::store& store, memory_service& memory,
+                                       outcome::mutating_fn mutating)
+  : store_(store), memory_(memory), mutating_(std::move(mutating)) {}
 
 expected<std::vector<approval>> postmortem_service::approvals_of(const std::string& id) {
   persistence::approval_filter f;
@@ -59,7 +60,7 @@ expected<postmortem::document> postmortem_service::of_run(std::string_view id) {
   auto approvals = approvals_of(run.id);
   if (!approvals)
     return approvals.error();
-  return postmortem::of_run(run, *steps, *approvals);
+  return postmortem::of_run(run, *steps, *approvals, mutating_);
 }
 
 expected<std::optional<memory::entry>> postmortem_service::remember(std::string_view id) {
@@ -145,7 +146,7 @@ expected<postmortem::document> postmortem_service::of_work(std::string_view id) 
       return approvals.error();
     runs.push_back({std::move(**r), std::move(*steps), std::move(*approvals)});
   }
-  return postmortem::of_work(work, *timeline, runs);
+  return postmortem::of_work(work, *timeline, runs, mutating_);
 }
 
 expected<std::optional<memory::entry>> postmortem_service::remember_work(std::string_view id) {

@@ -20,7 +20,9 @@ namespace sreh::actors {
 
 class postmortem_service {
  public:
-  postmortem_service(persistence::store& store, memory_service& memory);
+  /// `mutating` says which tools change something: their calls are the postmortems' actions.
+  postmortem_service(persistence::store& store, memory_service& memory,
+                     outcome::mutating_fn mutating = {});
 
   /// The postmortem of the run `id`; `not_found` naming it, `conflict` while it has not ended.
   [[nodiscard]] expected<postmortem::document> of_run(std::string_view id);
@@ -49,6 +51,7 @@ class postmortem_service {
 
   persistence::store& store_;
   memory_service& memory_;
+  outcome::mutating_fn mutating_;
 };
 
 } // namespace sreh::actors

@@ -256,15 +256,22 @@ void add_step_lines(document& d, const step& s, const std::vector<const approval
 
 using remedies = std::map<std::int64_t, std::pair<std::string, bool>>;
 
-/// Tool step `s` as an action of the document — a remedy the conclusion lists, or a step people
-/// approved — with who approved it and whether its check held; none for any other step.
+/// Tool step `s` as an action of the document — a remedy the conclusion lists, a step people
+/// approved, or a call of a mutating tool that ran — with who approved it and whether its check
+/// held; none for any other step.
 void add_action(document& d, const std::vector<step>& steps, const step& s, const remedies& rems,
-                const std::vector<const approval*>& approvals) {
+                const std::vector<const approval*>& approvals,
+                const outcome::mutating_fn& mutating) {
+  if (s.kind != step_kind::tool)
+    return;
   auto rem = rems.find(s.n);
   bool approved_by_people = false;
   for (const auto* a : approvals)
     approved_by_people = approved_by_people || a->state == approval_state::approved;
-  if (s.kind != step_kind::tool || (rem == rems.end() && !approved_by_people))
+  const bool ran =
+    s.state == step_state::succeeded || (s.state == step_state::failed && s.executed_at > 0);
+  const bool acted = ran && mutating && mutating(s.tool);
+  if (rem == rems.end() && !approved_by_people && !acted)
     return;
   action a;
   a.step = s.n;
@@ -303,7 +310,7 @@ void add_action(document& d, const std::vector<step>& steps, const step& s, cons
 } // namespace
 
 document of_run(const run& r, const std::vector<step>& steps,
-                const std::vector<approval>& approvals) {
+                const std::vector<approval>& approvals, const outcome::mutating_fn& mutating) {
   document d;
   d.run_id = r.id;
   d.outcome = to_string(r.state);
@@ -326,7 +333,7 @@ document of_run(const run& r, const std::vector<step>& steps,
     const auto& asked = by_step[s.n];
     add_step_lines(d, s, asked);
     if (!is_recall(s))
-      add_action(d, steps, s, rems, asked);
+      add_action(d, steps, s, rems, asked, mutating);
   }
   add_event(d, r.updated_at, 0,
             fmt::format("run {}{}", to_string(r.state),

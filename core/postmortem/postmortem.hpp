@@ -19,6 +19,7 @@
 #include "core/memory/memory.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/event.hpp"
+#include "core/model/outcome.hpp"
 #include "core/model/run.hpp"
 #include "core/model/step.hpp"
 #include "core/works/work.hpp"
@@ -80,9 +81,12 @@ struct document {
   std::string alert;   // the alert's name (labels), "" when none
 };
 
-/// The postmortem of the finished run `r` from its steps (in order) and approvals.
+/// The postmortem of the finished run `r` from its steps (in order) and approvals. Its actions
+/// are the conclusion's remedies, the steps people approved and, when `mutating` says which
+/// tools change something, every call of such a tool that ran (allowed by policy, unasked).
 [[nodiscard]] document of_run(const run& r, const std::vector<step>& steps,
-                              const std::vector<approval>& approvals);
+                              const std::vector<approval>& approvals,
+                              const outcome::mutating_fn& mutating = {});
 
 /// A run of a Work, as the Work's postmortem reads it.
 struct run_record {
@@ -97,7 +101,8 @@ struct run_record {
 /// from the Work's SLA marks and the runs; follow-ups of the runs and of the Work (an SLA
 /// breached, a reopened Work).
 [[nodiscard]] document of_work(const works::work& w, const std::vector<sreh::event>& timeline,
-                               const std::vector<run_record>& runs);
+                               const std::vector<run_record>& runs,
+                               const outcome::mutating_fn& mutating = {});
 
 /// The document as Markdown, the way a team reads a postmortem.
 [[nodiscard]] std::string to_markdown(const document& d);

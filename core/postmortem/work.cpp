@@ -90,7 +90,7 @@ void add_work_lines(document& d, const std::vector<sreh::event>& timeline) {
 } // namespace
 
 document of_work(const works::work& w, const std::vector<sreh::event>& timeline,
-                 const std::vector<run_record>& runs) {
+                 const std::vector<run_record>& runs, const outcome::mutating_fn& mutating) {
   document d;
   d.work_id = w.id;
   d.outcome = works::to_string(w.state);
@@ -107,7 +107,7 @@ document of_work(const works::work& w, const std::vector<sreh::event>& timeline,
   add_once(d.affected, labels["service"]);
   std::string summary;
   for (const auto& rec : runs) {
-    auto rd = of_run(rec.r, rec.steps, rec.approvals);
+    auto rd = of_run(rec.r, rec.steps, rec.approvals, mutating);
     const auto& id = rec.r.id;
     for (auto& e : rd.timeline) {
       e.run = id;

@@ -289,3 +289,31 @@ CAF_TEST(a work postmortem merges its runs with its own timeline) {
   CAF_CHECK_EQUAL(json::string_or(*doc, "work_id"), "wrk_pm");
   CAF_CHECK(json::member(*doc, "run_id") == nullptr);
 }
+
+CAF_TEST(every mutating call that ran is an action when the tools say which mutate) {
+  incident in;
+  // A model's run: no structured remedies, and the rollback allowed by policy without asking.
+  in.approvals.clear();
+  in.steps.back().decision = R"({"thought":"conclude"})";
+  in.steps[5].executed_at = in.steps[5].started_at;
+  auto restart = tool_step(9, "service.restart", R"({"service":"orders"})", step_state::failed,
+                           "{}", "orders refused the restart");
+  restart.executed_at = restart.started_at;
+  in.steps.push_back(restart);
+  in.steps.push_back(tool_step(10, "service.restart", R"({"service":"cart"})", step_state::failed,
+                               "{}", "not executed: denied by policy (rule 'no-restarts')"));
+  CAF_CHECK(postmortem::of_run(in.r, in.steps, in.approvals).actions.empty());
+  const outcome::mutating_fn mutating = [](std::string_view tool) {
+    return tool == "deploy.rollback" || tool == "service.restart";
+  };
+  auto d = postmortem::of_run(in.r, in.steps, in.approvals, mutating);
+  CAF_REQUIRE_EQUAL(d.actions.size(), 2u); // the rollback and the restart that ran; not the denied
+  CAF_CHECK_EQUAL(d.actions[0].tool, "deploy.rollback");
+  CAF_CHECK_EQUAL(d.actions[0].state, "succeeded");
+  CAF_CHECK(d.actions[0].approved_by.empty()); // allowed by policy
+  CAF_CHECK(d.actions[0].verified);            // its check (step 7) held
+  CAF_CHECK_EQUAL(d.actions[1].step, 9);
+  CAF_CHECK_EQUAL(d.actions[1].state, "failed");
+  CAF_CHECK(postmortem::to_markdown(d).find(
+              "`service.restart {\"service\":\"orders\"}` — failed") != std::string::npos);
+}
