@@ -64,6 +64,7 @@ expected<postmortem::document> postmortem_service::of_run(std::string_view id) {
 }
 
 expected<std::optional<memory::entry>> postmortem_service::remember(std::string_view id) {
+  std::lock_guard lk{writing_};
   if (auto r = store_.get_run(std::string{id}); r && r->has_value()) {
     // A fork is a counterfactual (docs/fork.md): an amended result or another policy made it
     // go as it went, so it teaches nothing a later incident could rely on.
@@ -150,6 +151,7 @@ expected<postmortem::document> postmortem_service::of_work(std::string_view id) 
 }
 
 expected<std::optional<memory::entry>> postmortem_service::remember_work(std::string_view id) {
+  std::lock_guard lk{writing_};
   auto doc = of_work(id);
   if (!doc)
     return doc.error();

@@ -8,6 +8,7 @@
 //
 // Every method blocks on the store: call it from the HTTP handler pool or a blocking pool.
 
+#include <mutex>
 #include <optional>
 #include <string_view>
 
@@ -52,6 +53,9 @@ class postmortem_service {
   persistence::store& store_;
   memory_service& memory_;
   outcome::mutating_fn mutating_;
+  /// One write into memory at a time: a run's entry and its Work's (which deletes the run's)
+  /// must not interleave, or the run's could be written after the Work's deleted it.
+  std::mutex writing_;
 };
 
 } // namespace sreh::actors
