@@ -296,10 +296,11 @@ std::vector<commit_result> postgres_store::commit(std::vector<write_batch>& batc
 std::optional<expected<std::int64_t>>
 postgres_store::commit_in_one_trip(std::vector<write_batch>& batches,
                                    std::vector<commit_result>& results) {
-  // A create with an idempotency key needs the keys' holders read first, and Work rows are
-  // written by statements of their own: not in one trip.
+  // A create with an idempotency key needs the keys' holders read first, and Work, memory and
+  // candidate rows are written by statements of their own: not in one trip.
   for (const auto& b : batches)
-    if ((b.create && !b.create->idempotency_key.empty()) || has_work_rows(b) || has_memory_rows(b))
+    if ((b.create && !b.create->idempotency_key.empty()) || has_work_rows(b) ||
+        has_memory_rows(b) || has_candidate_rows(b))
       return std::nullopt;
   const auto created_in = skip_held_keys({}, {}, batches, applied_, results);
   // Twice at most: with the head this writer committed last, then with the one the function
@@ -403,6 +404,8 @@ expected<std::int64_t> postgres_store::apply(pqxx::work& tx, std::vector<write_b
     if (auto err = write_work_rows(tx, batches[i]))
       return err;
     if (auto err = write_memory_rows(tx, batches[i]))
+      return err;
+    if (auto err = write_candidate_rows(tx, batches[i]))
       return err;
   }
   if (write_rows(tx, *rows, seq, hash)) // the head was read under the lock: never stale

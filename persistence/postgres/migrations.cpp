@@ -312,7 +312,20 @@ constexpr std::string_view schema_v11 = R"sql(
 ALTER TABLE runs ADD COLUMN quality text NOT NULL DEFAULT '';
 )sql";
 
-constexpr std::array<migration, 11> all_migrations{{
+// The evolution gate's candidates (docs/evolve.md): each candidate's current state as its
+// document (`doc`: evolve::to_json); the other columns are what queries filter and order on.
+constexpr std::string_view schema_v12 = R"sql(
+CREATE TABLE candidates (
+  id         text COLLATE "C" PRIMARY KEY,
+  kind       text NOT NULL,
+  state      text NOT NULL,
+  created_at bigint NOT NULL,
+  doc        text NOT NULL
+);
+CREATE INDEX candidates_newest ON candidates(created_at, id);
+)sql";
+
+constexpr std::array<migration, 12> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, hash_existing_events},
   {3, schema_v3, nullptr},
@@ -324,6 +337,7 @@ constexpr std::array<migration, 11> all_migrations{{
   {9, schema_v9, nullptr},
   {10, schema_v10, nullptr},
   {11, schema_v11, nullptr},
+  {12, schema_v12, nullptr},
 }};
 static_assert(follows_schema_history(all_migrations), "one numbering: store/schema_versions.hpp");
 

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "persistence/postgres/candidate_sql.hpp"
 #include "persistence/postgres/memory_sql.hpp"
 #include "persistence/postgres/work_sql.hpp"
 
@@ -177,6 +178,8 @@ void prepare_statements(pqxx::connection& c) {
   for (const auto& s : work_statements)
     c.prepare(s.name, s.sql);
   for (const auto& s : memory_statements)
+    c.prepare(s.name, s.sql);
+  for (const auto& s : candidate_statements)
     c.prepare(s.name, s.sql);
   c.prepare(commit_at_once_statement, commit_at_once().call_sql);
 }

@@ -60,6 +60,10 @@ work_key_holders(pqxx::work& tx, const std::vector<write_batch>& batches);
 /// its entry's stored version. True from has_memory_rows: the commit goes through the transaction.
 [[nodiscard]] sreh::error write_memory_rows(pqxx::work& tx, const write_batch& b);
 [[nodiscard]] bool has_memory_rows(const write_batch& b);
+/// Writes the candidates of `b` in `tx` (candidates.cpp), each replacing its row whole. True
+/// from has_candidate_rows: the commit goes through the transaction.
+[[nodiscard]] sreh::error write_candidate_rows(pqxx::work& tx, const write_batch& b);
+[[nodiscard]] bool has_candidate_rows(const write_batch& b);
 
 /// The PostgreSQL store: one write connection used by `commit` (serialised by a mutex; the
 /// group-commit writer is its only caller), and a pool of read connections for the read methods,
@@ -112,6 +116,9 @@ class postgres_store final : public store, public cluster_store {
   expected<std::optional<memory::entry>> memory_version(std::string_view id,
                                                         std::int64_t version) override;
   expected<std::vector<memory::entry>> memory_versions(std::string_view id) override;
+  // The evolution gate's candidates (candidates.cpp)
+  expected<std::optional<evolve::candidate>> get_candidate(std::string_view id) override;
+  expected<std::vector<evolve::candidate>> list_candidates(int limit) override;
 
   // cluster_store (pg_cluster.cpp)
   expected<heartbeat_result> heartbeat(const node_heartbeat& hb,

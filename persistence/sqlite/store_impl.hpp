@@ -108,6 +108,9 @@ class sqlite_store final : public store {
   expected<std::optional<memory::entry>> memory_version(std::string_view id,
                                                         std::int64_t version) override;
   expected<std::vector<memory::entry>> memory_versions(std::string_view id) override;
+  // The evolution gate's candidates (candidates.cpp)
+  expected<std::optional<evolve::candidate>> get_candidate(std::string_view id) override;
+  expected<std::vector<evolve::candidate>> list_candidates(int limit) override;
 
  private:
   /// The head of the event log inside a transaction: advanced per event, kept on commit.
@@ -133,5 +136,8 @@ class sqlite_store final : public store {
 /// Writes the batch's memory versions inside the open transaction (memories.cpp): `conflict`
 /// when one does not follow its entry's stored version.
 [[nodiscard]] sreh::error write_memory_rows(connection& c, const write_batch& b);
+/// Writes the batch's candidates inside the open transaction (candidates.cpp): each replaces its
+/// stored row, or inserts it.
+[[nodiscard]] sreh::error write_candidate_rows(connection& c, const write_batch& b);
 
 } // namespace sreh::persistence::sqlite

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/base/status.hpp"
+#include "core/evolve/candidate.hpp"
 #include "core/memory/memory.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/event.hpp"
@@ -46,6 +47,9 @@ struct write_batch {
   /// entry; version N replaces it when its stored version is N−1, and otherwise fails the
   /// commit with `conflict` naming the entry (another change came first).
   std::vector<memory::entry> memories;
+  /// The evolution gate's candidates (candidate_store.hpp): each replaces the stored candidate
+  /// of its id whole, or inserts it.
+  std::vector<evolve::candidate> candidates;
   /// Appended to the event log; `seq` is assigned at commit.
   std::vector<event> events;
 };

@@ -16,6 +16,7 @@
 #include "persistence/audit/audit.hpp"
 #include "persistence/audit/audit_hasher.hpp"
 #include "persistence/store/approval_codec.hpp"
+#include "persistence/store/in_memory_candidates.hpp"
 #include "persistence/store/in_memory_memories.hpp"
 #include "persistence/store/in_memory_undo.hpp"
 #include "persistence/store/in_memory_works.hpp"
@@ -69,8 +70,9 @@ struct in_memory_store::contents {
   std::vector<chained_event> events; // events[i].e.seq == i + 1
   std::unordered_set<std::string> event_ids;
   std::map<std::string, std::int64_t, std::less<>> relay_offsets;
-  in_memory::work_tables works;      // undone with the rest (roll_back), kept after a commit
-  in_memory::memory_tables memories; // the same
+  in_memory::work_tables works;           // undone with the rest (roll_back), kept after a commit
+  in_memory::memory_tables memories;      // the same
+  in_memory::candidate_tables candidates; // the same
   audit_hasher hasher;
 
   [[nodiscard]] std::string head_hash() const {
@@ -103,6 +105,13 @@ auto read_locked(in_memory_store::contents& c, Read read) ->
   if (c.failure)
     return c.failure;
   return read();
+}
+
+/// A copy of the row of `key` in `rows`, if any.
+template <class Map>
+std::optional<typename Map::mapped_type> row_of(const Map& rows, std::string_view key) {
+  auto it = rows.find(key);
+  return it == rows.end() ? std::nullopt : std::optional{it->second};
 }
 
 } // namespace
@@ -177,6 +186,7 @@ sreh::error in_memory_store::contents::apply(const write_batch& b, commit_result
     return err;
   if (auto err = memories.apply(b))
     return err;
+  candidates.apply(b);
   for (const auto& e : b.events)
     if (auto err = append(e))
       return err;
@@ -189,6 +199,7 @@ void in_memory_store::contents::roll_back(undo_log& undo) {
   events.resize(undo.events);
   works.roll_back();
   memories.roll_back();
+  candidates.roll_back();
   restore(approvals, undo.approvals);
   restore(steps, undo.steps);
   restore(keys, undo.keys);
@@ -235,6 +246,7 @@ std::vector<commit_result> in_memory_store::commit(std::vector<write_batch>& bat
   }
   c_->works.keep();
   c_->memories.keep();
+  c_->candidates.keep();
   // numbered as they were appended
   hand_over_events(batches, results, static_cast<std::int64_t>(undo.events) + 1);
   return results;
@@ -243,11 +255,7 @@ std::vector<commit_result> in_memory_store::commit(std::vector<write_batch>& bat
 // -- runs, steps, events -------------------------------------------------------------------------
 
 expected<std::optional<run>> in_memory_store::get_run(std::string_view id) {
-  std::lock_guard lk{c_->mtx};
-  if (c_->failure)
-    return c_->failure;
-  auto it = c_->runs.find(id);
-  return it == c_->runs.end() ? std::optional<run>{} : std::optional<run>{it->second};
+  return read_locked(*c_, [&] { return row_of(c_->runs, id); });
 }
 
 expected<run_page> in_memory_store::list_runs(const run_filter& f) {
@@ -309,11 +317,8 @@ expected<std::vector<run>> in_memory_store::unfinished_runs(std::string_view nod
 
 expected<std::optional<std::string>>
 in_memory_store::find_by_idempotency_key(std::string_view key) {
-  std::lock_guard lk{c_->mtx};
-  if (c_->failure)
-    return c_->failure;
-  auto it = key.empty() ? c_->keys.end() : c_->keys.find(key);
-  return it == c_->keys.end() ? std::optional<std::string>{} : std::optional{it->second};
+  return read_locked(
+    *c_, [&] { return key.empty() ? std::optional<std::string>{} : row_of(c_->keys, key); });
 }
 
 expected<std::vector<step>> in_memory_store::rate_counted_tool_steps(timestamp_us since) {
@@ -354,12 +359,7 @@ expected<store_stats> in_memory_store::stats() {
 // -- approvals -----------------------------------------------------------------------------------
 
 expected<std::optional<approval>> in_memory_store::get_approval(std::string_view id) {
-  std::lock_guard lk{c_->mtx};
-  if (c_->failure)
-    return c_->failure;
-  auto it = c_->approvals.find(id);
-  return it == c_->approvals.end() ? std::optional<approval>{}
-                                   : std::optional<approval>{it->second};
+  return read_locked(*c_, [&] { return row_of(c_->approvals, id); });
 }
 
 expected<approval_page> in_memory_store::list_approvals(const approval_filter& f) {
@@ -450,11 +450,7 @@ expected<std::vector<world::entity>> in_memory_store::entity_history(std::string
 // -- relay offsets, liveness ---------------------------------------------------------------------
 
 expected<std::int64_t> in_memory_store::relay_offset(std::string_view name) {
-  std::lock_guard lk{c_->mtx};
-  if (c_->failure)
-    return c_->failure;
-  auto it = c_->relay_offsets.find(name);
-  return it == c_->relay_offsets.end() ? std::int64_t{0} : it->second;
+  return read_locked(*c_, [&] { return row_of(c_->relay_offsets, name).value_or(0); });
 }
 
 sreh::error in_memory_store::set_relay_offset(std::string_view name, std::int64_t seq) {
@@ -487,6 +483,16 @@ expected<std::optional<memory::entry>> in_memory_store::memory_version(std::stri
 
 expected<std::vector<memory::entry>> in_memory_store::memory_versions(std::string_view id) {
   return read_locked(*c_, [&] { return c_->memories.versions(id); });
+}
+
+// -- the evolution gate's candidates -------------------------------------------------------------
+
+expected<std::optional<evolve::candidate>> in_memory_store::get_candidate(std::string_view id) {
+  return read_locked(*c_, [&] { return c_->candidates.get(id); });
+}
+
+expected<std::vector<evolve::candidate>> in_memory_store::list_candidates(int limit) {
+  return read_locked(*c_, [&] { return c_->candidates.list(limit); });
 }
 
 } // namespace sreh::persistence

@@ -69,6 +69,8 @@ class in_memory_store final : public store {
   expected<std::optional<memory::entry>> memory_version(std::string_view id,
                                                         std::int64_t version) override;
   expected<std::vector<memory::entry>> memory_versions(std::string_view id) override;
+  expected<std::optional<evolve::candidate>> get_candidate(std::string_view id) override;
+  expected<std::vector<evolve::candidate>> list_candidates(int limit) override;
   expected<std::int64_t> relay_offset(std::string_view name) override;
   sreh::error set_relay_offset(std::string_view name, std::int64_t seq) override;
   sreh::error ping() override;

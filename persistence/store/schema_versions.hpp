@@ -25,7 +25,7 @@ struct schema_change {
   std::string_view change;
 };
 
-inline constexpr std::array<schema_change, 11> schema_history{{
+inline constexpr std::array<schema_change, 12> schema_history{{
   {1, "runs, steps and the event log"},
   {2, "approvals; the audit hash chain over the event log; the index of succeeded tool steps"},
   {3, "relay offsets"},
@@ -37,6 +37,7 @@ inline constexpr std::array<schema_change, 11> schema_history{{
   {9, "runs: the outcome; steps: when the tool began to execute"},
   {10, "long-term memory: entries, their versions, the full-text index"},
   {11, "runs: the reasoning-quality score"},
+  {12, "evolution candidates"},
 }};
 
 /// The version this build migrates every backend to.

@@ -10,6 +10,7 @@
 //   work_store      work_store.hpp      Works and the template versions they are pinned to
 //   world_store     work_store.hpp      world state: entities and their history
 //   memory_store    memory_store.hpp    long-term memory: entries, their versions, search
+//   candidate_store candidate_store.hpp the evolution gate's candidates
 //   cluster_store   cluster_store.hpp   membership and run leases (PostgreSQL only)
 //
 // Later aggregates (flows) get an interface of their own here, and their rows travel in
@@ -19,6 +20,7 @@
 
 #include "core/base/status.hpp"
 #include "persistence/store/approval_store.hpp"
+#include "persistence/store/candidate_store.hpp"
 #include "persistence/store/cluster_store.hpp"
 #include "persistence/store/committer.hpp"
 #include "persistence/store/memory_store.hpp"
@@ -37,7 +39,8 @@ class store : public committer,
               public relay_store,
               public work_store,
               public world_store,
-              public memory_store {
+              public memory_store,
+              public candidate_store {
  public:
   ~store() override = default;
 

@@ -415,6 +415,12 @@ class gap_store final : public persistence::store {
   expected<std::vector<memory::entry>> memory_versions(std::string_view id) override {
     return s_.memory_versions(id);
   }
+  expected<std::optional<evolve::candidate>> get_candidate(std::string_view id) override {
+    return s_.get_candidate(id);
+  }
+  expected<std::vector<evolve::candidate>> list_candidates(int limit) override {
+    return s_.list_candidates(limit);
+  }
   sreh::error ping() override { return s_.ping(); }
   expected<std::int64_t> relay_offset(std::string_view n) override { return s_.relay_offset(n); }
   sreh::error set_relay_offset(std::string_view n, std::int64_t seq) override {

@@ -257,7 +257,7 @@ CAF_TEST(a file of the previous numbering opens and moves to the shared one) {
   write_old_rows();
   check_opens_at_latest();
   CAF_CHECK_EQUAL(query("SELECT group_concat(version) FROM schema_version"),
-                  "1,2,3,4,5,6,7,8,9,10,11");
+                  "1,2,3,4,5,6,7,8,9,10,11,12");
 }
 
 CAF_TEST(a file at version 6 gets run kinds at version 7 and its runs read as goal runs) {
@@ -310,6 +310,31 @@ CAF_TEST(a file at version 10 gets the quality score at version 11 and its runs 
   auto back = (*st)->get_run("run_old");
   CAF_REQUIRE(back.has_value() && back->has_value());
   CAF_CHECK_EQUAL((*back)->quality, r.quality);
+}
+
+CAF_TEST(a file at version 11 gets the evolution candidates at version 12) {
+  make_old(sqlite_migrations().first(11));
+  CAF_REQUIRE_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE name = 'candidates'"), "0");
+  write_old_rows();
+  check_opens_at_latest();
+  CAF_CHECK_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE (type = 'table' AND name = "
+                        "'candidates') OR (type = 'index' AND name = 'candidates_newest')"),
+                  "2");
+  auto st = open();
+  CAF_REQUIRE(st.has_value());
+  evolve::candidate c;
+  c.id = "cnd_1";
+  c.proposer = "alice";
+  c.created_at = 1'700'000'000'000'000;
+  std::vector<persistence::write_batch> bs(1);
+  bs[0].candidates.push_back(c);
+  const auto results = (*st)->commit(bs);
+  CAF_REQUIRE_EQUAL(results.front().err.message, "");
+  auto back = (*st)->get_candidate("cnd_1");
+  CAF_REQUIRE(back.has_value() && back->has_value());
+  CAF_CHECK_EQUAL((*back)->proposer, "alice");
+  CAF_CHECK_EQUAL(query("SELECT kind || ' ' || state FROM candidates WHERE id = 'cnd_1'"),
+                  "knowledge_base evaluating");
 }
 
 CAF_TEST(a file at version 5 gets the Works and world tables at version 6) {
