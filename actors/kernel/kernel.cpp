@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "actors/evolve/versions.hpp"
 #include "actors/kernel/kernel_state.hpp"
 #include "actors/kernel/run/step_facts.hpp"
 #include "core/base/json.hpp"
@@ -156,6 +157,8 @@ caf::result<kernel_reply> submit(kernel_self self, goal_request& req) {
   r.kind = std::move(req.kind);
   r.parent = std::move(req.parent);
   r.spec = std::move(req.spec);
+  if (r.kind == "goal" && rt.versions) // it decides with today's versions to its end
+    r.spec = rt.versions->pin(r.spec);
   if (r.budget.deadline_us > 0) // the request gives it relative to now
     r.budget.deadline_us += now;
   // The actor exists (and takes cancels) from now on; it answers the submitter once the run

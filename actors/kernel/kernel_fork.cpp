@@ -8,6 +8,7 @@
 
 #include "actors/kernel/kernel_state.hpp"
 #include "config/policy/policy_config.hpp"
+#include "core/evolve/candidate.hpp"
 
 namespace sreh::actors {
 
@@ -75,7 +76,10 @@ caf::result<kernel_reply> fork_run(kernel_self self, journal::fork_request& req)
       r.budget = from.budget;
       if (r.budget.deadline_us > 0) // as long as the original had, from now
         r.budget.deadline_us = now + (from.budget.deadline_us - from.created_at);
-      r.spec = journal::fork_spec(req);
+      // The fork decides with the versions its original pinned: the two differ by its edits.
+      constexpr auto kb = evolve::artefact::knowledge_base;
+      r.spec =
+        evolve::pin_version(journal::fork_spec(req), kb, evolve::pinned_version(from.spec, kb));
       auto steps = journal::forked_steps(src.steps, req, r.id);
       r.steps = static_cast<std::int64_t>(steps.size());
       rt.log->info("run {}: forked from run {} at step {} ({} recorded steps, {} amended{})", r.id,

@@ -38,6 +38,7 @@ struct node::impl {
   id_generator& ids;
   memory_service memory;
   postmortem_service postmortems;
+  std::shared_ptr<const version_registry> versions;
 
   impl(const config::node_config& c, persistence::store& s, persistence::commit_queue& w,
        const tool_registry& t, policy::policy_set pol, model_provider_ptr p, const sreh::clock& clk,
@@ -61,6 +62,10 @@ node::~node() {
 
 void node::use_metrics(metrics::registry& r) {
   impl_->metrics = &r;
+}
+
+void node::use_versions(std::shared_ptr<const version_registry> versions) {
+  impl_->versions = std::move(versions);
 }
 
 void node::use_hub(event_hub& hub, std::shared_ptr<world_view> world) {
@@ -100,6 +105,7 @@ runtime_ptr make_runtime(node::impl& d) {
     };
   rt->world = d.world;
   rt->hub = d.hub;
+  rt->versions = d.versions;
   if (d.metrics != nullptr) {
     rt->metrics.step_seconds = &d.metrics->histogram(
       "sreh_step_duration_seconds", "Time from a step's intent to its outcome, by tool.", {"tool"});

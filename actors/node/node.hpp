@@ -21,6 +21,8 @@
 
 namespace sreh::actors {
 
+class version_registry;
+
 /// The actor side of a node: the CAF actor system, the supervisors, the kernel and its run
 /// actors, the services it supervises (the HTTP front, the relay), the pool for blocking tools.
 /// Everything it borrows outlives it; the writer must be started before `start` and stopped
@@ -41,6 +43,8 @@ class node {
   /// which outlives the node, keeping the observed world graph in `world` (null: one of its
   /// own). Before `start`; without it the node has no Works.
   void use_hub(event_hub& hub, std::shared_ptr<world_view> world = nullptr);
+  /// The versions goal runs pin and decide with (actors/evolve/versions.hpp); before start.
+  void use_versions(std::shared_ptr<const version_registry> versions);
 
   /// Starts the actor system and the kernel, which recovers unfinished runs.
   [[nodiscard]] sreh::error start();

@@ -70,6 +70,8 @@ struct actor_metrics {
 /// Thread-safe: all members are thread-safe or read-only after start. Actors never call `store`
 /// themselves: its calls block, so they run on `store_pool` (actors/runtime/blocking_call.hpp);
 /// a store call on a scheduler thread is caught (core/base/blocking.hpp).
+class version_registry;
+
 struct runtime {
   const config::node_config& cfg;
   persistence::store& store;
@@ -107,6 +109,9 @@ struct runtime {
   /// Called once a run's end is committed, with its id and kind, on the run actor's thread (it
   /// must not block): the node writes a goal run's postmortem (actors/postmortem). Empty: none.
   std::function<void(const std::string&, const std::string&)> run_ended{};
+  /// The versions runs pin when they start and decide with (actors/evolve/versions.hpp); null:
+  /// every run decides with `provider`.
+  std::shared_ptr<const version_registry> versions{};
 };
 
 using runtime_ptr = std::shared_ptr<runtime>;

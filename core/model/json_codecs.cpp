@@ -30,6 +30,27 @@ void write_flow_pin(writer& w, const std::string& spec) {
   w.EndObject();
 }
 
+/// `"versions": {"knowledge_base": "config" | "cnd_..."}`: what a goal run decides with, as its
+/// spec pinned it when it began (core/evolve; no pin is the config's version).
+void write_versions(writer& w, const std::string& spec) {
+  w.Key("versions");
+  w.StartObject();
+  w.Key("knowledge_base");
+  auto doc = spec.find("\"versions\"") != std::string::npos
+               ? json::parse_object(spec)
+               : expected<rapidjson::Document>{sreh::error{errc::not_found, ""}};
+  const auto* versions = doc ? json::member(*doc, "versions") : nullptr;
+  const auto* kb =
+    versions && versions->IsObject() ? json::member(*versions, "knowledge_base") : nullptr;
+  if (kb != nullptr && kb->IsString()) {
+    str(w, {kb->GetString(), kb->GetStringLength()});
+    w.EndObject();
+    return;
+  }
+  w.String("config");
+  w.EndObject();
+}
+
 } // namespace
 
 void write(writer& w, const run& r) {
@@ -82,6 +103,8 @@ void write(writer& w, const run& r) {
     w.Key("policy"), w.String(o->policy.empty() ? "node" : "own");
     w.EndObject();
   }
+  if (r.kind == "goal")
+    write_versions(w, r.spec);
   w.EndObject();
 }
 

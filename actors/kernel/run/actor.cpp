@@ -4,6 +4,7 @@
 #include <optional>
 #include <stop_token>
 
+#include "actors/evolve/versions.hpp"
 #include "actors/kernel/run/actor_impl.hpp"
 #include "actors/kernel/run/journal.hpp"
 #include "actors/policy/policy_check.hpp"
@@ -233,14 +234,16 @@ void advance(self_ptr self) {
     return advance_flow(self);
   if (wants_recall(self))
     return recall(self);
-  if (auto* llm = st.rt->provider->as_llm())
+  if (!st.provider_error.empty())
+    return fail(self, st.provider_error);
+  auto& provider = provider_of(st);
+  if (auto* llm = provider.as_llm())
     return reason(self, *llm); // a language model: durable reason steps (run/reason.cpp)
   decision d;
   try {
-    d = st.rt->provider->decide(run_context{j.r, j.steps, st.rt->tools, &st.model_memory});
+    d = provider.decide(run_context{j.r, j.steps, st.rt->tools, &st.model_memory});
   } catch (const std::exception& e) {
-    return fail(self,
-                fmt::format("model provider '{}' failed: {}", st.rt->provider->name(), e.what()));
+    return fail(self, fmt::format("model provider '{}' failed: {}", provider.name(), e.what()));
   }
   j.r.tokens += d.tokens;
   if (j.r.tokens > j.r.budget.max_tokens)
@@ -410,6 +413,20 @@ void load_own_policy(run_state_t& st) {
       fmt::format("the fork's own policy no longer loads: {}", p.error().message);
 }
 
+/// A goal run decides with the knowledge base it pinned when it began, on every incarnation.
+void load_pinned_provider(run_state_t& st) {
+  if (!st.rt->versions || st.journal.r.kind != "goal")
+    return;
+  auto version = evolve::pinned_version(st.journal.r.spec, evolve::artefact::knowledge_base);
+  if (version == evolve::config_version)
+    return;
+  st.provider = st.rt->versions->provider(version);
+  if (!st.provider)
+    st.provider_error = fmt::format("the run pinned knowledge base {}, which this node does not "
+                                    "have",
+                                    version);
+}
+
 run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, runtime_ptr rt,
                                       run r, std::vector<step> steps) {
   self->state.rt = std::move(rt);
@@ -419,6 +436,7 @@ run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, r
                                   std::function<void()>{[source] { source->request_stop(); }});
   self->state.journal.init(*self->state.rt, std::move(r), std::move(steps));
   load_own_policy(self->state);
+  load_pinned_provider(self->state);
   return {
     [=](create_atom) -> caf::result<kernel_reply> {
       create(self);

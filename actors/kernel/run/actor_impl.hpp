@@ -58,6 +58,9 @@ struct run_state_t {
   /// A fork's own policy (docs/fork.md), loaded from its spec once per actor; null: the node's.
   std::shared_ptr<const policy::policy_set> own_policy;
   std::string own_policy_error; // the fork's policy no longer loads: its next action fails
+  /// The provider of the versions the run pinned when it began (actors/evolve/versions.hpp).
+  model_provider_ptr provider;
+  std::string provider_error; // a pinned version this node does not have: the run fails
   static inline const char* name = "sreh.run";
 };
 
@@ -66,6 +69,11 @@ using self_ptr = run_actor::stateful_pointer<run_state_t>;
 /// The policy that decides on the run's actions: a fork's own, else the node's.
 [[nodiscard]] inline const policy::policy_set& policy_of(const run_state_t& st) {
   return st.own_policy ? *st.own_policy : st.rt->policy;
+}
+
+/// The provider that decides the run's next step: that of its pinned versions.
+[[nodiscard]] inline model_provider& provider_of(const run_state_t& st) {
+  return st.provider ? *st.provider : *st.rt->provider;
 }
 
 /// Journals what changed and commits; `next` says what to do once it is durable.
