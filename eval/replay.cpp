@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
 #include <future>
 #include <map>
@@ -343,6 +344,15 @@ expected<replay_report> replay(const recording& rec, const config::node_config& 
   out.recorded_end = journal::end_of(rec.r);
   out.replayed_end = journal::end_of(**run);
   out.same_end = out.recorded_end == out.replayed_end;
+  out.recorded_succeeded = rec.r.state == run_state::succeeded;
+  out.replayed_succeeded = (*run)->state == run_state::succeeded;
+  auto tool_steps = [](const std::vector<step>& xs) {
+    return static_cast<std::int64_t>(
+      std::count_if(xs.begin(), xs.end(), [](const step& x) { return x.kind == step_kind::tool; }));
+  };
+  out.recorded_tool_steps = tool_steps(rec.steps);
+  out.replayed_tool_steps = tool_steps(*steps);
+  out.misses = static_cast<std::int64_t>(t->misses().size());
   for (auto& m : t->misses())
     out.notes.push_back("the replay asked for " + m);
   for (auto& p : follower.problems())

@@ -50,6 +50,9 @@ struct replay_report {
   std::int64_t same_request_hashes = 0;   // reason steps whose assembled request hashed the same
   std::string recorded_end, replayed_end; // "succeeded: <conclusion>", "failed: <error>"
   bool same_end = false;
+  bool recorded_succeeded = false, replayed_succeeded = false;
+  std::int64_t recorded_tool_steps = 0, replayed_tool_steps = 0;
+  std::int64_t misses = 0; // calls and checks the replay asked for that the recording has not
   std::int64_t first_divergence = 0; // the first step that differs; 0 = none
   std::vector<std::string> notes;    // approvals decided as recorded, what could not be matched
   double wall_ms = 0;

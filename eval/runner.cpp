@@ -70,6 +70,7 @@ expected<ev::run_record> read_run(net::node_parts& n, const std::string& run_id)
       return sreh::error{errc::internal, "run " + run_id + ": " + q.error().message};
     rec.quality = std::move(*q);
   }
+  rec.journal = *steps;
   for (auto& s : *steps) {
     auto decision = json::parse_object(s.decision);
     if (s.kind == step_kind::conclude) {
@@ -247,6 +248,7 @@ ev::scenario_score run_scenario_file(const std::string& file, const eval_options
   if (!run)
     return fail("cannot read the run: " + run.error().message);
   auto row = ev::score(expect, *run, read_world(*world, *probe));
+  row.journal = std::move(run->journal);
   row.id = id;
   row.file = file;
   for (auto& p : follower.problems())

@@ -35,6 +35,7 @@ struct run_record {
   std::string conclusion;         // the readable summary
   std::string detail;             // `decision.detail` of the conclusion step ("" without one)
   std::vector<step_record> steps; // tool steps, in order
+  std::vector<step> journal;      // every step as journaled (the evolution gate compares them)
   std::int64_t approvals_requested = 0;
   /// How well it reasoned (core/quality), as the kernel stored it when the run ended; none for a
   /// run that did not end.
@@ -94,6 +95,7 @@ struct scenario_score {
   double wall_ms = 0;                             // filled by the runner
   std::string conclusion;
   std::optional<quality::score> quality; // the run's reasoning quality (none: it never ran)
+  std::vector<step> journal;             // the run's steps (none: it never ran)
 };
 
 /// Scores a finished run against the scenario's expectation.

@@ -2,9 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -14,6 +12,7 @@
 #include "app/serve/plugins.hpp"
 #include "app/serve/serve.hpp"
 #include "core/base/logger.hpp"
+#include "eval/evolve.hpp"
 #include "eval/report.hpp"
 #include "eval/runner.hpp"
 
@@ -21,7 +20,6 @@ namespace sreh::app {
 
 namespace {
 
-namespace fs = std::filesystem;
 namespace ev = sreh::eval;
 
 constexpr const char* eval_usage =
@@ -81,46 +79,6 @@ int parse_args(int argc, char** argv, eval_args& out) {
   return 0;
 }
 
-/// True when the file has a top-level `scenario:` key (worlds and other YAML do not).
-bool looks_like_scenario(const fs::path& p) {
-  std::ifstream in{p};
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("scenario:", 0) == 0 || line.rfind("scenario :", 0) == 0)
-      return true;
-  return false;
-}
-
-/// DIRs expand to the scenario files anywhere under them (sorted by path), skipping folders
-/// named `worlds` (world files referenced by scenarios); FILEs stay as given.
-std::vector<std::string> scenario_files(const std::vector<std::string>& paths) {
-  std::vector<std::string> out;
-  for (auto& p : paths) {
-    std::error_code ec;
-    if (!fs::is_directory(p, ec)) {
-      out.push_back(p);
-      continue;
-    }
-    std::vector<std::string> found;
-    fs::recursive_directory_iterator it{p, ec}, end;
-    for (; !ec && it != end; it.increment(ec)) {
-      auto& e = *it;
-      if (e.is_directory() && e.path().filename() == "worlds") {
-        it.disable_recursion_pending();
-        continue;
-      }
-      if (e.is_regular_file() && e.path().extension() == ".yaml" && looks_like_scenario(e.path()))
-        found.push_back(e.path().string());
-    }
-    std::sort(found.begin(), found.end());
-    if (found.empty())
-      std::fprintf(stderr, "sreh eval: %s: no scenario files (*.yaml with a 'scenario:' key)\n",
-                   p.c_str());
-    out.insert(out.end(), found.begin(), found.end());
-  }
-  return out;
-}
-
 void print_progress(std::size_t i, std::size_t n, const ev::scenario_score& s) {
   auto name = s.id.empty() ? s.file : s.id;
   std::fprintf(stderr, "[%zu/%zu] %-36s %s  %lld steps, %lld approvals, quality %s, %.0f ms\n", i,
@@ -173,7 +131,11 @@ int eval_command(int argc, char** argv) {
     info.config = args.config_file;
     args.opts.make_provider = [regs, model]() { return regs->providers.make(model); };
   }
-  auto files = scenario_files(args.paths);
+  std::vector<std::string> empty;
+  auto files = ev::scenario_files(args.paths, &empty);
+  for (const auto& p : empty)
+    std::fprintf(stderr, "sreh eval: %s: no scenario files (*.yaml with a 'scenario:' key)\n",
+                 p.c_str());
   if (files.empty())
     return eval_usage_error("no scenario files found");
   std::fprintf(stderr, "sreh eval: %zu scenario(s), mode %s, model route %s, knowledge base %s\n",

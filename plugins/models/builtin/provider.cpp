@@ -31,4 +31,12 @@ expected<actors::model_provider_ptr> make_builtin_reasoner(const std::string& kb
   return actors::model_provider_ptr{std::make_shared<builtin_reasoner>(std::move(*kb))};
 }
 
+expected<actors::model_provider_ptr> make_builtin_reasoner_from_text(std::string_view yaml,
+                                                                     std::string_view source) {
+  auto kb = reasoner::parse_knowledge_base(yaml, source);
+  if (!kb)
+    return kb.error();
+  return actors::model_provider_ptr{std::make_shared<builtin_reasoner>(std::move(*kb))};
+}
+
 } // namespace sreh::plugins

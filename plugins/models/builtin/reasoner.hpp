@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "actors/gateway/model_provider.hpp"
 #include "core/base/expected.hpp"
@@ -64,5 +65,9 @@ namespace sreh::plugins {
 /// the readable summary.
 [[nodiscard]] expected<actors::model_provider_ptr>
 make_builtin_reasoner(const std::string& kb_path_or_empty);
+/// The same over knowledge-base text (an evolution candidate's body); errors read
+/// `SOURCE:LINE:COLUMN: path: what is wrong`.
+[[nodiscard]] expected<actors::model_provider_ptr>
+make_builtin_reasoner_from_text(std::string_view yaml, std::string_view source);
 
 } // namespace sreh::plugins
