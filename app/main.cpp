@@ -53,6 +53,12 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
                           another policy or with an amended tool result; --wait compares it
   compare RUN [--with RUN]
                           a fork's steps beside the original's: where they diverge and why
+  evolve propose FILE [--reason TEXT] [--wait]
+                          a candidate knowledge base: run on the scenario suites and replayed
+                          over recent runs against the current one; refused when anything regresses
+  evolve status [CANDIDATE] | promote CANDIDATE [--comment T] | rollback
+                          the candidates and their reports; approve a promotion (not your own);
+                          restore the version the current one replaced
   approvals [--state S] [--run RUN]
                           list approvals (default: pending)
   approve APPROVAL [--comment TEXT]
@@ -118,7 +124,7 @@ int main(int argc, char** argv) {
       cmd == "approvals" || cmd == "approve" || cmd == "deny" || cmd == "nodes" || cmd == "tools" ||
       cmd == "models" || cmd == "templates" || cmd == "flows" || cmd == "flow" || cmd == "works" ||
       cmd == "work" || cmd == "sandbox" || cmd == "memory" || cmd == "postmortem" ||
-      cmd == "fork" || cmd == "compare")
+      cmd == "fork" || cmd == "compare" || cmd == "evolve")
     return sreh::app::run_client_command(cmd, argc - 2, argv + 2);
   std::fprintf(stderr, "sreh: unknown command '%s'\n\n%s", cmd.c_str(), usage);
   return 2;

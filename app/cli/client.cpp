@@ -60,6 +60,8 @@ int run_client_command(const std::string& cmd, int argc, char** argv) {
     return sandbox(argc, argv);
   if (cmd == "memory")
     return memory(argc, argv);
+  if (cmd == "evolve")
+    return evolve(argc, argv);
   return usage_error("unknown command '" + cmd + "'");
 }
 

@@ -65,6 +65,8 @@ namespace sreh::app::cli {
 [[nodiscard]] int sandbox(int argc, char** argv);
 
 // memory.cpp
+/// `sreh evolve propose FILE|status [ID]|promote ID|rollback`: the evolution gate.
+[[nodiscard]] int evolve(int argc, char** argv);
 /// `sreh memory search|add|show|edit|rollback|rm`: long-term memory.
 [[nodiscard]] int memory(int argc, char** argv);
 

@@ -17,6 +17,7 @@
 #include "actors/tools/tool.hpp"
 #include "app/cli/cluster_check.hpp"
 #include "app/serve/banner.hpp"
+#include "app/serve/evolve_setup.hpp"
 #include "app/serve/node_setup.hpp"
 #include "app/serve/plugins.hpp"
 #include "config/flows/flow_file.hpp"
@@ -255,17 +256,26 @@ int serve_command(int argc, char** argv) {
   if (!tokens)
     return fail(tokens.error().message);
   const char* scheme = tls ? "https" : "http";
-  auto parts = net::node_parts::start(*cfg, tools, std::move(setup->policy), provider);
+  auto versions = make_versions(*cfg, provider);
+  auto policy = setup->policy;                     // the evolution gate replays runs under it
+  std::unique_ptr<actors::candidate_service> gate; // outlives the parts, whose child it runs
+  auto parts =
+    net::node_parts::start(*cfg, tools, std::move(setup->policy), provider, {}, versions);
   if (!parts)
     return fail(parts.error().message);
   auto& n = **parts;
+  auto started_gate = start_gate(n, regs, *cfg, std::move(policy), versions);
+  if (!started_gate)
+    return fail(started_gate.error().message);
+  gate = std::move(*started_gate);
   const bool api = !cfg->cluster.topo || cfg->cluster.topo->find(cfg->node_id)->has_role("api");
   // The front is a child of the node's supervision tree: restarted on the same port should its
   // io loop fail, stopped (before the kernel) when the node stops.
   auto http = std::make_shared<net::http_front>(
     net::server_context{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens, api,
                         n.relay(), n.feed(), &n.tools(), with_model_routes(regs.routes, provider),
-                        &n.tree(), &n.metrics(), n.works(), tls, &n.memory(), &n.postmortems()},
+                        &n.tree(), &n.metrics(), n.works(), tls, &n.memory(), &n.postmortems(),
+                        gate.get()},
     host, port);
   if (!api)
     log->info("no api role: serving only /healthz, /readyz, /v1/stats, /v1/actors and "

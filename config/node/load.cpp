@@ -231,6 +231,20 @@ void read_works(reader& r, const entry& e, node_config& cfg) {
   }
 }
 
+void read_evolve(reader& r, const entry& e, node_config& cfg) {
+  for (const auto& x : r.entries(e, {"suites", "replay_last", "approvals", "mode"}))
+    if (x.key == "suites") {
+      cfg.evolve.suites.clear();
+      for (const auto& item : r.non_empty_items(x))
+        cfg.evolve.suites.push_back(read_path(r, item, cfg.source));
+    } else if (x.key == "replay_last")
+      cfg.evolve.replay_last = r.integer(x, 0, 500);
+    else if (x.key == "approvals")
+      cfg.evolve.approvals = r.integer(x, 1, 9);
+    else
+      cfg.evolve.mode = r.one_of(x, {"autonomous", "review"});
+}
+
 /// A top-level key of the node config and its reader.
 struct own_section {
   std::string_view name;
@@ -272,6 +286,7 @@ constexpr own_section own_sections[] = {
        else
          cfg.memory.postmortems = r.boolean(x);
    }},
+  {"evolve", read_evolve},
   {"tls", read_tls},
   {"models",
    [](reader& r, const entry& e, node_config& cfg) { read_models(r, e, cfg.source, cfg.model); }},

@@ -200,6 +200,19 @@ struct memory_config {
   bool postmortems = true;
 };
 
+/// The evolution gate (docs/evolve.md): what a candidate is evaluated on, and who promotes it.
+struct evolve_config {
+  /// Scenario files and folders every candidate runs (`evolve.suites`), relative to the config
+  /// file.
+  std::vector<std::string> suites;
+  /// The newest succeeded goal runs replayed under a candidate (`evolve.replay_last`, 0..500).
+  std::int64_t replay_last = 20;
+  /// Distinct approvers a promotion needs, never the proposer (`evolve.approvals`, 1..9).
+  std::int64_t approvals = 1;
+  /// The policy mode the scenarios run in (`evolve.mode`: autonomous | review).
+  std::string mode = "autonomous";
+};
+
 /// Flows (docs/flows.md): runbooks as steps, loaded from `flows: DIR`.
 struct flows_config {
   /// A folder of flow files (*.yaml), relative to the config file; "" = none.
@@ -229,6 +242,7 @@ struct node_config {
   works_config works;
   flows_config flows;
   memory_config memory;
+  evolve_config evolve;
   tls_config tls;
   /// The plugins' sections (config/node/sections.hpp), by path, each the plugin's settings
   /// type: those the file has. Read them with `section<T>()`.

@@ -44,6 +44,7 @@ struct http_server::impl {
     add_work_routes(core->routes, core->ctx);
     add_memory_routes(core->routes, core->ctx);
     add_postmortem_routes(core->routes, core->ctx);
+    add_candidate_routes(core->routes, core->ctx);
     add_metrics_route(core->routes, core->ctx);
     for (const auto& group : core->ctx.routes)
       group(core->routes, core->ctx);

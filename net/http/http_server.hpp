@@ -24,6 +24,7 @@ namespace sreh::actors {
 class tool_registry;
 class memory_service;
 class postmortem_service;
+class candidate_service;
 } // namespace sreh::actors
 
 namespace sreh::net {
@@ -70,6 +71,8 @@ struct server_context {
   actors::memory_service* memory = nullptr;
   /// Postmortems of finished runs (null: the postmortem route answers 503).
   actors::postmortem_service* postmortems = nullptr;
+  /// The evolution gate (null: the candidate routes answer 503).
+  actors::candidate_service* candidates = nullptr;
 };
 
 /// The Beast HTTP/1.1 server: REST under /v1, SSE streams, /healthz, /readyz. Runs its own

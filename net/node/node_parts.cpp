@@ -54,7 +54,8 @@ chosen_tools(const config::node_config& cfg, std::shared_ptr<actors::tool_regist
 expected<std::unique_ptr<node_parts>>
 node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
                   policy::policy_set policy, actors::model_provider_ptr provider,
-                  const tool_decorator& decorate) {
+                  const tool_decorator& decorate,
+                  std::shared_ptr<const actors::version_registry> versions) {
   std::unique_ptr<node_parts> p{new node_parts(cfg)};
   std::error_code ec;
   std::filesystem::create_directories(cfg.data_dir, ec);
@@ -117,6 +118,7 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
                                    std::move(provider), p->clock_, p->ids_);
   p->node_->use_metrics(p->metrics_);
   p->node_->use_hub(p->hub_, world);
+  p->node_->use_versions(std::move(versions));
   if (auto err = p->node_->start())
     return err;
   flow_kernel->kernel = &p->node_->kernel();

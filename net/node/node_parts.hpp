@@ -19,6 +19,10 @@
 #include "persistence/store/group_writer.hpp"
 #include "persistence/store/store.hpp"
 
+namespace sreh::actors {
+class version_registry;
+}
+
 namespace sreh::net {
 
 /// The store `s` names: SQLite (created when absent) or PostgreSQL.
@@ -39,7 +43,8 @@ class node_parts {
   [[nodiscard]] static expected<std::unique_ptr<node_parts>>
   start(const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
         policy::policy_set policy, actors::model_provider_ptr provider,
-        const tool_decorator& decorate = {});
+        const tool_decorator& decorate = {},
+        std::shared_ptr<const actors::version_registry> versions = {});
   ~node_parts();
 
   actors::kernel_api& kernel() { return node_->kernel(); }

@@ -81,18 +81,6 @@ std::string memory_body(const memory::entry& e) {
   return item_body("memory", e, [](json::writer& w, const auto& x) { memory::write_json(w, x); });
 }
 
-/// The body as a JSON object, or the problem naming what is wrong with it.
-std::variant<rapidjson::Document, reply>
-memory_request_body(server_context& ctx, const request& req, const char* shape) {
-  if (req.body.empty())
-    return problem(400, "invalid-argument", std::string{"a JSON body "} + shape + " is required",
-                   req);
-  auto doc = json::parse_object(req.body, static_cast<int>(ctx.cfg.limits.max_json_depth));
-  if (!doc)
-    return problem(doc.error(), req);
-  return std::move(*doc);
-}
-
 reply reply_entry(const expected<memory::entry>& e, int status, const request& req) {
   if (!e)
     return problem(e.error(), req);
@@ -115,7 +103,7 @@ reply search_memory(actors::memory_service& m, const request& req) {
 }
 
 reply add_memory(server_context& ctx, actors::memory_service& m, const request& req) {
-  auto doc = memory_request_body(ctx, req, R"({"kind", "text", "labels"?, "entities"?})");
+  auto doc = request_object(ctx, req, R"({"kind", "text", "labels"?, "entities"?})");
   if (auto* bad = std::get_if<reply>(&doc))
     return std::move(*bad);
   auto d = memory::read_draft(std::get<rapidjson::Document>(doc));
@@ -128,7 +116,7 @@ reply edit_memory(server_context& ctx, actors::memory_service& m, const request&
   const auto& id = req.params.at("id");
   if (auto bad = check_memory_id(req, id))
     return std::move(*bad);
-  auto doc = memory_request_body(ctx, req, R"({"text"?, "labels"?, "entities"?})");
+  auto doc = request_object(ctx, req, R"({"text"?, "labels"?, "entities"?})");
   if (auto* bad = std::get_if<reply>(&doc))
     return std::move(*bad);
   auto p = memory::read_patch(std::get<rapidjson::Document>(doc));
@@ -141,7 +129,7 @@ reply roll_back_memory(server_context& ctx, actors::memory_service& m, const req
   const auto& id = req.params.at("id");
   if (auto bad = check_memory_id(req, id))
     return std::move(*bad);
-  auto doc = memory_request_body(ctx, req, R"({"version": N})");
+  auto doc = request_object(ctx, req, R"({"version": N})");
   if (auto* bad = std::get_if<reply>(&doc))
     return std::move(*bad);
   const auto& body = std::get<rapidjson::Document>(doc);

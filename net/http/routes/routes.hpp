@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
@@ -134,6 +135,14 @@ void add_postmortem_routes(router& r, server_context& ctx);
 /// `{"run": ...}` and a Location, 200 when the idempotency key named the same run, 422 when it
 /// named a run of another goal or flow with other inputs.
 void submit_run(server_context& ctx, const request& req, responder res, goal_request run);
+/// The request's body as a JSON object (at most limits.max_json_depth deep); a 400 naming the
+/// expected `shape` when it is empty, the parse error when it is not an object.
+[[nodiscard]] std::variant<rapidjson::Document, reply>
+request_object(server_context& ctx, const request& req, const char* shape);
+/// GET and POST /v1/candidates, GET /v1/candidates/{id}, POST /v1/candidates/{id}/promote and
+/// POST /v1/candidates/rollback: the evolution gate (503 when server_context::candidates is
+/// null).
+void add_candidate_routes(router& r, server_context& ctx);
 /// The `limit` query parameter (1..500): nothing when absent; `bad` set when malformed.
 [[nodiscard]] std::optional<int> read_limit(const request& req, std::optional<reply>& bad);
 

@@ -271,6 +271,17 @@ std::optional<reply> read_idempotency_key(const request& req, std::string& key) 
   return std::nullopt;
 }
 
+std::variant<rapidjson::Document, reply> request_object(server_context& ctx, const request& req,
+                                                        const char* shape) {
+  if (req.body.empty())
+    return problem(400, "invalid-argument", std::string{"a JSON body "} + shape + " is required",
+                   req);
+  auto doc = json::parse_object(req.body, static_cast<int>(ctx.cfg.limits.max_json_depth));
+  if (!doc)
+    return problem(doc.error(), req);
+  return std::move(*doc);
+}
+
 std::optional<int> read_limit(const request& req, std::optional<reply>& bad) {
   const auto* l = req.param("limit");
   if (l == nullptr)

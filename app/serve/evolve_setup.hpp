@@ -1,0 +1,27 @@
+#pragma once
+// The evolution gate of a serving node (docs/evolve.md): the versions its runs pin, and the
+// candidate service whose evaluator runs the scenario suites and replays under a candidate.
+
+#include <memory>
+
+#include "actors/evolve/candidate_service.hpp"
+#include "actors/evolve/versions.hpp"
+#include "app/serve/plugins.hpp"
+#include "config/node/node_config.hpp"
+#include "core/policy/policy.hpp"
+#include "net/node/node_parts.hpp"
+
+namespace sreh::app {
+
+/// The node's versions: the config's provider, and knowledge-base versions when it reasons with
+/// the builtin reasoner.
+[[nodiscard]] std::shared_ptr<actors::version_registry>
+make_versions(const config::node_config& cfg, actors::model_provider_ptr provider);
+
+/// The candidate service over node `n`, loaded (its promoted versions current again) and its
+/// evaluator supervised by the node. `regs` and `cfg` must outlive it.
+[[nodiscard]] expected<std::unique_ptr<actors::candidate_service>>
+start_gate(net::node_parts& n, const node_registries& regs, const config::node_config& cfg,
+           policy::policy_set policy, std::shared_ptr<actors::version_registry> versions);
+
+} // namespace sreh::app
