@@ -53,10 +53,11 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
                           another policy or with an amended tool result; --wait compares it
   compare RUN [--with RUN]
                           a fork's steps beside the original's: where they diverge and why
-  evolve propose FILE [--reason TEXT] [--wait]
-                          a candidate knowledge base: run on the scenario suites and replayed
-                          over recent runs against the current one; refused when anything regresses
-  evolve status [CANDIDATE] | promote CANDIDATE [--comment T] | rollback
+  evolve propose FILE [--kind knowledge_base|policy] [--reason TEXT] [--wait]
+                          a candidate knowledge base or policy: run on the scenario suites and
+                          replayed over recent runs against the current one; refused when anything
+                          regresses
+  evolve status [CANDIDATE] | promote CANDIDATE [--comment T] | rollback [--kind K]
                           the candidates and their reports; approve a promotion (not your own);
                           restore the version the current one replaced
   approvals [--state S] [--run RUN]

@@ -28,15 +28,17 @@ using provider_maker = std::function<expected<actors::model_provider_ptr>()>;
 struct gate_inputs {
   std::string base_version, candidate_version; // names for the report ("config", "cnd_...")
   provider_maker base, candidate;              // the two versions' reasoners, one per node
-  std::vector<std::string> suites;             // scenario files and directories
-  std::string mode = "autonomous";             // the scenarios' policy mode
+  /// The two versions' policies for the scenarios (null: the policy of `mode`).
+  std::shared_ptr<const policy::policy_set> base_policy, candidate_policy;
+  std::vector<std::string> suites; // scenario files and directories
+  std::string mode = "autonomous"; // the scenarios' policy mode
   /// The recent runs to replay: the newest succeeded goal runs of `store`, at most this many.
   std::int64_t replay_last = 20;
   persistence::store* store = nullptr; // null: no replays
   const config::node_config* cfg = nullptr;
   /// The node's tools, a fresh registry per replay (a replay's node adds its own to it).
   std::function<std::shared_ptr<actors::tool_registry>()> make_tools;
-  policy::policy_set policy;
+  policy::policy_set policy; // the replays', unless candidate_policy is set
   /// Set when the node stops: the evaluation ends after the scenario or run in progress.
   const std::atomic<bool>* cancel = nullptr;
   /// Told of each scenario or run as it is evaluated ("scenario 3/12 ...").
@@ -50,9 +52,9 @@ struct gate_verdict {
 };
 
 /// Evaluates the candidate. A scenario regresses when it passes under the base and fails under
-/// the candidate, proposes more unsafe actions, or loses more than `quality_slack` points of
-/// reasoning quality; a replayed run regresses when it succeeded as recorded and does not under
-/// the candidate although every call it made was answered from the recording. Blocks for as
+/// the candidate, proposes or executes more unsafe actions, or loses more than `quality_slack`
+/// points of reasoning quality; a replayed run regresses when it succeeded as recorded and does not
+/// under the candidate although every call it made was answered from the recording. Blocks for as
 /// long as the suites and replays take.
 [[nodiscard]] gate_verdict evaluate_candidate(const gate_inputs& in);
 

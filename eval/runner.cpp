@@ -154,8 +154,8 @@ expected<std::string> submit(net::node_parts& n, const sb::scenario& sc,
   return r->run_id;
 }
 
-/// Approves every approval `run_id` asks for (review mode) until it ends; cancels it at the
-/// deadline. Returns "" or what went wrong.
+/// Approves every approval `run_id` asks for (review mode, or a policy of its own) until it ends;
+/// cancels it at the deadline. Returns "" or what went wrong.
 std::string follow(net::node_parts& n, run_follower& f, const std::string& run_id,
                    const eval_options& opts) {
   auto deadline = steady::now() + opts.run_timeout;
@@ -169,7 +169,7 @@ std::string follow(net::node_parts& n, run_follower& f, const std::string& run_i
     }
     for (const auto& requested : approvals) {
       const auto& id = requested.id;
-      if (opts.mode != "review") {
+      if (opts.mode != "review" && !opts.policy) {
         f.note("approval " + id + " requested in " + opts.mode + " mode: left undecided");
         continue;
       }
@@ -177,7 +177,8 @@ std::string follow(net::node_parts& n, run_follower& f, const std::string& run_i
       v.by = "eval-approver";
       v.role = "approver";
       v.approve = true;
-      v.comment = "approved by sreh eval --mode review";
+      v.comment =
+        opts.policy ? "approved by the evaluation" : "approved by sreh eval --mode review";
       v.at = n.clock().now_us();
       n.kernel().decide(id, std::move(v), [&f, id](expected<approval> r) {
         if (!r)
@@ -223,6 +224,8 @@ ev::scenario_score run_scenario_file(const std::string& file, const eval_options
   policy::policy_set policy;
   policy.default_mode = *mode;
   policy.version = "eval:" + opts.mode;
+  if (opts.policy)
+    policy = *opts.policy;
   actors::tool_registry sandbox_tools;
   sb::add_sandbox_tools(sandbox_tools, world);
   auto tools = std::make_shared<actors::tool_registry>();

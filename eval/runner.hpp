@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "actors/gateway/model_provider.hpp"
+#include "core/policy/policy.hpp"
 #include "eval/score.hpp"
 
 namespace sreh::eval {
@@ -15,6 +17,9 @@ struct eval_options {
   /// Makes the model route the runs reason with, one per scenario's node (`sreh eval --config`:
   /// the config's model section); none = the builtin reasoner with `kb`.
   std::function<expected<actors::model_provider_ptr>()> make_provider;
+  /// The policy the runs act under instead of the one of `mode` (the evolution gate's: a
+  /// candidate policy and the current one); its approvals are approved as in review mode.
+  std::shared_ptr<const policy::policy_set> policy;
   /// A run that has not ended by then is cancelled and fails (a guard, not a pace: runs end
   /// in well under a second).
   std::chrono::seconds run_timeout{120};

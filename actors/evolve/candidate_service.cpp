@@ -185,10 +185,9 @@ expected<candidate> candidate_service::propose(evolve::artefact kind, std::strin
   if (reason.size() > max_reason_bytes)
     return sreh::error{errc::invalid_argument, fmt::format("reason: {} bytes, at most {}",
                                                            reason.size(), max_reason_bytes)};
-  if (auto made = versions_->make(kind, body, "body"); !made)
-    return sreh::error{made.error().code == errc::conflict ? errc::conflict
-                                                           : errc::invalid_argument,
-                       made.error().message};
+  if (auto err = versions_->check(kind, body, "body"))
+    return sreh::error{err.code == errc::conflict ? errc::conflict : errc::invalid_argument,
+                       err.message};
   std::lock_guard<std::mutex> lock{mu_};
   auto sha = sha256_hex(body);
   auto all = store_.list_candidates(500);

@@ -77,9 +77,9 @@ caf::result<kernel_reply> fork_run(kernel_self self, journal::fork_request& req)
       if (r.budget.deadline_us > 0) // as long as the original had, from now
         r.budget.deadline_us = now + (from.budget.deadline_us - from.created_at);
       // The fork decides with the versions its original pinned: the two differ by its edits.
-      constexpr auto kb = evolve::artefact::knowledge_base;
-      r.spec =
-        evolve::pin_version(journal::fork_spec(req), kb, evolve::pinned_version(from.spec, kb));
+      r.spec = journal::fork_spec(req);
+      for (auto kind : evolve::all_artefacts)
+        r.spec = evolve::pin_version(r.spec, kind, evolve::pinned_version(from.spec, kind));
       auto steps = journal::forked_steps(src.steps, req, r.id);
       r.steps = static_cast<std::int64_t>(steps.size());
       rt.log->info("run {}: forked from run {} at step {} ({} recorded steps, {} amended{})", r.id,

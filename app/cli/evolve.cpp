@@ -104,8 +104,9 @@ int list_candidates(const options& o) {
   if (!doc)
     return code;
   auto st = make_style();
-  std::printf("current knowledge base: %s\n\n",
-              st.bold(str(member(*doc, "current"), "knowledge_base")).c_str());
+  std::printf("current knowledge base: %s, policy: %s\n\n",
+              st.bold(str(member(*doc, "current"), "knowledge_base")).c_str(),
+              st.bold(str(member(*doc, "current"), "policy")).c_str());
   std::printf("%s\n", st.bold(fmt::format("{:<30}  {:<17}  {:<12}  {:<20}  {}", "CANDIDATE",
                                           "STATE", "PROPOSER", "PROPOSED", "REGRESSIONS"))
                         .c_str());
@@ -138,7 +139,8 @@ int wait_for(const options& o, const std::string& id, int timeout_s) {
 
 int propose(const options& o) {
   if (o.positional.size() != 1)
-    return usage_error("evolve propose takes exactly one FILE (the new knowledge base)");
+    return usage_error("evolve propose takes exactly one FILE (a new knowledge base, or a policy "
+                       "with --kind policy)");
   auto text = config::yaml::read_text_file(o.positional[0]);
   if (!text)
     return usage_error(text.error().message);
@@ -182,7 +184,7 @@ int evolve(int argc, char** argv) {
     return propose(*o);
   if (sub == "rollback") {
     if (!o->positional.empty())
-      return usage_error("evolve rollback takes no arguments ([--kind knowledge_base])");
+      return usage_error("evolve rollback takes no arguments ([--kind knowledge_base|policy])");
     std::string body =
       json::object("kind", o->value("kind") ? *o->value("kind") : "knowledge_base");
     int code = exit_ok;

@@ -1,5 +1,6 @@
 #include "app/serve/evolve_setup.hpp"
 
+#include "config/policy/policy_config.hpp"
 #include "core/base/logger.hpp"
 #include "eval/evolve.hpp"
 #include "plugins/models/builtin/reasoner.hpp"
@@ -7,37 +8,64 @@
 namespace sreh::app {
 
 std::shared_ptr<actors::version_registry> make_versions(const config::node_config& cfg,
-                                                        actors::model_provider_ptr provider) {
+                                                        actors::model_provider_ptr provider,
+                                                        policy::policy_set policy) {
   actors::version_registry::kb_maker make;
   if (cfg.model.provider == "builtin")
     make = [](std::string_view body, std::string_view source) {
       return plugins::make_builtin_reasoner_from_text(body, source);
     };
   auto name = provider->name();
-  return std::make_shared<actors::version_registry>(std::move(provider), std::move(name),
-                                                    std::move(make));
+  return std::make_shared<actors::version_registry>(
+    std::move(provider), std::move(name), std::move(make),
+    std::make_shared<const policy::policy_set>(std::move(policy)),
+    [](std::string_view body, std::string_view source) {
+      return config::load_request_policy(std::string{body}, std::string{source});
+    });
 }
 
 namespace {
 
-/// Evaluates a candidate with eval::evaluate_candidate: the node's suites, then its recent runs.
-actors::gate_fn gate_of(net::node_parts& n, const node_registries& regs,
-                        const config::node_config& cfg, policy::policy_set policy,
-                        std::shared_ptr<actors::version_registry> versions) {
-  auto* store = &n.store();
-  return [store, &regs, &cfg, policy = std::move(policy), versions](
-           const evolve::candidate& c, const std::string& base, const std::atomic<bool>& cancel) {
-    eval::gate_inputs in;
-    in.base_version = base;
-    in.candidate_version = c.id;
-    in.base = [versions, base]() -> expected<actors::model_provider_ptr> {
-      if (auto p = versions->provider(base))
-        return p;
-      return sreh::error{errc::not_found, "no version " + base + " on this node"};
-    };
+/// A version's provider or policy, or the error naming the version this node lacks.
+template <class T>
+expected<T> have(T x, const std::string& version) {
+  if (x)
+    return x;
+  return sreh::error{errc::not_found, "no version " + version + " on this node"};
+}
+
+/// The two versions compared: a knowledge base under the scenarios' mode policy, or a policy
+/// over the current knowledge base.
+void versions_of(eval::gate_inputs& in, const evolve::candidate& c, const std::string& base,
+                 const std::shared_ptr<actors::version_registry>& versions) {
+  if (c.kind == evolve::artefact::knowledge_base) {
+    in.base = [versions, base] { return have(versions->provider(base), base); };
     in.candidate = [body = c.body, id = c.id] {
       return plugins::make_builtin_reasoner_from_text(body, id);
     };
+    return;
+  }
+  auto kb = versions->current(evolve::artefact::knowledge_base);
+  in.base = in.candidate = [versions, kb] { return have(versions->provider(kb), kb); };
+  in.base_policy = versions->policy(base);
+  auto p = config::load_request_policy(c.body, c.id);
+  if (p)
+    in.candidate_policy = std::make_shared<const policy::policy_set>(std::move(*p));
+}
+
+/// Evaluates a candidate with eval::evaluate_candidate: the node's suites, then its recent runs.
+actors::gate_fn gate_of(net::node_parts& n, const node_registries& regs,
+                        const config::node_config& cfg,
+                        std::shared_ptr<actors::version_registry> versions) {
+  auto* store = &n.store();
+  return [store, &regs, &cfg, versions](const evolve::candidate& c, const std::string& base,
+                                        const std::atomic<bool>& cancel) {
+    eval::gate_inputs in;
+    in.base_version = base;
+    in.candidate_version = c.id;
+    versions_of(in, c, base, versions);
+    if (c.kind == evolve::artefact::policy && !in.candidate_policy)
+      return actors::gate_result{"null", {}, c.id + ": the policy no longer loads"};
     in.suites = cfg.evolve.suites;
     in.mode = cfg.evolve.mode;
     in.replay_last = cfg.evolve.replay_last;
@@ -49,7 +77,8 @@ actors::gate_fn gate_of(net::node_parts& n, const node_registries& regs,
         logger("evolve")->warn("replay tools: {}", made.error().message);
       return tools;
     };
-    in.policy = policy;
+    auto current = versions->policy(versions->current(evolve::artefact::policy));
+    in.policy = current ? *current : policy::policy_set{};
     in.cancel = &cancel;
     in.progress = [id = c.id](const std::string& what) {
       logger("evolve")->info("candidate {}: {}", id, what);
@@ -63,10 +92,10 @@ actors::gate_fn gate_of(net::node_parts& n, const node_registries& regs,
 
 expected<std::unique_ptr<actors::candidate_service>>
 start_gate(net::node_parts& n, const node_registries& regs, const config::node_config& cfg,
-           policy::policy_set policy, std::shared_ptr<actors::version_registry> versions) {
+           std::shared_ptr<actors::version_registry> versions) {
   actors::gate_settings settings;
   settings.approvals = cfg.evolve.approvals;
-  auto gate = gate_of(n, regs, cfg, std::move(policy), versions);
+  auto gate = gate_of(n, regs, cfg, versions);
   auto svc = std::make_unique<actors::candidate_service>(
     n.store(), n.writer(), n.clock(), n.ids(), std::move(versions), settings, std::move(gate));
   if (auto err = svc->load())

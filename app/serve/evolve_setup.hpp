@@ -13,15 +13,16 @@
 
 namespace sreh::app {
 
-/// The node's versions: the config's provider, and knowledge-base versions when it reasons with
-/// the builtin reasoner.
+/// The node's versions: the config's provider and policy; knowledge-base versions when it
+/// reasons with the builtin reasoner, policy versions always.
 [[nodiscard]] std::shared_ptr<actors::version_registry>
-make_versions(const config::node_config& cfg, actors::model_provider_ptr provider);
+make_versions(const config::node_config& cfg, actors::model_provider_ptr provider,
+              policy::policy_set policy);
 
 /// The candidate service over node `n`, loaded (its promoted versions current again) and its
 /// evaluator supervised by the node. `regs` and `cfg` must outlive it.
 [[nodiscard]] expected<std::unique_ptr<actors::candidate_service>>
 start_gate(net::node_parts& n, const node_registries& regs, const config::node_config& cfg,
-           policy::policy_set policy, std::shared_ptr<actors::version_registry> versions);
+           std::shared_ptr<actors::version_registry> versions);
 
 } // namespace sreh::app

@@ -256,15 +256,14 @@ int serve_command(int argc, char** argv) {
   if (!tokens)
     return fail(tokens.error().message);
   const char* scheme = tls ? "https" : "http";
-  auto versions = make_versions(*cfg, provider);
-  auto policy = setup->policy;                     // the evolution gate replays runs under it
+  auto versions = make_versions(*cfg, provider, setup->policy);
   std::unique_ptr<actors::candidate_service> gate; // outlives the parts, whose child it runs
   auto parts =
     net::node_parts::start(*cfg, tools, std::move(setup->policy), provider, {}, versions);
   if (!parts)
     return fail(parts.error().message);
   auto& n = **parts;
-  auto started_gate = start_gate(n, regs, *cfg, std::move(policy), versions);
+  auto started_gate = start_gate(n, regs, *cfg, versions);
   if (!started_gate)
     return fail(started_gate.error().message);
   gate = std::move(*started_gate);

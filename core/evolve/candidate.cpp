@@ -10,8 +10,9 @@ namespace sreh::evolve {
 
 namespace {
 
-constexpr std::array<std::pair<artefact, const char*>, 1> artefact_names{{
+constexpr std::array<std::pair<artefact, const char*>, 2> artefact_names{{
   {artefact::knowledge_base, "knowledge_base"},
+  {artefact::policy, "policy"},
 }};
 
 constexpr std::array<std::pair<candidate_state, const char*>, 7> state_names{{

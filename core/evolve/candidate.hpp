@@ -17,8 +17,11 @@
 
 namespace sreh::evolve {
 
-/// What a candidate replaces. The builtin reasoner's knowledge base is the one kind so far.
-enum class artefact { knowledge_base };
+/// What a candidate replaces: the builtin reasoner's knowledge base, or the node's policy.
+enum class artefact { knowledge_base, policy };
+
+/// Every kind, in the order the wire lists them.
+inline constexpr artefact all_artefacts[] = {artefact::knowledge_base, artefact::policy};
 
 /// evaluating → refused | failed | awaiting_approval → promoted → superseded | rolled_back.
 /// `failed`: the evaluation could not run (a scenario suite that does not load); `superseded`: a
@@ -39,10 +42,11 @@ enum class candidate_state {
 [[nodiscard]] std::optional<artefact> parse_artefact(std::string_view s);
 [[nodiscard]] std::optional<candidate_state> parse_candidate_state(std::string_view s);
 
-/// The version of an artefact the node's config gives (`model.kb`, or the embedded one).
+/// The version of an artefact the node's config gives (`model.kb` or the embedded knowledge
+/// base; `policy_file` or `policy_mode`).
 inline constexpr std::string_view config_version = "config";
 
-/// Largest body a candidate may have (a knowledge base is tens of KiB).
+/// Largest body a candidate may have (a knowledge base is tens of KiB, a policy less).
 inline constexpr std::size_t max_body_bytes = 1024 * 1024;
 
 struct candidate {
@@ -52,7 +56,7 @@ struct candidate {
   candidate_state state = candidate_state::evaluating;
   std::string proposer;
   std::string reason; // what the proposer says it changes
-  std::string body;   // the artefact's text (a knowledge-base YAML file)
+  std::string body;   // the artefact's text (a knowledge-base or policy YAML file)
   std::string sha256; // of the body
   /// The version it was evaluated against: `config_version` or a promoted candidate's id.
   std::string base{config_version};

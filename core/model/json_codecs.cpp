@@ -30,24 +30,23 @@ void write_flow_pin(writer& w, const std::string& spec) {
   w.EndObject();
 }
 
-/// `"versions": {"knowledge_base": "config" | "cnd_..."}`: what a goal run decides with, as its
+/// `"versions": {"knowledge_base", "policy"}` ("config" or "cnd_..."): what a goal run uses, as its
 /// spec pinned it when it began (core/evolve; no pin is the config's version).
 void write_versions(writer& w, const std::string& spec) {
-  w.Key("versions");
-  w.StartObject();
-  w.Key("knowledge_base");
   auto doc = spec.find("\"versions\"") != std::string::npos
                ? json::parse_object(spec)
                : expected<rapidjson::Document>{sreh::error{errc::not_found, ""}};
   const auto* versions = doc ? json::member(*doc, "versions") : nullptr;
-  const auto* kb =
-    versions && versions->IsObject() ? json::member(*versions, "knowledge_base") : nullptr;
-  if (kb != nullptr && kb->IsString()) {
-    str(w, {kb->GetString(), kb->GetStringLength()});
-    w.EndObject();
-    return;
+  w.Key("versions");
+  w.StartObject();
+  for (const char* kind : {"knowledge_base", "policy"}) {
+    const auto* v = versions && versions->IsObject() ? json::member(*versions, kind) : nullptr;
+    w.Key(kind);
+    if (v != nullptr && v->IsString())
+      str(w, {v->GetString(), v->GetStringLength()});
+    else
+      w.String("config");
   }
-  w.String("config");
   w.EndObject();
 }
 

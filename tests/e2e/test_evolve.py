@@ -14,7 +14,11 @@ chain, which verifies. Bad input: an empty body, a body that does not parse (its
 unknown kind or field, a malformed or unknown id, an operator or viewer promoting, a viewer
 proposing, the same body twice: each a clear 4xx and no candidate created.
 
-The candidates are the shipped knowledge base with one threshold changed (knowledge/).
+A policy candidate that makes the node autonomous, once promoted, lets a new run act without
+approval while a run started before waits under the review policy it pinned; one that freezes
+rollbacks is refused, naming the scenarios it breaks.
+
+The knowledge-base candidates are the shipped one with one threshold changed (knowledge/).
 """
 
 import os
@@ -143,7 +147,7 @@ def test_a_candidate_that_saves_steps_is_promoted_by_a_second_person_and_pins_ne
     with TempDir() as d:
         n = start(d)
         before, before_apr = waiting_run(n)  # started on the config's version, parked
-        assert n.run(before)["versions"] == {"knowledge_base": "config"}, n.run(before)
+        assert n.run(before)["versions"]["knowledge_base"] == "config", n.run(before)
         status, _, doc = propose(n, SAVES, who="alice", reason="stop investigating sooner")
         assert status == 202, (status, doc)
         cid = doc["candidate"]["id"]
@@ -169,7 +173,8 @@ def test_a_candidate_that_saves_steps_is_promoted_by_a_second_person_and_pins_ne
         assert doc["candidate"]["replaced"] == "config", doc
         assert current(n)[0] == cid
         after, _ = waiting_run(n)
-        assert n.run(after)["versions"] == {"knowledge_base": cid}, n.run(after)
+        assert n.run(after)["versions"] == {"knowledge_base": cid, "policy": "config"}, \
+            n.run(after)
         # kill -9 while both wait: each resumes on the version it pinned, the promotion stands.
         n.kill9()
         n.start()
@@ -192,6 +197,55 @@ def test_a_candidate_that_saves_steps_is_promoted_by_a_second_person_and_pins_ne
         assert code == 0, (code, out, err)
 
 
+AUTONOMOUS = "mode: autonomous\n"
+NO_ROLLBACKS = ("mode: autonomous\nrules:\n  - id: no-rollbacks\n    when: {tools: "
+                "[deploy.rollback]}\n    effect: deny\n    reason: rollbacks are frozen\n")
+
+
+def test_a_policy_candidate_governs_only_the_runs_started_after_its_promotion():
+    with TempDir() as d:
+        n = start(d)  # review mode: the rollback waits for a person
+        before, before_apr = waiting_run(n)
+        status, _, doc = n.json("POST", "/v1/candidates", {"kind": "policy", "body": AUTONOMOUS},
+                                token=tok("alice"))
+        assert status == 202, (status, doc)
+        cid = doc["candidate"]["id"]
+        c = evaluated(n, cid)
+        assert c["state"] == "awaiting_approval", (c["state"], c["regressions"], c["error"])
+        assert c["kind"] == "policy" and c["base"] == "config", c
+        status, _, doc = n.json("POST", f"/v1/candidates/{cid}/promote", {}, token=tok("bob"))
+        assert status == 200 and doc["candidate"]["state"] == "promoted", (status, doc)
+        status, _, doc = n.json("GET", "/v1/candidates")
+        assert doc["current"] == {"knowledge_base": "config", "policy": cid}, doc["current"]
+        # A run started now acts under the promoted policy: no approval, it just ends.
+        status, _, doc = n.json("POST", "/v1/goals", {"goal": GOAL,
+                                                      "labels": {"service": "frontend"}})
+        assert status == 201, (status, doc)
+        after = n.wait_run(doc["run"]["id"], timeout=60)
+        assert after["state"] == "succeeded", after
+        assert after["versions"] == {"knowledge_base": "config", "policy": cid}, after
+        status, _, doc = n.json("GET", f"/v1/approvals?run={after['id']}")
+        assert doc["approvals"] == [], doc
+        # The run started before still waits under the policy it pinned.
+        assert n.run(before)["state"] == "waiting", n.run(before)
+        assert n.run(before)["versions"]["policy"] == "config", n.run(before)
+        status, _, doc = n.json("POST", f"/v1/approvals/{before_apr}/decision",
+                                {"decision": "approve"}, token=tok("bob"))
+        assert status == 200, (status, doc)
+        assert approve_all(n, before)["state"] == "succeeded"
+        # A policy that freezes rollbacks breaks the scenarios whose remedy is one: refused.
+        status, _, doc = n.json("POST", "/v1/candidates", {"kind": "policy", "body": NO_ROLLBACKS},
+                                token=tok("alice"))
+        assert status == 202, (status, doc)
+        c = evaluated(n, doc["candidate"]["id"])
+        assert c["state"] == "refused" and c["base"] == cid, c
+        assert any("shop-checkout-bad-deploy" in r and "fails with the candidate" in r
+                   for r in c["regressions"]), c["regressions"]
+        status, _, doc = n.json("GET", "/v1/candidates")
+        assert doc["current"]["policy"] == cid, doc["current"]
+        n.stop()
+
+
 def test_bad_input_is_refused_and_creates_nothing():
     with TempDir() as d:
         n = start(d)
@@ -201,6 +255,7 @@ def test_bad_input_is_refused_and_creates_nothing():
             ({"body": "version: 1\nthresholds: [\n"}, 400, "body"),
             ({"body": 7}, 400, "body"),
             ({"kind": "prompt", "body": SAVES}, 400, "kind"),
+            ({"kind": "policy", "body": "mode: sideways\n"}, 400, "body"),
             ({"body": SAVES, "colour": "red"}, 400, "colour"),
         ]
         for body, code, word in cases:
@@ -236,5 +291,6 @@ if __name__ == "__main__":
     run_tests([
         test_a_candidate_that_breaks_a_scenario_is_refused_naming_the_scenario_and_the_step,
         test_a_candidate_that_saves_steps_is_promoted_by_a_second_person_and_pins_new_runs,
+        test_a_policy_candidate_governs_only_the_runs_started_after_its_promotion,
         test_bad_input_is_refused_and_creates_nothing,
     ])

@@ -44,11 +44,12 @@ def restarted(name):
     return a if a and a[name]["restarts"] >= 1 and a[name]["state"] == "running" else None
 
 
-def test_the_tree_lists_the_kernel_relay_and_front():
+def test_the_tree_lists_the_kernel_relay_evaluator_and_front():
     a = wait_until(actors_or_none, 10, "/v1/actors")
-    assert list(a) == ["kernel", "orchestrator", "relay", "http_front"], f"children: {list(a)}"
+    assert list(a) == ["kernel", "orchestrator", "relay", "evolve", "http_front"], \
+        f"children: {list(a)}"
     assert a["kernel"]["parent"] == "node" and a["orchestrator"]["parent"] == "node"
-    assert a["relay"]["parent"] == "services" and a["http_front"]["parent"] == "services"
+    assert all(a[c]["parent"] == "services" for c in ("relay", "evolve", "http_front")), a
 
 
 def test_a_front_whose_io_loop_throws_is_restarted_on_the_same_port():
@@ -89,7 +90,7 @@ if __name__ == "__main__":
                         env_extra={"SREH_FAULT": "http.io:8,relay.round:2"}).start()
             try:
                 run_tests([
-                    test_the_tree_lists_the_kernel_relay_and_front,
+                    test_the_tree_lists_the_kernel_relay_evaluator_and_front,
                     test_a_front_whose_io_loop_throws_is_restarted_on_the_same_port,
                     test_a_relay_thread_that_dies_is_restarted_and_every_event_reaches_jetstream,
                 ])

@@ -413,18 +413,26 @@ void load_own_policy(run_state_t& st) {
       fmt::format("the fork's own policy no longer loads: {}", p.error().message);
 }
 
-/// A goal run decides with the knowledge base it pinned when it began, on every incarnation.
-void load_pinned_provider(run_state_t& st) {
+/// A goal run decides with the knowledge base and acts under the policy it pinned when it began,
+/// on every incarnation (a fork's own policy, loaded before, wins over its pinned one).
+void load_pinned_versions(run_state_t& st) {
   if (!st.rt->versions || st.journal.r.kind != "goal")
     return;
-  auto version = evolve::pinned_version(st.journal.r.spec, evolve::artefact::knowledge_base);
-  if (version == evolve::config_version)
+  const auto& spec = st.journal.r.spec;
+  auto kb = evolve::pinned_version(spec, evolve::artefact::knowledge_base);
+  if (kb != evolve::config_version) {
+    st.provider = st.rt->versions->provider(kb);
+    if (!st.provider)
+      st.provider_error =
+        fmt::format("the run pinned knowledge base {}, which this node does not have", kb);
+  }
+  auto pol = evolve::pinned_version(spec, evolve::artefact::policy);
+  if (pol == evolve::config_version || st.own_policy || !st.own_policy_error.empty())
     return;
-  st.provider = st.rt->versions->provider(version);
-  if (!st.provider)
-    st.provider_error = fmt::format("the run pinned knowledge base {}, which this node does not "
-                                    "have",
-                                    version);
+  st.own_policy = st.rt->versions->policy(pol);
+  if (!st.own_policy)
+    st.own_policy_error =
+      fmt::format("the run pinned policy {}, which this node does not have", pol);
 }
 
 run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, runtime_ptr rt,
@@ -436,7 +444,7 @@ run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, r
                                   std::function<void()>{[source] { source->request_stop(); }});
   self->state.journal.init(*self->state.rt, std::move(r), std::move(steps));
   load_own_policy(self->state);
-  load_pinned_provider(self->state);
+  load_pinned_versions(self->state);
   return {
     [=](create_atom) -> caf::result<kernel_reply> {
       create(self);

@@ -55,9 +55,10 @@ struct run_state_t {
   std::shared_ptr<flow_state> flow; // a flow run's definition, once read
   bool lease_waiting = false;       // a step waits for this node's lease (run/actor.cpp)
   bool recalled = false;            // this actor asked memory already (run/recall.cpp)
-  /// A fork's own policy (docs/fork.md), loaded from its spec once per actor; null: the node's.
+  /// A fork's own policy (docs/fork.md), or the policy version the run pinned (docs/evolve.md),
+  /// loaded from its spec once per actor; null: the node's.
   std::shared_ptr<const policy::policy_set> own_policy;
-  std::string own_policy_error; // the fork's policy no longer loads: its next action fails
+  std::string own_policy_error; // that policy cannot be had: the run's next action fails
   /// The provider of the versions the run pinned when it began (actors/evolve/versions.hpp).
   model_provider_ptr provider;
   std::string provider_error; // a pinned version this node does not have: the run fails
@@ -66,7 +67,7 @@ struct run_state_t {
 
 using self_ptr = run_actor::stateful_pointer<run_state_t>;
 
-/// The policy that decides on the run's actions: a fork's own, else the node's.
+/// The policy that decides on the run's actions: a fork's own or the pinned one, else the node's.
 [[nodiscard]] inline const policy::policy_set& policy_of(const run_state_t& st) {
   return st.own_policy ? *st.own_policy : st.rt->policy;
 }

@@ -61,7 +61,8 @@ evolve::artefact kind_member(const rapidjson::Document& d, std::optional<reply>&
   if (!k && !bad)
     bad = problem(
       400, "invalid-argument",
-      fmt::format("field 'kind': '{}' is not a kind of candidate (knowledge_base)", name), req);
+      fmt::format("field 'kind': '{}' is not a kind of candidate (knowledge_base, policy)", name),
+      req);
   return k.value_or(evolve::artefact::knowledge_base);
 }
 
@@ -105,8 +106,10 @@ reply list(actors::candidate_service& gate, const request& req) {
   return json_reply(200, object_body([&](json::writer& w) {
                       w.Key("current");
                       w.StartObject();
-                      w.Key("knowledge_base");
-                      w.String(gate.current(evolve::artefact::knowledge_base).c_str());
+                      for (auto kind : evolve::all_artefacts) {
+                        w.Key(to_string(kind));
+                        w.String(gate.current(kind).c_str());
+                      }
                       w.EndObject();
                       write_items(w, "candidates", *all, [](json::writer& x, evolve::candidate c) {
                         c.body.clear(); // GET /v1/candidates/{id} has the body and the report

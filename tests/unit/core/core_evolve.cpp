@@ -86,3 +86,14 @@ CAF_TEST(the current version is the one promoted candidate) {
   all[1].state = ev::candidate_state::rolled_back;
   CAF_CHECK(ev::current_of(all, ev::artefact::knowledge_base) == nullptr);
 }
+
+CAF_TEST(each kind is pinned on its own) {
+  constexpr auto kb = ev::artefact::knowledge_base;
+  constexpr auto pol = ev::artefact::policy;
+  auto both = ev::pin_version(ev::pin_version("{}", kb, "cnd_k"), pol, "cnd_p");
+  CAF_CHECK_EQUAL(ev::pinned_version(both, kb), "cnd_k");
+  CAF_CHECK_EQUAL(ev::pinned_version(both, pol), "cnd_p");
+  CAF_CHECK_EQUAL(ev::pinned_version(ev::pin_version("{}", kb, "cnd_k"), pol), "config");
+  CAF_CHECK(ev::parse_artefact("policy") == pol);
+  CAF_CHECK(!ev::parse_artefact("prompt"));
+}
