@@ -59,11 +59,18 @@ class candidate_service::worker final : public service {
   [[nodiscard]] std::string name() const override { return "evolve"; }
   [[nodiscard]] sreh::error start(failure_handler failed) override {
     stop_ = false;
-    thread_ = std::thread{[this, failed = std::move(failed)] {
+    thread_ = std::thread{[this, failed] {
       try {
         owner_.drain(stop_);
       } catch (const std::exception& e) {
         failed(fmt::format("the evaluator failed: {}", e.what()));
+      }
+    }};
+    refresher_ = std::thread{[this, failed = std::move(failed)] {
+      try {
+        refresh();
+      } catch (const std::exception& e) {
+        failed(fmt::format("the refresher failed: {}", e.what()));
       }
     }};
     return {};
@@ -74,14 +81,30 @@ class candidate_service::worker final : public service {
       stop_ = true;
     }
     owner_.queue_cv_.notify_all();
-    if (thread_.joinable())
-      thread_.join();
+    for (auto* t : {&thread_, &refresher_})
+      if (t->joinable())
+        t->join();
   }
 
  private:
+  /// Reconciles the versions each time a candidate changed (changed()), until stop.
+  void refresh() {
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock{owner_.queue_mu_};
+        owner_.queue_cv_.wait(lock, [&] { return stop_ || owner_.stale_; });
+        if (stop_)
+          return;
+        owner_.stale_ = false;
+      }
+      if (auto err = owner_.reconcile())
+        logger("evolve")->warn("cannot read the candidates: {}", err.message);
+    }
+  }
+
   candidate_service& owner_;
   std::atomic<bool> stop_{false};
-  std::thread thread_;
+  std::thread thread_, refresher_;
 };
 
 candidate_service::candidate_service(persistence::store& store, persistence::commit_queue& writes,
@@ -104,22 +127,44 @@ sreh::error candidate_service::load() {
   auto all = store_.list_candidates(500);
   if (!all)
     return all.error();
-  for (const auto& c : *all) {
-    if (c.state == candidate_state::evaluating) {
-      std::lock_guard<std::mutex> lock{queue_mu_};
-      queue_.push_front(c.id); // oldest first: the list is newest first
-      continue;
-    }
-    if (c.state != candidate_state::promoted && c.state != candidate_state::superseded &&
-        c.state != candidate_state::rolled_back)
-      continue;
-    if (auto err = versions_->add(c))
-      logger("evolve")->error("{}", err.message); // its pinned runs fail, naming it
-    else if (c.state == candidate_state::promoted)
-      versions_->make_current(c.kind, c.id);
+  {
+    std::lock_guard<std::mutex> lock{queue_mu_};
+    for (const auto& c : *all) // oldest first: the list is newest first
+      if (c.state == candidate_state::evaluating)
+        queue_.push_front(c.id);
   }
   queue_cv_.notify_all();
+  return reconcile();
+}
+
+sreh::error candidate_service::reconcile() {
+  std::lock_guard<std::mutex> lock{mu_};
+  auto all = store_.list_candidates(500);
+  if (!all)
+    return all.error();
+  for (const auto& c : *all)
+    if (c.state == candidate_state::promoted || c.state == candidate_state::superseded ||
+        c.state == candidate_state::rolled_back)
+      if (auto err = versions_->add(c))
+        logger("evolve")->error("{}", err.message); // its pinned runs fail, naming it
+  for (auto kind : evolve::all_artefacts) {
+    const auto* cur = evolve::current_of(*all, kind);
+    auto id = cur && versions_->takes(kind).code == errc::ok ? cur->id
+                                                             : std::string{evolve::config_version};
+    if (id == versions_->current(kind))
+      continue;
+    versions_->make_current(kind, id);
+    logger("evolve")->info("{} {} is current (as the store says)", to_string(kind), id);
+  }
   return {};
+}
+
+void candidate_service::changed() {
+  {
+    std::lock_guard<std::mutex> lock{queue_mu_};
+    stale_ = true;
+  }
+  queue_cv_.notify_all();
 }
 
 std::string candidate_service::current(evolve::artefact kind) const {

@@ -79,6 +79,13 @@ class candidate_service {
   /// version is current already.
   [[nodiscard]] expected<evolve::candidate> rollback(evolve::artefact kind, std::string_view who);
 
+  /// Makes the versions the store says are current (promoted here or on another node of the
+  /// cluster) current here too, and every promoted version available. Blocks on the store.
+  [[nodiscard]] sreh::error reconcile();
+  /// Tells the service that a candidate changed (a `candidate.*` event, possibly another
+  /// node's): the evaluator's refresher reconciles soon. Never blocks (the hub's thread).
+  void changed();
+
   /// The supervised evaluator (`evolve` in /v1/actors).
   [[nodiscard]] service_ptr evaluator();
 
@@ -105,6 +112,7 @@ class candidate_service {
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
   std::deque<std::string> queue_;
+  bool stale_ = false; // reconcile: a candidate changed (guarded by queue_mu_)
   std::shared_ptr<worker> worker_;
 };
 

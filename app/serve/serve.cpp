@@ -267,6 +267,13 @@ int serve_command(int argc, char** argv) {
   if (!started_gate)
     return fail(started_gate.error().message);
   gate = std::move(*started_gate);
+  // A promotion or rollback on another node of the cluster reaches this one as its event (the
+  // JetStream feed): the gate then reads which versions are current.
+  (void)n.hub().subscribe([g = gate.get()](const actors::event_hub::batch& b) {
+    for (const auto& e : b->events)
+      if (e.kind.rfind("candidate.", 0) == 0 && e.kind != "candidate.proposed")
+        return g->changed();
+  });
   const bool api = !cfg->cluster.topo || cfg->cluster.topo->find(cfg->node_id)->has_role("api");
   // The front is a child of the node's supervision tree: restarted on the same port should its
   // io loop fail, stopped (before the kernel) when the node stops.

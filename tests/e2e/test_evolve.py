@@ -18,6 +18,9 @@ A policy candidate that makes the node autonomous, once promoted, lets a new run
 approval while a run started before waits under the review policy it pinned; one that freezes
 rollbacks is refused, naming the scenarios it breaks.
 
+A promotion on one node of a cluster (PostgreSQL, JetStream) is current on the others as soon as
+its event reaches them, and a rollback on another node comes back the same way.
+
 The knowledge-base candidates are the shipped one with one threshold changed (knowledge/).
 """
 
@@ -246,6 +249,39 @@ def test_a_policy_candidate_governs_only_the_runs_started_after_its_promotion():
         n.stop()
 
 
+def test_a_promotion_on_one_node_of_a_cluster_is_current_on_the_others():
+    from cluster_harness import Cluster
+    with TempDir() as d:
+        extra = (f"model: {{provider: builtin}}\nsandbox: {{scenario: {SANDBOX}}}\n"
+                 f"evolve:\n  suites: [{SCENARIOS}]\n  replay_last: 0\n")
+        c = Cluster(d, names=("node-a", "node-b"), node_extra=extra, auth=auth_block(TOKENS),
+                    token=tok("otto")).start_all()
+        a, b = c.nodes["node-a"], c.nodes["node-b"]
+        status, _, doc = a.json("POST", "/v1/candidates", {"body": SAVES}, token=tok("alice"))
+        assert status == 202, (status, doc)
+        cid = doc["candidate"]["id"]
+        assert evaluated(a, cid)["state"] == "awaiting_approval"
+        status, _, doc = a.json("POST", f"/v1/candidates/{cid}/promote", {}, token=tok("bob"))
+        assert status == 200, (status, doc)
+
+        def current_on(node, want):
+            status, _, doc = node.json("GET", "/v1/candidates")
+            return status == 200 and doc["current"]["knowledge_base"] == want
+        wait_until(lambda: current_on(b, cid), 20, "node-b to take the promotion")
+        # Goals submitted on node-b pin the candidate, wherever they are placed.
+        for _ in range(2):
+            status, _, doc = b.json("POST", "/v1/goals", {"goal": GOAL,
+                                                          "labels": {"service": "frontend"}})
+            assert status == 201, (status, doc)
+            r = b.wait_run(doc["run"]["id"], timeout=60)
+            assert r["versions"]["knowledge_base"] == cid, r
+        # A rollback on node-b reaches node-a.
+        status, _, doc = b.json("POST", "/v1/candidates/rollback", {}, token=tok("bob"))
+        assert status == 200 and doc["current"] == "config", (status, doc)
+        wait_until(lambda: current_on(a, "config"), 20, "node-a to take the rollback")
+        c.close()
+
+
 def test_bad_input_is_refused_and_creates_nothing():
     with TempDir() as d:
         n = start(d)
@@ -292,5 +328,6 @@ if __name__ == "__main__":
         test_a_candidate_that_breaks_a_scenario_is_refused_naming_the_scenario_and_the_step,
         test_a_candidate_that_saves_steps_is_promoted_by_a_second_person_and_pins_new_runs,
         test_a_policy_candidate_governs_only_the_runs_started_after_its_promotion,
+        test_a_promotion_on_one_node_of_a_cluster_is_current_on_the_others,
         test_bad_input_is_refused_and_creates_nothing,
     ])
