@@ -4,16 +4,13 @@
 #include <optional>
 #include <stop_token>
 
-#include "actors/evolve/versions.hpp"
 #include "actors/kernel/run/actor_impl.hpp"
 #include "actors/kernel/run/journal.hpp"
 #include "actors/policy/policy_check.hpp"
-#include "config/policy/policy_config.hpp"
 #include "core/base/failpoint.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
 #include "core/base/json_schema.hpp"
-#include "core/model/fork_origin.hpp"
 #include "core/model/outcome.hpp"
 #include "core/quality/quality.hpp"
 
@@ -400,41 +397,6 @@ void resume(self_ptr self, const approval& a) {
   commit(self, run_step ? after_commit::execute : after_commit::advance);
 }
 
-/// A fork with a policy of its own decides with it, on every incarnation of its actor.
-void load_own_policy(run_state_t& st) {
-  auto origin = fork_origin_of(st.journal.r);
-  if (!origin || origin->policy.empty())
-    return;
-  auto p = config::load_request_policy(origin->policy, "the fork's policy");
-  if (p)
-    st.own_policy = std::make_shared<const policy::policy_set>(std::move(*p));
-  else
-    st.own_policy_error =
-      fmt::format("the fork's own policy no longer loads: {}", p.error().message);
-}
-
-/// A goal run decides with the knowledge base and acts under the policy it pinned when it began,
-/// on every incarnation (a fork's own policy, loaded before, wins over its pinned one).
-void load_pinned_versions(run_state_t& st) {
-  if (!st.rt->versions || st.journal.r.kind != "goal")
-    return;
-  const auto& spec = st.journal.r.spec;
-  auto kb = evolve::pinned_version(spec, evolve::artefact::knowledge_base);
-  if (kb != evolve::config_version) {
-    st.provider = st.rt->versions->provider(kb);
-    if (!st.provider)
-      st.provider_error =
-        fmt::format("the run pinned knowledge base {}, which this node does not have", kb);
-  }
-  auto pol = evolve::pinned_version(spec, evolve::artefact::policy);
-  if (pol == evolve::config_version || st.own_policy || !st.own_policy_error.empty())
-    return;
-  st.own_policy = st.rt->versions->policy(pol);
-  if (!st.own_policy)
-    st.own_policy_error =
-      fmt::format("the run pinned policy {}, which this node does not have", pol);
-}
-
 run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, runtime_ptr rt,
                                       run r, std::vector<step> steps) {
   self->state.rt = std::move(rt);
@@ -443,8 +405,7 @@ run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, r
   self->state.on_shutdown.emplace(self->state.rt->shutdown.get_token(),
                                   std::function<void()>{[source] { source->request_stop(); }});
   self->state.journal.init(*self->state.rt, std::move(r), std::move(steps));
-  load_own_policy(self->state);
-  load_pinned_versions(self->state);
+  load_run_versions(self->state);
   return {
     [=](create_atom) -> caf::result<kernel_reply> {
       create(self);

@@ -72,6 +72,10 @@ using self_ptr = run_actor::stateful_pointer<run_state_t>;
   return st.own_policy ? *st.own_policy : st.rt->policy;
 }
 
+/// Loads a fork's own policy and the versions the run pinned into `st` (run/versions.cpp); a
+/// version that cannot be had is left in own_policy_error / provider_error.
+void load_run_versions(run_state_t& st);
+
 /// The provider that decides the run's next step: that of its pinned versions.
 [[nodiscard]] inline model_provider& provider_of(const run_state_t& st) {
   return st.provider ? *st.provider : *st.rt->provider;
