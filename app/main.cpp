@@ -48,15 +48,16 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
                           cause, follow-ups
   watch RUN               follow a run's events as a timeline
   cancel RUN              cancel a run
-  fork RUN --from N [--policy FILE] [--edit K=JSON] [--wait]
+  fork RUN --from N [--policy FILE] [--version CANDIDATE] [--edit K=JSON] [--wait]
                           a new run from RUN's recorded steps 1..N-1, live from step N, under
-                          another policy or with an amended tool result; --wait compares it
+                          another policy, a candidate's knowledge base, prompt, route or policy,
+                          or with an amended tool result; --wait compares it
   compare RUN [--with RUN]
                           a fork's steps beside the original's: where they diverge and why
-  evolve propose FILE [--kind knowledge_base|policy] [--reason TEXT] [--wait]
-                          a candidate knowledge base or policy: run on the scenario suites and
-                          replayed over recent runs against the current one; refused when anything
-                          regresses
+  evolve propose FILE [--kind knowledge_base|policy|prompt|model_route] [--reason T] [--wait]
+                          a candidate knowledge base, policy, prompt or model route: run on the
+                          scenario suites and replayed over recent runs against the current one;
+                          refused when anything regresses
   evolve status [CANDIDATE] | promote CANDIDATE [--comment T] | rollback [--kind K]
                           the candidates and their reports; approve a promotion (not your own);
                           restore the version the current one replaced

@@ -143,20 +143,30 @@ sreh::error candidate_service::reconcile() {
   if (!all)
     return all.error();
   for (const auto& c : *all)
-    if (c.state == candidate_state::promoted || c.state == candidate_state::superseded ||
-        c.state == candidate_state::rolled_back)
-      if (auto err = versions_->add(c))
-        logger("evolve")->error("{}", err.message); // its pinned runs fail, naming it
+    if (auto err = versions_->add(c))
+      logger("evolve")->error("{}", err.message); // its pinned runs fail, naming it
   for (auto kind : evolve::all_artefacts) {
     const auto* cur = evolve::current_of(*all, kind);
-    auto id = cur && versions_->takes(kind).code == errc::ok ? cur->id
-                                                             : std::string{evolve::config_version};
+    auto id = cur && versions_->has(kind, cur->id) ? cur->id : std::string{evolve::config_version};
     if (id == versions_->current(kind))
       continue;
     versions_->make_current(kind, id);
     logger("evolve")->info("{} {} is current (as the store says)", to_string(kind), id);
   }
   return {};
+}
+
+sreh::error candidate_service::make_available(std::string_view id, evolve::artefact kind) {
+  auto c = store_.get_candidate(id);
+  if (!c)
+    return c.error();
+  if (!*c)
+    return {errc::not_found, fmt::format("candidate {} not found", id)};
+  if ((*c)->kind != kind)
+    return {errc::invalid_argument, fmt::format("candidate {} is a {} candidate, not a {} one", id,
+                                                to_string((*c)->kind), to_string(kind))};
+  auto err = versions_->add(**c);
+  return err ? sreh::error{errc::invalid_argument, err.message} : sreh::error{};
 }
 
 void candidate_service::changed() {

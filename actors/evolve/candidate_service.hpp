@@ -79,8 +79,14 @@ class candidate_service {
   /// version is current already.
   [[nodiscard]] expected<evolve::candidate> rollback(evolve::artefact kind, std::string_view who);
 
+  /// Makes candidate `id`, which must be of `kind`, available to the runs that pin it (a fork
+  /// under it: docs/fork.md), in whatever state it is. not_found; invalid_argument for another
+  /// kind, or a body that no longer loads.
+  [[nodiscard]] sreh::error make_available(std::string_view id, evolve::artefact kind);
+
   /// Makes the versions the store says are current (promoted here or on another node of the
-  /// cluster) current here too, and every promoted version available. Blocks on the store.
+  /// cluster) current here too, and every candidate's version available (runs and forks pin
+  /// them). Blocks on the store.
   [[nodiscard]] sreh::error reconcile();
   /// Tells the service that a candidate changed (a `candidate.*` event, possibly another
   /// node's): the evaluator's refresher reconciles soon. Never blocks (the hub's thread).

@@ -36,8 +36,9 @@ llm_provider::llm_provider(model_gateway_ptr gateway, model_provider_ptr fallbac
                            const config::model_config& m, std::int64_t max_result_bytes)
   : gateway_(std::move(gateway)), fallback_(std::move(fallback)),
     system_prompt_(m.system_prompt.empty() ? builtin_system_prompt : m.system_prompt),
-    prompt_version_(m.system_prompt.empty() ? default_system_prompt_version
-                                            : "custom-" + fnv1a64_hex(m.system_prompt)),
+    prompt_version_(m.system_prompt.empty()            ? default_system_prompt_version
+                    : !m.system_prompt_version.empty() ? m.system_prompt_version
+                                                       : "custom-" + fnv1a64_hex(m.system_prompt)),
     max_repairs_(m.max_repairs), max_tokens_(m.main.max_tokens), by_label_(m.by_label) {
   for (const auto& r : gateway_->chain())
     chain_name_ += (chain_name_.empty() ? "" : ", ") + r.provider +

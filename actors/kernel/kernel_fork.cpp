@@ -76,15 +76,20 @@ caf::result<kernel_reply> fork_run(kernel_self self, journal::fork_request& req)
       r.budget = from.budget;
       if (r.budget.deadline_us > 0) // as long as the original had, from now
         r.budget.deadline_us = now + (from.budget.deadline_us - from.created_at);
-      // The fork decides with the versions its original pinned: the two differ by its edits.
+      // The fork decides with the versions its original pinned, but those it names: the two
+      // differ by its edits and those versions.
       r.spec = journal::fork_spec(req);
       for (auto kind : evolve::all_artefacts)
         r.spec = evolve::pin_version(r.spec, kind, evolve::pinned_version(from.spec, kind));
+      for (const auto& [kind, version] : req.versions)
+        r.spec = evolve::pin_version(r.spec, kind, version);
       auto steps = journal::forked_steps(src.steps, req, r.id);
       r.steps = static_cast<std::int64_t>(steps.size());
+      std::string own = req.policy.empty() ? "" : ", its own policy";
+      for (const auto& [kind, version] : req.versions)
+        own += fmt::format(", {} {}", to_string(kind), version);
       rt.log->info("run {}: forked from run {} at step {} ({} recorded steps, {} amended{})", r.id,
-                   req.run_id, req.from_step, steps.size(), req.edits.size(),
-                   req.policy.empty() ? "" : ", its own policy");
+                   req.run_id, req.from_step, steps.size(), req.edits.size(), own);
       auto a = activate(self, std::move(r), std::move(steps));
       rp.delegate(a, create_atom::value);
     });

@@ -104,17 +104,20 @@ int list_candidates(const options& o) {
   if (!doc)
     return code;
   auto st = make_style();
-  std::printf("current knowledge base: %s, policy: %s\n\n",
-              st.bold(str(member(*doc, "current"), "knowledge_base")).c_str(),
-              st.bold(str(member(*doc, "current"), "policy")).c_str());
-  std::printf("%s\n", st.bold(fmt::format("{:<30}  {:<17}  {:<12}  {:<20}  {}", "CANDIDATE",
-                                          "STATE", "PROPOSER", "PROPOSED", "REGRESSIONS"))
+  const auto& current = member(*doc, "current");
+  std::printf("current knowledge base: %s, policy: %s, prompt: %s, model route: %s\n\n",
+              st.bold(str(current, "knowledge_base")).c_str(),
+              st.bold(str(current, "policy")).c_str(), st.bold(str(current, "prompt")).c_str(),
+              st.bold(str(current, "model_route")).c_str());
+  std::printf("%s\n", st.bold(fmt::format("{:<30}  {:<14}  {:<17}  {:<12}  {:<20}  {}", "CANDIDATE",
+                                          "KIND", "STATE", "PROPOSER", "PROPOSED", "REGRESSIONS"))
                         .c_str());
   const auto& all = member(*doc, "candidates");
   if (all.IsArray())
     for (const auto& c : all.GetArray())
-      std::printf("%-30s  %-17s  %-12s  %-20s  %u\n", str(c, "id").c_str(), str(c, "state").c_str(),
-                  str(c, "proposer").c_str(), str(c, "created_at").substr(0, 19).c_str(),
+      std::printf("%-30s  %-14s  %-17s  %-12s  %-20s  %u\n", str(c, "id").c_str(),
+                  str(c, "kind").c_str(), str(c, "state").c_str(), str(c, "proposer").c_str(),
+                  str(c, "created_at").substr(0, 19).c_str(),
                   member(c, "regressions").IsArray() ? member(c, "regressions").Size() : 0U);
   return exit_ok;
 }
@@ -139,8 +142,9 @@ int wait_for(const options& o, const std::string& id, int timeout_s) {
 
 int propose(const options& o) {
   if (o.positional.size() != 1)
-    return usage_error("evolve propose takes exactly one FILE (a new knowledge base, or a policy "
-                       "with --kind policy)");
+    return usage_error("evolve propose takes exactly one FILE (a new knowledge base; with --kind "
+                       "policy, prompt or model_route a policy, a system prompt or a model: "
+                       "section)");
   auto text = config::yaml::read_text_file(o.positional[0]);
   if (!text)
     return usage_error(text.error().message);
@@ -184,7 +188,7 @@ int evolve(int argc, char** argv) {
     return propose(*o);
   if (sub == "rollback") {
     if (!o->positional.empty())
-      return usage_error("evolve rollback takes no arguments ([--kind knowledge_base|policy])");
+      return usage_error("evolve rollback takes no arguments ([--kind K])");
     std::string body =
       json::object("kind", o->value("kind") ? *o->value("kind") : "knowledge_base");
     int code = exit_ok;

@@ -66,6 +66,46 @@ bool write_edits(json::writer& w, const options& o) {
   return true;
 }
 
+/// Writes `"config": {"policy"?: TEXT, "versions"?: {KIND: ID}}` from `--policy FILE` and each
+/// `--version cnd_...` (its kind asked of the node); false after an error (its exit code in
+/// `code`).
+bool write_config(json::writer& w, const options& o, int& code) {
+  const auto* policy = o.value("policy");
+  auto given = o.values.find("version");
+  if (policy == nullptr && given == o.values.end())
+    return true;
+  w.Key("config");
+  w.StartObject();
+  if (policy != nullptr) {
+    auto text = config::yaml::read_text_file(*policy);
+    if (!text) {
+      code = usage_error("--policy: " + text.error().message);
+      return false;
+    }
+    w.Key("policy");
+    w.String(text->c_str(), static_cast<rapidjson::SizeType>(text->size()));
+  }
+  if (given != o.values.end()) {
+    w.Key("versions");
+    w.StartObject();
+    for (const auto& id : given->second) {
+      if (!id.starts_with("cnd_")) {
+        code = usage_error(fmt::format("--version expects a candidate id (cnd_...), got '{}'", id));
+        return false;
+      }
+      auto doc = call(o, "GET", "/v1/candidates/" + id, code);
+      if (!doc)
+        return false;
+      auto kind = str(member(*doc, "candidate"), "kind");
+      w.Key(kind.c_str());
+      w.String(id.c_str());
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  return true;
+}
+
 /// The comparison of a run with another, as a table.
 void print_comparison(const rapidjson::Value& c) {
   auto st = make_style();
@@ -109,7 +149,8 @@ int show_comparison(const options& o, const std::string& id, const std::string& 
 } // namespace
 
 int fork(int argc, char** argv) {
-  auto o = parse_options(argc, argv, {"from", "policy", "edit", "fail"}, {"wait", "json"});
+  auto o =
+    parse_options(argc, argv, {"from", "policy", "version", "edit", "fail"}, {"wait", "json"});
   if (!o)
     return exit_usage;
   if (o->positional.size() != 1)
@@ -127,20 +168,12 @@ int fork(int argc, char** argv) {
   w.StartObject();
   w.Key("from_step");
   w.Int64(n);
-  if (const auto* p = o->value("policy")) {
-    auto text = config::yaml::read_text_file(*p);
-    if (!text)
-      return usage_error("--policy: " + text.error().message);
-    w.Key("config");
-    w.StartObject();
-    w.Key("policy");
-    w.String(text->c_str(), static_cast<rapidjson::SizeType>(text->size()));
-    w.EndObject();
-  }
+  int code = exit_ok;
+  if (!write_config(w, *o, code))
+    return code;
   if (!write_edits(w, *o))
     return exit_usage;
   w.EndObject();
-  int code = exit_ok;
   net::http_response raw;
   auto doc = call(*o, "POST", "/v1/runs/" + id + "/fork", code,
                   std::string(buf.GetString(), buf.GetSize()), {}, &raw);

@@ -3,21 +3,16 @@
 #include "config/policy/policy_config.hpp"
 #include "core/base/logger.hpp"
 #include "eval/evolve.hpp"
-#include "plugins/models/builtin/reasoner.hpp"
 
 namespace sreh::app {
 
-std::shared_ptr<actors::version_registry> make_versions(const config::node_config& cfg,
+std::shared_ptr<actors::version_registry> make_versions(const node_registries& regs,
+                                                        const config::node_config& cfg,
                                                         actors::model_provider_ptr provider,
                                                         policy::policy_set policy) {
-  actors::version_registry::kb_maker make;
-  if (cfg.model.provider == "builtin")
-    make = [](std::string_view body, std::string_view source) {
-      return plugins::make_builtin_reasoner_from_text(body, source);
-    };
-  auto name = provider->name();
   return std::make_shared<actors::version_registry>(
-    std::move(provider), std::move(name), std::move(make),
+    cfg.model, std::move(provider),
+    [&regs](const config::model_config& m) { return regs.providers.make(m); },
     std::make_shared<const policy::policy_set>(std::move(policy)),
     [](std::string_view body, std::string_view source) {
       return config::load_request_policy(std::string{body}, std::string{source});
@@ -26,27 +21,20 @@ std::shared_ptr<actors::version_registry> make_versions(const config::node_confi
 
 namespace {
 
-/// A version's provider or policy, or the error naming the version this node lacks.
-template <class T>
-expected<T> have(T x, const std::string& version) {
-  if (x)
-    return x;
-  return sreh::error{errc::not_found, "no version " + version + " on this node"};
-}
-
-/// The two versions compared: a knowledge base under the scenarios' mode policy, or a policy
-/// over the current knowledge base.
+/// The two versions compared: a reasoning candidate (a knowledge base, prompt or model route) in
+/// place of its kind's current version under the scenarios' mode policy, or a policy over the
+/// current reasoner.
 void versions_of(eval::gate_inputs& in, const evolve::candidate& c, const std::string& base,
                  const std::shared_ptr<actors::version_registry>& versions) {
-  if (c.kind == evolve::artefact::knowledge_base) {
-    in.base = [versions, base] { return have(versions->provider(base), base); };
-    in.candidate = [body = c.body, id = c.id] {
-      return plugins::make_builtin_reasoner_from_text(body, id);
-    };
+  auto current = versions->current_reasoner();
+  if (evolve::reasoning(c.kind)) {
+    auto was = current;
+    was.of(c.kind) = base;
+    in.base = [versions, was] { return versions->provider(was); };
+    in.candidate = [versions, c] { return versions->provider_with(c); };
     return;
   }
-  auto kb = versions->current(evolve::artefact::knowledge_base);
-  in.base = in.candidate = [versions, kb] { return have(versions->provider(kb), kb); };
+  in.base = in.candidate = [versions, current] { return versions->provider(current); };
   in.base_policy = versions->policy(base);
   auto p = config::load_request_policy(c.body, c.id);
   if (p)

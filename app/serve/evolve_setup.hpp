@@ -13,11 +13,11 @@
 
 namespace sreh::app {
 
-/// The node's versions: the config's provider and policy; knowledge-base versions when it
-/// reasons with the builtin reasoner, policy versions always.
+/// The node's versions: the config's model section, provider and policy, the reasoners of the
+/// other versions made by the plugins' providers (`regs` must outlive it).
 [[nodiscard]] std::shared_ptr<actors::version_registry>
-make_versions(const config::node_config& cfg, actors::model_provider_ptr provider,
-              policy::policy_set policy);
+make_versions(const node_registries& regs, const config::node_config& cfg,
+              actors::model_provider_ptr provider, policy::policy_set policy);
 
 /// The candidate service over node `n`, loaded (its promoted versions current again) and its
 /// evaluator supervised by the node. `regs` and `cfg` must outlive it.

@@ -27,6 +27,8 @@ expected<actors::model_provider_ptr> make_llm_provider(const config::model_confi
       plugins::register_builtin_reasoner(local);
       config::model_config bm;
       bm.kb = m.kb;
+      bm.kb_text = m.kb_text;
+      bm.kb_source = m.kb_source;
       auto made = local.make(bm);
       if (!made)
         return made.error();

@@ -256,7 +256,7 @@ int serve_command(int argc, char** argv) {
   if (!tokens)
     return fail(tokens.error().message);
   const char* scheme = tls ? "https" : "http";
-  auto versions = make_versions(*cfg, provider, setup->policy);
+  auto versions = make_versions(regs, *cfg, provider, setup->policy);
   std::unique_ptr<actors::candidate_service> gate; // outlives the parts, whose child it runs
   auto parts =
     net::node_parts::start(*cfg, tools, std::move(setup->policy), provider, {}, versions);

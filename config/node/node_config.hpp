@@ -110,6 +110,9 @@ struct model_config {
   std::string provider = "builtin";  // builtin | scripted (tests, demos) | openai | anthropic
   std::vector<scripted_step> script; // for `scripted`
   std::string kb;                    // builtin: a knowledge base file ("" = the embedded one)
+  /// builtin: a knowledge base's text in place of `kb` (an evolution candidate's, docs/evolve.md),
+  /// and the name its errors carry.
+  std::string kb_text, kb_source;
   /// openai | anthropic: the `model:` section's own server (the first of the chain).
   model_route main;
   /// Routes of `models:` (or builtin) tried in order when the ones before failed.
@@ -117,6 +120,9 @@ struct model_config {
   std::map<std::string, model_route, std::less<>> routes; // the `models:` section
   std::vector<label_route> by_label;                      // the first match routes a run
   std::string system_prompt;                              // "" = the built-in one
+  /// The version journaled for `system_prompt` ("" = derived from its text; an evolution
+  /// candidate's id when it is one).
+  std::string system_prompt_version;
   std::int64_t max_repairs = 3; // bad answers in a row the model is told about before the run fails
   std::int64_t keep_last = 4;   // context: the last K steps are never summarized
 };
@@ -292,6 +298,15 @@ void apply_overrides(const overrides& o, node_config& cfg);
                                                 const overrides& o = {},
                                                 const works::kind_registry* kinds = nullptr,
                                                 const section_registry* sections = nullptr);
+
+/// A model-route candidate's text (docs/evolve.md): a YAML document with `model:` and, for the
+/// routes its fallback or by_label names, `models:`, read as the node config reads them, over
+/// `node` (the node's model section). It holds no secret and names no file: no `${NAME}`, no
+/// api_key, api_key_file, ca_file, kb or script; each route's key and CA are those of the node's
+/// route with the same provider and base_url. `kb` and `system_prompt` stay the node's (they are
+/// candidates of their own). Errors read `SOURCE:LINE:COLUMN: field.path: what is wrong`.
+[[nodiscard]] expected<model_config>
+load_model_candidate(std::string_view text, std::string_view source, const model_config& node);
 
 /// Fills derived defaults (store.path from data_dir) and checks cross-field rules, the plugin
 /// sections' checks last. In cluster mode it loads the topology into `cluster.topo`, checks that

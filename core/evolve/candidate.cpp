@@ -10,9 +10,11 @@ namespace sreh::evolve {
 
 namespace {
 
-constexpr std::array<std::pair<artefact, const char*>, 2> artefact_names{{
+constexpr std::array<std::pair<artefact, const char*>, 4> artefact_names{{
   {artefact::knowledge_base, "knowledge_base"},
   {artefact::policy, "policy"},
+  {artefact::prompt, "prompt"},
+  {artefact::model_route, "model_route"},
 }};
 
 constexpr std::array<std::pair<candidate_state, const char*>, 7> state_names{{
@@ -106,8 +108,8 @@ std::string pinned_version(std::string_view spec, artefact kind) {
 }
 
 std::string pin_version(std::string_view spec, artefact kind, std::string_view version) {
-  if (version == config_version)
-    return std::string{spec};
+  if (version == config_version && spec.find("\"versions\"") == std::string_view::npos)
+    return std::string{spec}; // nothing pinned: the config's already
   auto doc = json::parse_object(spec.empty() ? std::string_view{"{}"} : spec);
   if (!doc)
     return std::string{spec};
@@ -119,10 +121,12 @@ std::string pin_version(std::string_view spec, artefact kind, std::string_view v
     doc->AddMember("versions", rapidjson::Value{rapidjson::kObjectType}, a);
     m = doc->FindMember("versions");
   }
-  rapidjson::Value key{to_string(kind), a};
-  rapidjson::Value value{version.data(), static_cast<rapidjson::SizeType>(version.size()), a};
   m->value.RemoveMember(to_string(kind));
-  m->value.AddMember(key, value, a);
+  if (version != config_version) {
+    rapidjson::Value key{to_string(kind), a};
+    rapidjson::Value value{version.data(), static_cast<rapidjson::SizeType>(version.size()), a};
+    m->value.AddMember(key, value, a);
+  }
   return json::stringify(*doc);
 }
 

@@ -17,11 +17,20 @@
 
 namespace sreh::evolve {
 
-/// What a candidate replaces: the builtin reasoner's knowledge base, or the node's policy.
-enum class artefact { knowledge_base, policy };
+/// What a candidate replaces: the builtin reasoner's knowledge base, the node's policy, the
+/// system prompt a model route is sent, or the model route itself (the `model:` section and
+/// its `models:`). A run reasons with one knowledge base, prompt and route together (the
+/// three `reasoning` kinds) and acts under one policy.
+enum class artefact { knowledge_base, policy, prompt, model_route };
 
 /// Every kind, in the order the wire lists them.
-inline constexpr artefact all_artefacts[] = {artefact::knowledge_base, artefact::policy};
+inline constexpr artefact all_artefacts[] = {artefact::knowledge_base, artefact::policy,
+                                             artefact::prompt, artefact::model_route};
+
+/// Whether `a` shapes the reasoner (a knowledge base, a prompt, a route) rather than the policy.
+[[nodiscard]] constexpr bool reasoning(artefact a) {
+  return a != artefact::policy;
+}
 
 /// evaluating → refused | failed | awaiting_approval → promoted → superseded | rolled_back.
 /// `failed`: the evaluation could not run (a scenario suite that does not load); `superseded`: a
@@ -43,7 +52,8 @@ enum class candidate_state {
 [[nodiscard]] std::optional<candidate_state> parse_candidate_state(std::string_view s);
 
 /// The version of an artefact the node's config gives (`model.kb` or the embedded knowledge
-/// base; `policy_file` or `policy_mode`).
+/// base; `policy_file` or `policy_mode`; `model.system_prompt` or the built-in prompt; the
+/// config's `model:` and `models:`).
 inline constexpr std::string_view config_version = "config";
 
 /// Largest body a candidate may have (a knowledge base is tens of KiB, a policy less).
@@ -56,7 +66,8 @@ struct candidate {
   candidate_state state = candidate_state::evaluating;
   std::string proposer;
   std::string reason; // what the proposer says it changes
-  std::string body;   // the artefact's text (a knowledge-base or policy YAML file)
+  std::string body;   // the artefact's text: a knowledge-base, policy or model-route YAML
+                      // document, or a system prompt
   std::string sha256; // of the body
   /// The version it was evaluated against: `config_version` or a promoted candidate's id.
   std::string base{config_version};
@@ -79,8 +90,8 @@ struct candidate {
 /// The version of `kind` that the run spec `spec` pinned when the run began (`"versions":
 /// {"knowledge_base": "cnd_..."}`); config_version when it pinned none.
 [[nodiscard]] std::string pinned_version(std::string_view spec, artefact kind);
-/// `spec` (a run's spec, a JSON object) with `version` of `kind` pinned; unchanged when `version`
-/// is config_version (no pin is the config's version).
+/// `spec` (a run's spec, a JSON object) with `version` of `kind` pinned; with config_version,
+/// `kind`'s pin removed (no pin is the config's version).
 [[nodiscard]] std::string pin_version(std::string_view spec, artefact kind,
                                       std::string_view version);
 

@@ -44,6 +44,32 @@ sreh::error read_edit(const rapidjson::Value& v, std::size_t i, fork_edit& out) 
   return {};
 }
 
+/// `config.versions`: `{KIND: "cnd_..." | "config"}`, each kind once.
+sreh::error read_versions(const rapidjson::Value& v, fork_request& out) {
+  if (!v.IsObject())
+    return bad(fmt::format("config.versions: expected an object {{KIND: \"cnd_...\"}}, got {}",
+                           json::type_of(v)));
+  for (const auto& m : v.GetObject()) {
+    std::string_view key{m.name.GetString(), m.name.GetStringLength()};
+    auto kind = evolve::parse_artefact(key);
+    if (!kind)
+      return bad(fmt::format("config.versions: unknown kind '{}' (expected knowledge_base, "
+                             "policy, prompt, model_route)",
+                             key));
+    if (!m.value.IsString())
+      return bad(fmt::format("config.versions.{}: expected a candidate id (cnd_...) or "
+                             "\"config\", got {}",
+                             key, json::type_of(m.value)));
+    std::string version{m.value.GetString(), m.value.GetStringLength()};
+    if (version != evolve::config_version && !version.starts_with("cnd_"))
+      return bad(fmt::format("config.versions.{}: '{}' is not a candidate id (cnd_...) nor "
+                             "\"config\"",
+                             key, version));
+    out.versions.emplace_back(*kind, std::move(version));
+  }
+  return {};
+}
+
 sreh::error read_config(const rapidjson::Value& v, fork_request& out) {
   if (!v.IsObject())
     return bad(fmt::format("config: expected an object, got {}", json::type_of(v)));
@@ -59,15 +85,24 @@ sreh::error read_config(const rapidjson::Value& v, fork_request& out) {
                                json::type_of(m.value)));
       if (out.policy.empty())
         return bad("config.policy: empty");
-    } else if (key == "model" || key == "knowledge_base" || key == "kb" || key == "prompt") {
+    } else if (key == "versions") {
+      if (auto err = read_versions(m.value, out))
+        return err;
+    } else if (key == "model" || key == "model_route" || key == "knowledge_base" || key == "kb" ||
+               key == "prompt") {
       return bad(fmt::format(
-        "config.{}: a fork runs on this node's model route and knowledge base; to try another, "
-        "evaluate it with `sreh eval --config FILE` or `sreh replay RUN --config FILE`",
+        "config.{}: a fork reasons with versions the node knows: propose the text as a candidate "
+        "(`sreh evolve propose FILE --kind ...`) and fork with config.versions {{\"KIND\": "
+        "\"cnd_...\"}} (`sreh fork RUN --from N --version cnd_...`)",
         key));
     } else {
-      return bad(fmt::format("config: unknown field '{}' (expected policy)", key));
+      return bad(fmt::format("config: unknown field '{}' (expected policy, versions)", key));
     }
   }
+  for (const auto& [kind, _] : out.versions)
+    if (kind == evolve::artefact::policy && !out.policy.empty())
+      return bad("config.versions.policy: the fork has a policy of its own (config.policy): "
+                 "give one or the other");
   return {};
 }
 

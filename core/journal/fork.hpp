@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/base/expected.hpp"
+#include "core/evolve/candidate.hpp"
 #include "core/model/fork_origin.hpp"
 #include "core/model/run.hpp"
 #include "core/model/step.hpp"
@@ -29,15 +30,19 @@ struct fork_request {
   std::int64_t from_step = 0; // the fork's first live step
   /// The fork's own policy, as the text of a policy file (YAML or JSON); "" = the node's.
   std::string policy;
+  /// Versions the fork reasons or acts with in place of its original's pins (docs/evolve.md):
+  /// a candidate's id, in any state, or evolve::config_version.
+  std::vector<std::pair<evolve::artefact, std::string>> versions;
   std::vector<fork_edit> edits;
   std::string submitter;
 };
 
-/// The body of `POST /v1/runs/{id}/fork`: `{"from_step": N, "config"?: {"policy": TEXT|OBJECT},
-/// "edits"?: [{"step": K, "result": JSON} | {"step": K, "error": TEXT}]}` (run_id and submitter
-/// are left empty). An invalid_argument error names the field: a missing or non-integer
-/// from_step, an unknown member, a config key a fork cannot change (the model route, the
-/// knowledge base), an edit of the wrong shape.
+/// The body of `POST /v1/runs/{id}/fork`: `{"from_step": N, "config"?: {"policy"?: TEXT|OBJECT,
+/// "versions"?: {KIND: "cnd_..." | "config"}}, "edits"?: [{"step": K, "result": JSON} |
+/// {"step": K, "error": TEXT}]}` (run_id and submitter are left empty). An invalid_argument
+/// error names the field: a missing or non-integer from_step, an unknown member, an unknown
+/// kind or a malformed version, a policy given both ways, a model route or knowledge base given
+/// as text (they are versions: propose them first), an edit of the wrong shape.
 [[nodiscard]] expected<fork_request> parse_fork_request(std::string_view body, int max_depth = 64);
 
 /// Whether run `source` with `steps` can be forked as `req` asks: `conflict` for a run that has

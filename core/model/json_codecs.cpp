@@ -30,8 +30,9 @@ void write_flow_pin(writer& w, const std::string& spec) {
   w.EndObject();
 }
 
-/// `"versions": {"knowledge_base", "policy"}` ("config" or "cnd_..."): what a goal run uses, as its
-/// spec pinned it when it began (core/evolve; no pin is the config's version).
+/// `"versions": {"knowledge_base", "policy", "prompt", "model_route"}` ("config" or "cnd_..."):
+/// what a goal run uses, as its spec pinned it when it began (core/evolve's artefacts, in the
+/// order of evolve::all_artefacts; no pin is the config's version).
 void write_versions(writer& w, const std::string& spec) {
   auto doc = spec.find("\"versions\"") != std::string::npos
                ? json::parse_object(spec)
@@ -39,7 +40,7 @@ void write_versions(writer& w, const std::string& spec) {
   const auto* versions = doc ? json::member(*doc, "versions") : nullptr;
   w.Key("versions");
   w.StartObject();
-  for (const char* kind : {"knowledge_base", "policy"}) {
+  for (const char* kind : {"knowledge_base", "policy", "prompt", "model_route"}) {
     const auto* v = versions && versions->IsObject() ? json::member(*versions, kind) : nullptr;
     w.Key(kind);
     if (v != nullptr && v->IsString())

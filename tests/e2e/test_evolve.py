@@ -24,6 +24,7 @@ its event reaches them, and a rollback on another node comes back the same way.
 The knowledge-base candidates are the shipped one with one threshold changed (knowledge/).
 """
 
+import json
 import os
 import sys
 
@@ -34,6 +35,7 @@ ROOT = os.path.abspath(os.environ.get("SREH_SOURCE_DIR",
                                       os.path.join(os.path.dirname(__file__), "..", "..")))
 SCENARIOS = os.path.join(ROOT, "examples", "scenarios")
 SANDBOX = os.path.join(SCENARIOS, "shop-checkout-bad-deploy.yaml")
+SHOP = os.path.join(ROOT, "examples", "worlds", "shop.yaml")
 KB = os.path.join(ROOT, "knowledge", "failure_modes.yaml")
 TOKENS = {"otto": ("operator", "otto-evolve-token"), "alice": ("approver", "alice-evolve-token"),
           "bob": ("approver", "bob-evolve-token"), "vera": ("viewer", "vera-evolve-token")}
@@ -51,6 +53,14 @@ def kb_with(old, new):
 BREAKS = kb_with("investigate_steps: 12 ", "investigate_steps: 8 ")
 # After 9: every example scenario still passes, in fewer steps.
 SAVES = kb_with("investigate_steps: 12 ", "investigate_steps: 9 ")
+
+
+def versions(**pinned):
+    """A run's or the gate's `versions`: the config's but for `pinned`."""
+    out = {"knowledge_base": "config", "policy": "config", "prompt": "config",
+           "model_route": "config"}
+    out.update(pinned)
+    return out
 
 
 def start(d):
@@ -75,6 +85,12 @@ def evaluated(n, cid):
         c = doc["candidate"]
         return c if c["state"] != "evaluating" else None
     return wait_until(done, 120, f"candidate {cid} evaluated")
+
+
+def current_all(n):
+    status, _, doc = n.json("GET", "/v1/candidates")
+    assert status == 200, (status, doc)
+    return doc["current"]
 
 
 def current(n):
@@ -176,8 +192,7 @@ def test_a_candidate_that_saves_steps_is_promoted_by_a_second_person_and_pins_ne
         assert doc["candidate"]["replaced"] == "config", doc
         assert current(n)[0] == cid
         after, _ = waiting_run(n)
-        assert n.run(after)["versions"] == {"knowledge_base": cid, "policy": "config"}, \
-            n.run(after)
+        assert n.run(after)["versions"] == versions(knowledge_base=cid), n.run(after)
         # kill -9 while both wait: each resumes on the version it pinned, the promotion stands.
         n.kill9()
         n.start()
@@ -219,14 +234,14 @@ def test_a_policy_candidate_governs_only_the_runs_started_after_its_promotion():
         status, _, doc = n.json("POST", f"/v1/candidates/{cid}/promote", {}, token=tok("bob"))
         assert status == 200 and doc["candidate"]["state"] == "promoted", (status, doc)
         status, _, doc = n.json("GET", "/v1/candidates")
-        assert doc["current"] == {"knowledge_base": "config", "policy": cid}, doc["current"]
+        assert doc["current"] == versions(policy=cid), doc["current"]
         # A run started now acts under the promoted policy: no approval, it just ends.
         status, _, doc = n.json("POST", "/v1/goals", {"goal": GOAL,
                                                       "labels": {"service": "frontend"}})
         assert status == 201, (status, doc)
         after = n.wait_run(doc["run"]["id"], timeout=60)
         assert after["state"] == "succeeded", after
-        assert after["versions"] == {"knowledge_base": "config", "policy": cid}, after
+        assert after["versions"] == versions(policy=cid), after
         status, _, doc = n.json("GET", f"/v1/approvals?run={after['id']}")
         assert doc["approvals"] == [], doc
         # The run started before still waits under the policy it pinned.
@@ -281,6 +296,192 @@ def test_a_promotion_on_one_node_of_a_cluster_is_current_on_the_others():
         wait_until(lambda: current_on(a, "config"), 20, "node-a to take the rollback")
         c.close()
 
+MODEL_KEY = "sk-e2e-evolve-5d2e"
+PROMPT = "You are sreh on the e2e shop. Check the topology first, then the deploys."
+
+
+def route_node(d, srv):
+    """A builtin node that knows the model server (with its key) as the route `lab`, and a gate
+    whose suite is the checkout incident the test server's conversation solves."""
+    suite = os.path.join(d, "suite")
+    os.mkdir(suite)
+    with open(SANDBOX) as f:
+        scenario = f.read().replace("../worlds/shop.yaml", SHOP)
+    with open(os.path.join(suite, "checkout.yaml"), "w") as f:
+        f.write(scenario)
+    cfg = (f"policy_mode: autonomous\nsandbox: {{scenario: {SANDBOX}}}\n"
+           f"models:\n  lab: {{provider: openai, base_url: '{srv.url}/v1', model: test-model, "
+           f"api_key: '${{E2E_MODEL_KEY}}'}}\nmodel: {{provider: builtin}}\n"
+           f"evolve:\n  suites: [{suite}]\n  replay_last: 0\n  approvals: 1\n")
+    return Node(d, cfg, auth=auth_block(TOKENS), token=tok("otto"), testkit=False,
+                env_extra={"E2E_MODEL_KEY": MODEL_KEY}).start()
+
+
+def system_prompts(srv, since):
+    """The system message of each request the model server got after the first `since`."""
+    with srv.lock:
+        bodies = [b for _, _, b in srv.requests[since:]]
+    return [m["content"] for b in bodies for m in b["messages"] if m["role"] == "system"]
+
+
+def promote(n, cid):
+    status, _, doc = n.json("POST", f"/v1/candidates/{cid}/promote", {}, token=tok("bob"))
+    assert status == 200 and doc["candidate"]["state"] == "promoted", (status, doc)
+
+
+def grounded(conversation):
+    """The checkout conversation of test_eval with a conclusion that cites its evidence (steps 4
+    and 5: checkout's error rate, its deploy) and rules frontend out."""
+    answer = ("Cause: the checkout release v2.4.1 made checkout fail, and frontend with it. "
+              "Rolled checkout back.\n\n```json\n" + json.dumps({
+                  "detected": True,
+                  "diagnoses": [{"target": "checkout", "kind": "bad_deploy", "evidence": [
+                      {"step": 4, "fact": "checkout error_rate far above its baseline"},
+                      {"step": 5, "fact": "checkout v2.4.1 deployed just before"}]}],
+                  "ruled_out": [{"target": "frontend", "kind": "bad_deploy",
+                                 "reason": "frontend's errors follow checkout's (step 4)"}]})
+              + "\n```")
+    return conversation[:-1] + [{"text": answer}]
+
+
+def test_a_model_route_and_then_a_prompt_are_evaluated_promoted_and_pinned():
+    from model_server import ModelServer
+    from test_eval import CONVERSATION
+    good = grounded(CONVERSATION)
+    # A route whose model concludes without evidence; then one that cites it: its evaluation, a
+    # run on it, the prompt's evaluation (the current prompt, then the candidate), a run on the
+    # prompt.
+    with TempDir() as d, ModelServer(CONVERSATION + good * 5, MODEL_KEY) as srv:
+        n = route_node(d, srv)
+        status, _, doc = n.json("POST", "/v1/candidates", {"kind": "prompt", "body": PROMPT})
+        assert status == 409 and "builtin" in doc["detail"], (status, doc)
+        route = f"model:\n  provider: openai\n  base_url: {srv.url}/v1\n  model: test-model\n"
+        status, _, doc = n.json("POST", "/v1/candidates", {"kind": "model_route", "body": route})
+        assert status == 202, (status, doc)
+        c = evaluated(n, doc["candidate"]["id"])
+        assert c["state"] == "refused", c
+        assert not srv.violations, srv.violations  # the key borrowed from route lab was sent
+        assert srv.count() == len(CONVERSATION), srv.count()  # the builtin base calls no model
+        [regression] = c["regressions"]
+        assert "shop-checkout-bad-deploy" in regression and "quality falls" in regression, c
+        status, _, doc = n.json("POST", "/v1/candidates", {"kind": "model_route", "body": route,
+                                                           "reason": "reason with the lab model"})
+        assert status == 202, (status, doc)
+        rid = doc["candidate"]["id"]
+        c = evaluated(n, rid)
+        assert c["state"] == "awaiting_approval", (c["state"], c["regressions"], c["error"])
+        assert c["kind"] == "model_route" and c["base"] == "config", c
+        [row] = c["report"]["scenarios"]
+        assert row["current"]["passed"] and row["candidate"]["passed"], row
+        promote(n, rid)
+        assert current_all(n) == versions(model_route=rid)
+        # A run started now reasons with the lab model and pins the route.
+        status, _, doc = n.json("POST", "/v1/goals", {"goal": GOAL,
+                                                      "labels": {"service": "frontend"}})
+        assert status == 201, (status, doc)
+        r = n.wait_run(doc["run"]["id"], timeout=60)
+        assert r["state"] == "succeeded", r
+        assert r["versions"] == versions(model_route=rid), r
+        assert srv.count() == 3 * len(CONVERSATION), srv.count()
+        # Now a prompt means something: the gate sends the candidate's to the model.
+        asked = srv.count()
+        status, _, doc = n.json("POST", "/v1/candidates", {"kind": "prompt", "body": PROMPT},
+                                token=tok("alice"))
+        assert status == 202, (status, doc)
+        pid = doc["candidate"]["id"]
+        c = evaluated(n, pid)
+        assert c["state"] == "awaiting_approval", (c["state"], c["regressions"], c["error"])
+        prompts = system_prompts(srv, asked)
+        assert len(prompts) == 2 * len(CONVERSATION), len(prompts)
+        assert prompts.count(PROMPT) == len(CONVERSATION), prompts
+        promote(n, pid)
+        status, _, doc = n.json("POST", "/v1/goals", {"goal": GOAL,
+                                                      "labels": {"service": "frontend"}})
+        assert status == 201, (status, doc)
+        r = n.wait_run(doc["run"]["id"], timeout=60)
+        assert r["versions"] == versions(model_route=rid, prompt=pid), r
+        reasons = [s for s in n.steps(r["id"]) if s["kind"] == "reason"]
+        assert reasons and all(s["args"]["system_prompt"] == pid for s in reasons), reasons
+        assert system_prompts(srv, asked + 2 * len(CONVERSATION))[0] == PROMPT
+        # kill -9: the versions stay current; a rollback of the route is one call, and the next
+        # run is the builtin reasoner's again (no call to the model).
+        n.kill9()
+        n.start()
+        assert current_all(n) == versions(model_route=rid, prompt=pid)
+        status, _, doc = n.json("POST", "/v1/candidates/rollback", {"kind": "model_route"},
+                                token=tok("bob"))
+        assert status == 200 and doc["current"] == "config", (status, doc)
+        asked = srv.count()
+        status, _, doc = n.json("POST", "/v1/goals", {"goal": GOAL,
+                                                      "labels": {"service": "frontend"}})
+        r = n.wait_run(doc["run"]["id"], timeout=60)
+        assert r["versions"] == versions(prompt=pid), r
+        assert [s for s in n.steps(r["id"]) if s["kind"] == "reason"] == []
+        assert srv.count() == asked
+        code, out, err = sreh_cli(["evolve", "status", "--server", f"127.0.0.1:{n.port}"],
+                                  token=tok("vera"))
+        assert code == 0 and "model_route" in out and "prompt: " + pid in out, (code, out, err)
+        n.stop()
+
+
+def test_a_fork_reasons_under_any_candidate_and_says_where_it_parts():
+    from model_server import ModelServer
+    from test_eval import CONVERSATION
+    # The route's evaluation (a model that cites no evidence: refused), then two forks' runs.
+    with TempDir() as d, ModelServer(CONVERSATION + grounded(CONVERSATION) * 2, MODEL_KEY) as srv:
+        n = route_node(d, srv)
+        status, _, doc = n.json("POST", "/v1/goals", {"goal": GOAL,
+                                                      "labels": {"service": "frontend"}})
+        assert status == 201, (status, doc)
+        original = n.wait_run(doc["run"]["id"], timeout=60)
+        assert original["state"] == "succeeded", original
+        route = f"model:\n  provider: openai\n  base_url: {srv.url}/v1\n  model: test-model\n"
+        status, _, doc = n.json("POST", "/v1/candidates", {"kind": "model_route", "body": route})
+        assert status == 202, (status, doc)
+        rid = doc["candidate"]["id"]
+        assert evaluated(n, rid)["state"] == "refused"
+        asked = srv.count()
+        # What would that route have done on this incident? A fork from step 1 under it.
+        code, out, err = sreh_cli(["fork", original["id"], "--from", "1", "--version", rid,
+                                   "--wait", "--server", f"127.0.0.1:{n.port}"], token=tok("otto"))
+        assert code == 0, (code, out, err)
+        assert "diverged at step 1" in out, out
+        fork_id = out.split()[0]
+        fork = n.run(fork_id)
+        assert fork["state"] == "succeeded" and fork["forked_from"] == original["id"], fork
+        assert fork["versions"] == versions(model_route=rid), fork
+        assert srv.count() == asked + len(CONVERSATION), srv.count()
+        assert [s for s in n.steps(fork_id) if s["kind"] == "reason"], n.steps(fork_id)
+        assert n.run(original["id"])["versions"] == versions(), "the original is untouched"
+        # Back on the config's route: the builtin reasoner again, no model call.
+        status, _, doc = n.json("POST", f"/v1/runs/{fork_id}/fork",
+                                {"from_step": 1, "config": {"versions": {"model_route": "config"}}})
+        assert status == 201, (status, doc)
+        back = n.wait_run(doc["run"]["id"], timeout=60)
+        assert back["versions"] == versions() and srv.count() == asked + len(CONVERSATION), back
+        # A version that is not one, or of another kind, is refused and nothing is made.
+        runs_before = n.json("GET", "/v1/runs?limit=100")[2]["runs"]
+        unknown = "cnd_" + "0" * 26
+        for versions_, code, word in (({"model_route": unknown}, 404, unknown),
+                                      ({"prompt": rid}, 400, "is a model_route candidate"),
+                                      ({"model": rid}, 400, "unknown kind 'model'"),
+                                      ({"policy": "run_1"}, 400, "not a candidate id")):
+            status, _, doc = n.json("POST", f"/v1/runs/{original['id']}/fork",
+                                    {"from_step": 1, "config": {"versions": versions_}})
+            assert status == code and word in doc["detail"], (versions_, status, doc)
+        assert n.json("GET", "/v1/runs?limit=100")[2]["runs"] == runs_before
+        # After kill -9 the refused candidate's route is still there for the runs that pin it:
+        # a fork of the fork (which pins what the fork pinned) reasons with it again.
+        n.kill9()
+        n.start()
+        status, _, doc = n.json("POST", f"/v1/runs/{fork_id}/fork", {"from_step": 1})
+        assert status == 201, (status, doc)
+        again = n.wait_run(doc["run"]["id"], timeout=60)
+        assert again["state"] == "succeeded", again
+        assert again["versions"] == versions(model_route=rid), again
+        assert srv.count() == asked + 2 * len(CONVERSATION), srv.count()
+        n.stop()
+
 
 def test_bad_input_is_refused_and_creates_nothing():
     with TempDir() as d:
@@ -290,7 +491,11 @@ def test_bad_input_is_refused_and_creates_nothing():
             ({"kind": "knowledge_base"}, 400, "body"),
             ({"body": "version: 1\nthresholds: [\n"}, 400, "body"),
             ({"body": 7}, 400, "body"),
-            ({"kind": "prompt", "body": SAVES}, 400, "kind"),
+            ({"kind": "model", "body": SAVES}, 400, "kind"),
+            ({"kind": "prompt", "body": "Be brief."}, 409, "builtin"),
+            ({"kind": "model_route", "body": "model:\n  provider: openai\n  base_url: "
+              "http://127.0.0.1:9/v1\n  model: m\n  api_key: sk-1\n"}, 400, "body:5:"),
+            ({"kind": "model_route", "body": "model: {provider: oracle}\n"}, 400, "oracle"),
             ({"kind": "policy", "body": "mode: sideways\n"}, 400, "body"),
             ({"body": SAVES, "colour": "red"}, 400, "colour"),
         ]
@@ -329,5 +534,7 @@ if __name__ == "__main__":
         test_a_candidate_that_saves_steps_is_promoted_by_a_second_person_and_pins_new_runs,
         test_a_policy_candidate_governs_only_the_runs_started_after_its_promotion,
         test_a_promotion_on_one_node_of_a_cluster_is_current_on_the_others,
+        test_a_model_route_and_then_a_prompt_are_evaluated_promoted_and_pinned,
+        test_a_fork_reasons_under_any_candidate_and_says_where_it_parts,
         test_bad_input_is_refused_and_creates_nothing,
     ])

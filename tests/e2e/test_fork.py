@@ -226,7 +226,7 @@ def test_refusals_name_the_problem_and_create_nothing():
             (waiting, {"from_step": 2, "config": {"policy": "mode: reckless\n"}}, 400,
              "the fork's policy does not load: config.policy:1:"),
             (waiting, {"from_step": 2, "config": {"model": {"provider": "openai"}}}, 400,
-             "config.model: a fork runs on this node's model route"),
+             "config.model: a fork reasons with versions the node knows"),
             ("run_01JZZZZZZZZZZZZZZZZZZZZZZZ", {"from_step": 1}, 404,
              "run run_01JZZZZZZZZZZZZZZZZZZZZZZZ not found"),
             ("run_nope", {"from_step": 1}, 400, "run id 'run_nope' is malformed"),

@@ -26,18 +26,21 @@ void load_own_policy(run_state_t& st) {
       fmt::format("the fork's own policy no longer loads: {}", p.error().message);
 }
 
-/// A goal run decides with the knowledge base and acts under the policy it pinned when it began,
-/// on every incarnation (a fork's own policy, loaded before, wins over its pinned one).
+/// A goal run reasons with the knowledge base, prompt and model route and acts under the policy it
+/// pinned when it began, on every incarnation (a fork's own policy, loaded before, wins over its
+/// pinned one).
 void load_pinned_versions(run_state_t& st) {
   if (!st.rt->versions || st.journal.r.kind != "goal")
     return;
   const auto& spec = st.journal.r.spec;
-  auto kb = evolve::pinned_version(spec, evolve::artefact::knowledge_base);
-  if (kb != evolve::config_version) {
-    st.provider = st.rt->versions->provider(kb);
-    if (!st.provider)
+  auto pins = reasoner_pins::pinned_in(spec);
+  if (!pins.all_config()) {
+    auto p = st.rt->versions->provider(pins);
+    if (p)
+      st.provider = std::move(*p);
+    else
       st.provider_error =
-        fmt::format("the run pinned knowledge base {}, which this node does not have", kb);
+        fmt::format("the run's pinned versions do not load here: {}", p.error().message);
   }
   auto pol = evolve::pinned_version(spec, evolve::artefact::policy);
   if (pol == evolve::config_version || st.own_policy || !st.own_policy_error.empty())

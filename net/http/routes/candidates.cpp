@@ -59,10 +59,11 @@ evolve::artefact kind_member(const rapidjson::Document& d, std::optional<reply>&
     return evolve::artefact::knowledge_base;
   auto k = evolve::parse_artefact(name);
   if (!k && !bad)
-    bad = problem(
-      400, "invalid-argument",
-      fmt::format("field 'kind': '{}' is not a kind of candidate (knowledge_base, policy)", name),
-      req);
+    bad = problem(400, "invalid-argument",
+                  fmt::format("field 'kind': '{}' is not a kind of candidate (knowledge_base, "
+                              "policy, prompt, model_route)",
+                              name),
+                  req);
   return k.value_or(evolve::artefact::knowledge_base);
 }
 

@@ -5,6 +5,7 @@
 
 #include <charconv>
 
+#include "actors/evolve/candidate_service.hpp"
 #include "core/base/id.hpp"
 #include "core/base/json.hpp"
 #include "core/journal/compare.hpp"
@@ -180,6 +181,17 @@ void fork_run(server_context& ctx, const request& req, responder res) {
     return res.send(problem(fr.error(), req));
   fr->run_id = id;
   fr->submitter = req.who.name;
+  // A version the fork names is made available here first, whatever the candidate's state.
+  for (const auto& [kind, version] : fr->versions) {
+    if (version == evolve::config_version)
+      continue;
+    if (ctx.candidates == nullptr)
+      return res.send(
+        problem(400, "invalid-argument", "config.versions: this node has no evolution gate", req));
+    if (auto err = ctx.candidates->make_available(version, kind))
+      return res.send(problem(
+        {err.code, fmt::format("config.versions.{}: {}", to_string(kind), err.message)}, req));
+  }
   auto* c = &ctx;
   ctx.kernel.fork(std::move(*fr), [c, req, res](expected<actors::submit_reply> r) {
     res.post([c, req, res, r = std::move(r)] {

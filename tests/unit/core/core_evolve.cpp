@@ -94,6 +94,13 @@ CAF_TEST(each kind is pinned on its own) {
   CAF_CHECK_EQUAL(ev::pinned_version(both, kb), "cnd_k");
   CAF_CHECK_EQUAL(ev::pinned_version(both, pol), "cnd_p");
   CAF_CHECK_EQUAL(ev::pinned_version(ev::pin_version("{}", kb, "cnd_k"), pol), "config");
+  // Pinning the config's version removes the pin (a fork back on the config's knowledge base).
+  auto unpinned = ev::pin_version(both, kb, "config");
+  CAF_CHECK_EQUAL(ev::pinned_version(unpinned, kb), "config");
+  CAF_CHECK_EQUAL(ev::pinned_version(unpinned, pol), "cnd_p");
   CAF_CHECK(ev::parse_artefact("policy") == pol);
-  CAF_CHECK(!ev::parse_artefact("prompt"));
+  CAF_CHECK(ev::parse_artefact("prompt") == ev::artefact::prompt);
+  CAF_CHECK(ev::parse_artefact("model_route") == ev::artefact::model_route);
+  CAF_CHECK(!ev::parse_artefact("model"));
+  CAF_CHECK(ev::reasoning(ev::artefact::model_route) && !ev::reasoning(pol));
 }

@@ -58,6 +58,13 @@ CAF_TEST(a request parses with its policy and edits) {
   CAF_REQUIRE_EQUAL(req->edits.size(), 2u);
   CAF_CHECK_EQUAL(req->edits[0].result, R"({"deploys":[]})");
   CAF_CHECK_EQUAL(req->edits[1].error, "timed out");
+  auto v = jr::parse_fork_request(
+    R"({"from_step":2,"config":{"versions":{"model_route":"cnd_r","knowledge_base":"config"}}})");
+  CAF_REQUIRE(v.has_value());
+  CAF_REQUIRE_EQUAL(v->versions.size(), 2u);
+  CAF_CHECK(v->versions[0].first == sreh::evolve::artefact::model_route);
+  CAF_CHECK_EQUAL(v->versions[0].second, "cnd_r");
+  CAF_CHECK_EQUAL(v->versions[1].second, "config");
 }
 
 CAF_TEST(bad requests name the field) {
@@ -69,7 +76,18 @@ CAF_TEST(bad requests name the field) {
   CAF_CHECK(msg(R"({"from_step":1.5})").starts_with("from_step: expected an integer"));
   CAF_CHECK(msg("[]").starts_with("the body: expected an object"));
   CAF_CHECK(msg(R"({"from_step":1,"x":1})").starts_with("unknown field 'x'"));
-  CAF_CHECK(msg(R"({"from_step":1,"config":{"kb":"x"}})").starts_with("config.kb: a fork runs"));
+  CAF_CHECK(msg(R"({"from_step":1,"config":{"kb":"x"}})").starts_with("config.kb: a fork reasons"));
+  CAF_CHECK(msg(R"({"from_step":1,"config":{"versions":[]}})")
+              .starts_with("config.versions: expected an object"));
+  CAF_CHECK(msg(R"({"from_step":1,"config":{"versions":{"model":"cnd_1"}}})")
+              .starts_with("config.versions: unknown kind 'model'"));
+  CAF_CHECK(msg(R"({"from_step":1,"config":{"versions":{"prompt":7}}})")
+              .starts_with("config.versions.prompt: expected a candidate id"));
+  CAF_CHECK(msg(R"({"from_step":1,"config":{"versions":{"prompt":"run_1"}}})")
+              .starts_with("config.versions.prompt: 'run_1' is not a candidate id"));
+  CAF_CHECK(
+    msg(R"({"from_step":1,"config":{"policy":"mode: review","versions":{"policy":"cnd_1"}}})")
+      .starts_with("config.versions.policy: the fork has a policy of its own"));
   CAF_CHECK(msg(R"({"from_step":1,"config":{"policy":""}})") == "config.policy: empty");
   CAF_CHECK(msg(R"({"from_step":1,"config":{"policy":3}})").starts_with("config.policy: expected"));
   CAF_CHECK(msg(R"({"from_step":1,"edits":{}})").starts_with("edits: expected an array"));

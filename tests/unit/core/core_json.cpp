@@ -69,15 +69,16 @@ CAF_TEST(run wire shape uses null for empty fields) {
   r.updated_at = r.created_at;
   auto text = json::to_json(r);
   CAF_CHECK_EQUAL(
-    text, std::string{
-            R"({"id":"run_x","goal":"","state":"pending","waiting_for":null,)"
-            R"("submitter":"","idempotency_key":null,"node_id":"",)"
-            R"("created_at":"2023-11-14T22:13:20.000000Z",)"
-            R"("updated_at":"2023-11-14T22:13:20.000000Z","steps":0,"tokens":0,)"
-            R"("budget":{"max_steps":50,"max_tokens":200000,"deadline":null,)"
-            R"("max_result_bytes":65536},"checkpoint":{},"conclusion":null,)"
-            R"("error":null,"outcome":null,"quality":null,"labels":{},"kind":"goal","parent":null,)"
-            R"("versions":{"knowledge_base":"config","policy":"config"}})"});
+    text,
+    std::string{
+      R"({"id":"run_x","goal":"","state":"pending","waiting_for":null,)"
+      R"("submitter":"","idempotency_key":null,"node_id":"",)"
+      R"("created_at":"2023-11-14T22:13:20.000000Z",)"
+      R"("updated_at":"2023-11-14T22:13:20.000000Z","steps":0,"tokens":0,)"
+      R"("budget":{"max_steps":50,"max_tokens":200000,"deadline":null,)"
+      R"("max_result_bytes":65536},"checkpoint":{},"conclusion":null,)"
+      R"("error":null,"outcome":null,"quality":null,"labels":{},"kind":"goal","parent":null,)"
+      R"("versions":{"knowledge_base":"config","policy":"config","prompt":"config","model_route":"config"}})"});
   auto back = json::run_from_json(text);
   CAF_CHECK(back.has_value());
   if (back) {
