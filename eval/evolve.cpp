@@ -148,7 +148,9 @@ run_row replay_one(const run& r, const gate_inputs& in) {
   return row;
 }
 
-/// The newest succeeded goal runs that are not forks, at most `in.replay_last`.
+/// The newest succeeded runs that no other run started and that are not forks, at most
+/// `in.replay_last`: goal runs, and for a policy candidate flow runs too (a knowledge base, a
+/// prompt or a route changes nothing in a flow's steps).
 std::vector<run> recent_runs(const gate_inputs& in, std::string& error) {
   std::vector<run> out;
   persistence::run_filter f;
@@ -161,7 +163,8 @@ std::vector<run> recent_runs(const gate_inputs& in, std::string& error) {
       return out;
     }
     for (auto& r : page->runs)
-      if (r.kind == "goal" && r.parent.empty() && r.spec.find("forked_from") == std::string::npos &&
+      if ((r.kind == "goal" || (r.kind == "flow" && in.candidate_policy)) && r.parent.empty() &&
+          r.spec.find("forked_from") == std::string::npos &&
           static_cast<std::int64_t>(out.size()) < in.replay_last)
         out.push_back(std::move(r));
     if (page->next_cursor.empty())

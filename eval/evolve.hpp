@@ -32,7 +32,8 @@ struct gate_inputs {
   std::shared_ptr<const policy::policy_set> base_policy, candidate_policy;
   std::vector<std::string> suites; // scenario files and directories
   std::string mode = "autonomous"; // the scenarios' policy mode
-  /// The recent runs to replay: the newest succeeded goal runs of `store`, at most this many.
+  /// The recent runs to replay: the newest succeeded goal runs of `store` (and flow runs, for a
+  /// policy candidate), at most this many.
   std::int64_t replay_last = 20;
   persistence::store* store = nullptr; // null: no replays
   const config::node_config* cfg = nullptr;

@@ -34,6 +34,25 @@ using journal::was_called;
 
 /// What the recorded tools answer with: the recorded outcomes of calls, undos and checks, each
 /// by tool and arguments in journal order. Thread-safe (tools are called from any run thread).
+/// A flow check's key: its flow step and attempt.
+std::string flow_key(const std::string& step, int attempt) {
+  return fmt::format("{}#{}", step, attempt);
+}
+
+/// The key of a flow run's check step (an observe step tagged with its flow step), if `s` is one.
+std::optional<std::string> flow_check_of(const step& s) {
+  if (s.kind != step_kind::observe || s.decision.find("\"flow\"") == std::string::npos)
+    return std::nullopt;
+  auto d = json::parse_object(s.decision);
+  const auto* detail = d ? json::member(*d, "detail") : nullptr;
+  const auto* flow = detail && detail->IsObject() ? json::member(*detail, "flow") : nullptr;
+  if (flow == nullptr || !flow->IsObject())
+    return std::nullopt;
+  auto id = json::string_or(*flow, "step");
+  auto attempt = json::int_of(*flow, "attempt").value_or(1);
+  return flow_key(id, static_cast<int>(attempt));
+}
+
 class tape {
  public:
   explicit tape(const std::vector<step>& steps) {
@@ -41,6 +60,9 @@ class tape {
       if (was_called(s)) {
         auto& q = is_compensation(s) ? undos_ : calls_;
         q[key_of(s.tool, s.args)].push_back(
+          {s.state == step_state::succeeded, s.result.empty() ? "{}" : s.result, s.error});
+      } else if (auto flow = flow_check_of(s)) {
+        flow_checks_[*flow].push_back(
           {s.state == step_state::succeeded, s.result.empty() ? "{}" : s.result, s.error});
       } else if (s.kind == step_kind::observe) {
         auto args = object_of(s.args);
@@ -56,6 +78,19 @@ class tape {
            observed ? json::stringify(*observed) : std::string{"{}"}});
       }
     }
+  }
+
+  /// The recorded outcome of the next check of flow step `step`, attempt `attempt`.
+  std::optional<actors::recorded_check> take_flow_check(const std::string& step, int attempt) {
+    std::lock_guard<std::mutex> lock{mu_};
+    auto i = flow_checks_.find(flow_key(step, attempt));
+    if (i == flow_checks_.end() || i->second.empty()) {
+      misses_.push_back(fmt::format("check {} of flow step '{}'", attempt, step));
+      return std::nullopt;
+    }
+    auto c = std::move(i->second.front());
+    i->second.pop_front();
+    return c;
   }
 
   actors::tool_result take_call(const std::string& tool, const std::string& args) {
@@ -107,6 +142,7 @@ class tape {
   std::mutex mu_;
   queues calls_, undos_;
   std::map<std::string, std::deque<actors::check_result>> checks_;
+  std::map<std::string, std::deque<actors::recorded_check>> flow_checks_; // by flow_key
   std::vector<std::string> misses_;
 };
 
@@ -181,6 +217,8 @@ std::string decide_as_recorded(net::node_parts& n, const recording& rec,
 /// Refuses a config whose model is not of the kind that drove the recording; a language model
 /// is set to answer from the recorded reason steps.
 sreh::error use_recorded_model(const recording& rec, actors::model_provider& provider) {
+  if (rec.r.kind == "flow")
+    return {}; // a flow's steps come from its pinned definition: no reasoner is asked
   bool recorded_reasons = false;
   for (const auto& s : rec.steps)
     recorded_reasons = recorded_reasons || s.kind == step_kind::reason;
@@ -223,9 +261,13 @@ config::node_config scratch_config(const config::node_config& cfg, const std::st
   return scratch;
 }
 
-/// The recorded run's goal, as submitted.
+/// The recorded run's goal, as submitted: a flow run with the flow and inputs it pinned.
 goal_request goal_of(const run& r) {
   goal_request req;
+  if (r.kind == "flow") {
+    req.kind = r.kind;
+    req.spec = r.spec;
+  }
   req.goal = r.goal;
   req.submitter = r.submitter;
   req.labels = r.labels;
@@ -267,15 +309,21 @@ expected<recording> load_recording(persistence::store& s, const std::string& run
     return sreh::error{errc::invalid_argument,
                        fmt::format("run {} has not ended (it is {}): replay needs a finished run",
                                    run_id, to_string(rec.r.state))};
-  if (rec.r.kind != "goal")
-    return sreh::error{errc::invalid_argument,
-                       fmt::format("run {} is a {} run: only goal runs replay (a flow's steps "
-                                   "come from its definition, not from a model)",
-                                   run_id, rec.r.kind)};
+  if (rec.r.kind != "goal" && rec.r.kind != "flow")
+    return sreh::error{
+      errc::invalid_argument,
+      fmt::format("run {} is a {} run: only goal and flow runs replay", run_id, rec.r.kind)};
   auto steps = s.get_steps(run_id);
   if (!steps)
     return steps.error();
   rec.steps = std::move(*steps);
+  for (const auto& x : rec.steps)
+    if (x.kind == step_kind::subruns)
+      return sreh::error{errc::invalid_argument,
+                         fmt::format("run {} started runs of its own at step {}: a flow run that "
+                                     "starts runs does not replay (their journals would have to "
+                                     "replay with it)",
+                                     run_id, x.n)};
   persistence::approval_filter f;
   f.run_id = run_id;
   f.limit = 500;
@@ -301,11 +349,16 @@ expected<replay_report> replay(const recording& rec, const config::node_config& 
   auto scratch = scratch_config(cfg, dir.path);
 
   run_follower follower; // outlives the node: its callbacks may run until the node stops
-  auto parts =
-    net::node_parts::start(scratch, std::move(tools), std::move(policy), std::move(provider),
-                           [t](actors::tool_ptr tool) -> actors::tool_ptr {
-                             return std::make_shared<recorded_tool>(std::move(tool), t);
-                           });
+  net::node_parts::recorded_answers recorded;
+  recorded.tools = [t](actors::tool_ptr tool) -> actors::tool_ptr {
+    return std::make_shared<recorded_tool>(std::move(tool), t);
+  };
+  recorded.hooks.checks = [t](const std::string& step, int attempt) {
+    return t->take_flow_check(step, attempt);
+  };
+  recorded.hooks.timers_at_once = true;
+  auto parts = net::node_parts::start(scratch, std::move(tools), std::move(policy),
+                                      std::move(provider), recorded);
   if (!parts)
     return sreh::error{parts.error().code,
                        "replay: cannot start a scratch node: " + parts.error().message};
@@ -328,6 +381,7 @@ expected<replay_report> replay(const recording& rec, const config::node_config& 
   out.source_run = rec.r.id;
   out.replay_run = reply->run_id;
   out.goal = rec.r.goal;
+  out.kind = rec.r.kind;
 
   follow_to_end(n, rec, follower, opts.run_timeout, out);
   n.hub().unsubscribe(sub);

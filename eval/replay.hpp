@@ -35,15 +35,16 @@ struct recording {
   std::vector<approval> approvals;
 };
 
-/// Reads run `run_id` from `s`. Refused (invalid_argument, naming why) for a run that has not
-/// ended, a flow run or a run that started others (their journals are not replayed), and a run
-/// with a step left in doubt; not_found for an unknown id.
+/// Reads run `run_id` from `s`: a goal run or a flow run. Refused (invalid_argument, naming why)
+/// for a run that has not ended, a flow run that started runs of its own (their journals are
+/// not replayed), and a run with a step left in doubt; not_found for an unknown id.
 [[nodiscard]] expected<recording> load_recording(persistence::store& s, const std::string& run_id);
 
 using journal::step_comparison;
 
 struct replay_report {
   std::string source_run, replay_run;
+  std::string kind = "goal"; // goal | flow
   std::string goal;
   std::vector<step_comparison> steps;
   std::int64_t reason_steps = 0;          // in the recording
@@ -71,7 +72,8 @@ struct replay_options {
 /// `tools` and `provider` are the node's (app/serve/plugins.hpp), never called to act: each
 /// tool is wrapped so that it answers with the recorded result, and a language-model provider
 /// answers from the recorded reason steps. Deterministic providers (builtin) decide afresh
-/// over the recorded results. Approvals are decided with the recorded votes.
+/// over the recorded results. A flow run runs its pinned flow again, its checks judged as
+/// recorded and its timers firing at once. Approvals are decided with the recorded votes.
 [[nodiscard]] expected<replay_report> replay(const recording& rec, const config::node_config& cfg,
                                              std::shared_ptr<actors::tool_registry> tools,
                                              policy::policy_set policy,

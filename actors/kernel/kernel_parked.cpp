@@ -388,6 +388,8 @@ void on_parked(kernel_self self, const std::string& run_id, const std::string& a
   self->state.runs.erase(run_id);
   rt.counters.parked.fetch_add(1, std::memory_order_relaxed);
   if (approval_id.empty()) { // a durable timer
+    if (rt.replay.timers_at_once)
+      until = std::min(until, rt.clock.now_us());
     self->state.timers.emplace(until, run_id);
     return arm_timer(self);
   }

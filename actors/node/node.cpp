@@ -39,6 +39,7 @@ struct node::impl {
   memory_service memory;
   postmortem_service postmortems;
   std::shared_ptr<const version_registry> versions;
+  replay_hooks replay;
 
   impl(const config::node_config& c, persistence::store& s, persistence::commit_queue& w,
        const tool_registry& t, policy::policy_set pol, model_provider_ptr p, const sreh::clock& clk,
@@ -66,6 +67,10 @@ void node::use_metrics(metrics::registry& r) {
 
 void node::use_versions(std::shared_ptr<const version_registry> versions) {
   impl_->versions = std::move(versions);
+}
+
+void node::use_replay(replay_hooks hooks) {
+  impl_->replay = std::move(hooks);
 }
 
 void node::use_hub(event_hub& hub, std::shared_ptr<world_view> world) {
@@ -106,6 +111,7 @@ runtime_ptr make_runtime(node::impl& d) {
   rt->world = d.world;
   rt->hub = d.hub;
   rt->versions = d.versions;
+  rt->replay = d.replay;
   if (d.metrics != nullptr) {
     rt->metrics.step_seconds = &d.metrics->histogram(
       "sreh_step_duration_seconds", "Time from a step's intent to its outcome, by tool.", {"tool"});

@@ -7,6 +7,7 @@
 #include "actors/kernel/kernel_api.hpp"
 #include "actors/memory/memory_service.hpp"
 #include "actors/postmortem/postmortem_service.hpp"
+#include "actors/runtime/replay_hooks.hpp"
 #include "actors/runtime/supervision.hpp"
 #include "actors/runtime/world_view.hpp"
 #include "actors/tools/tool.hpp"
@@ -45,6 +46,8 @@ class node {
   void use_hub(event_hub& hub, std::shared_ptr<world_view> world = nullptr);
   /// The versions goal runs pin and decide with (actors/evolve/versions.hpp); before start.
   void use_versions(std::shared_ptr<const version_registry> versions);
+  /// A replay's scratch node: what it answers from the recording (eval/replay.hpp); before start.
+  void use_replay(replay_hooks hooks);
 
   /// Starts the actor system and the kernel, which recovers unfinished runs.
   [[nodiscard]] sreh::error start();

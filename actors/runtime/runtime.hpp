@@ -10,6 +10,7 @@
 
 #include "actors/gateway/model_provider.hpp"
 #include "actors/runtime/blocking_pool.hpp"
+#include "actors/runtime/replay_hooks.hpp"
 #include "actors/runtime/supervision.hpp"
 #include "actors/runtime/world_view.hpp"
 #include "actors/tools/tool.hpp"
@@ -112,6 +113,7 @@ struct runtime {
   /// The versions runs pin when they start and decide with (actors/evolve/versions.hpp); null:
   /// every run decides with `provider`.
   std::shared_ptr<const version_registry> versions{};
+  replay_hooks replay{};
 };
 
 using runtime_ptr = std::shared_ptr<runtime>;

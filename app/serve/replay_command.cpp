@@ -25,7 +25,8 @@ constexpr const char* usage =
   "usage: sreh replay RUN [--config FILE] [--node-id ID] [--data-dir DIR] [--json]\n"
   "  Replays the finished run RUN from the store of the node FILE describes (the same config\n"
   "  `sreh serve` ran with), with its recorded model answers and tool results: no model server\n"
-  "  is called and no tool acts. Prints each recorded step beside the replay's.\n"
+  "  is called and no tool acts; a flow run runs its pinned flow, its checks judged and its\n"
+  "  waits ended as recorded. Prints each recorded step beside the replay's.\n"
   "  Exit: 0 same steps and end, 1 diverged, 2 usage, 3 cannot replay.\n";
 
 int replay_usage_error(const std::string& what) {

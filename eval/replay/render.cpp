@@ -13,9 +13,11 @@ namespace sreh::eval {
 using journal::clip;
 
 std::string render_text(const replay_report& r) {
-  std::string out = fmt::format("replay of run {}: \"{}\"\n  on a scratch node as run {}: the "
-                                "recorded model answers and tool results, no model server\n\n",
-                                r.source_run, clip(r.goal, 70), r.replay_run);
+  std::string out =
+    fmt::format("replay of run {}: \"{}\"\n  on a scratch node as run {}: {}\n\n", r.source_run,
+                clip(r.goal, 70), r.replay_run,
+                r.kind == "flow" ? "its pinned flow, the recorded tool results and checks, no wait"
+                                 : "the recorded model answers and tool results, no model server");
   out += fmt::format("  {:>3}  {:<66}  {}\n", "#", "recorded", "replay");
   for (const auto& s : r.steps)
     out += fmt::format("  {:>3}  {:<66}  {}\n", s.n, s.recorded.empty() ? "-" : s.recorded,
@@ -51,12 +53,13 @@ std::string render_json(const replay_report& r) {
   });
   return json::build([&](json::writer& w) {
     w.StartObject();
-    json::fields(
-      w, "run", r.source_run, "replay_run", r.replay_run, "same", r.same(), "first_divergence",
-      r.first_divergence ? std::optional<std::int64_t>{r.first_divergence} : std::nullopt, "steps",
-      json::raw_text{steps}, "recorded_end", r.recorded_end, "replayed_end", r.replayed_end,
-      "same_end", r.same_end, "reason_steps", r.reason_steps, "same_request_hashes",
-      r.same_request_hashes, "notes", r.notes);
+    json::fields(w, "run", r.source_run, "kind", r.kind, "replay_run", r.replay_run, "same",
+                 r.same(), "first_divergence",
+                 r.first_divergence ? std::optional<std::int64_t>{r.first_divergence}
+                                    : std::nullopt,
+                 "steps", json::raw_text{steps}, "recorded_end", r.recorded_end, "replayed_end",
+                 r.replayed_end, "same_end", r.same_end, "reason_steps", r.reason_steps,
+                 "same_request_hashes", r.same_request_hashes, "notes", r.notes);
     w.Key("wall_ms");
     w.Double(r.wall_ms);
     w.EndObject();

@@ -54,7 +54,7 @@ chosen_tools(const config::node_config& cfg, std::shared_ptr<actors::tool_regist
 expected<std::unique_ptr<node_parts>>
 node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
                   policy::policy_set policy, actors::model_provider_ptr provider,
-                  const tool_decorator& decorate,
+                  const recorded_answers& recorded,
                   std::shared_ptr<const actors::version_registry> versions) {
   std::unique_ptr<node_parts> p{new node_parts(cfg)};
   std::error_code ec;
@@ -109,7 +109,7 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
   // memory.search reads the node's long-term memory (the recall of every goal run uses it).
   auto memory = std::make_shared<actors::memory_link>();
   tools->add(actors::make_memory_tool(memory));
-  auto chosen = chosen_tools(cfg, std::move(tools), decorate);
+  auto chosen = chosen_tools(cfg, std::move(tools), recorded.tools);
   if (!chosen)
     return chosen.error();
   p->tools_ = std::move(*chosen);
@@ -119,6 +119,7 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
   p->node_->use_metrics(p->metrics_);
   p->node_->use_hub(p->hub_, world);
   p->node_->use_versions(std::move(versions));
+  p->node_->use_replay(recorded.hooks);
   if (auto err = p->node_->start())
     return err;
   flow_kernel->kernel = &p->node_->kernel();

@@ -36,14 +36,20 @@ class node_parts {
  public:
   /// Wraps each tool of a finished registry (replay's recorded tools: eval/replay.hpp).
   using tool_decorator = std::function<actors::tool_ptr(actors::tool_ptr)>;
+  /// What a replay's scratch node answers from the recording (eval/replay.hpp): each tool
+  /// wrapped by `tools`, and `hooks` (a flow's checks; timers at once). Empty: a real node.
+  struct recorded_answers {
+    tool_decorator tools;
+    actors::replay_hooks hooks;
+  };
 
   /// Opens the store, starts the writer and the actors. `tools` and `provider` are the node's
-  /// (app/serve/plugins.hpp: make_tools_and_provider). With `decorate`, the node's tools
-  /// (`tools`, world.get and flow.run, less `tools.disable`) are what it makes of each.
+  /// (app/serve/plugins.hpp: make_tools_and_provider). With `recorded.tools`, the node's
+  /// tools (`tools`, world.get and flow.run, less `tools.disable`) are what it makes of each.
   [[nodiscard]] static expected<std::unique_ptr<node_parts>>
   start(const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
         policy::policy_set policy, actors::model_provider_ptr provider,
-        const tool_decorator& decorate = {},
+        const recorded_answers& recorded = {},
         std::shared_ptr<const actors::version_registry> versions = {});
   ~node_parts();
 

@@ -18,8 +18,20 @@ A policy candidate that makes the node autonomous, once promoted, lets a new run
 approval while a run started before waits under the review policy it pinned; one that freezes
 rollbacks is refused, naming the scenarios it breaks.
 
+A policy candidate is replayed over the recent flow runs too: the rollback runbook's run regresses
+under a policy that freezes rollbacks; a knowledge base's replays leave flow runs out.
+
 A promotion on one node of a cluster (PostgreSQL, JetStream) is current on the others as soon as
 its event reaches them, and a rollback on another node comes back the same way.
+
+A model route (a `model:` section naming the model test server, its key borrowed from the node's
+route to it) whose model concludes without citing evidence is refused for the quality it loses;
+one that cites it is promoted, and new runs reason with the model. Then a prompt, refused on the
+builtin node, is evaluated (the candidate's text is the system message of half the gate's calls),
+promoted, and journaled on the reason steps of the next run; after kill -9 both are current, and
+a rollback of the route puts the builtin reasoner back. A fork of a finished run under a refused
+route candidate reasons with its model and parts at step 1; one with `"model_route": "config"`
+is back on the builtin; a restart keeps the version for the forks that pin it.
 
 The knowledge-base candidates are the shipped one with one threshold changed (knowledge/).
 """
@@ -261,6 +273,40 @@ def test_a_policy_candidate_governs_only_the_runs_started_after_its_promotion():
                    for r in c["regressions"]), c["regressions"]
         status, _, doc = n.json("GET", "/v1/candidates")
         assert doc["current"]["policy"] == cid, doc["current"]
+        n.stop()
+
+
+def test_a_policy_candidate_is_replayed_over_recent_flow_runs():
+    with TempDir() as d:
+        flows = os.path.join(d, "flows")
+        os.mkdir(flows)
+        with open(os.path.join(ROOT, "examples", "flows", "rollback-service.yaml")) as f:
+            text = f.read().replace("every: 30s", "every: 1s").replace("initial: 10s", "initial: 1s")
+        with open(os.path.join(flows, "rollback-service.yaml"), "w") as f:
+            f.write(text)
+        cfg = (f"policy_mode: autonomous\nmodel: {{provider: builtin}}\n"
+               f"sandbox: {{scenario: {SANDBOX}}}\nflows: {flows}\n"
+               f"evolve:\n  suites: [{SANDBOX}]\n  replay_last: 5\n")
+        n = Node(d, cfg, auth=auth_block(TOKENS), token=tok("otto"), testkit=False).start()
+        status, _, doc = n.json("POST", "/v1/flows/rollback-service/runs",
+                                {"inputs": {"service": "checkout"}})
+        assert status == 201, (status, doc)
+        flow_run = n.wait_run(doc["run"]["id"], timeout=60)
+        assert flow_run["state"] == "succeeded", flow_run
+        status, _, doc = n.json("POST", "/v1/candidates", {"kind": "policy", "body": NO_ROLLBACKS},
+                                token=tok("alice"))
+        assert status == 202, (status, doc)
+        c = evaluated(n, doc["candidate"]["id"])
+        assert c["state"] == "refused", c
+        rows = {r["run_id"]: r for r in c["report"]["runs"]}
+        assert rows[flow_run["id"]]["verdict"] == "regressed", rows
+        assert any(flow_run["id"] in r and "succeeded as recorded" in r
+                   for r in c["regressions"]), c["regressions"]
+        # A knowledge base changes nothing in a runbook's steps: its replays leave flows out.
+        status, _, doc = propose(n, SAVES)
+        assert status == 202, (status, doc)
+        kb = evaluated(n, doc["candidate"]["id"])
+        assert flow_run["id"] not in [r["run_id"] for r in kb["report"]["runs"]], kb["report"]
         n.stop()
 
 
@@ -533,6 +579,7 @@ if __name__ == "__main__":
         test_a_candidate_that_breaks_a_scenario_is_refused_naming_the_scenario_and_the_step,
         test_a_candidate_that_saves_steps_is_promoted_by_a_second_person_and_pins_new_runs,
         test_a_policy_candidate_governs_only_the_runs_started_after_its_promotion,
+        test_a_policy_candidate_is_replayed_over_recent_flow_runs,
         test_a_promotion_on_one_node_of_a_cluster_is_current_on_the_others,
         test_a_model_route_and_then_a_prompt_are_evaluated_promoted_and_pinned,
         test_a_fork_reasons_under_any_candidate_and_says_where_it_parts,

@@ -209,6 +209,70 @@ def test_changed_policy_diverges_at_the_rollback():
         assert "policy: recorded allow" in out and "replay deny (no-rollbacks)" in out, out
 
 
+# A runbook with a wait (a check every second until checkout recovers) and a retried rollback.
+ROLLBACK_FLOW = os.path.join(ROOT, "examples", "flows", "rollback-service.yaml")
+NO_ROLLBACKS = ("mode: autonomous\nrules:\n  - id: no-rollbacks\n    when: {tools: "
+                "[deploy.rollback]}\n    effect: deny\n    reason: rollbacks are frozen\n")
+
+
+def flow_node(d):
+    """An autonomous builtin node with the rollback runbook (its waits in seconds) and a flow
+    that starts a goal run of its own."""
+    flows = os.path.join(d, "flows")
+    os.makedirs(flows)
+    with open(ROLLBACK_FLOW) as f:
+        text = f.read().replace("deadline: 10m", "deadline: 30s").replace("every: 30s", "every: 1s")
+    with open(os.path.join(flows, "rollback-service.yaml"), "w") as f:
+        f.write(text.replace("initial: 10s", "initial: 1s"))
+    with open(os.path.join(flows, "ask.yaml"), "w") as f:
+        f.write("flow: ask\nversion: '1'\ndescription: hands the incident to the reasoner\n"
+                "steps:\n  - id: look\n    goal: frontend is returning errors; find the cause\n")
+    return start(d, config("builtin", None, mode="autonomous", extra=f"flows: {flows}\n"))
+
+
+def run_flow(n, name, inputs):
+    status, _, doc = n.json("POST", f"/v1/flows/{name}/runs", {"inputs": inputs})
+    assert status == 201, (status, doc)
+    r = n.wait_run(doc["run"]["id"], timeout=60)
+    assert r["state"] == "succeeded", r
+    return r["id"]
+
+
+def test_flow_run_replays_and_a_policy_diverges_at_its_rollback():
+    with TempDir() as d:
+        n = flow_node(d)
+        run_id = run_flow(n, "rollback-service", {"service": "checkout"})
+        steps = n.steps(run_id)
+        kinds = [s["kind"] for s in steps]
+        assert "timer" in kinds and kinds.count("observe") >= 2, kinds  # it waited
+        rollback_n = next(s["n"] for s in steps if s["tool"] == "deploy.rollback")
+        asker = run_flow(n, "ask", {})
+        n.stop()
+        # The same flow, its checks judged as recorded, its waits at once: the same steps.
+        rc, out, err = replay(n, run_id, "--json")
+        assert rc == 0, (rc, out, err)
+        doc = json.loads(out)
+        assert doc["same"] and doc["reason_steps"] == 0, json.dumps(doc, indent=1)
+        assert len(doc["steps"]) == len(steps), doc["steps"]
+        assert doc["wall_ms"] < 10_000, doc["wall_ms"]  # the recorded waits are not waited again
+        # Under a policy that freezes rollbacks the runbook's rollback is denied: named.
+        policy = os.path.join(d, "no-rollback.yaml")
+        with open(policy, "w") as f:
+            f.write(NO_ROLLBACKS)
+        with open(n.config) as f:
+            text = f.read().replace("policy_mode: autonomous\n", f"policy_file: {policy}\n")
+        candidate = os.path.join(d, "candidate.yaml")
+        with open(candidate, "w") as f:
+            f.write(text)
+        rc, out, err = sreh_cli(["replay", run_id, "--config", candidate], env_extra=ENV)
+        assert rc == 1, (rc, out, err)
+        assert f"diverged at step {rollback_n}" in out, out
+        assert "replay deny (no-rollbacks)" in out, out
+        # A flow run that started a run of its own does not replay, and says why.
+        rc, out, err = replay(n, asker)
+        assert rc == 3 and "started runs of its own at step 1" in err, (rc, out, err)
+
+
 def test_bad_input_is_named():
     with TempDir() as d, ModelServer(CONVERSATION, KEY) as srv:
         n = start(d, config("builtin", None))  # review mode: the rollback waits
@@ -251,5 +315,6 @@ if __name__ == "__main__":
         test_replay_never_calls_a_model_server_that_is_up,
         test_builtin_run_replays_the_same,
         test_changed_policy_diverges_at_the_rollback,
+        test_flow_run_replays_and_a_policy_diverges_at_its_rollback,
         test_bad_input_is_named,
     ])

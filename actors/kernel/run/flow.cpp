@@ -300,6 +300,16 @@ void advance_flow(self_ptr self) {
     j.add_timer(0, a.until_us, thought, tag(a, thought));
     return commit(self, after_commit::park_timer);
   case flows::action::check:
+    if (const auto& recorded = st.rt->replay.checks) { // a replay judges as the recording did
+      if (auto c = recorded(a.step, a.attempt)) {
+        a.ok = c->ok, a.result = std::move(c->result), a.error = std::move(c->error);
+      } else {
+        a.ok = false;
+        a.error =
+          fmt::format("replay: the recording has no check {} of flow step '{}'", a.attempt, a.step);
+        a.result = json::object("error", a.error);
+      }
+    }
     j.add_flow_record(step_kind::observe, a.ok, a.result, a.error, tag(a, thought));
     return commit(self, after_commit::advance);
   case flows::action::start_runs: {
