@@ -85,9 +85,9 @@ def tok(name):
     return TOKENS[name][1]
 
 
-def propose(n, body, who="otto", reason="a test"):
-    return n.json("POST", "/v1/candidates", {"kind": "knowledge_base", "body": body,
-                                             "reason": reason}, token=tok(who))
+def propose(n, body, who="otto", reason="a test", kind="knowledge_base"):
+    return n.json("POST", "/v1/candidates", {"kind": kind, "body": body, "reason": reason},
+                  token=tok(who))
 
 
 def evaluated(n, cid):
@@ -123,6 +123,13 @@ def waiting_run(n):
         return d["approvals"]
     apr = wait_until(pending, 60, f"run {run_id} waiting for an approval")[0]
     return run_id, apr["id"]
+
+
+def finished_goal(n):
+    """A goal run on the frontend incident, followed to its end."""
+    status, _, doc = n.json("POST", "/v1/goals", {"goal": GOAL, "labels": {"service": "frontend"}})
+    assert status == 201, (status, doc)
+    return n.wait_run(doc["run"]["id"], timeout=60)
 
 
 def approve_all(n, run_id):
@@ -236,8 +243,7 @@ def test_a_policy_candidate_governs_only_the_runs_started_after_its_promotion():
     with TempDir() as d:
         n = start(d)  # review mode: the rollback waits for a person
         before, before_apr = waiting_run(n)
-        status, _, doc = n.json("POST", "/v1/candidates", {"kind": "policy", "body": AUTONOMOUS},
-                                token=tok("alice"))
+        status, _, doc = propose(n, AUTONOMOUS, who="alice", kind="policy")
         assert status == 202, (status, doc)
         cid = doc["candidate"]["id"]
         c = evaluated(n, cid)
@@ -248,10 +254,7 @@ def test_a_policy_candidate_governs_only_the_runs_started_after_its_promotion():
         status, _, doc = n.json("GET", "/v1/candidates")
         assert doc["current"] == versions(policy=cid), doc["current"]
         # A run started now acts under the promoted policy: no approval, it just ends.
-        status, _, doc = n.json("POST", "/v1/goals", {"goal": GOAL,
-                                                      "labels": {"service": "frontend"}})
-        assert status == 201, (status, doc)
-        after = n.wait_run(doc["run"]["id"], timeout=60)
+        after = finished_goal(n)
         assert after["state"] == "succeeded", after
         assert after["versions"] == versions(policy=cid), after
         status, _, doc = n.json("GET", f"/v1/approvals?run={after['id']}")
@@ -264,8 +267,7 @@ def test_a_policy_candidate_governs_only_the_runs_started_after_its_promotion():
         assert status == 200, (status, doc)
         assert approve_all(n, before)["state"] == "succeeded"
         # A policy that freezes rollbacks breaks the scenarios whose remedy is one: refused.
-        status, _, doc = n.json("POST", "/v1/candidates", {"kind": "policy", "body": NO_ROLLBACKS},
-                                token=tok("alice"))
+        status, _, doc = propose(n, NO_ROLLBACKS, who="alice", kind="policy")
         assert status == 202, (status, doc)
         c = evaluated(n, doc["candidate"]["id"])
         assert c["state"] == "refused" and c["base"] == cid, c
@@ -293,8 +295,7 @@ def test_a_policy_candidate_is_replayed_over_recent_flow_runs():
         assert status == 201, (status, doc)
         flow_run = n.wait_run(doc["run"]["id"], timeout=60)
         assert flow_run["state"] == "succeeded", flow_run
-        status, _, doc = n.json("POST", "/v1/candidates", {"kind": "policy", "body": NO_ROLLBACKS},
-                                token=tok("alice"))
+        status, _, doc = propose(n, NO_ROLLBACKS, who="alice", kind="policy")
         assert status == 202, (status, doc)
         c = evaluated(n, doc["candidate"]["id"])
         assert c["state"] == "refused", c
@@ -402,7 +403,7 @@ def test_a_model_route_and_then_a_prompt_are_evaluated_promoted_and_pinned():
         status, _, doc = n.json("POST", "/v1/candidates", {"kind": "prompt", "body": PROMPT})
         assert status == 409 and "builtin" in doc["detail"], (status, doc)
         route = f"model:\n  provider: openai\n  base_url: {srv.url}/v1\n  model: test-model\n"
-        status, _, doc = n.json("POST", "/v1/candidates", {"kind": "model_route", "body": route})
+        status, _, doc = propose(n, route, kind="model_route")
         assert status == 202, (status, doc)
         c = evaluated(n, doc["candidate"]["id"])
         assert c["state"] == "refused", c
@@ -410,8 +411,7 @@ def test_a_model_route_and_then_a_prompt_are_evaluated_promoted_and_pinned():
         assert srv.count() == len(CONVERSATION), srv.count()  # the builtin base calls no model
         [regression] = c["regressions"]
         assert "shop-checkout-bad-deploy" in regression and "quality falls" in regression, c
-        status, _, doc = n.json("POST", "/v1/candidates", {"kind": "model_route", "body": route,
-                                                           "reason": "reason with the lab model"})
+        status, _, doc = propose(n, route, reason="reason with the lab model", kind="model_route")
         assert status == 202, (status, doc)
         rid = doc["candidate"]["id"]
         c = evaluated(n, rid)
@@ -422,17 +422,13 @@ def test_a_model_route_and_then_a_prompt_are_evaluated_promoted_and_pinned():
         promote(n, rid)
         assert current_all(n) == versions(model_route=rid)
         # A run started now reasons with the lab model and pins the route.
-        status, _, doc = n.json("POST", "/v1/goals", {"goal": GOAL,
-                                                      "labels": {"service": "frontend"}})
-        assert status == 201, (status, doc)
-        r = n.wait_run(doc["run"]["id"], timeout=60)
+        r = finished_goal(n)
         assert r["state"] == "succeeded", r
         assert r["versions"] == versions(model_route=rid), r
         assert srv.count() == 3 * len(CONVERSATION), srv.count()
         # Now a prompt means something: the gate sends the candidate's to the model.
         asked = srv.count()
-        status, _, doc = n.json("POST", "/v1/candidates", {"kind": "prompt", "body": PROMPT},
-                                token=tok("alice"))
+        status, _, doc = propose(n, PROMPT, who="alice", kind="prompt")
         assert status == 202, (status, doc)
         pid = doc["candidate"]["id"]
         c = evaluated(n, pid)
@@ -441,10 +437,7 @@ def test_a_model_route_and_then_a_prompt_are_evaluated_promoted_and_pinned():
         assert len(prompts) == 2 * len(CONVERSATION), len(prompts)
         assert prompts.count(PROMPT) == len(CONVERSATION), prompts
         promote(n, pid)
-        status, _, doc = n.json("POST", "/v1/goals", {"goal": GOAL,
-                                                      "labels": {"service": "frontend"}})
-        assert status == 201, (status, doc)
-        r = n.wait_run(doc["run"]["id"], timeout=60)
+        r = finished_goal(n)
         assert r["versions"] == versions(model_route=rid, prompt=pid), r
         reasons = [s for s in n.steps(r["id"]) if s["kind"] == "reason"]
         assert reasons and all(s["args"]["system_prompt"] == pid for s in reasons), reasons
@@ -458,9 +451,7 @@ def test_a_model_route_and_then_a_prompt_are_evaluated_promoted_and_pinned():
                                 token=tok("bob"))
         assert status == 200 and doc["current"] == "config", (status, doc)
         asked = srv.count()
-        status, _, doc = n.json("POST", "/v1/goals", {"goal": GOAL,
-                                                      "labels": {"service": "frontend"}})
-        r = n.wait_run(doc["run"]["id"], timeout=60)
+        r = finished_goal(n)
         assert r["versions"] == versions(prompt=pid), r
         assert [s for s in n.steps(r["id"]) if s["kind"] == "reason"] == []
         assert srv.count() == asked
@@ -476,13 +467,10 @@ def test_a_fork_reasons_under_any_candidate_and_says_where_it_parts():
     # The route's evaluation (a model that cites no evidence: refused), then two forks' runs.
     with TempDir() as d, ModelServer(CONVERSATION + grounded(CONVERSATION) * 2, MODEL_KEY) as srv:
         n = route_node(d, srv)
-        status, _, doc = n.json("POST", "/v1/goals", {"goal": GOAL,
-                                                      "labels": {"service": "frontend"}})
-        assert status == 201, (status, doc)
-        original = n.wait_run(doc["run"]["id"], timeout=60)
+        original = finished_goal(n)
         assert original["state"] == "succeeded", original
         route = f"model:\n  provider: openai\n  base_url: {srv.url}/v1\n  model: test-model\n"
-        status, _, doc = n.json("POST", "/v1/candidates", {"kind": "model_route", "body": route})
+        status, _, doc = propose(n, route, kind="model_route")
         assert status == 202, (status, doc)
         rid = doc["candidate"]["id"]
         assert evaluated(n, rid)["state"] == "refused"

@@ -55,6 +55,23 @@ def config(provider, url, mode="review", extra=""):
     return f"policy_mode: {mode}\n{model}sandbox: {{scenario: {SCENARIO}}}\n" + extra
 
 
+NO_ROLLBACKS = ("mode: autonomous\nrules:\n  - id: no-rollbacks\n    when: {tools: "
+                "[deploy.rollback]}\n    effect: deny\n    reason: rollbacks are frozen\n")
+
+
+def no_rollbacks_config(d, n):
+    """A candidate config: node `n`'s (autonomous) with a policy that denies rollbacks."""
+    policy = os.path.join(d, "no-rollback.yaml")
+    with open(policy, "w") as f:
+        f.write(NO_ROLLBACKS)
+    with open(n.config) as f:
+        text = f.read().replace("policy_mode: autonomous\n", f"policy_file: {policy}\n")
+    candidate = os.path.join(d, "candidate.yaml")
+    with open(candidate, "w") as f:
+        f.write(text)
+    return candidate
+
+
 def start(d, cfg):
     return Node(d, cfg, env_extra=ENV, auth=auth_block(TOKENS), token=TOKENS["otto"][1],
                 testkit=False).start()
@@ -193,15 +210,7 @@ def test_changed_policy_diverges_at_the_rollback():
         recorded = [s["tool"] for s in n.steps(run_id)]
         n.stop()
         # The candidate config denies rollbacks: the replay shows where that changes the run.
-        policy = os.path.join(d, "no-rollback.yaml")
-        with open(policy, "w") as f:
-            f.write("mode: autonomous\nrules:\n  - id: no-rollbacks\n    when: {tools: "
-                    "[deploy.rollback]}\n    effect: deny\n    reason: rollbacks are frozen\n")
-        with open(n.config) as f:
-            text = f.read().replace("policy_mode: autonomous\n", f"policy_file: {policy}\n")
-        candidate = os.path.join(d, "candidate.yaml")
-        with open(candidate, "w") as f:
-            f.write(text)
+        candidate = no_rollbacks_config(d, n)
         rc, out, err = sreh_cli(["replay", run_id, "--config", candidate], env_extra=ENV)
         assert rc == 1, (rc, out, err)
         rollback_n = 1 + recorded.index("deploy.rollback")
@@ -211,8 +220,6 @@ def test_changed_policy_diverges_at_the_rollback():
 
 # A runbook with a wait (a check every second until checkout recovers) and a retried rollback.
 ROLLBACK_FLOW = os.path.join(ROOT, "examples", "flows", "rollback-service.yaml")
-NO_ROLLBACKS = ("mode: autonomous\nrules:\n  - id: no-rollbacks\n    when: {tools: "
-                "[deploy.rollback]}\n    effect: deny\n    reason: rollbacks are frozen\n")
 
 
 def flow_node(d):
@@ -256,14 +263,7 @@ def test_flow_run_replays_and_a_policy_diverges_at_its_rollback():
         assert len(doc["steps"]) == len(steps), doc["steps"]
         assert doc["wall_ms"] < 10_000, doc["wall_ms"]  # the recorded waits are not waited again
         # Under a policy that freezes rollbacks the runbook's rollback is denied: named.
-        policy = os.path.join(d, "no-rollback.yaml")
-        with open(policy, "w") as f:
-            f.write(NO_ROLLBACKS)
-        with open(n.config) as f:
-            text = f.read().replace("policy_mode: autonomous\n", f"policy_file: {policy}\n")
-        candidate = os.path.join(d, "candidate.yaml")
-        with open(candidate, "w") as f:
-            f.write(text)
+        candidate = no_rollbacks_config(d, n)
         rc, out, err = sreh_cli(["replay", run_id, "--config", candidate], env_extra=ENV)
         assert rc == 1, (rc, out, err)
         assert f"diverged at step {rollback_n}" in out, out
