@@ -24,6 +24,8 @@ const char* to_string(errc c) {
     return "unauthorized";
   case errc::forbidden:
     return "forbidden";
+  case errc::too_many:
+    return "too_many";
   }
   return "unknown";
 }

@@ -17,6 +17,7 @@ enum class errc {
   deadline,         // timed out (504)
   unauthorized,     // missing or bad credentials (401)
   forbidden,        // role too low (403)
+  too_many,         // a count limit is reached: messages on a run (429)
 };
 
 [[nodiscard]] const char* to_string(errc c);

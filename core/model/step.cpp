@@ -6,8 +6,8 @@ namespace sreh {
 
 namespace {
 
-constexpr std::array<const char*, 7> step_kind_names{"reason",  "tool",     "approval", "timer",
-                                                     "observe", "conclude", "subruns"};
+constexpr std::array<const char*, 9> step_kind_names{
+  "reason", "tool", "approval", "timer", "observe", "conclude", "subruns", "message", "reply"};
 constexpr std::array<const char*, 5> step_state_names{"intent", "succeeded", "failed", "in_doubt",
                                                       "cancelled"};
 

@@ -10,8 +10,10 @@
 namespace sreh {
 
 /// `subruns`: a flow step that starts runs of its own (a goal, another flow, parallel branches)
-/// and waits for them to end (docs/flows.md).
-enum class step_kind { reason, tool, approval, timer, observe, conclude, subruns };
+/// and waits for them to end (docs/flows.md). `message`: a person's message taken into the run
+/// at this point (its args the message, its result how the run read it: docs/conversation.md);
+/// `reply`: the agent's answer to a question.
+enum class step_kind { reason, tool, approval, timer, observe, conclude, subruns, message, reply };
 
 /// `intent` is committed before the side effect; the others are outcomes committed after it.
 enum class step_state { intent, succeeded, failed, in_doubt, cancelled };

@@ -56,6 +56,13 @@ std::string step_line(const step& s) {
   case step_kind::subruns:
     what = "started runs of its own";
     break;
+  case step_kind::message:
+    if (auto a = json::parse(s.args); a && a->IsObject())
+      return fmt::format("{} said: {}", json::string_or(*a, "author"),
+                         short_text(json::string_or(*a, "text"), 300));
+    return "a message was taken";
+  case step_kind::reply:
+    return "answered: " + short_text(s.result, 300);
   }
   switch (s.state) {
   case step_state::succeeded:

@@ -58,7 +58,7 @@ errc errc_of_status(unsigned status) {
     {415, errc::invalid_argument}, {422, errc::invalid_argument}, {431, errc::invalid_argument},
     {401, errc::unauthorized},     {403, errc::forbidden},        {404, errc::not_found},
     {409, errc::conflict},         {413, errc::too_large},        {503, errc::unavailable},
-    {504, errc::deadline}};
+    {429, errc::too_many},         {504, errc::deadline}};
   for (const auto& [s, code] : codes)
     if (s == status)
       return code;

@@ -26,6 +26,8 @@ int http_status(errc c) {
     return 401;
   case errc::forbidden:
     return 403;
+  case errc::too_many:
+    return 429;
   }
   return 500;
 }
@@ -75,6 +77,8 @@ std::string_view reason_phrase(int status) {
     return "Unsupported Media Type";
   case 422:
     return "Unprocessable Content";
+  case 429:
+    return "Too Many Requests";
   case 431:
     return "Request Header Fields Too Large";
   case 500:

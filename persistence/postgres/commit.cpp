@@ -300,7 +300,7 @@ postgres_store::commit_in_one_trip(std::vector<write_batch>& batches,
   // candidate rows are written by statements of their own: not in one trip.
   for (const auto& b : batches)
     if ((b.create && !b.create->idempotency_key.empty()) || has_work_rows(b) ||
-        has_memory_rows(b) || has_candidate_rows(b))
+        has_memory_rows(b) || has_candidate_rows(b) || has_message_rows(b))
       return std::nullopt;
   const auto created_in = skip_held_keys({}, {}, batches, applied_, results);
   // Twice at most: with the head this writer committed last, then with the one the function
@@ -406,6 +406,8 @@ expected<std::int64_t> postgres_store::apply(pqxx::work& tx, std::vector<write_b
     if (auto err = write_memory_rows(tx, batches[i]))
       return err;
     if (auto err = write_candidate_rows(tx, batches[i]))
+      return err;
+    if (auto err = write_message_rows(tx, batches[i]))
       return err;
   }
   if (write_rows(tx, *rows, seq, hash)) // the head was read under the lock: never stale

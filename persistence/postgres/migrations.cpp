@@ -325,7 +325,26 @@ CREATE TABLE candidates (
 CREATE INDEX candidates_newest ON candidates(created_at, id);
 )sql";
 
-constexpr std::array<migration, 12> all_migrations{{
+// Runs' conversations (docs/conversation.md): each message under (run_id, seq), and the step of
+// the run that took it (0 until then).
+constexpr std::string_view schema_v13 = R"sql(
+CREATE TABLE messages (
+  run_id          text COLLATE "C" NOT NULL REFERENCES runs(id),
+  seq             bigint NOT NULL,
+  id              text COLLATE "C" NOT NULL UNIQUE,
+  author          text NOT NULL,
+  kind            text NOT NULL,
+  text            text NOT NULL,
+  at              bigint NOT NULL,
+  idempotency_key text NOT NULL DEFAULT '',
+  taken_step      bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (run_id, seq)
+);
+CREATE UNIQUE INDEX messages_key ON messages(run_id, idempotency_key) WHERE idempotency_key <> '';
+CREATE INDEX messages_untaken ON messages(run_id) WHERE taken_step = 0 AND kind = 'message';
+)sql";
+
+constexpr std::array<migration, 13> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, hash_existing_events},
   {3, schema_v3, nullptr},
@@ -338,6 +357,7 @@ constexpr std::array<migration, 12> all_migrations{{
   {10, schema_v10, nullptr},
   {11, schema_v11, nullptr},
   {12, schema_v12, nullptr},
+  {13, schema_v13, nullptr},
 }};
 static_assert(follows_schema_history(all_migrations), "one numbering: store/schema_versions.hpp");
 

@@ -64,6 +64,10 @@ work_key_holders(pqxx::work& tx, const std::vector<write_batch>& batches);
 /// from has_candidate_rows: the commit goes through the transaction.
 [[nodiscard]] sreh::error write_candidate_rows(pqxx::work& tx, const write_batch& b);
 [[nodiscard]] bool has_candidate_rows(const write_batch& b);
+/// Writes the messages of `b` and marks the messages its steps took, in `tx` (messages.cpp).
+/// True from has_message_rows: the commit goes through the transaction.
+[[nodiscard]] sreh::error write_message_rows(pqxx::work& tx, const write_batch& b);
+[[nodiscard]] bool has_message_rows(const write_batch& b);
 
 /// The PostgreSQL store: one write connection used by `commit` (serialised by a mutex; the
 /// group-commit writer is its only caller), and a pool of read connections for the read methods,
@@ -119,6 +123,14 @@ class postgres_store final : public store, public cluster_store {
   // The evolution gate's candidates (candidates.cpp)
   expected<std::optional<evolve::candidate>> get_candidate(std::string_view id) override;
   expected<std::vector<evolve::candidate>> list_candidates(int limit) override;
+  // runs' conversations (messages.cpp)
+  expected<std::vector<conversation::message>>
+  list_messages(std::string_view run_id, std::int64_t after_seq, int limit) override;
+  expected<std::vector<conversation::message>> untaken_messages(std::string_view run_id) override;
+  expected<std::vector<std::string>> runs_with_untaken_messages() override;
+  expected<std::optional<conversation::message>> message_by_key(std::string_view run_id,
+                                                                std::string_view key) override;
+  expected<std::int64_t> last_message_seq(std::string_view run_id) override;
 
   // cluster_store (pg_cluster.cpp)
   expected<heartbeat_result> heartbeat(const node_heartbeat& hb,

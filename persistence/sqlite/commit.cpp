@@ -138,6 +138,8 @@ sreh::error sqlite_store::apply_one(write_batch& b, commit_result& r, log_head& 
     return err;
   if (auto err = write_candidate_rows(c, b))
     return err;
+  if (auto err = write_message_rows(c, b))
+    return err;
   return append_events(b.events, head);
 }
 

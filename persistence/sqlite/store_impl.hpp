@@ -111,6 +111,14 @@ class sqlite_store final : public store {
   // The evolution gate's candidates (candidates.cpp)
   expected<std::optional<evolve::candidate>> get_candidate(std::string_view id) override;
   expected<std::vector<evolve::candidate>> list_candidates(int limit) override;
+  // runs' conversations (messages.cpp)
+  expected<std::vector<conversation::message>>
+  list_messages(std::string_view run_id, std::int64_t after_seq, int limit) override;
+  expected<std::vector<conversation::message>> untaken_messages(std::string_view run_id) override;
+  expected<std::vector<std::string>> runs_with_untaken_messages() override;
+  expected<std::optional<conversation::message>> message_by_key(std::string_view run_id,
+                                                                std::string_view key) override;
+  expected<std::int64_t> last_message_seq(std::string_view run_id) override;
 
  private:
   /// The head of the event log inside a transaction: advanced per event, kept on commit.
@@ -139,5 +147,8 @@ class sqlite_store final : public store {
 /// Writes the batch's candidates inside the open transaction (candidates.cpp): each replaces its
 /// stored row, or inserts it.
 [[nodiscard]] sreh::error write_candidate_rows(connection& c, const write_batch& b);
+/// Writes the batch's messages and marks messages taken inside the open transaction
+/// (messages.cpp).
+[[nodiscard]] sreh::error write_message_rows(connection& c, const write_batch& b);
 
 } // namespace sreh::persistence::sqlite

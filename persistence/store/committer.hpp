@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/base/status.hpp"
+#include "core/conversation/message.hpp"
 #include "core/evolve/candidate.hpp"
 #include "core/memory/memory.hpp"
 #include "core/model/approval.hpp"
@@ -17,6 +18,7 @@
 #include "core/model/step.hpp"
 #include "core/works/work.hpp"
 #include "core/world/entity.hpp"
+#include "persistence/store/message_store.hpp"
 
 namespace sreh::persistence {
 
@@ -50,6 +52,11 @@ struct write_batch {
   /// The evolution gate's candidates (candidate_store.hpp): each replaces the stored candidate
   /// of its id whole, or inserts it.
   std::vector<evolve::candidate> candidates;
+  /// A run's conversation (message_store.hpp): each inserted under its (run_id, seq), which must
+  /// be free (else the commit fails with `conflict`: another message took that place).
+  std::vector<conversation::message> messages;
+  /// Messages taken into their run by a step of this batch.
+  std::vector<message_taken> taken;
   /// Appended to the event log; `seq` is assigned at commit.
   std::vector<event> events;
 };

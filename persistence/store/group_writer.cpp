@@ -18,7 +18,8 @@ namespace {
 std::uint64_t rows_of(const write_batch& b) {
   return (b.create ? 1u : 0u) + (b.update ? 1u : 0u) + b.steps.size() + b.approvals.size() +
          (b.create_work ? 1u : 0u) + (b.update_work ? 1u : 0u) + b.templates.size() +
-         b.entities.size() + b.memories.size() + b.candidates.size() + b.events.size();
+         b.entities.size() + b.memories.size() + b.candidates.size() + b.messages.size() +
+         b.taken.size() + b.events.size();
 }
 
 std::uint64_t bytes_of(const write_batch& b) {
@@ -34,6 +35,8 @@ std::uint64_t bytes_of(const write_batch& b) {
     n += m.text.size();
   for (const auto& c : b.candidates)
     n += c.body.size() + c.report.size();
+  for (const auto& m : b.messages)
+    n += m.text.size();
   for (const auto& e : b.events)
     n += e.data.size();
   return n;

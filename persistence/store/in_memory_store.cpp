@@ -2,24 +2,13 @@
 // that makes a commit all or nothing.
 #include "persistence/store/in_memory_store.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <functional>
 #include <limits>
-#include <map>
-#include <mutex>
 #include <tuple>
-#include <unordered_set>
-#include <utility>
 
-#include "persistence/audit/audit.hpp"
-#include "persistence/audit/audit_hasher.hpp"
 #include "persistence/store/approval_codec.hpp"
-#include "persistence/store/in_memory_candidates.hpp"
-#include "persistence/store/in_memory_memories.hpp"
-#include "persistence/store/in_memory_undo.hpp"
-#include "persistence/store/in_memory_works.hpp"
+#include "persistence/store/in_memory_contents.hpp"
 #include "persistence/store/store_impl.hpp"
 
 namespace sreh::persistence {
@@ -30,14 +19,9 @@ using in_memory::undo_entries;
 
 namespace {
 
-using step_key = std::pair<std::string, std::int64_t>; // (run_id, n)
-
-/// An entry of the event log with its place in the audit chain.
-struct chained_event {
-  event e; // with its seq
-  std::string prev_hash;
-  std::string hash;
-};
+using in_memory::chained_event;
+using in_memory::read_locked;
+using in_memory::step_key;
 
 sreh::error faulty(std::string message) {
   return {errc::internal, "memory: " + std::move(message)};
@@ -46,65 +30,6 @@ sreh::error faulty(std::string message) {
 /// True for a step that rate limits count as having succeeded since `since`.
 bool counted_success(const step& s, timestamp_us since) {
   return s.kind == step_kind::tool && s.state == step_state::succeeded && s.finished_at >= since;
-}
-
-} // namespace
-
-struct in_memory_store::contents {
-  /// What one commit changed, to put back when one of its batches fails.
-  struct undo_log {
-    undo_entries<std::string, run> runs;
-    undo_entries<std::string, std::string> keys;
-    undo_entries<step_key, step> steps;
-    undo_entries<std::string, approval> approvals;
-    std::size_t events = 0; // the log's length before the commit
-  };
-
-  mutable std::mutex mtx;
-  // Everything below is guarded by mtx.
-  sreh::error failure;
-  std::map<std::string, run, std::less<>> runs;         // by id: lists page by id
-  std::map<std::string, std::string, std::less<>> keys; // idempotency key -> run id
-  std::map<step_key, step> steps;
-  std::map<std::string, approval, std::less<>> approvals;
-  std::vector<chained_event> events; // events[i].e.seq == i + 1
-  std::unordered_set<std::string> event_ids;
-  std::map<std::string, std::int64_t, std::less<>> relay_offsets;
-  in_memory::work_tables works;           // undone with the rest (roll_back), kept after a commit
-  in_memory::memory_tables memories;      // the same
-  in_memory::candidate_tables candidates; // the same
-  audit_hasher hasher;
-
-  [[nodiscard]] std::string head_hash() const {
-    return events.empty() ? std::string{audit_genesis_hash} : events.back().hash;
-  }
-
-  sreh::error create(const run& r, commit_result& res, undo_log& undo);
-  sreh::error update(const run& r, undo_log& undo);
-  sreh::error append(const event& e); // undone by the log's length
-  sreh::error apply(const write_batch& b, commit_result& res, undo_log& undo);
-  void roll_back(undo_log& undo);
-};
-
-namespace {
-
-template <class T>
-struct as_expected {
-  using type = expected<T>;
-};
-template <class T>
-struct as_expected<expected<T>> {
-  using type = expected<T>;
-};
-
-/// `read()` under the contents' lock, unless the store is set to fail (fail_with).
-template <class Read>
-auto read_locked(in_memory_store::contents& c, Read read) ->
-  typename as_expected<std::decay_t<std::invoke_result_t<Read>>>::type {
-  std::lock_guard lk{c.mtx};
-  if (c.failure)
-    return c.failure;
-  return read();
 }
 
 /// A copy of the row of `key` in `rows`, if any.
@@ -187,6 +112,8 @@ sreh::error in_memory_store::contents::apply(const write_batch& b, commit_result
   if (auto err = memories.apply(b))
     return err;
   candidates.apply(b);
+  if (auto err = messages.apply(b))
+    return err;
   for (const auto& e : b.events)
     if (auto err = append(e))
       return err;
@@ -200,6 +127,7 @@ void in_memory_store::contents::roll_back(undo_log& undo) {
   works.roll_back();
   memories.roll_back();
   candidates.roll_back();
+  messages.roll_back();
   restore(approvals, undo.approvals);
   restore(steps, undo.steps);
   restore(keys, undo.keys);
@@ -247,6 +175,7 @@ std::vector<commit_result> in_memory_store::commit(std::vector<write_batch>& bat
   c_->works.keep();
   c_->memories.keep();
   c_->candidates.keep();
+  c_->messages.keep();
   // numbered as they were appended
   hand_over_events(batches, results, static_cast<std::int64_t>(undo.events) + 1);
   return results;

@@ -71,6 +71,14 @@ class in_memory_store final : public store {
   expected<std::vector<memory::entry>> memory_versions(std::string_view id) override;
   expected<std::optional<evolve::candidate>> get_candidate(std::string_view id) override;
   expected<std::vector<evolve::candidate>> list_candidates(int limit) override;
+  // runs' conversations (in_memory_messages.cpp)
+  expected<std::vector<conversation::message>>
+  list_messages(std::string_view run_id, std::int64_t after_seq, int limit) override;
+  expected<std::vector<conversation::message>> untaken_messages(std::string_view run_id) override;
+  expected<std::vector<std::string>> runs_with_untaken_messages() override;
+  expected<std::optional<conversation::message>> message_by_key(std::string_view run_id,
+                                                                std::string_view key) override;
+  expected<std::int64_t> last_message_seq(std::string_view run_id) override;
   expected<std::int64_t> relay_offset(std::string_view name) override;
   sreh::error set_relay_offset(std::string_view name, std::int64_t seq) override;
   sreh::error ping() override;

@@ -25,7 +25,7 @@ struct schema_change {
   std::string_view change;
 };
 
-inline constexpr std::array<schema_change, 12> schema_history{{
+inline constexpr std::array<schema_change, 13> schema_history{{
   {1, "runs, steps and the event log"},
   {2, "approvals; the audit hash chain over the event log; the index of succeeded tool steps"},
   {3, "relay offsets"},
@@ -38,6 +38,7 @@ inline constexpr std::array<schema_change, 12> schema_history{{
   {10, "long-term memory: entries, their versions, the full-text index"},
   {11, "runs: the reasoning-quality score"},
   {12, "evolution candidates"},
+  {13, "runs' conversations: messages, in order, and the step that took each"},
 }};
 
 /// The version this build migrates every backend to.

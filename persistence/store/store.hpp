@@ -11,6 +11,7 @@
 //   world_store     work_store.hpp      world state: entities and their history
 //   memory_store    memory_store.hpp    long-term memory: entries, their versions, search
 //   candidate_store candidate_store.hpp the evolution gate's candidates
+//   message_store   message_store.hpp   runs' conversations
 //   cluster_store   cluster_store.hpp   membership and run leases (PostgreSQL only)
 //
 // Later aggregates (flows) get an interface of their own here, and their rows travel in
@@ -24,6 +25,7 @@
 #include "persistence/store/cluster_store.hpp"
 #include "persistence/store/committer.hpp"
 #include "persistence/store/memory_store.hpp"
+#include "persistence/store/message_store.hpp"
 #include "persistence/store/relay_store.hpp"
 #include "persistence/store/run_store.hpp"
 #include "persistence/store/work_store.hpp"
@@ -40,7 +42,8 @@ class store : public committer,
               public work_store,
               public world_store,
               public memory_store,
-              public candidate_store {
+              public candidate_store,
+              public message_store {
  public:
   ~store() override = default;
 

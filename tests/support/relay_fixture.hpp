@@ -421,6 +421,23 @@ class gap_store final : public persistence::store {
   expected<std::vector<evolve::candidate>> list_candidates(int limit) override {
     return s_.list_candidates(limit);
   }
+  expected<std::vector<conversation::message>>
+  list_messages(std::string_view run_id, std::int64_t after_seq, int limit) override {
+    return s_.list_messages(run_id, after_seq, limit);
+  }
+  expected<std::vector<conversation::message>> untaken_messages(std::string_view run_id) override {
+    return s_.untaken_messages(run_id);
+  }
+  expected<std::vector<std::string>> runs_with_untaken_messages() override {
+    return s_.runs_with_untaken_messages();
+  }
+  expected<std::optional<conversation::message>> message_by_key(std::string_view run_id,
+                                                                std::string_view key) override {
+    return s_.message_by_key(run_id, key);
+  }
+  expected<std::int64_t> last_message_seq(std::string_view run_id) override {
+    return s_.last_message_seq(run_id);
+  }
   sreh::error ping() override { return s_.ping(); }
   expected<std::int64_t> relay_offset(std::string_view n) override { return s_.relay_offset(n); }
   sreh::error set_relay_offset(std::string_view n, std::int64_t seq) override {

@@ -1,0 +1,128 @@
+#define CAF_SUITE core_conversation
+// core/conversation: the wire shape of a message, the steering forms a run reads, how their
+// subjects resolve to the entities a run has seen, and the constraints message steps set.
+#include <string>
+#include <vector>
+
+#include "core/conversation/message.hpp"
+#include "core/conversation/steering.hpp"
+#include "tests/support/caf_test.hpp"
+
+using namespace sreh;
+namespace cv = sreh::conversation;
+
+namespace {
+
+std::vector<std::string> subjects(std::string_view text) {
+  return cv::read(text).subjects;
+}
+
+cv::form form_of(std::string_view text) {
+  return cv::read(text).what;
+}
+
+step message_step(std::int64_t n, std::string text, std::string result) {
+  step s;
+  s.n = n;
+  s.kind = step_kind::message;
+  s.state = step_state::succeeded;
+  cv::message m;
+  m.id = "msg_" + std::to_string(n);
+  m.run_id = "run_1";
+  m.seq = n;
+  m.author = "alice";
+  m.text = std::move(text);
+  m.at = 1'700'000'000'000'000;
+  s.args = cv::to_json(m);
+  s.result = std::move(result);
+  return s;
+}
+
+} // namespace
+
+CAF_TEST(a message reads back as written and bad text is refused by name) {
+  cv::message m;
+  m.id = "msg_01";
+  m.run_id = "run_1";
+  m.seq = 3;
+  m.author = "alice";
+  m.text = "do not touch \"checkout\"\n";
+  m.at = 1'700'000'000'123'000;
+  auto back = cv::message_from_json(cv::to_json(m));
+  CAF_REQUIRE(back.has_value());
+  CAF_CHECK_EQUAL(back->id, "msg_01");
+  CAF_CHECK_EQUAL(back->seq, 3);
+  CAF_CHECK_EQUAL(back->text, m.text);
+  CAF_CHECK_EQUAL(back->at, m.at);
+  CAF_CHECK_EQUAL(back->taken_step, 0);
+  CAF_CHECK(cv::to_json(m).find("\"taken_step\":null") != std::string::npos);
+  CAF_CHECK_EQUAL(cv::check_text("  \n").code, errc::invalid_argument);
+  auto big = cv::check_text(std::string(cv::max_text_bytes + 1, 'x'));
+  CAF_CHECK_EQUAL(big.code, errc::too_large);
+  CAF_CHECK(big.message.find("8192") != std::string::npos);
+  CAF_CHECK(!cv::check_text("why checkout?"));
+  CAF_CHECK(!cv::message_from_json(R"({"id":"m","seq":"one"})").has_value());
+}
+
+CAF_TEST(the steering forms are found in any sentence and their subjects are clipped) {
+  CAF_CHECK(form_of("do not touch checkout") == cv::form::constraint);
+  CAF_CHECK_EQUAL(subjects("Do NOT touch checkout"), std::vector<std::string>{"checkout"});
+  CAF_CHECK_EQUAL(subjects("don't touch the database, it is being failed over"),
+                  std::vector<std::string>{"database"});
+  CAF_CHECK_EQUAL(subjects("the db is being failed over, leave payments-db alone"),
+                  std::vector<std::string>{"payments-db"});
+  CAF_CHECK_EQUAL(subjects("hands off checkout and payments-db because of the audit"),
+                  (std::vector<std::string>{"checkout", "payments-db"}));
+  CAF_CHECK(form_of("check cart-cache first") == cv::form::check_first);
+  CAF_CHECK_EQUAL(subjects("Please check the cart-cache first."),
+                  std::vector<std::string>{"cart-cache"});
+  CAF_CHECK_EQUAL(subjects("start with search"), std::vector<std::string>{"search"});
+  CAF_CHECK(form_of("stop") == cv::form::stop);
+  CAF_CHECK(form_of("Stop the run.") == cv::form::stop);
+  CAF_CHECK(form_of("pause please") == cv::form::pause);
+  CAF_CHECK(form_of("resume") == cv::form::resume);
+  CAF_CHECK(form_of("why checkout?") == cv::form::question);
+  CAF_CHECK(form_of("What else could it have been") == cv::form::question);
+  CAF_CHECK(form_of("the release went out at 09:00") == cv::form::note);
+  // Not steering: a word that only contains a form, or a stop inside a longer sentence.
+  CAF_CHECK(form_of("we stopped the batch jobs at noon") == cv::form::note);
+  CAF_CHECK(form_of("whatsoever") == cv::form::note);
+  CAF_CHECK(form_of("leave it") == cv::form::note);
+}
+
+CAF_TEST(a subject resolves to a name, to every entity of a kind, or stays as said) {
+  std::vector<cv::known_entity> known{{"checkout", "service"},
+                                      {"checkout-db", "database"},
+                                      {"payments-db", "database"},
+                                      {"cart-cache", "cache"}};
+  CAF_CHECK_EQUAL(cv::resolve("Checkout", known), std::vector<std::string>{"checkout"});
+  CAF_CHECK_EQUAL(cv::resolve("database", known),
+                  (std::vector<std::string>{"checkout-db", "payments-db"}));
+  CAF_CHECK_EQUAL(cv::resolve("payments database", known), std::vector<std::string>{"payments-db"});
+  CAF_CHECK_EQUAL(cv::resolve("inventory", known), std::vector<std::string>{"inventory"});
+}
+
+CAF_TEST(constraints come from message steps that read as constraints) {
+  std::vector<step> journal{
+    message_step(2, "leave payments-db alone",
+                 cv::reading_json({cv::form::constraint, {"payments-db"}}, {"payments-db"})),
+    message_step(3, "why?", cv::reading_json({cv::form::question, {}}, {})),
+    message_step(
+      5, "do not touch the databases",
+      cv::reading_json({cv::form::constraint, {"databases"}}, {"checkout-db", "payments-db"})),
+  };
+  auto all = cv::constraints_of(journal);
+  CAF_REQUIRE_EQUAL(all.size(), 2u);
+  CAF_CHECK_EQUAL(all[0].entity, "payments-db");
+  CAF_CHECK_EQUAL(all[0].step, 2);
+  CAF_CHECK_EQUAL(all[0].author, "alice");
+  CAF_CHECK_EQUAL(all[1].entity, "checkout-db");
+  CAF_CHECK_EQUAL(all[1].step, 5);
+  CAF_REQUIRE(cv::constraint_on(all, "PAYMENTS-DB") != nullptr);
+  CAF_CHECK_EQUAL(cv::constraint_on(all, "payments-db")->step, 2);
+  CAF_CHECK(cv::constraint_on(all, "payments") == nullptr);
+  CAF_CHECK(cv::constraint_on(all, "") == nullptr);
+  CAF_CHECK_EQUAL(cv::describe(all[0]),
+                  "constraint from alice at step 2: \"leave payments-db alone\"");
+  CAF_CHECK(cv::constraints_json(all).find(R"("entity":"checkout-db")") != std::string::npos);
+}
