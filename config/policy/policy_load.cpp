@@ -182,10 +182,12 @@ rate_limit read_rate_limit(reader& r, const entry& e) {
 void read_when(reader& r, const entry& e, rule& out) {
   if (!e.value.is_null() && !e.value.is_mapping())
     r.fail(e, "expected a mapping of conditions");
-  for (const auto& f : r.entries(e, {"tools", "risks", "environments", "tiers", "labels",
+  for (const auto& f : r.entries(e, {"tools", "targets", "risks", "environments", "tiers", "labels",
                                      "min_blast_radius", "during", "rate_limit"})) {
     if (f.key == "tools")
       out.tools = strings(r, f);
+    else if (f.key == "targets")
+      out.targets = strings(r, f);
     else if (f.key == "risks")
       out.risks = strings_of(r, f, {"read_only", "low", "medium", "high"});
     else if (f.key == "environments")

@@ -16,6 +16,17 @@ namespace sreh {
   return out;
 }
 
+/// Whether `a` and `b` are equal but for ASCII case ("Content-Type" and "content-type").
+[[nodiscard]] inline bool ascii_iequal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size())
+    return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
 /// The longest prefix of the UTF-8 text `s` of at most `max` bytes that does not cut a
 /// character.
 [[nodiscard]] inline std::string_view utf8_prefix(std::string_view s, std::size_t max) {

@@ -7,18 +7,12 @@
 #include <cctype>
 
 #include "core/base/json.hpp"
+#include "core/base/text.hpp"
 #include "core/model/json_fields.hpp"
 
 namespace sreh::conversation {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out{s};
-  for (auto& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string trim(std::string_view s) {
   auto b = s.find_first_not_of(" \t\r\n\"'`");
@@ -40,7 +34,7 @@ std::vector<std::string> sentences(std::string_view text) {
   std::string cur;
   auto flush = [&] {
     if (auto t = trim(cur); !t.empty())
-      out.push_back(lower(t));
+      out.push_back(ascii_lower(t));
     cur.clear();
   };
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -181,7 +175,7 @@ reading read(std::string_view text) {
   auto t = trim(text);
   if (!t.empty() && t.back() == '?')
     return {form::question, {}};
-  auto first = lower(t);
+  auto first = ascii_lower(t);
   for (auto w : question_words)
     if (starts_with_word(first, w))
       return {form::question, {}};
@@ -189,9 +183,9 @@ reading read(std::string_view text) {
 }
 
 std::vector<std::string> resolve(std::string_view subject, const std::vector<known_entity>& known) {
-  auto s = lower(subject);
+  auto s = ascii_lower(subject);
   for (const auto& [name, kind] : known)
-    if (lower(name) == s)
+    if (ascii_lower(name) == s)
       return {name};
   static constexpr std::array<std::pair<std::string_view, std::string_view>, 12> kinds{
     {{"database", "database"},
@@ -219,7 +213,7 @@ std::vector<std::string> resolve(std::string_view subject, const std::vector<kno
       continue;
     std::vector<std::string> out;
     for (const auto& [name, k] : known)
-      if (k == kind && (qualifier.empty() || lower(name).starts_with(qualifier)))
+      if (k == kind && (qualifier.empty() || ascii_lower(name).starts_with(qualifier)))
         out.push_back(name);
     if (!out.empty())
       return out;
@@ -275,9 +269,9 @@ std::vector<constraint> constraints_of(const std::vector<step>& journal) {
 const constraint* constraint_on(const std::vector<constraint>& all, std::string_view target) {
   if (target.empty())
     return nullptr;
-  auto t = lower(target);
+  auto t = ascii_lower(target);
   for (const auto& c : all)
-    if (lower(c.entity) == t)
+    if (ascii_lower(c.entity) == t)
       return &c;
   return nullptr;
 }

@@ -6,20 +6,11 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "core/base/text.hpp"
+
 namespace sreh::llm {
 
 namespace {
-
-bool iequal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size())
-    return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
-    if (std::tolower(x) != std::tolower(y))
-      return false;
-  }
-  return true;
-}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
@@ -105,7 +96,7 @@ std::optional<std::int64_t> server_delay_ms(const headers& h, timestamp_us now) 
 
 const std::string* find_header(const headers& h, std::string_view name) {
   for (auto& [k, v] : h)
-    if (iequal(k, name))
+    if (ascii_iequal(k, name))
       return &v;
   return nullptr;
 }

@@ -56,6 +56,8 @@ const char* to_string(approval_state s) {
     return "denied";
   case approval_state::expired:
     return "expired";
+  case approval_state::withdrawn:
+    return "withdrawn";
   }
   return "unknown";
 }
@@ -69,7 +71,7 @@ std::optional<approval_kind> parse_approval_kind(std::string_view s) {
 
 std::optional<approval_state> parse_approval_state(std::string_view s) {
   for (auto st : {approval_state::pending, approval_state::approved, approval_state::denied,
-                  approval_state::expired})
+                  approval_state::expired, approval_state::withdrawn})
     if (s == to_string(st))
       return st;
   return std::nullopt;

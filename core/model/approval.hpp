@@ -17,7 +17,9 @@ enum class approval_kind { action, in_doubt };
 
 /// pending → approved | denied | expired. `escalated` is a flag, not a state: an approval whose
 /// first timeout escalated stays pending with new roles and a new deadline.
-enum class approval_state { pending, approved, denied, expired };
+/// `withdrawn`: a constraint a person set on the run (docs/conversation.md) closed it before anyone
+/// decided; its action never runs.
+enum class approval_state { pending, approved, denied, expired, withdrawn };
 
 [[nodiscard]] const char* to_string(approval_kind k);
 [[nodiscard]] const char* to_string(approval_state s);

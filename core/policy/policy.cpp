@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 
+#include "core/base/text.hpp"
+
 namespace sreh::policy {
 
 namespace {
@@ -99,8 +101,13 @@ const window* matching_window(const rule& r, timestamp_us now) {
   return nullptr;
 }
 
+bool target_matches(const rule& r, std::string_view target) {
+  auto same = [&](const std::string& t) { return ascii_iequal(t, target); };
+  return r.targets.empty() || std::any_of(r.targets.begin(), r.targets.end(), same);
+}
+
 bool matches(const rule& r, const action& a) {
-  if (!tool_matches(r, a.tool) || !listed(r.risks, a.risk) ||
+  if (!tool_matches(r, a.tool) || !target_matches(r, a.target) || !listed(r.risks, a.risk) ||
       !listed(r.environments, a.environment) || !listed(r.tiers, a.tier))
     return false;
   for (const auto& [key, value] : r.labels) {

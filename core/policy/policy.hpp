@@ -52,6 +52,7 @@ struct rule {
   std::string description;
   // -- conditions
   std::vector<std::string> tools;            // names or globs: "service.*", "deploy.rollback"
+  std::vector<std::string> targets;          // the action's target, by name (any case)
   std::vector<std::string> risks;            // read_only | low | medium | high
   std::vector<std::string> environments;     // e.g. prod, staging
   std::vector<std::string> tiers;            // critical | standard | batch

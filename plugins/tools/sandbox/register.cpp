@@ -44,6 +44,7 @@ void register_sandbox(actors::toolset_registry& r) {
            if (!sc)
              return sreh::error{sc.error().code, "sandbox.scenario: " + sc.error().message};
            auto world = std::make_shared<sandbox::world>(std::move(*sc));
+           world->call_delay_ms = s.call_delay_ms;
            sandbox::add_sandbox_tools(out, world);
            out.add_world_source(sandbox::make_world_source(world, s.time_scale));
            return hint(world->spec());

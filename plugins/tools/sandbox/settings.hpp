@@ -15,6 +15,9 @@ struct settings {
   /// Simulated seconds that pass per wall second while the node serves (`time_scale`), on top
   /// of the 30 s each tool call costs; 0 = time moves only with tool calls, as in `sreh eval`.
   double time_scale = 0;
+  /// Wall milliseconds each sandbox tool call takes (`call_delay_ms`, 0..60000): a run then
+  /// works long enough to be watched, steered or crashed mid-way. 0 = at once.
+  std::int64_t call_delay_ms = 0;
 };
 
 } // namespace sreh::plugins::sandbox

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 
 #include "actors/tools/tool_spec.hpp"
 #include "core/base/duration.hpp"
@@ -19,10 +21,18 @@ actors::tool_ptr sandbox_tool(std::string name, std::string description, std::st
     .description = std::move(description),
     .schema = std::move(schema),
     .risk = risk,
+    .blocking = w->call_delay_ms > 0, // the delay waits on the tool pool
     .provides = contract->provides,
     .run =
       [w, handler = std::move(handler)](const rapidjson::Value& args,
                                         const actors::tool_context& c) {
+        if (w->call_delay_ms > 0) { // sandbox.call_delay_ms; a cancelled run stops waiting
+          std::mutex m;
+          std::condition_variable_any cv;
+          std::unique_lock lk{m};
+          cv.wait_for(lk, c.call.cancel, std::chrono::milliseconds(w->call_delay_ms),
+                      [] { return false; });
+        }
         expected<std::string> res = std::string{};
         try {
           res = handler(*w, args, c.call.idempotency_key);

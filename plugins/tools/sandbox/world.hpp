@@ -92,6 +92,10 @@ class world {
   world(const world&) = delete;
   world& operator=(const world&) = delete;
 
+  /// Wall milliseconds each tool call takes (`sandbox.call_delay_ms`: to watch, steer or crash a
+  /// run while it works); 0 = none. Set before the tools are made.
+  std::int64_t call_delay_ms = 0;
+
   // -- time ------------------------------------------------------------------------------------
 
   /// Current simulated time (Unix seconds); starts at `epoch`.

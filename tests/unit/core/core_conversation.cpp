@@ -90,7 +90,7 @@ CAF_TEST(the steering forms are found in any sentence and their subjects are cli
   CAF_CHECK(form_of("leave it") == cv::form::note);
 }
 
-CAF_TEST(a subject resolves to a name, to every entity of a kind, or stays as said) {
+CAF_TEST(a subject resolves to a name or to every entity of a kind or stays as said) {
   std::vector<cv::known_entity> known{{"checkout", "service"},
                                       {"checkout-db", "database"},
                                       {"payments-db", "database"},

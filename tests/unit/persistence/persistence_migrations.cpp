@@ -257,7 +257,7 @@ CAF_TEST(a file of the previous numbering opens and moves to the shared one) {
   write_old_rows();
   check_opens_at_latest();
   CAF_CHECK_EQUAL(query("SELECT group_concat(version) FROM schema_version"),
-                  "1,2,3,4,5,6,7,8,9,10,11,12");
+                  "1,2,3,4,5,6,7,8,9,10,11,12,13");
 }
 
 CAF_TEST(a file at version 6 gets run kinds at version 7 and its runs read as goal runs) {
@@ -335,6 +335,30 @@ CAF_TEST(a file at version 11 gets the evolution candidates at version 12) {
   CAF_CHECK_EQUAL((*back)->proposer, "alice");
   CAF_CHECK_EQUAL(query("SELECT kind || ' ' || state FROM candidates WHERE id = 'cnd_1'"),
                   "knowledge_base evaluating");
+}
+
+CAF_TEST(a file at version 12 gets the runs conversations at version 13) {
+  make_old(sqlite_migrations().first(12));
+  CAF_REQUIRE_EQUAL(query("SELECT count(*) FROM sqlite_master WHERE name = 'messages'"), "0");
+  write_old_rows();
+  check_opens_at_latest();
+  auto st = open();
+  CAF_REQUIRE(st.has_value());
+  conversation::message m;
+  m.id = "msg_1";
+  m.run_id = "run_old"; // a run written before the table existed
+  m.seq = 1;
+  m.author = "alice";
+  m.text = "leave payments-db alone";
+  m.at = 1'700'000'000'000'000;
+  std::vector<persistence::write_batch> bs(1);
+  bs[0].messages.push_back(m);
+  const auto results = (*st)->commit(bs);
+  CAF_REQUIRE_EQUAL(results.front().err.message, "");
+  auto untaken = (*st)->untaken_messages("run_old");
+  CAF_REQUIRE(untaken.has_value());
+  CAF_REQUIRE_EQUAL(untaken->size(), 1u);
+  CAF_CHECK_EQUAL(untaken->front().text, m.text);
 }
 
 CAF_TEST(a file at version 5 gets the Works and world tables at version 6) {

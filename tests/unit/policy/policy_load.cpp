@@ -250,9 +250,10 @@ CAF_TEST(condition errors) {
                   "p.yaml:4:20: rules[0].when.labels: expected a mapping of name: value");
   CAF_CHECK_EQUAL(rule_with("{labels: {team: {a: b}}}"),
                   "p.yaml:4:27: rules[0].when.labels.team: expected a string, got a mapping");
-  CAF_CHECK_EQUAL(rule_with("{envs: [prod]}"),
-                  "p.yaml:4:12: rules[0].when.envs: unknown key 'envs' (expected one of tools, "
-                  "risks, environments, tiers, labels, min_blast_radius, during, rate_limit)");
+  CAF_CHECK_EQUAL(
+    rule_with("{envs: [prod]}"),
+    "p.yaml:4:12: rules[0].when.envs: unknown key 'envs' (expected one of tools, targets, "
+    "risks, environments, tiers, labels, min_blast_radius, during, rate_limit)");
 }
 
 CAF_TEST(window errors) {
