@@ -148,6 +148,9 @@ peer_impl_actor::behavior_type peer_behavior(peer_self self, cluster_member* mem
     [=](decide_atom a, std::string& id, approval_vote& vote) -> caf::result<kernel_reply> {
       return self->delegate(self->state.sup, a, std::move(id), std::move(vote));
     },
+    [=](say_atom a, conversation::message& m) -> caf::result<kernel_reply> {
+      return self->delegate(self->state.sup, a, std::move(m));
+    },
   };
 }
 
@@ -165,6 +168,7 @@ void add_peer_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<goal_request>("sreh::goal_request");
   cfg.add_message_type<approval_vote>("sreh::approval_vote");
   cfg.add_message_type<kernel_reply>("sreh::kernel_reply");
+  cfg.add_message_type<conversation::message>("sreh::conversation::message");
   cfg.add_message_type<peer_load>("sreh::peer_load");
 }
 

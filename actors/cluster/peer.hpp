@@ -34,6 +34,7 @@ using peer_actor =
   caf::typed_actor<caf::replies_to<submit_atom, goal_request>::with<kernel_reply>,
                    caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>,
                    caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>,
+                   caf::replies_to<say_atom, conversation::message>::with<kernel_reply>,
                    caf::reacts_to<load_atom, peer_load>>;
 
 class cluster_member;

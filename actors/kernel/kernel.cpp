@@ -28,6 +28,7 @@ void recovery_done(kernel_self self, const recovery_progress& p) {
                    p.parked);
   st.recovering = false;
   st.rt->ready = true;
+  consider_inbox(self);
 }
 
 /// Reads the next chunk of unfinished runs and resumes (or parks) them, in order.
@@ -75,7 +76,7 @@ void recover_all(kernel_self self) {
       }
       auto p = std::make_shared<recovery_progress>();
       p->runs = std::move(*runs);
-      recover_chunk(self, p);
+      load_inbox(self, [self, p] { recover_chunk(self, p); });
     });
 }
 
@@ -239,6 +240,11 @@ kernel_impl_actor::behavior_type kernel_behavior(kernel_self self, runtime_ptr r
         return caf::skip;
       return fork_run(self, req);
     },
+    [=](say_atom, conversation::message& m) -> caf::result<kernel_reply> {
+      if (self->state.recovering)
+        return caf::skip;
+      return say(self, std::move(m));
+    },
     [=](called_atom, std::uint64_t token) { self->state.calls.complete(token); },
     [=](parked_atom, const std::string& run_id, const std::string& approval_id,
         std::int64_t until) { on_parked(self, run_id, approval_id, until); },
@@ -313,6 +319,8 @@ run_actor activate(kernel_self self, run r, std::vector<step> steps) {
   st.ids_by_addr[a.address()] = id;
   st.runs[id] = a;
   st.rt->counters.active.fetch_add(1, std::memory_order_relaxed);
+  if (!st.inbox.empty())
+    hand_inbox(self, id, a);
   return a;
 }
 

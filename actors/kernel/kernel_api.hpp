@@ -6,6 +6,7 @@
 
 #include "actors/kernel/cluster_view.hpp"
 #include "core/base/expected.hpp"
+#include "core/conversation/message.hpp"
 #include "core/journal/fork.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/goal.hpp"
@@ -52,6 +53,13 @@ class kernel_api {
   /// that is not one of the run's, a bad edit, a policy that does not load).
   virtual void fork(journal::fork_request req,
                     std::function<void(expected<submit_reply>)> done) = 0;
+  /// A person's message to a run (docs/conversation.md): committed (once per idempotency key),
+  /// then taken into the run at its next decision. `m` carries run_id, author, text and the
+  /// idempotency key; the reply is the message as committed, `created` false when the key named
+  /// an earlier one. Errors: not_found (no such run), conflict (the run was cancelled or has
+  /// ended), too_many (the run has max_messages_per_run), invalid_argument / too_large (text).
+  virtual void say(conversation::message m,
+                   std::function<void(expected<std::pair<conversation::message, bool>>)> done) = 0;
   [[nodiscard]] virtual kernel_stats stats() const = 0;
   /// False until recovery at start has finished, and while the store is unavailable.
   [[nodiscard]] virtual bool ready() const = 0;

@@ -90,6 +90,16 @@ class kernel_facade_impl final : public kernel_facade {
           fork_atom::value, std::move(req));
   }
 
+  void say(conversation::message m,
+           std::function<void(expected<std::pair<conversation::message, bool>>)> done) override {
+    auto reply =
+      answer<std::pair<conversation::message, bool>>(std::move(done), [](const kernel_reply& rep) {
+        return std::pair{rep.said, rep.created};
+      });
+    auto owner = owner_of_run(m.run_id);
+    route(owner, std::move(reply), say_atom::value, std::move(m));
+  }
+
   cluster_view cluster() const override {
     if (cluster_ != nullptr)
       return cluster_->view();

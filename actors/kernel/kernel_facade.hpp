@@ -17,7 +17,8 @@ namespace sreh::actors {
 using run_requests_actor =
   caf::typed_actor<caf::replies_to<submit_atom, goal_request>::with<kernel_reply>,
                    caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>,
-                   caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>>;
+                   caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>,
+                   caf::replies_to<say_atom, conversation::message>::with<kernel_reply>>;
 
 /// The cluster as the facade routes by it (actors/cluster's membership is one). Thread-safe.
 class run_routing {

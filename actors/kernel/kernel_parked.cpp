@@ -350,6 +350,12 @@ void cancel_op(kernel_self self, const std::string& id, const std::string& by,
 
 } // namespace
 
+void withdraw_parked(kernel_self self, run r, approval a, std::function<void()> then) {
+  drop_timer(self, a);
+  self->state.rt->counters.pending_approvals.fetch_sub(1, std::memory_order_relaxed);
+  resume_run(self, std::move(r), std::move(a), std::move(then));
+}
+
 void recover_parked(kernel_self self, recovery_item& item) {
   auto& rt = *self->state.rt;
   const auto& r = item.r;

@@ -37,6 +37,9 @@ struct kernel_state {
   /// wake-up currently armed.
   std::multimap<timestamp_us, std::string> timers;
   timestamp_us armed = 0;
+  /// Messages committed for runs that have no actor now, by run: handed to the actor the run is
+  /// next woken in (kernel_messages.cpp).
+  std::unordered_map<std::string, std::vector<conversation::message>> inbox;
   static inline const char* name = "sreh.kernel";
 };
 
@@ -89,6 +92,20 @@ struct recovery_item {
 
 /// Resumes a pending or running run (the steps are in `item`); false when they could not be read.
 bool recover_active(kernel_self self, recovery_item& item);
+
+// -- people's messages to runs (kernel_messages.cpp) -----------------------------------------
+
+/// A person's message to a run: checked, committed, delivered (docs/conversation.md).
+caf::result<kernel_reply> say(kernel_self self, conversation::message m);
+/// Hands the inbox of `run_id` to its new actor `a` (activate).
+void hand_inbox(kernel_self self, const std::string& run_id, const run_actor& a);
+/// At start: the messages committed and not taken, into the inbox; then `then`.
+void load_inbox(kernel_self self, std::function<void()> then);
+/// After recovery: the runs still parked with messages waiting are checked for withdrawals.
+void consider_inbox(kernel_self self);
+/// Wakes a parked run with its withdrawn approval `a` (kernel_parked.cpp); `then` ends the
+/// caller's operation on the run.
+void withdraw_parked(kernel_self self, run r, approval a, std::function<void()> then);
 
 // -- parked runs (kernel_parked.cpp) -------------------------------------------------------
 

@@ -79,6 +79,11 @@ supervisor_actor::behavior_type supervisor_behavior(self_ptr self, runtime_ptr r
         return not_ready();
       return self->delegate(self->state.kernel, a, std::move(req));
     },
+    [=](say_atom a, conversation::message& m) -> caf::result<kernel_reply> {
+      if (!self->state.kernel)
+        return not_ready();
+      return self->delegate(self->state.kernel, a, std::move(m));
+    },
     [=](adopt_atom a, std::string& run_id) {
       // Without a kernel the run waits: the kernel's recovery at start finds it (it is ours).
       if (self->state.kernel)

@@ -9,6 +9,7 @@
 
 #include "actors/runtime/blocking_call.hpp"
 #include "core/base/status.hpp"
+#include "core/conversation/message.hpp"
 #include "core/flows/runner.hpp"
 #include "core/journal/fork.hpp"
 #include "core/model/approval.hpp"
@@ -74,6 +75,16 @@ typename Inspector::result_type inspect(Inspector& f, fork_request& x) {
 
 } // namespace sreh::journal
 
+namespace sreh::conversation {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, message& x) {
+  return f(caf::meta::type_name("sreh::conversation::message"), x.id, x.run_id, x.seq, x.author,
+           x.kind, x.text, x.at, x.idempotency_key, x.taken_step);
+}
+
+} // namespace sreh::conversation
+
 namespace sreh::actors {
 
 using submit_atom = caf::atom_constant<caf::atom("submit")>;
@@ -96,6 +107,7 @@ using await_atom = caf::atom_constant<caf::atom("await")>; // a flow run parked 
 using ended_atom = caf::atom_constant<caf::atom("ended")>; // a run a flow run started ended
 using runs_atom = caf::atom_constant<caf::atom("runs")>;   // those runs' join is decided
 using fork_atom = caf::atom_constant<caf::atom("fork")>;   // a new run from a finished one's steps
+using say_atom = caf::atom_constant<caf::atom("say")>;     // a person's message to a run
 
 /// Reply of the kernel to submit, cancel and decide. Errors travel as values (they reach
 /// non-actor callers through the facade unchanged, and cross nodes in a cluster).
@@ -105,12 +117,13 @@ struct kernel_reply {
   bool created = false;                 // submit: false when the idempotency key named a run
   run_state state = run_state::pending; // submit: the new run's state; cancel: the final one
   approval decided;                     // decide: the approval as the vote left it
+  conversation::message said;           // say: the message as committed (created: new)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, kernel_reply& x) {
   return f(caf::meta::type_name("sreh::kernel_reply"), x.err, x.run_id, x.created, x.state,
-           x.decided);
+           x.decided, x.said);
 }
 
 /// The kernel's interface (also implemented by the supervisor, which forwards to the current
@@ -120,6 +133,7 @@ using kernel_actor =
                    caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>,
                    caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>,
                    caf::replies_to<fork_atom, journal::fork_request>::with<kernel_reply>,
+                   caf::replies_to<say_atom, conversation::message>::with<kernel_reply>,
                    caf::reacts_to<adopt_atom, std::string>>;
 
 /// The kernel's full interface: the public one plus what its own actors and its blocking calls

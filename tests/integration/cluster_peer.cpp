@@ -58,6 +58,13 @@ peer_actor::behavior_type echo_peer(caf::actor sink) {
       r.decided.votes.push_back(v);
       return r;
     },
+    [](say_atom, const conversation::message& m) {
+      kernel_reply r;
+      r.said = m;
+      r.said.seq = 7;
+      r.created = true;
+      return r;
+    },
     [=](load_atom, const peer_load& load) { caf::anon_send(sink, load_atom::value, load); },
   };
 }
@@ -129,6 +136,18 @@ CAF_TEST(every request and the load push cross the middleman whole) {
     CAF_CHECK(dec.decided.votes[0].approve);
     CAF_CHECK_EQUAL(dec.decided.votes[0].comment, std::string{"looks right"});
     CAF_CHECK_EQUAL(dec.decided.votes[0].at, 42);
+
+    conversation::message m;
+    m.run_id = "run_1";
+    m.author = "dana";
+    m.text = "leave payments-db alone ✓";
+    m.idempotency_key = "k-1";
+    auto said = ask(b, *peer, say_atom::value, m);
+    CAF_CHECK(!said.err && said.created);
+    CAF_CHECK_EQUAL(said.said.run_id, std::string{"run_1"});
+    CAF_CHECK_EQUAL(said.said.text, m.text);
+    CAF_CHECK_EQUAL(said.said.idempotency_key, std::string{"k-1"});
+    CAF_CHECK_EQUAL(said.said.seq, 7);
 
     caf::anon_send(*peer, load_atom::value, peer_load{"node-b", 3, 1});
     bool got = false;

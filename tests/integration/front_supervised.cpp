@@ -51,6 +51,10 @@ class idle_kernel final : public actors::kernel_api {
             std::function<void(expected<actors::submit_reply>)> done) override {
     done(sreh::error{errc::unavailable, "idle kernel"});
   }
+  void say(conversation::message,
+           std::function<void(expected<std::pair<conversation::message, bool>>)> done) override {
+    done(sreh::error{errc::unavailable, "idle kernel"});
+  }
   actors::kernel_stats stats() const override { return {}; }
   bool ready() const override { return true; }
   actors::cluster_view cluster() const override { return {}; }

@@ -227,10 +227,12 @@ void advance(self_ptr self) {
     return finish(self, run_state::cancelled, "cancelled by " + st.cancelled_by);
   if (auto why = j.budget_exhausted(st.rt->clock.now_us()); !why.empty())
     return fail(self, why);
+  if (wants_recall(self)) // a goal run's first step
+    return recall(self);
+  if (!st.inbox.empty())
+    return take_messages(self);
   if (j.r.kind == "flow")
     return advance_flow(self);
-  if (wants_recall(self))
-    return recall(self);
   if (!st.provider_error.empty())
     return fail(self, st.provider_error);
   auto& provider = provider_of(st);
@@ -406,6 +408,7 @@ run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, r
                                   std::function<void()>{[source] { source->request_stop(); }});
   self->state.journal.init(*self->state.rt, std::move(r), std::move(steps));
   load_run_versions(self->state);
+  refresh_constraints(self->state);
   return {
     [=](create_atom) -> caf::result<kernel_reply> {
       create(self);
@@ -441,6 +444,7 @@ run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, r
     [=](resume_atom, const approval& a) { resume(self, a); },
     [=](timer_atom) { on_timer_fired(self); },
     [=](called_atom, std::uint64_t token) { self->state.calls.complete(token); },
+    [=](say_atom, std::vector<conversation::message>& ms) { on_messages(self, std::move(ms)); },
     [=](runs_atom, const std::vector<flows::child_end>& ends, bool timed_out) {
       on_runs_joined(self, ends, timed_out);
     },

@@ -26,7 +26,8 @@ using run_actor = caf::typed_actor<
   caf::reacts_to<resume_atom, approval>, caf::reacts_to<timer_atom>,
   caf::reacts_to<called_atom, std::uint64_t>,
   caf::reacts_to<runs_atom, std::vector<flows::child_end>, bool>,
-  caf::reacts_to<step_timeout_atom, std::int64_t>>;
+  caf::reacts_to<step_timeout_atom, std::int64_t>,
+  caf::reacts_to<say_atom, std::vector<conversation::message>>>;
 
 /// Spawns a run actor linked to `parent` for `r` (with the steps journaled so far). A new run
 /// is then sent `create` (commits it, answers the submitter, starts it); a run found unfinished

@@ -10,6 +10,7 @@
 
 #include "actors/kernel/run/actor.hpp"
 #include "actors/kernel/run/journal.hpp"
+#include "core/conversation/steering.hpp"
 
 namespace sreh::actors::run_impl {
 
@@ -62,6 +63,10 @@ struct run_state_t {
   /// The provider of the versions the run pinned when it began (actors/evolve/versions.hpp).
   model_provider_ptr provider;
   std::string provider_error; // a pinned version this node does not have: the run fails
+  /// People's messages delivered and not yet taken, by seq (run/conversation.cpp).
+  std::vector<conversation::message> inbox;
+  /// The run's policy with the constraints its messages set as rules; null while there are none.
+  std::shared_ptr<const policy::policy_set> constrained_policy;
   static inline const char* name = "sreh.run";
 };
 
@@ -69,6 +74,8 @@ using self_ptr = run_actor::stateful_pointer<run_state_t>;
 
 /// The policy that decides on the run's actions: a fork's own or the pinned one, else the node's.
 [[nodiscard]] inline const policy::policy_set& policy_of(const run_state_t& st) {
+  if (st.constrained_policy)
+    return *st.constrained_policy;
   return st.own_policy ? *st.own_policy : st.rt->policy;
 }
 
@@ -119,6 +126,18 @@ void on_runs_joined(self_ptr self, const std::vector<flows::child_end>& ends, bo
 /// Asks long-term memory for the run's goal and labels; journals what it found as the run's
 /// first step and commits it, then goes on (`advance`) either way.
 void recall(self_ptr self);
+
+// -- run/conversation.cpp ------------------------------------------------------------------------
+
+/// The entities (name, kind) the run's tool results described so far.
+[[nodiscard]] std::vector<conversation::known_entity> known_entities(const std::vector<step>& steps,
+                                                                     const tool_registry& tools);
+/// Rebuilds the run's constrained policy from the constraints of its message steps.
+void refresh_constraints(run_state_t& st);
+/// Messages delivered to the actor: kept (once each, in seq order) until the next decision.
+void on_messages(self_ptr self, std::vector<conversation::message> ms);
+/// Journals the kept messages as message steps and commits; "stop" ends the run.
+void take_messages(self_ptr self);
 
 // -- run/verify.cpp -----------------------------------------------------------------------------
 

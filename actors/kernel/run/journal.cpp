@@ -52,8 +52,12 @@ void run_journal::init(const runtime& rt, run initial, std::vector<step> journal
   steps = std::move(journaled);
   facts_.clear();
   facts_.reserve(steps.size());
-  for (const auto& s : steps)
+  conversation_steps_ = 0;
+  for (const auto& s : steps) {
     facts_.push_back(read_facts(s));
+    if (s.kind == step_kind::message || s.kind == step_kind::reply)
+      ++conversation_steps_;
+  }
   run_seq_ = run_seq_of_checkpoint(r.checkpoint);
   cost = cost_of_checkpoint(r.checkpoint);
 }
@@ -93,8 +97,10 @@ void run_journal::emit(const char* kind, std::string data) {
 }
 
 std::string run_journal::budget_exhausted(timestamp_us now) const {
-  if (static_cast<std::int64_t>(steps.size()) >= r.budget.max_steps)
-    return fmt::format("budget exhausted: {} steps taken, max_steps is {}", steps.size(),
+  // What people said to the run (message steps) is not the run's work: it does not count.
+  const auto taken = static_cast<std::int64_t>(steps.size()) - conversation_steps_;
+  if (taken >= r.budget.max_steps)
+    return fmt::format("budget exhausted: {} steps taken, max_steps is {}", taken,
                        r.budget.max_steps);
   if (r.budget.deadline_us > 0 && now >= r.budget.deadline_us)
     return "budget exhausted: the run's deadline has passed";
@@ -106,6 +112,8 @@ step& run_journal::step_at(std::int64_t n) {
 }
 
 void run_journal::append(step s) {
+  if (s.kind == step_kind::message || s.kind == step_kind::reply)
+    ++conversation_steps_;
   facts_.push_back(read_facts(s));
   steps.push_back(std::move(s));
   r.steps = static_cast<std::int64_t>(steps.size());
@@ -255,7 +263,8 @@ std::string who_decided(const approval& a) {
 /// The result of a step a denied or expired approval kept from running: final,
 /// never retried.
 std::string not_executed_result(const approval& a) {
-  return json::object("not_executed", a.state == approval_state::expired ? "expired" : "denied",
+  return json::object("not_executed",
+                      a.state == approval_state::approved ? "denied" : to_string(a.state),
                       "approval", a.id, "retryable", false);
 }
 
@@ -291,6 +300,13 @@ bool run_journal::resume(const approval& a) {
   }
   if (yes)
     return true;
+  if (a.state == approval_state::withdrawn) {
+    record_outcome(s.n, false, not_executed_result(a),
+                   fmt::format("not executed: withdrawn by a {}", a.votes.empty()
+                                                                    ? std::string{"constraint"}
+                                                                    : a.votes.back().comment));
+    return false;
+  }
   record_outcome(s.n, false, not_executed_result(a),
                  a.state == approval_state::expired
                    ? fmt::format("not executed: approval {} expired undecided", a.id)
@@ -427,6 +443,9 @@ persistence::write_batch run_journal::take_batch(std::vector<std::int64_t>& outc
   last_approvals_ = approvals_;
   b.approvals = std::move(approvals_);
   approvals_.clear();
+  last_taken_ = taken_;
+  b.taken = std::move(taken_);
+  taken_.clear();
   return b;
 }
 
@@ -435,7 +454,9 @@ void run_journal::restore_last_batch() {
     touch(n);
   events_.insert(events_.begin(), last_events_.begin(), last_events_.end());
   approvals_.insert(approvals_.begin(), last_approvals_.begin(), last_approvals_.end());
+  taken_.insert(taken_.begin(), last_taken_.begin(), last_taken_.end());
   last_approvals_.clear();
+  last_taken_.clear();
   last_steps_.clear();
   last_events_.clear();
 }

@@ -7,6 +7,7 @@
 #include "actors/gateway/model_provider.hpp"
 #include "actors/kernel/run/step_facts.hpp"
 #include "actors/runtime/runtime.hpp"
+#include "core/conversation/message.hpp"
 #include "core/model/approval.hpp"
 #include "core/model/event.hpp"
 #include "core/model/run.hpp"
@@ -101,6 +102,14 @@ class run_journal {
   /// The outcome of reason step n: the whole response (JSON, never cut) or why no model answered.
   void record_reason_outcome(std::int64_t n, bool ok, std::string result, std::string error);
 
+  // -- conversation (run/journal_message.cpp, docs/conversation.md)
+  /// A person's message `m` taken into the run now: a `message` step whose args are the message
+  /// and whose result is how the run read it (`reading`, JSON); the message is marked taken by
+  /// it in the same batch.
+  void add_message(const conversation::message& m, std::string reading);
+  /// The `seq` of the newest message a step of this run took (0: none).
+  [[nodiscard]] std::int64_t last_taken_seq() const;
+
   /// Moves the run to a terminal state (emits run.succeeded / run.failed / run.cancelled).
   void end_run(run_state final_state, std::string message);
 
@@ -129,6 +138,9 @@ class run_journal {
   std::vector<std::int64_t> last_steps_; // what the last batch carried, for a retry
   std::vector<event> last_events_;
   std::vector<approval> last_approvals_;
+  std::vector<persistence::message_taken> taken_; // messages the next batch marks taken
+  std::int64_t conversation_steps_ = 0;           // message and reply steps (not budgeted)
+  std::vector<persistence::message_taken> last_taken_;
 };
 
 /// Cuts a tool result to `max_bytes`: over the limit it becomes

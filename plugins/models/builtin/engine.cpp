@@ -59,8 +59,13 @@ class planner {
  public:
   planner(const knowledge_base& kb, const actors::run_context& ctx, const evidence_journal& j,
           const toolbox& tools)
-    : kb_(kb), journal_(j), ev_(j.all()), sit_{kb, ev_, tools, ctx.r},
-      left_(ctx.r.budget.max_steps - static_cast<std::int64_t>(ctx.steps.size())) {}
+    : kb_(kb), journal_(j), ev_(j.all()),
+      constraints_(conversation::constraints_of(ctx.steps)), sit_{kb, ev_, tools, ctx.r,
+                                                                  &constraints_},
+      left_(ctx.r.budget.max_steps -
+            std::count_if(ctx.steps.begin(), ctx.steps.end(), [](const step& s) {
+              return s.kind != step_kind::message && s.kind != step_kind::reply;
+            })) {}
 
   actors::decision decide();
 
@@ -97,6 +102,7 @@ class planner {
   const knowledge_base& kb_;
   const evidence_journal& journal_;
   const evidence& ev_;
+  std::vector<conversation::constraint> constraints_; // set by the run's messages
   situation sit_;
   std::int64_t left_; // steps left in the budget
   std::deque<round_data> rounds_;
@@ -286,7 +292,8 @@ planner::round_end planner::follow_up(round_data& rd, walk_options wo, step_rang
   auto next_first = first_other_remedy(first, remedy_keys(sit_, rd.diagnoses));
   if (next_first) {
     auto bounded = journal_.before(next_first);
-    rd.rem = remediate({kb_, bounded, sit_.tools, sit_.r}, rd.t, rd.diagnoses, rd.leaf_of);
+    rd.rem =
+      remediate({kb_, bounded, sit_.tools, sit_.r, &constraints_}, rd.t, rd.diagnoses, rd.leaf_of);
   } else {
     rd.rem = remediate(sit_, rd.t, rd.diagnoses, rd.leaf_of);
     if (rd.rem.next && left_ > 0)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "actors/gateway/model_provider.hpp"
+#include "core/conversation/steering.hpp"
 #include "plugins/models/builtin/evidence.hpp"
 #include "plugins/models/builtin/knowledge_base.hpp"
 #include "plugins/models/builtin/toolbox.hpp"
@@ -60,6 +61,8 @@ struct situation {
   const evidence& ev;
   const toolbox& tools;
   const run& r;
+  /// What people told the run not to touch (docs/conversation.md): no remedy acts on these.
+  const std::vector<conversation::constraint>* constraints = nullptr;
 };
 
 /// Walks from the focus; with `allow_calls` false, unknown entities count as healthy. Once a

@@ -195,6 +195,21 @@ class remedy_walk {
   }
 
  private:
+  /// The constraint a person set on a target of call `a` (any string argument naming it).
+  const conversation::constraint* constrained(const planned_call& a) const {
+    if (sit_.constraints == nullptr || sit_.constraints->empty())
+      return nullptr;
+    auto doc = json::parse_object(a.args);
+    if (!doc)
+      return nullptr;
+    for (const auto& m : doc->GetObject())
+      if (m.value.IsString())
+        if (const auto* c = conversation::constraint_on(
+              *sit_.constraints, {m.value.GetString(), m.value.GetStringLength()}))
+          return c;
+    return nullptr;
+  }
+
   /// How one remedy went: it needs a call, it failed or did not verify (try the next one), or it
   /// settled the diagnosis.
   enum class outcome { call, next, settled };
@@ -231,6 +246,11 @@ class remedy_walk {
     for (auto& a : actions) {
       auto* rec = ev_.find_call(call_key(a.tool, a.args));
       if (!rec) {
+        if (const auto* c = constrained(a)) {
+          st_.notes.push_back(
+            fmt::format("{} on {} not done: {}", a.tool, c->entity, conversation::describe(*c)));
+          return outcome::next;
+        }
         st_.next = a;
         st_.next->why =
           fmt::format("remedy '{}' for {}({}): {}", r.name, h.mode->kind, h.target, r.risk);
