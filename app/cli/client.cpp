@@ -30,6 +30,8 @@ int run_client_command(const std::string& cmd, int argc, char** argv) {
     return watch(argc, argv);
   if (cmd == "cancel")
     return cancel(argc, argv);
+  if (cmd == "say")
+    return say(argc, argv);
   if (cmd == "fork")
     return fork(argc, argv);
   if (cmd == "compare")

@@ -16,6 +16,12 @@ namespace sreh::app::cli {
 [[nodiscard]] int postmortem(int argc, char** argv);
 [[nodiscard]] int watch(int argc, char** argv);
 [[nodiscard]] int cancel(int argc, char** argv);
+// say.cpp
+/// `sreh say RUN TEXT [--idempotency-key K] [--json]`: a message to a run.
+[[nodiscard]] int say(int argc, char** argv);
+/// `sreh show`'s conversation: the run's constraints and its messages (oldest first).
+void print_conversation(const style& st, const rapidjson::Value& run,
+                        const rapidjson::Value* messages);
 
 // fork.cpp
 /// `sreh fork RUN --from N [--policy FILE] [--edit K=JSON]... [--fail K=TEXT]... [--wait]`.

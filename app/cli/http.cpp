@@ -84,6 +84,7 @@ const char* const usage_text = R"(usage:
   sreh postmortem RUN|WORK [--json]   (a finished run's or closed Work's postmortem, Markdown unless --json)
   sreh watch RUN
   sreh cancel RUN
+  sreh say RUN TEXT [--idempotency-key K] [--json]   (a message the run takes at its next decision)
   sreh fork RUN --from N [--policy FILE] [--edit K=JSON|K=@FILE]... [--fail K=ERROR]... [--wait] [--json]
                  (a new run from RUN's steps 1..N-1, live from step N; --wait: to its end, then compared)
   sreh compare RUN [--with RUN] [--json]   (a fork's steps beside the original's)

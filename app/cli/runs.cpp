@@ -127,6 +127,9 @@ void print_step(const style& st, const rapidjson::Value& s) {
     line += "  " + st.bold(str(s, "tool"));
   if (auto args = str(s, "args"); kind == "tool" && !args.empty() && args != "{}")
     line += " " + truncate(args, 100);
+  if (kind == "message") // docs/conversation.md
+    line += "  " + str(member(s, "args"), "author") + ": \"" +
+            truncate(str(member(s, "args"), "text"), 100) + "\"";
   line += "  " + state_colored(st, state);
   auto started = parse_rfc3339(str(s, "started_at"));
   auto finished = parse_rfc3339(str(s, "finished_at"));
@@ -249,6 +252,9 @@ int show(int argc, char** argv) {
   auto steps = call(*o, "GET", "/v1/runs/" + id + "/steps", code, {}, {}, &raw_steps);
   if (!steps)
     return code;
+  auto messages = call(*o, "GET", "/v1/runs/" + id + "/messages", code);
+  if (!messages)
+    return code;
   if (o->flag("json")) {
     rapidjson::StringBuffer buf;
     json::writer w(buf);
@@ -257,12 +263,15 @@ int show(int argc, char** argv) {
     run->Accept(w);
     w.Key("steps");
     member(*steps, "steps").Accept(w);
+    w.Key("messages");
+    member(*messages, "messages").Accept(w);
     w.EndObject();
     std::printf("%.*s\n", static_cast<int>(buf.GetSize()), buf.GetString());
     return exit_ok;
   }
   auto st = make_style();
   print_run(st, *run);
+  print_conversation(st, *run, &member(*messages, "messages"));
   const auto& list = member(*steps, "steps");
   if (list.IsArray() && !list.GetArray().Empty()) {
     std::printf("\n%s\n", st.bold("steps").c_str());

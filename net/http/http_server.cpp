@@ -36,6 +36,7 @@ struct http_server::impl {
     if (!ctx.api)
       return; // a cluster member without the api role
     add_run_routes(core->routes, core->ctx);
+    add_message_routes(core->routes, core->ctx);
     add_event_routes(core->routes, core->ctx);
     add_approval_routes(core->routes, core->ctx);
     add_tool_routes(core->routes, core->ctx);

@@ -129,6 +129,9 @@ void add_memory_routes(router& r, server_context& ctx);
 /// server_context::postmortems is null).
 void add_postmortem_routes(router& r, server_context& ctx);
 
+/// POST and GET /v1/runs/{id}/messages: a run's conversation (docs/conversation.md).
+void add_message_routes(router& r, server_context& ctx);
+
 /// The `Idempotency-Key` header into `key` (left as is when absent); a problem when malformed.
 [[nodiscard]] std::optional<reply> read_idempotency_key(const request& req, std::string& key);
 /// Submits a run (a goal, or a flow: POST /v1/flows/{name}/runs) and answers 201 with

@@ -8,6 +8,7 @@
 #include "actors/evolve/candidate_service.hpp"
 #include "core/base/id.hpp"
 #include "core/base/json.hpp"
+#include "core/conversation/steering.hpp"
 #include "core/journal/compare.hpp"
 #include "core/journal/fork.hpp"
 #include "core/model/fork_origin.hpp"
@@ -122,11 +123,24 @@ std::variant<run, reply> find_run(server_context& ctx, const request& req) {
   return load_run(ctx, req, id);
 }
 
+/// The run's wire shape with the constraints its messages set (docs/conversation.md).
 reply get_run(server_context& ctx, const request& req) {
   auto loaded = find_run(ctx, req);
   if (auto* p = std::get_if<reply>(&loaded))
     return std::move(*p);
-  return json_reply(200, json::to_json(std::get<run>(loaded)));
+  const auto& r = std::get<run>(loaded);
+  auto steps = ctx.store.get_steps(r.id);
+  if (!steps)
+    return problem(steps.error(), req);
+  auto doc = json::parse_object(json::to_json(r));
+  auto constraints =
+    json::parse(conversation::constraints_json(conversation::constraints_of(*steps)));
+  if (!doc || !constraints)
+    return problem({errc::internal, "run " + r.id + ": its wire shape does not read back"}, req);
+  rapidjson::Value v;
+  v.CopyFrom(*constraints, doc->GetAllocator());
+  doc->AddMember("constraints", v, doc->GetAllocator());
+  return json_reply(200, json::stringify(*doc));
 }
 
 reply get_steps(server_context& ctx, const request& req) {

@@ -1,0 +1,227 @@
+"""Talking to a run while it works (docs/conversation.md), on the sandbox demo scenario:
+
+- in review mode the run parks on the checkout rollback; "do not touch checkout" withdraws the
+  pending approval, a later approve vote executes nothing, and the run concludes naming the
+  constraint (without the message the same run rolls back once approved: test_review_mode);
+- in autonomous mode, with each tool call slowed down, a message sent while the run
+  investigates keeps the rollback from ever being proposed;
+- kill -9 right after a message is committed and before the run sees it: after the restart the
+  run takes it exactly once;
+- bad input of every kind is a clear 4xx that changes nothing, and a flood of messages stops at
+  the run's limit (429) without harming the run.
+"""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import Node, TempDir, auth_block, run_tests, sreh_cli, sse_events, wait_until  # noqa: E402
+
+ROOT = os.environ.get("SREH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+SCENARIO = os.path.abspath(os.path.join(ROOT, "examples", "scenarios",
+                                        "shop-checkout-bad-deploy.yaml"))
+TOKENS = {"otto": ("operator", "otto-talk-token"), "alice": ("approver", "alice-talk-token"),
+          "vera": ("viewer", "vera-talk-token")}
+GOAL = "frontend is returning errors; find the cause and mitigate"
+LABELS = {"alert": "HighErrorRate", "service": "frontend", "severity": "page"}
+
+
+def tok(who):
+    return TOKENS[who][1]
+
+
+def node(d, mode, delay_ms=0, env_extra=None):
+    cfg = (f"policy_mode: {mode}\nmodel: {{provider: builtin}}\n"
+           f"sandbox: {{scenario: {SCENARIO}, call_delay_ms: {delay_ms}}}\n")
+    n = Node(d, cfg, auth=auth_block(TOKENS), token=tok("otto"))
+    return n.start(env_extra=env_extra)
+
+
+def submit(n):
+    status, _, doc = n.json("POST", "/v1/goals", {"goal": GOAL, "labels": LABELS}, token=tok("otto"))
+    assert status == 201, (status, doc)
+    return doc["run"]["id"]
+
+
+def say(n, run_id, text, who="otto", key=None):
+    headers = {"Idempotency-Key": key} if key else None
+    return n.json("POST", f"/v1/runs/{run_id}/messages", {"text": text}, headers=headers,
+                  token=tok(who))
+
+
+def messages(n, run_id):
+    status, _, doc = n.json("GET", f"/v1/runs/{run_id}/messages", token=tok("vera"))
+    assert status == 200, (status, doc)
+    return doc["messages"]
+
+
+def wait_for_approval(n, run_id):
+    for _, kind, data in sse_events(n.port, f"/v1/runs/{run_id}/events", timeout=60,
+                                    token=tok("otto")):
+        if kind == "approval.requested":
+            return json.loads(data)["data"]["approval"]
+        assert kind not in ("run.succeeded", "run.failed"), f"run ended without approval: {kind}"
+    raise AssertionError("the run never asked for approval")
+
+
+def wait_for_step(n, run_id, count):
+    wait_until(lambda: len(n.steps(run_id)) >= count, 60, f"{count} steps of {run_id}")
+
+
+def message_steps(n, run_id):
+    return [s for s in n.steps(run_id) if s["kind"] == "message"]
+
+
+def test_a_constraint_withdraws_the_pending_rollback_and_the_run_says_why():
+    with TempDir() as d:
+        n = node(d, "review")
+        run_id = submit(n)
+        approval = wait_for_approval(n, run_id)
+        rollback = [s for s in n.steps(run_id) if s["tool"] == "deploy.rollback"]
+        assert len(rollback) == 1 and rollback[0]["state"] == "intent", rollback
+        code, out, err = sreh_cli(["say", run_id, "do not touch checkout, the release is being "
+                                   "audited", "--server", f"127.0.0.1:{n.port}"], token=tok("otto"))
+        assert code == 0 and "message 1" in out, (code, out, err)
+        r = n.wait_run(run_id, timeout=60)
+        status, _, doc = n.json("GET", f"/v1/approvals/{approval}", token=tok("otto"))
+        a = doc.get("approval", doc)
+        assert a["state"] == "withdrawn", a
+        assert a["votes"][-1]["by"] == "otto" and "do not touch checkout" in a["votes"][-1]["comment"]
+        # A second person's approve vote after it executes nothing.
+        status, _, doc = n.json("POST", f"/v1/approvals/{approval}/decision",
+                                {"decision": "approve", "comment": "go"}, token=tok("alice"))
+        assert status == 409, (status, doc)
+        steps = n.steps(run_id)
+        rollbacks = [s for s in steps if s["tool"] == "deploy.rollback"]
+        assert len(rollbacks) == 1 and rollbacks[0]["state"] == "failed", rollbacks
+        assert "withdrawn" in rollbacks[0]["error"], rollbacks[0]
+        assert all(s["state"] != "succeeded" or s["tool"] not in ("deploy.rollback", "service.restart")
+                   for s in steps), steps
+        [m] = message_steps(n, run_id)
+        assert m["n"] == rollbacks[0]["n"] + 1, (m, rollbacks)  # taken at the next decision
+        reading = m["result"] if isinstance(m["result"], dict) else json.loads(m["result"])
+        assert reading["form"] == "constraint" and reading["entities"] == ["checkout"], m
+        assert r["state"] == "succeeded", r
+        assert "not mitigated" in r["conclusion"] and "constraint from otto" in r["conclusion"], r
+        assert [c["entity"] for c in r["constraints"]] == ["checkout"], r["constraints"]
+        [msg] = messages(n, run_id)
+        assert msg["author"] == "otto" and msg["kind"] == "message" and msg["seq"] == 1, msg
+        assert msg["taken_step"] == m["n"], (msg, m)
+        code, out, err = sreh_cli(["show", run_id, "--server", f"127.0.0.1:{n.port}"],
+                                  token=tok("vera"))
+        assert code == 0 and "constraints" in out and "do not touch checkout" in out, out
+        n.stop()
+
+
+def test_a_message_while_the_run_investigates_keeps_the_rollback_from_being_proposed():
+    with TempDir() as d:
+        n = node(d, "autonomous", delay_ms=150)
+        run_id = submit(n)
+        wait_for_step(n, run_id, 2)
+        status, _, doc = say(n, run_id, "Leave checkout alone.")
+        assert status == 201, (status, doc)
+        r = n.wait_run(run_id, timeout=90)
+        steps = n.steps(run_id)
+        assert not [s for s in steps if s["tool"] == "deploy.rollback"], steps
+        [m] = message_steps(n, run_id)
+        assert m["n"] <= 5, m
+        assert r["state"] == "succeeded" and "bad_deploy" in r["conclusion"], r
+        assert "deploy.rollback on checkout not done" in r["conclusion"], r["conclusion"]
+        n.stop()
+
+
+def test_a_message_committed_before_a_crash_is_taken_once_after_the_restart():
+    with TempDir() as d:
+        n = node(d, "autonomous", delay_ms=150, env_extra={"SREH_FAILPOINT": "after_message:1"})
+        run_id = submit(n)
+        wait_for_step(n, run_id, 2)
+        try:
+            say(n, run_id, "do not touch checkout")
+        except Exception:  # noqa: BLE001 - the node dies under the request
+            pass
+        assert n.wait_exit(30) == -9, "the node did not stop at the failpoint"
+        n.start(env_extra={"SREH_FAILPOINT": ""})
+        r = n.wait_run(run_id, timeout=90)
+        [m] = message_steps(n, run_id)
+        [msg] = messages(n, run_id)
+        assert msg["taken_step"] == m["n"] and msg["text"] == "do not touch checkout", (msg, m)
+        assert not [s for s in n.steps(run_id) if s["tool"] == "deploy.rollback"]
+        assert r["state"] == "succeeded" and "constraint from otto" in r["conclusion"], r
+        # Another restart takes nothing twice.
+        n.stop()
+        n.start(env_extra={"SREH_FAILPOINT": ""})
+        assert len(message_steps(n, run_id)) == 1
+        n.stop()
+
+
+def test_bad_messages_are_refused_and_a_flood_stops_at_the_limit():
+    with TempDir() as d:
+        n = node(d, "review")
+        run_id = submit(n)
+        approval = wait_for_approval(n, run_id)
+        other = submit(n)  # parked too, then cancelled
+        wait_for_approval(n, other)
+        status, _, doc = n.json("POST", f"/v1/runs/{other}/cancel", {}, token=tok("otto"))
+        assert status in (200, 202), (status, doc)
+        assert n.wait_run(other, timeout=30)["state"] == "cancelled"
+        unknown = "run_" + "0" * 26
+        cases = [
+            (unknown, {"text": "hello"}, "otto", 404, "no run"),
+            ("run_nope", {"text": "hello"}, "otto", 400, "malformed"),
+            (run_id, {"text": "hello"}, "vera", 403, ""),
+            (run_id, {"text": "   "}, "otto", 400, "text"),
+            (run_id, {"text": 7}, "otto", 400, "text"),
+            (run_id, {"text": "x" * 9000}, "otto", 413, "8192"),
+            (run_id, {"text": "hi", "colour": "red"}, "otto", 400, "colour"),
+            (run_id, {}, "otto", 400, "text"),
+        ]
+        for rid, body, who, code, word in cases:
+            status, _, doc = n.json("POST", f"/v1/runs/{rid}/messages", body, token=tok(who))
+            assert status == code and word in doc.get("detail", ""), (rid, body, status, doc)
+        status, _, data = n.request("POST", f"/v1/runs/{run_id}/messages", b"{not json",
+                                    {"Content-Type": "application/json"}, token=tok("otto"))
+        assert status == 400, (status, data)
+        status, _, data = n.request("POST", f"/v1/runs/{run_id}/messages",
+                                    b'{"text":"' + b"x" * (1024 * 1024) + b'"}',
+                                    {"Content-Type": "application/json"}, token=tok("otto"))
+        assert status == 413, (status, data[:200])
+        assert messages(n, run_id) == []
+        # The same Idempotency-Key twice: one message.
+        status, _, first = say(n, run_id, "the pager fired at 09:12", key="note-1")
+        assert status == 201, (status, first)
+        status, _, again = say(n, run_id, "the pager fired at 09:12", key="note-1")
+        assert status == 200 and again["message"]["id"] == first["message"]["id"], again
+        # A flood: the run keeps 1000 messages, the rest are 429, none is lost.
+        codes = {}
+        for i in range(1005):
+            status, _, doc = say(n, run_id, f"note {i}")
+            codes[status] = codes.get(status, 0) + 1
+            if status == 429:
+                assert "1000 messages" in doc["detail"], doc
+        assert codes == {201: 999, 429: 6}, codes
+        listed = messages(n, run_id)
+        assert len(listed) == 1000 and [m["seq"] for m in listed] == list(range(1, 1001))
+        # The run is unharmed: approved, it rolls back and ends, having taken every message.
+        status, _, doc = n.json("POST", f"/v1/approvals/{approval}/decision",
+                                {"decision": "approve", "comment": "ok"}, token=tok("alice"))
+        assert status == 200, (status, doc)
+        r = n.wait_run(run_id, timeout=120)
+        assert r["state"] == "succeeded", r
+        assert len(message_steps(n, run_id)) == 1000
+        assert all(m["taken_step"] for m in messages(n, run_id))
+        # Ended and cancelled runs take no messages.
+        status, _, doc = say(n, run_id, "why checkout?")
+        assert status == 409 and "has ended" in doc["detail"], (status, doc)
+        status, _, doc = say(n, other, "hello")
+        assert status == 409 and "cancelled" in doc["detail"], (status, doc)
+        n.stop()
+
+
+if __name__ == "__main__":
+    run_tests([
+        test_a_constraint_withdraws_the_pending_rollback_and_the_run_says_why,
+        test_a_message_while_the_run_investigates_keeps_the_rollback_from_being_proposed,
+        test_a_message_committed_before_a_crash_is_taken_once_after_the_restart,
+        test_bad_messages_are_refused_and_a_flood_stops_at_the_limit,
+    ])
