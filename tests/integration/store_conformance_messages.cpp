@@ -163,7 +163,10 @@ CAF_TEST(a step marks a message taken in its own transaction) {
   commit_one(take);
   reopen();
   CAF_CHECK_EQUAL(untaken("run_a"), std::vector<std::int64_t>{2});
-  CAF_CHECK_EQUAL(st->list_messages("run_a", 0, 10)->front().taken_step, 1);
+  auto after_take = st->list_messages("run_a", 0, 10);
+  CAF_REQUIRE(after_take.has_value() && !after_take->empty());
+  const std::int64_t taken_at = after_take->front().taken_step;
+  CAF_CHECK_EQUAL(taken_at, 1);
   write_batch rest;
   rest.taken.push_back({"run_a", 2, 2});
   rest.taken.push_back({"run_b", 1, 1});
