@@ -19,6 +19,13 @@ struct submit_reply {
   bool created = true; // false: the idempotency key named an existing run
 };
 
+/// What `say` did (docs/conversation.md).
+struct say_reply {
+  conversation::message said;                  // the message as committed
+  std::optional<conversation::message> answer; // the agent's reply, when it was a question
+  bool created = true; // false: the idempotency key named an earlier message
+};
+
 struct kernel_stats {
   std::int64_t active_runs = 0; // run actors alive
   std::int64_t started = 0;
@@ -54,12 +61,11 @@ class kernel_api {
   virtual void fork(journal::fork_request req,
                     std::function<void(expected<submit_reply>)> done) = 0;
   /// A person's message to a run (docs/conversation.md): committed (once per idempotency key),
-  /// then taken into the run at its next decision. `m` carries run_id, author, text and the
-  /// idempotency key; the reply is the message as committed, `created` false when the key named
-  /// an earlier one. Errors: not_found (no such run), conflict (the run was cancelled or has
-  /// ended), too_many (the run has max_messages_per_run), invalid_argument / too_large (text).
-  virtual void say(conversation::message m,
-                   std::function<void(expected<std::pair<conversation::message, bool>>)> done) = 0;
+  /// then taken into the run at its next decision; a question is answered from the run's
+  /// journal at once (live or ended). `m` carries run_id, author, text and the idempotency key.
+  /// Errors: not_found (no such run), conflict (the run was cancelled, or has ended and it is no
+  /// question), too_many (the run has max_messages_per_run), invalid_argument / too_large (text).
+  virtual void say(conversation::message m, std::function<void(expected<say_reply>)> done) = 0;
   [[nodiscard]] virtual kernel_stats stats() const = 0;
   /// False until recovery at start has finished, and while the store is unavailable.
   [[nodiscard]] virtual bool ready() const = 0;

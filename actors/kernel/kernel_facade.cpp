@@ -90,12 +90,13 @@ class kernel_facade_impl final : public kernel_facade {
           fork_atom::value, std::move(req));
   }
 
-  void say(conversation::message m,
-           std::function<void(expected<std::pair<conversation::message, bool>>)> done) override {
-    auto reply =
-      answer<std::pair<conversation::message, bool>>(std::move(done), [](const kernel_reply& rep) {
-        return std::pair{rep.said, rep.created};
-      });
+  void say(conversation::message m, std::function<void(expected<say_reply>)> done) override {
+    auto reply = answer<say_reply>(std::move(done), [](const kernel_reply& rep) {
+      say_reply out{rep.said, std::nullopt, rep.created};
+      if (!rep.answered.id.empty())
+        out.answer = rep.answered;
+      return out;
+    });
     auto owner = owner_of_run(m.run_id);
     route(owner, std::move(reply), say_atom::value, std::move(m));
   }

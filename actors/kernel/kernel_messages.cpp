@@ -12,9 +12,12 @@
 #include "actors/kernel/kernel_state.hpp"
 #include "actors/kernel/run/actor_impl.hpp"
 #include "actors/policy/policy_check.hpp"
+#include "actors/postmortem/postmortem_service.hpp"
 #include "core/base/failpoint.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
+#include "core/base/text.hpp"
+#include "core/conversation/answer.hpp"
 #include "core/conversation/steering.hpp"
 
 namespace sreh::actors {
@@ -25,21 +28,44 @@ namespace {
 struct say_view {
   std::optional<run> r;
   std::optional<conversation::message> existing; // the idempotency key's message
+  std::optional<conversation::message> reply;    // and the reply to it, when there is one
   std::int64_t last_seq = 0;
+  /// A question: the run as its account reads it (its steps and approvals as committed).
+  std::optional<postmortem::run_record> record;
 };
 
-sreh::error refusal(const run& r, std::int64_t last_seq) {
+sreh::error refusal(const run& r, std::int64_t last_seq, bool question) {
   if (r.state == run_state::cancelled)
     return {errc::conflict, fmt::format("run {} was cancelled: it takes no messages", r.id)};
-  if (is_terminal(r.state))
-    return {errc::conflict, fmt::format("run {} has ended ({}): a message is taken only while "
-                                        "the run works; start a follow-up run to go on",
+  if (is_terminal(r.state) && !question)
+    return {errc::conflict, fmt::format("run {} has ended ({}): it answers questions (a message "
+                                        "ending in \"?\") but takes no other message; start a "
+                                        "follow-up run to go on",
                                         r.id, to_string(r.state))};
-  if (last_seq >= conversation::max_messages_per_run)
+  // A question takes two: itself and its reply.
+  if (last_seq + (question ? 2 : 1) > conversation::max_messages_per_run)
     return {errc::too_many, fmt::format("run {} has {} messages, the most a run keeps "
                                         "(max_messages_per_run)",
                                         r.id, last_seq)};
   return {};
+}
+
+/// The agent's reply to question `q` on the run `rec` reads: its text cites the steps it rests
+/// on. Taken by the run like a person's message (journaled as its `reply` step) while it works.
+conversation::message reply_to(const runtime& rt, const conversation::message& q,
+                               const postmortem::run_record& rec) {
+  auto doc = postmortem::of_run(rec.r, rec.steps, rec.approvals, rt.tools.mutating());
+  auto a = conversation::answer_from(q.text, doc, rec.steps);
+  conversation::message m;
+  m.id = rt.ids.next("msg");
+  m.run_id = q.run_id;
+  m.seq = q.seq + 1;
+  m.author = std::string{conversation::agent_author};
+  m.kind = conversation::message_kind::reply;
+  m.text = std::string{utf8_prefix(a.text, conversation::max_text_bytes)};
+  m.at = q.at;
+  m.taken_step = q.taken_step;
+  return m;
 }
 
 /// The message's event on the run's stream: not of the run's own event sequence (run_seq 0),
@@ -73,6 +99,8 @@ std::optional<approval_vote> withdrawal(const runtime& rt, const pending_view& v
     return std::nullopt;
   const auto known = run_impl::known_entities(v.steps, rt.tools);
   for (const auto& m : messages) {
+    if (m.kind != conversation::message_kind::message)
+      continue; // the agent's reply sets nothing
     auto reading = conversation::read(m.text);
     if (reading.what != conversation::form::constraint)
       continue;
@@ -137,21 +165,25 @@ void consider_parked(kernel_self self, const std::string& run_id, std::function<
     });
 }
 
-/// The message is committed: to the run's actor, or into the inbox until the run wakes.
-void deliver(kernel_self self, const conversation::message& m, std::function<void()> then) {
+/// The messages (of one run) are committed: to the run's actor, or into the inbox until the run
+/// wakes.
+void deliver(kernel_self self, std::vector<conversation::message> ms, std::function<void()> then) {
   auto& st = self->state;
-  if (auto a = st.runs.find(m.run_id); a != st.runs.end()) {
-    self->send(a->second, say_atom::value, std::vector<conversation::message>{m});
+  const auto run_id = ms.front().run_id;
+  if (auto a = st.runs.find(run_id); a != st.runs.end()) {
+    self->send(a->second, say_atom::value, std::move(ms));
     return then();
   }
-  st.inbox[m.run_id].push_back(m);
-  consider_parked(self, m.run_id, std::move(then));
+  auto& inbox = st.inbox[run_id];
+  inbox.insert(inbox.end(), ms.begin(), ms.end());
+  consider_parked(self, run_id, std::move(then));
 }
 
 void say_op(kernel_self self, conversation::message m,
             caf::typed_response_promise<kernel_reply> rp) {
-  auto read = [id = m.run_id,
-               key = m.idempotency_key](persistence::store& s) -> expected<say_view> {
+  const bool question = conversation::read(m.text).what == conversation::form::question;
+  auto read = [id = m.run_id, key = m.idempotency_key,
+               question](persistence::store& s) -> expected<say_view> {
     say_view v;
     auto r = s.get_run(id);
     if (!r)
@@ -162,11 +194,25 @@ void say_op(kernel_self self, conversation::message m,
       if (!e)
         return e.error();
       v.existing = std::move(*e);
+      if (v.existing) {
+        auto next = s.list_messages(id, v.existing->seq, 1);
+        if (!next)
+          return next.error();
+        if (!next->empty() && next->front().kind == conversation::message_kind::reply)
+          v.reply = next->front();
+        return v;
+      }
     }
     auto seq = s.last_message_seq(id);
     if (!seq)
       return seq.error();
     v.last_seq = *seq;
+    if (question && v.r && v.r->state != run_state::cancelled) {
+      auto rec = read_run_record(s, *v.r);
+      if (!rec)
+        return rec.error();
+      v.record = std::move(*rec);
+    }
     return v;
   };
   read_store(self, std::move(read), [self, m = std::move(m), rp](expected<say_view> v) mutable {
@@ -184,30 +230,49 @@ void say_op(kernel_self self, conversation::message m,
     rep.run_id = id;
     if (v->existing) { // a retried request: the message it made
       rep.said = *v->existing;
+      if (v->reply)
+        rep.answered = *v->reply;
       rp.deliver(rep);
       return release_run(self, id);
     }
-    if (auto err = refusal(*v->r, v->last_seq))
+    if (auto err = refusal(*v->r, v->last_seq, v->record.has_value()))
       return fail(err);
+    const bool ended = is_terminal(v->r->state);
     m.seq = v->last_seq + 1;
     m.id = st.rt->ids.next("msg");
     m.at = st.rt->clock.now_us();
     m.kind = conversation::message_kind::message;
-    m.taken_step = 0;
+    // An ended run's journal is closed: its conversation goes on in the messages alone, each
+    // read as of the run's last step.
+    m.taken_step = ended ? v->r->steps : 0;
     persistence::write_batch b;
     b.messages.push_back(m);
     b.events.push_back(message_event(*st.rt, m));
-    kernel_commit(self, std::move(b), [self, m, rp, rep](const sreh::error& err) mutable {
-      if (err) {
-        rp.deliver(reply_error(err.code, err.message));
-        return release_run(self, m.run_id);
-      }
-      failpoint("after_message", m.seq); // committed, not yet delivered (tests: kill -9)
-      rep.said = m;
-      rep.created = true;
-      rp.deliver(rep);
-      deliver(self, m, [self, id = m.run_id] { release_run(self, id); });
-    });
+    std::optional<conversation::message> answer;
+    if (v->record) {
+      answer = reply_to(*st.rt, m, *v->record);
+      b.messages.push_back(*answer);
+      b.events.push_back(message_event(*st.rt, *answer));
+    }
+    kernel_commit(
+      self, std::move(b), [self, m, answer, ended, rp, rep](const sreh::error& err) mutable {
+        if (err) {
+          rp.deliver(reply_error(err.code, err.message));
+          return release_run(self, m.run_id);
+        }
+        failpoint("after_message", m.seq); // committed, not yet delivered (tests: kill -9)
+        rep.said = m;
+        if (answer)
+          rep.answered = *answer;
+        rep.created = true;
+        rp.deliver(rep);
+        if (ended)
+          return release_run(self, m.run_id);
+        std::vector<conversation::message> ms{m};
+        if (answer)
+          ms.push_back(*answer);
+        deliver(self, std::move(ms), [self, id = m.run_id] { release_run(self, id); });
+      });
   });
 }
 
@@ -243,7 +308,16 @@ void load_inbox(kernel_self self, std::function<void()> then) {
         auto ms = s.untaken_messages(id);
         if (!ms)
           return ms.error();
-        out.insert(out.end(), ms->begin(), ms->end());
+        if (ms->empty())
+          continue;
+        // From the first untaken message on, with the agent's replies among them (a reply is
+        // taken with its question, so it is untaken only after an untaken question).
+        auto all = s.list_messages(id, ms->front().seq - 1, persistence::max_message_rows);
+        if (!all)
+          return all.error();
+        for (auto& m : *all)
+          if (m.taken_step == 0)
+            out.push_back(std::move(m));
       }
       return out;
     },

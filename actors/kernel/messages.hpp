@@ -118,12 +118,13 @@ struct kernel_reply {
   run_state state = run_state::pending; // submit: the new run's state; cancel: the final one
   approval decided;                     // decide: the approval as the vote left it
   conversation::message said;           // say: the message as committed (created: new)
+  conversation::message answered;       // say: the agent's reply to it, when it was a question
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, kernel_reply& x) {
   return f(caf::meta::type_name("sreh::kernel_reply"), x.err, x.run_id, x.created, x.state,
-           x.decided, x.said);
+           x.decided, x.said, x.answered);
 }
 
 /// The kernel's interface (also implemented by the supervisor, which forwards to the current

@@ -45,10 +45,7 @@ struct node::impl {
        const tool_registry& t, policy::policy_set pol, model_provider_ptr p, const sreh::clock& clk,
        id_generator& i)
     : cfg(c), store(s), writer(w), tools(t), policy(std::move(pol)), provider(std::move(p)),
-      clock(clk), ids(i), memory(s, w, clk, i), postmortems(s, memory, [&t](std::string_view name) {
-        auto tool = t.find(name);
-        return !tool || tool->risk() != risk_class::read_only;
-      }) {}
+      clock(clk), ids(i), memory(s, w, clk, i), postmortems(s, memory, t.mutating()) {}
 };
 
 node::node(const config::node_config& cfg, persistence::store& store,

@@ -21,13 +21,16 @@ postmortem_service::postmortem_service(persistence::store& store, memory_service
                                        outcome::mutating_fn mutating)
   : store_(store), memory_(memory), mutating_(std::move(mutating)) {}
 
-expected<std::vector<approval>> postmortem_service::approvals_of(const std::string& id) {
+expected<postmortem::run_record> read_run_record(persistence::store& store, run r) {
+  auto steps = store.get_steps(r.id);
+  if (!steps)
+    return steps.error();
   persistence::approval_filter f;
-  f.run_id = id;
+  f.run_id = r.id;
   f.limit = 500;
   std::vector<approval> approvals;
   for (;;) {
-    auto page = store_.list_approvals(f);
+    auto page = store.list_approvals(f);
     if (!page)
       return page.error();
     approvals.insert(approvals.end(), page->approvals.begin(), page->approvals.end());
@@ -39,7 +42,7 @@ expected<std::vector<approval>> postmortem_service::approvals_of(const std::stri
   std::sort(approvals.begin(), approvals.end(), [](const approval& a, const approval& b) {
     return a.created_at != b.created_at ? a.created_at < b.created_at : a.id < b.id;
   });
-  return approvals;
+  return postmortem::run_record{std::move(r), std::move(*steps), std::move(approvals)};
 }
 
 expected<postmortem::document> postmortem_service::of_run(std::string_view id) {
@@ -54,13 +57,10 @@ expected<postmortem::document> postmortem_service::of_run(std::string_view id) {
                        fmt::format("run {} has not ended (it is {}): its postmortem is written "
                                    "when it ends",
                                    id, to_string(run.state))};
-  auto steps = store_.get_steps(run.id);
-  if (!steps)
-    return steps.error();
-  auto approvals = approvals_of(run.id);
-  if (!approvals)
-    return approvals.error();
-  return postmortem::of_run(run, *steps, *approvals, mutating_);
+  auto rec = read_run_record(store_, run);
+  if (!rec)
+    return rec.error();
+  return postmortem::of_run(rec->r, rec->steps, rec->approvals, mutating_);
 }
 
 expected<std::optional<memory::entry>> postmortem_service::remember(std::string_view id) {
@@ -139,13 +139,10 @@ expected<postmortem::document> postmortem_service::of_work(std::string_view id) 
       return r.error();
     if (!r->has_value() || !is_terminal((**r).state))
       continue; // a run not created, or one still going (cancelled with the Work, ending)
-    auto steps = store_.get_steps(run_id);
-    if (!steps)
-      return steps.error();
-    auto approvals = approvals_of(run_id);
-    if (!approvals)
-      return approvals.error();
-    runs.push_back({std::move(**r), std::move(*steps), std::move(*approvals)});
+    auto rec = read_run_record(store_, std::move(**r));
+    if (!rec)
+      return rec.error();
+    runs.push_back(std::move(*rec));
   }
   return postmortem::of_work(work, *timeline, runs, mutating_);
 }

@@ -19,6 +19,10 @@
 
 namespace sreh::actors {
 
+/// Run `r` as its postmortem reads it, from `store`: with its steps and its approvals (oldest
+/// first). The run need not have ended (a question about a live run reads it so too).
+[[nodiscard]] expected<postmortem::run_record> read_run_record(persistence::store& store, run r);
+
 class postmortem_service {
  public:
   /// `mutating` says which tools change something: their calls are the postmortems' actions.
@@ -47,8 +51,6 @@ class postmortem_service {
   /// Adds `draft` as the entry that `label`=`value` names, or its next version when it changed.
   expected<std::optional<memory::entry>> store_entry(memory::draft draft, const char* label,
                                                      const std::string& value);
-  /// The approvals of run `id`, oldest first.
-  expected<std::vector<approval>> approvals_of(const std::string& id);
 
   persistence::store& store_;
   memory_service& memory_;

@@ -12,6 +12,7 @@
 #include "actors/tools/world_source.hpp"
 #include "core/base/expected.hpp"
 #include "core/model/observation.hpp"
+#include "core/model/outcome.hpp"
 #include "core/model/step.hpp"
 
 namespace sreh::actors {
@@ -143,6 +144,10 @@ class tool_registry {
   bool remove(std::string_view name);
   [[nodiscard]] tool_ptr find(std::string_view name) const;
   [[nodiscard]] std::vector<tool_ptr> all() const;
+  /// Whether the tool `name` changes something: not read-only, or unknown to the node (an
+  /// unknown tool is never assumed harmless). What outcomes, quality and postmortems count as
+  /// actions; the function reads this registry, which must outlive it.
+  [[nodiscard]] outcome::mutating_fn mutating() const;
   /// The tools that declare a capability of `kind`, each with that capability, in name order.
   [[nodiscard]] std::vector<std::pair<tool_ptr, obs::capability>>
   providing(obs::capability_kind kind) const;

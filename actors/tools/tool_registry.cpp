@@ -50,6 +50,13 @@ tool_ptr tool_registry::find(std::string_view name) const {
   return i == tools_.end() ? nullptr : i->second;
 }
 
+outcome::mutating_fn tool_registry::mutating() const {
+  return [this](std::string_view name) {
+    auto t = find(name);
+    return !t || t->risk() != risk_class::read_only;
+  };
+}
+
 std::vector<tool_ptr> tool_registry::all() const {
   std::vector<tool_ptr> out;
   out.reserve(tools_.size());

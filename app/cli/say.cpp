@@ -39,6 +39,12 @@ int say(int argc, char** argv) {
     return exit_ok;
   }
   const auto& m = member(*doc, "message");
+  const auto& answer = member(*doc, "reply");
+  if (answer.IsObject()) { // a question: answered from the run's journal at once
+    std::printf("%s  message %lld to %s\n\n%s\n", str(m, "id").c_str(),
+                static_cast<long long>(num(m, "seq")), id.c_str(), str(answer, "text").c_str());
+    return exit_ok;
+  }
   std::printf("%s  message %lld to %s: taken at the run's next decision\n", str(m, "id").c_str(),
               static_cast<long long>(num(m, "seq")), id.c_str());
   return exit_ok;

@@ -7,12 +7,15 @@
   investigates keeps the rollback from ever being proposed;
 - kill -9 right after a message is committed and before the run sees it: after the restart the
   run takes it exactly once;
+- a question is answered from the journal, on an ended run and on a working one, citing the
+  steps that support what it says (checked against the journal and the postmortem);
 - bad input of every kind is a clear 4xx that changes nothing, and a flood of messages stops at
   the run's limit (429) without harming the run.
 """
 
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -210,11 +213,96 @@ def test_bad_messages_are_refused_and_a_flood_stops_at_the_limit():
         assert r["state"] == "succeeded", r
         assert len(message_steps(n, run_id)) == 1000
         assert all(m["taken_step"] for m in messages(n, run_id))
-        # Ended and cancelled runs take no messages.
-        status, _, doc = say(n, run_id, "why checkout?")
+        # An ended run takes no message but a question, and this one has no room for one; a
+        # cancelled run takes none.
+        status, _, doc = say(n, run_id, "hello")
         assert status == 409 and "has ended" in doc["detail"], (status, doc)
+        status, _, doc = say(n, run_id, "why checkout?")
+        assert status == 429 and "1000 messages" in doc["detail"], (status, doc)
         status, _, doc = say(n, other, "hello")
         assert status == 409 and "cancelled" in doc["detail"], (status, doc)
+        status, _, doc = say(n, other, "why did you stop?")
+        assert status == 409 and "cancelled" in doc["detail"], (status, doc)
+        assert messages(n, other) == []
+        n.stop()
+
+
+def cited(text):
+    """Every step number a reply names ("step 3", "steps 3, 4 and 7"), in order, once."""
+    out = []
+    for m in re.finditer(r"\bsteps? (\d+(?:(?:, | and )\d+)*)", text):
+        for k in re.findall(r"\d+", m.group(1)):
+            if int(k) not in out:
+                out.append(int(k))
+    return out
+
+
+def test_questions_are_answered_from_the_journal_citing_steps_that_exist():
+    with TempDir() as d:
+        n = node(d, "autonomous")
+        run_id = submit(n)
+        r = n.wait_run(run_id, timeout=60)
+        assert r["state"] == "succeeded", r
+        steps = {s["n"]: s for s in n.steps(run_id)}
+        status, _, pm = n.json("GET", f"/v1/runs/{run_id}/postmortem", token=tok("vera"))
+        assert status == 200, (status, pm)
+        pm = pm.get("postmortem", pm)
+        [cause] = [c for c in pm["root_cause"] if c["target"] == "checkout"]
+        # Why this cause: the evidence chain, every cited step one that supports it.
+        status, _, doc = say(n, run_id, "why checkout?", key="q-why")
+        assert status == 201, (status, doc)
+        q, a = doc["message"], doc["reply"]
+        assert q["kind"] == "message" and q["seq"] == 1 and q["author"] == "otto", q
+        assert a["kind"] == "reply" and a["author"] == "agent" and a["seq"] == 2, a
+        assert "bad_deploy on checkout" in a["text"], a["text"]
+        why = cited(a["text"])
+        assert why and why == cause["evidence_steps"], (why, cause)
+        for k in why:
+            assert k in steps and steps[k]["kind"] == "tool" and steps[k]["state"] == "succeeded"
+        # Asked again with the same key: the same question and answer, nothing new.
+        status, _, again = say(n, run_id, "why checkout?", key="q-why")
+        assert status == 200 and again["reply"]["id"] == a["id"], again
+        # What it did and who allowed it: the rollback, by its step.
+        status, _, doc = say(n, run_id, "what did you do?")
+        assert status == 201, (status, doc)
+        [rollback] = [s for s in steps.values() if s["tool"] == "deploy.rollback"]
+        assert f"step {rollback['n']}: deploy.rollback" in doc["reply"]["text"], doc["reply"]
+        assert "allowed by policy" in doc["reply"]["text"], doc["reply"]
+        # What else: what it ruled out, each by a step the journal has.
+        status, _, doc = say(n, run_id, "what else could it have been?")
+        assert status == 201, (status, doc)
+        assert all(k in steps for k in cited(doc["reply"]["text"])), doc["reply"]
+        listed = messages(n, run_id)
+        assert [(m["seq"], m["kind"]) for m in listed] == [
+            (1, "message"), (2, "reply"), (3, "message"), (4, "reply"), (5, "message"),
+            (6, "reply")], listed
+        # The ended run's journal is closed: the conversation is in its messages only.
+        assert len(n.steps(run_id)) == len(steps)
+        code, out, err = sreh_cli(["say", run_id, "why checkout?", "--server",
+                                   f"127.0.0.1:{n.port}"], token=tok("otto"))
+        assert code == 0 and "bad_deploy on checkout" in out, (code, out, err)
+        n.stop()
+
+
+def test_a_question_to_a_working_run_is_answered_and_journaled_with_its_reply():
+    with TempDir() as d:
+        n = node(d, "autonomous", delay_ms=150)
+        run_id = submit(n)
+        wait_for_step(n, run_id, 2)
+        status, _, doc = say(n, run_id, "what are you doing?")
+        assert status == 201, (status, doc)
+        text = doc["reply"]["text"]
+        assert "still working" in text and cited(text), text
+        r = n.wait_run(run_id, timeout=90)
+        assert r["state"] == "succeeded", r
+        steps = n.steps(run_id)
+        assert all(k <= len(steps) for k in cited(text)), text
+        [q] = [s for s in steps if s["kind"] == "message"]
+        [a] = [s for s in steps if s["kind"] == "reply"]
+        assert a["n"] == q["n"] + 1, (q, a)
+        result = a["result"] if isinstance(a["result"], dict) else json.loads(a["result"])
+        assert result["in_reply_to"] == 1 and result["cites"] == cited(text), result
+        assert [m["taken_step"] for m in messages(n, run_id)] == [q["n"], a["n"]]
         n.stop()
 
 
@@ -224,4 +312,6 @@ if __name__ == "__main__":
         test_a_message_while_the_run_investigates_keeps_the_rollback_from_being_proposed,
         test_a_message_committed_before_a_crash_is_taken_once_after_the_restart,
         test_bad_messages_are_refused_and_a_flood_stops_at_the_limit,
+        test_questions_are_answered_from_the_journal_citing_steps_that_exist,
+        test_a_question_to_a_working_run_is_answered_and_journaled_with_its_reply,
     ])

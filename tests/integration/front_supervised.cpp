@@ -51,8 +51,7 @@ class idle_kernel final : public actors::kernel_api {
             std::function<void(expected<actors::submit_reply>)> done) override {
     done(sreh::error{errc::unavailable, "idle kernel"});
   }
-  void say(conversation::message,
-           std::function<void(expected<std::pair<conversation::message, bool>>)> done) override {
+  void say(conversation::message, std::function<void(expected<actors::say_reply>)> done) override {
     done(sreh::error{errc::unavailable, "idle kernel"});
   }
   actors::kernel_stats stats() const override { return {}; }

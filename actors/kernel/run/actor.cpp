@@ -38,11 +38,7 @@ void commit(self_ptr self, after_commit next) {
 
 void finish(self_ptr self, run_state final_state, std::string message) {
   auto& j = self->state.journal;
-  const auto& tools = self->state.rt->tools;
-  const outcome::mutating_fn mutating = [&tools](std::string_view name) {
-    auto t = tools.find(name);
-    return !t || t->risk() != risk_class::read_only;
-  };
+  const auto mutating = self->state.rt->tools.mutating();
   j.r.outcome = outcome::of_run(j.r.kind, final_state, j.steps, mutating);
   j.end_run(final_state, std::move(message));
   if (j.r.kind == "goal") // a flow run's steps are its flow's, not reasoning to score

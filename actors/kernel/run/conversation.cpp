@@ -11,6 +11,7 @@
 
 #include "actors/kernel/run/actor_impl.hpp"
 #include "actors/kernel/run/journal.hpp"
+#include "core/conversation/answer.hpp"
 #include "core/conversation/steering.hpp"
 
 namespace sreh::actors {
@@ -74,7 +75,7 @@ void on_messages(self_ptr self, std::vector<conversation::message> ms) {
   for (auto& m : ms) {
     bool known = m.seq <= taken || std::any_of(st.inbox.begin(), st.inbox.end(),
                                                [&](const auto& x) { return x.seq == m.seq; });
-    if (!known && m.kind == conversation::message_kind::message)
+    if (!known)
       st.inbox.push_back(std::move(m));
   }
   std::sort(st.inbox.begin(), st.inbox.end(),
@@ -87,6 +88,10 @@ void take_messages(self_ptr self) {
   const auto known = known_entities(j.steps, st.rt->tools);
   std::string stopped_by;
   for (const auto& m : st.inbox) {
+    if (m.kind == conversation::message_kind::reply) { // answered by the kernel from the journal
+      j.add_message(m, conversation::reply_json(m.seq - 1, m.text));
+      continue;
+    }
     auto reading = conversation::read(m.text);
     std::vector<std::string> entities;
     for (const auto& subject : reading.subjects)

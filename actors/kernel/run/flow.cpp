@@ -126,8 +126,7 @@ timestamp_us last_action_end(const runtime& rt, const std::vector<step>& steps) 
   for (auto s = steps.rbegin(); s != steps.rend(); ++s) {
     if (s->kind != step_kind::tool || s->state == step_state::intent || s->finished_at == 0)
       continue;
-    auto t = rt.tools.find(s->tool);
-    if (!t || t->risk() != risk_class::read_only)
+    if (rt.tools.mutating()(s->tool))
       return s->finished_at;
   }
   return 0;

@@ -103,9 +103,9 @@ class run_journal {
   void record_reason_outcome(std::int64_t n, bool ok, std::string result, std::string error);
 
   // -- conversation (run/journal_message.cpp, docs/conversation.md)
-  /// A person's message `m` taken into the run now: a `message` step whose args are the message
-  /// and whose result is how the run read it (`reading`, JSON); the message is marked taken by
-  /// it in the same batch.
+  /// A message `m` taken into the run now: a `message` step (a person's) or a `reply` step (the
+  /// agent's answer to a question) whose args are the message and whose result is how the run
+  /// read it (`reading`, JSON); the message is marked taken by it in the same batch.
   void add_message(const conversation::message& m, std::string reading);
   /// The `seq` of the newest message a step of this run took (0: none).
   [[nodiscard]] std::int64_t last_taken_seq() const;

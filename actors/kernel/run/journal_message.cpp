@@ -11,14 +11,17 @@ void run_journal::add_message(const conversation::message& m, std::string readin
   step s;
   s.run_id = r.id;
   s.n = next_step_n();
-  s.kind = step_kind::message;
+  const bool reply = m.kind == conversation::message_kind::reply;
+  s.kind = reply ? step_kind::reply : step_kind::message;
   s.state = step_state::succeeded;
   s.args = conversation::to_json(m);
   s.result = std::move(reading);
-  s.decision = json::object("thought", "a message from " + m.author);
+  s.decision = json::object("thought", reply ? std::string{"the answer to a question"}
+                                             : "a message from " + m.author);
   s.started_at = s.executed_at = s.finished_at = rt_->clock.now_us();
-  emit("step.outcome", json::object("n", s.n, "kind", "message", "state", "succeeded", "message",
-                                    m.id, "author", m.author, "reading", json::raw_text{s.result}));
+  emit("step.outcome",
+       json::object("n", s.n, "kind", to_string(s.kind), "state", "succeeded", "message", m.id,
+                    "author", m.author, "reading", json::raw_text{s.result}));
   taken_.push_back({r.id, m.seq, s.n});
   append(std::move(s));
 }
@@ -26,7 +29,7 @@ void run_journal::add_message(const conversation::message& m, std::string readin
 std::int64_t run_journal::last_taken_seq() const {
   std::int64_t seq = 0;
   for (const auto& s : steps)
-    if (s.kind == step_kind::message)
+    if (s.kind == step_kind::message || s.kind == step_kind::reply)
       if (auto a = json::parse_object(s.args))
         seq = std::max(seq, json::int_of(*a, "seq").value_or(0));
   return seq;

@@ -23,9 +23,19 @@ std::optional<reply> check_id(const request& req, const std::string& id) {
                  "run id '" + id + "' is malformed (expected run_ followed by 26 characters)", req);
 }
 
-std::string message_body(const conversation::message& m) {
-  return item_body("message", m,
-                   [](json::writer& w, const auto& x) { json::raw(w, conversation::to_json(x)); });
+/// `{"message": {...}}`, and `"reply": {...}` when the message was a question.
+std::string message_body(const actors::say_reply& r) {
+  rapidjson::StringBuffer buf;
+  json::writer w{buf};
+  w.StartObject();
+  w.Key("message");
+  json::raw(w, conversation::to_json(r.said));
+  if (r.answer) {
+    w.Key("reply");
+    json::raw(w, conversation::to_json(*r.answer));
+  }
+  w.EndObject();
+  return {buf.GetString(), buf.GetSize()};
 }
 
 void post_message(server_context& ctx, const request& req, responder res) {
@@ -53,11 +63,11 @@ void post_message(server_context& ctx, const request& req, responder res) {
     return res.send(problem(err, req));
   m.run_id = id;
   m.author = req.who.name;
-  ctx.kernel.say(std::move(m), [req, res](expected<std::pair<conversation::message, bool>> r) {
+  ctx.kernel.say(std::move(m), [req, res](expected<actors::say_reply> r) {
     res.post([req, res, r = std::move(r)] {
       if (!r)
         return res.send(problem(r.error(), req));
-      auto out = json_reply(r->second ? 201 : 200, message_body(r->first));
+      auto out = json_reply(r->created ? 201 : 200, message_body(*r));
       res.send(std::move(out));
     });
   });

@@ -1,9 +1,11 @@
 #define CAF_SUITE core_conversation
 // core/conversation: the wire shape of a message, the steering forms a run reads, how their
-// subjects resolve to the entities a run has seen, and the constraints message steps set.
+// subjects resolve to the entities a run has seen, the constraints message steps set, and the
+// answers to questions about a run.
 #include <string>
 #include <vector>
 
+#include "core/conversation/answer.hpp"
 #include "core/conversation/message.hpp"
 #include "core/conversation/steering.hpp"
 #include "tests/support/caf_test.hpp"
@@ -125,4 +127,97 @@ CAF_TEST(constraints come from message steps that read as constraints) {
   CAF_CHECK_EQUAL(cv::describe(all[0]),
                   "constraint from alice at step 2: \"leave payments-db alone\"");
   CAF_CHECK(cv::constraints_json(all).find(R"("entity":"checkout-db")") != std::string::npos);
+}
+
+namespace {
+
+std::vector<step> tool_steps(std::int64_t n) {
+  std::vector<step> out;
+  for (std::int64_t i = 1; i <= n; ++i) {
+    step s;
+    s.n = i;
+    s.kind = step_kind::tool;
+    s.state = step_state::succeeded;
+    out.push_back(s);
+  }
+  return out;
+}
+
+/// A run that found a bad deploy on checkout (steps 3 and 5), ruled out the cache (step 4) and
+/// rolled back at step 6, approved by bob.
+postmortem::document found_deploy() {
+  postmortem::document d;
+  d.outcome = "succeeded";
+  d.summary = "bad_deploy on checkout, rolled back";
+  d.affected = {"frontend", "checkout", "payments"};
+  d.service = "frontend";
+  d.causes.push_back({"bad_deploy",
+                      "checkout",
+                      0.9,
+                      {3, 5},
+                      {"step 3: checkout 5xx rose at 10:02", "step 5: v2.4.1 deployed at 10:01"},
+                      ""});
+  d.did_not_work = {"ruled out cache_eviction on cart-cache: step 4: hit ratio 0.97",
+                    "denied: step 7 service.restart {\"service\":\"frontend\"} (by carol)"};
+  postmortem::action a;
+  a.step = 6;
+  a.tool = "deploy.rollback";
+  a.args = R"({"service":"checkout"})";
+  a.state = "succeeded";
+  a.verified = true;
+  a.check = "step 8: error rate 0.1 %";
+  a.approved_by = "bob";
+  d.actions.push_back(a);
+  d.timeline.push_back({1, 8, "verify error rate", ""});
+  return d;
+}
+
+} // namespace
+
+CAF_TEST(a question is about the cause or the alternatives or the actions or what is left) {
+  CAF_CHECK(cv::topic_of("why checkout?") == cv::topic::why);
+  CAF_CHECK(cv::topic_of("Why do you think it is the deploy?") == cv::topic::why);
+  CAF_CHECK(cv::topic_of("what else could it have been?") == cv::topic::alternatives);
+  CAF_CHECK(cv::topic_of("why not the database?") == cv::topic::alternatives);
+  CAF_CHECK(cv::topic_of("who approved the rollback?") == cv::topic::actions);
+  CAF_CHECK(cv::topic_of("what is left unexplained?") == cv::topic::unexplained);
+  CAF_CHECK(cv::topic_of("how is it going?") == cv::topic::status);
+}
+
+CAF_TEST(an answer cites the steps its facts come from and only steps that exist) {
+  const auto d = found_deploy();
+  const auto steps = tool_steps(8);
+  auto why = cv::answer_from("why checkout?", d, steps);
+  CAF_CHECK(why.about == cv::topic::why);
+  CAF_CHECK(why.text.find("bad_deploy on checkout") != std::string::npos);
+  CAF_CHECK_EQUAL(why.cited, (std::vector<std::int64_t>{3, 5}));
+  auto why_fe = cv::answer_from("why frontend?", d, steps);
+  CAF_CHECK(why_fe.text.starts_with("I did not conclude a cause on frontend."));
+  auto alt = cv::answer_from("what else could it have been?", d, steps);
+  CAF_CHECK(alt.text.find("cart-cache") != std::string::npos);
+  CAF_CHECK_EQUAL(alt.cited, (std::vector<std::int64_t>{4}));
+  auto acts = cv::answer_from("who approved it?", d, steps);
+  CAF_CHECK(acts.text.find("approved by bob") != std::string::npos);
+  CAF_CHECK(acts.text.find("denied: step 7") != std::string::npos);
+  CAF_CHECK_EQUAL(acts.cited, (std::vector<std::int64_t>{6, 8, 7}));
+  auto left = cv::answer_from("what is left unexplained?", d, steps);
+  CAF_CHECK(left.text.find("payments is affected") != std::string::npos);
+  CAF_CHECK(left.text.find("frontend") == std::string::npos); // the causes explain its symptoms
+  // A journal of 4 steps: the document's later steps are not cited.
+  auto short_why = cv::answer_from("why?", d, tool_steps(4));
+  CAF_CHECK_EQUAL(short_why.cited, (std::vector<std::int64_t>{3}));
+  postmortem::document live;
+  live.outcome = "running";
+  live.timeline.push_back({1, 2, "topology.get", ""});
+  auto status = cv::answer_from("why?", live, tool_steps(2));
+  CAF_CHECK(status.text.starts_with("No cause is concluded yet."));
+  CAF_CHECK(status.text.find("still working") != std::string::npos);
+  CAF_CHECK_EQUAL(status.cited, (std::vector<std::int64_t>{2}));
+}
+
+CAF_TEST(a reply step records the question it answers and the steps it cites) {
+  CAF_CHECK_EQUAL(cv::cited_in("steps 3, 4 and 12; step 2; steplike 9; substep 7"),
+                  (std::vector<std::int64_t>{3, 4, 12, 2}));
+  CAF_CHECK_EQUAL(cv::reply_json(4, "on the evidence of steps 3, 5"),
+                  R"({"in_reply_to":4,"cites":[3,5]})");
 }
