@@ -79,6 +79,13 @@ inline void value(writer& w, const std::vector<std::string>& strings) {
     value(w, std::string_view{s});
   w.EndArray();
 }
+template <std::integral I>
+void value(writer& w, const std::vector<I>& numbers) {
+  w.StartArray();
+  for (auto n : numbers)
+    value(w, n);
+  w.EndArray();
+}
 template <class T>
 void value(writer& w, const std::optional<T>& v) {
   if (v)

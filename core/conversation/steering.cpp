@@ -240,15 +240,16 @@ std::string reading_json(const reading& r, const std::vector<std::string>& entit
   return {buf.GetString(), buf.GetSize()};
 }
 
-std::vector<constraint> constraints_of(const std::vector<step>& journal) {
-  std::vector<constraint> out;
+std::vector<directive> directives_of(const std::vector<step>& journal, form f) {
+  std::vector<directive> out;
+  const std::string name_of_form = to_string(f);
   for (const auto& s : journal) {
     if (s.kind != step_kind::message || s.state != step_state::succeeded ||
-        s.result.find("\"constraint\"") == std::string::npos)
+        s.result.find('"' + name_of_form + '"') == std::string::npos)
       continue;
     auto res = json::parse_object(s.result);
     auto args = json::parse_object(s.args);
-    if (!res || !args || json::string_or(*res, "form") != "constraint")
+    if (!res || !args || json::string_or(*res, "form") != name_of_form)
       continue;
     const auto* entities = json::member(*res, "entities");
     if (entities == nullptr || !entities->IsArray())
@@ -264,6 +265,10 @@ std::vector<constraint> constraints_of(const std::vector<step>& journal) {
     }
   }
   return out;
+}
+
+std::vector<constraint> constraints_of(const std::vector<step>& journal) {
+  return directives_of(journal, form::constraint);
 }
 
 const constraint* constraint_on(const std::vector<constraint>& all, std::string_view target) {

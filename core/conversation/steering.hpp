@@ -48,16 +48,22 @@ using known_entity = std::pair<std::string, std::string>;
 /// The result a `message` step journals: `{"form", "subjects", "entities"}`.
 [[nodiscard]] std::string reading_json(const reading& r, const std::vector<std::string>& entities);
 
-/// A constraint a message set: no mutating action on `entity` for the rest of the run.
-struct constraint {
+/// What a message asked of the run about one entity: a constraint (no mutating action on
+/// `entity` for the rest of the run) or a check to make first.
+struct directive {
   std::string entity;
   std::string said; // the message's text
   std::string author;
   std::string message_id;
   std::int64_t step = 0; // the message step that took it
 };
+using constraint = directive;
 
-/// The constraints the run's `message` steps set, in step order (one per entity: the first).
+/// The directives of form `f` (constraint or check_first) the run's `message` steps gave, in
+/// step order (one per entity: the first).
+[[nodiscard]] std::vector<directive> directives_of(const std::vector<step>& journal, form f);
+
+/// The constraints the run's `message` steps set: `directives_of(journal, form::constraint)`.
 [[nodiscard]] std::vector<constraint> constraints_of(const std::vector<step>& journal);
 
 /// The constraint on `target` (its entity, compared case-insensitively), or null.

@@ -136,6 +136,15 @@ std::vector<prior_step> prior_steps_of(const std::vector<step>& journal) {
         p.is_error = true;
         p.result = std::string{to_string(s.state)} + ": " + s.error;
       }
+    } else if (s.kind == step_kind::message && s.state == step_state::succeeded) {
+      // A person's message, as a user turn (docs/conversation.md): who said it, and when.
+      auto m = json::parse_object(s.args);
+      if (!m)
+        continue;
+      p.message_seq = json::int_of(*m, "seq").value_or(0);
+      p.thought.clear();
+      p.result = json::string_or(*m, "author") + " said to this run at " +
+                 json::string_or(*m, "at") + ": " + json::string_or(*m, "text");
     } else if (s.kind == step_kind::conclude) {
       p.conclusion_bearing = true;
       p.result = s.result;
@@ -258,6 +267,9 @@ assembled_context assemble_context(const context_input& in, const context_budget
     rep.estimated_tokens = estimate_tokens(out.request);
   }
   rep.over_budget = rep.estimated_tokens > budget.max_input_tokens;
+  for (const auto& e : entries)
+    if (e.step->message_seq > 0 && e.state != entry::omitted)
+      rep.messages_seen.push_back(e.step->message_seq);
   return out;
 }
 

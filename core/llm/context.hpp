@@ -26,12 +26,15 @@ struct prior_step {
   std::string result; // the tool's result (JSON or text) or the note's text
   bool is_error = false;
   bool conclusion_bearing = false; // kept in full whatever its age
+  std::int64_t message_seq = 0;    // a person's message to the run (a user turn): its seq
 };
 
 /// The prior steps of a journal as the model saw them: a finished `tool` step is a call with its
 /// result (a failed or in-doubt one an error result naming its state), a `conclude` step a
-/// conclusion-bearing note; steps still at their intent, the run's recall (its memories are
-/// `context_input::memories`) and the other kinds are left out. The
+/// conclusion-bearing note, a `message` step (what a person said to the run,
+/// docs/conversation.md) a user turn naming who said it and when; steps still at their intent,
+/// the run's recall (its memories are `context_input::memories`) and the other kinds (the
+/// kernel's replies among them) are left out. The
 /// thought comes from the step's decision JSON (`thought`), the call id from its
 /// `tool_call_id` when the gateway recorded one, else `call_<n>`.
 [[nodiscard]] std::vector<prior_step> prior_steps_of(const std::vector<step>& journal);
@@ -67,7 +70,8 @@ struct trim_report {
   std::size_t summarized = 0; // older results replaced by a summary
   std::size_t omitted = 0;    // oldest steps left out (call and result together)
   std::size_t bytes_removed = 0;
-  bool over_budget = false; // even the parts always kept do not fit
+  bool over_budget = false;                // even the parts always kept do not fit
+  std::vector<std::int64_t> messages_seen; // the seqs of the people's messages sent (not left out)
 };
 
 struct assembled_context {

@@ -5,6 +5,8 @@
   constraint (without the message the same run rolls back once approved: test_review_mode);
 - in autonomous mode, with each tool call slowed down, a message sent while the run
   investigates keeps the rollback from ever being proposed;
+- "check cart-cache first" makes cart-cache the next entity the run describes (without the
+  message the walk reaches it late), and the run still mitigates;
 - kill -9 right after a message is committed and before the run sees it: after the restart the
   run takes it exactly once;
 - a question is answered from the journal, on an ended run and on a working one, citing the
@@ -131,6 +133,54 @@ def test_a_message_while_the_run_investigates_keeps_the_rollback_from_being_prop
         assert m["n"] <= 5, m
         assert r["state"] == "succeeded" and "bad_deploy" in r["conclusion"], r
         assert "deploy.rollback on checkout not done" in r["conclusion"], r["conclusion"]
+        n.stop()
+
+
+def described(steps):
+    """The entities the run described, in order, each with its step."""
+    out = []
+    for s in steps:
+        if s["kind"] == "tool" and s["tool"].endswith(".describe"):
+            args = s["args"] if isinstance(s["args"], dict) else json.loads(s["args"])
+            out.append((s["n"], next(iter(args.values()))))
+    return out
+
+
+def test_check_first_puts_that_entity_before_the_runs_own_checks():
+    """Without a message the run walks frontend → checkout → its dependencies; "check cart-cache
+    first" makes cart-cache the next thing it describes, says so in the decision, and the run
+    still finds and mitigates the bad deploy."""
+    with TempDir() as d:  # the run mitigates: the same world once more needs a node of its own
+        n = node(d, "autonomous")
+        baseline = submit(n)
+        r = n.wait_run(baseline, timeout=90)
+        assert r["state"] == "succeeded", r
+        plain = [e for _, e in described(n.steps(baseline))]
+        assert "cart-cache" in plain, plain  # the walk reaches it by itself, late
+        n.stop()
+    with TempDir() as d:
+        n = node(d, "autonomous", delay_ms=150)
+        steered = submit(n)
+        wait_for_step(n, steered, 2)
+        status, _, doc = say(n, steered, "Check cart-cache first, please.")
+        assert status == 201, (status, doc)
+        r = n.wait_run(steered, timeout=90)
+        steps = n.steps(steered)
+        [m] = message_steps(n, steered)
+        reading = m["result"] if isinstance(m["result"], dict) else json.loads(m["result"])
+        assert reading["form"] == "check_first" and reading["entities"] == ["cart-cache"], reading
+        order = described(steps)
+        before = [e for k, e in order if k < m["n"]]
+        after = [(k, e) for k, e in order if k > m["n"]]
+        assert after and after[0][1] == "cart-cache", (m["n"], order)
+        assert plain[len(before)] != "cart-cache", (plain, before)  # the order changed
+        assert plain.index("cart-cache") > len(before), (plain, before)
+        first = next(s for s in steps if s["n"] == after[0][0])
+        assert f"asked at step {m['n']} to check cart-cache first" in first["decision"]["thought"], \
+            first["decision"]
+        assert [e for _, e in order].count("cart-cache") == 1, order  # not described again
+        assert r["state"] == "succeeded" and "bad_deploy" in r["conclusion"], r
+        assert any(s["tool"] == "deploy.rollback" and s["state"] == "succeeded" for s in steps)
         n.stop()
 
 
@@ -310,6 +360,7 @@ if __name__ == "__main__":
     run_tests([
         test_a_constraint_withdraws_the_pending_rollback_and_the_run_says_why,
         test_a_message_while_the_run_investigates_keeps_the_rollback_from_being_proposed,
+        test_check_first_puts_that_entity_before_the_runs_own_checks,
         test_a_message_committed_before_a_crash_is_taken_once_after_the_restart,
         test_bad_messages_are_refused_and_a_flood_stops_at_the_limit,
         test_questions_are_answered_from_the_journal_citing_steps_that_exist,

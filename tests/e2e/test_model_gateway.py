@@ -8,7 +8,8 @@ in one response); a retry after 429 with Retry-After and after 529; fallback to 
 when one is down, and to builtin when all are; bad tool arguments turned into a tool result the
 model sees; a planted API key absent from the log, events, journal, problem responses and
 `sreh config check`; kill -9 during a model call: recovery calls again, the run finishes, and no
-committed response is requested twice.
+committed response is requested twice; a person's message said while the model thinks reaches
+its next request as a user turn, and that reason step journals it as seen.
 """
 
 import json
@@ -372,6 +373,40 @@ def test_a_model_run_gets_the_recalled_memories_in_its_context():
         node.stop()
 
 
+def test_a_message_reaches_a_model_run_as_a_user_turn_at_its_next_reason_step():
+    """docs/conversation.md: a message said while the model thinks is journaled as a step of its
+    own, sent to the model as a user turn (who said it and when) in the next request, and that
+    reason step journals which messages it had seen."""
+    answers = [{"gate": True, "text": "Checking the service first.",
+                "calls": [("test_echo", '{"check": "cpu"}')]},
+               {"text": "Cause: checkout was wedged; left the database alone as asked."}]
+    with TempDir() as d, ModelServer(answers, KEY) as srv:
+        node = Node(d, model_config("openai", srv.url), env_extra=ENV).start()
+        run_id = node.submit("checkout is failing: find out why and fix it")
+        assert srv.gated.wait(30), "the model was never asked"
+        status, _, doc = node.json("POST", f"/v1/runs/{run_id}/messages",
+                                   {"text": "leave the database alone, it is being failed over"})
+        assert status == 201, doc
+        said = doc["message"]
+        srv.gate.set()
+        r = node.wait_run(run_id)
+        steps = node.steps(run_id)
+        assert not srv.violations, srv.violations
+        assert r["state"] == "succeeded", (r, steps)
+        [m] = [s for s in steps if s["kind"] == "message"]
+        reasons = [s for s in steps if s["kind"] == "reason"]
+        assert reasons[0]["n"] < m["n"] < reasons[1]["n"], kinds(steps)
+        assert reasons[0]["args"]["context"]["messages_seen"] == [], reasons[0]["args"]
+        assert reasons[1]["args"]["context"]["messages_seen"] == [said["seq"]], reasons[1]["args"]
+        first, second = srv.requests[0][2], srv.requests[1][2]
+        turn = (f"[journal step {m['n']}] {said['author']} said to this run at {said['at']}: "
+                "leave the database alone, it is being failed over")
+        assert not any(turn == x.get("content") for x in first["messages"]), first["messages"]
+        users = [x["content"] for x in second["messages"] if x["role"] == "user"]
+        assert turn in users, users
+        node.stop()
+
+
 def test_config_errors_name_the_place():
     with TempDir() as d:
         node = Node(d, "model:\n  provider: openai\n  model: m\n", env_extra=ENV)
@@ -385,6 +420,7 @@ def test_config_errors_name_the_place():
 
 if __name__ == "__main__":
     run_tests([test_a_model_run_gets_the_recalled_memories_in_its_context,
+               test_a_message_reaches_a_model_run_as_a_user_turn_at_its_next_reason_step,
                test_openai_conversation, test_openai_streamed_conversation,
                test_anthropic_conversation, test_anthropic_streamed_conversation,
                test_retry_after_429_and_529_two_calls_in_one_response,

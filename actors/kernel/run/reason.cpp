@@ -316,11 +316,11 @@ void reason(self_ptr self, llm_provider& llm) {
   for (const auto& r : llm.gateway().chain())
     if (!names.empty() && r.name == names.front())
       first = &r;
-  auto context = json::object("messages", prepared.request.messages.size(), "tools",
-                              prepared.request.tools.size(), "estimated_tokens",
-                              rep.estimated_tokens, "budget_tokens", rep.budget_tokens, "truncated",
-                              rep.truncated, "summarized", rep.summarized, "omitted", rep.omitted,
-                              "bytes_removed", rep.bytes_removed, "over_budget", rep.over_budget);
+  auto context = json::object(
+    "messages", prepared.request.messages.size(), "tools", prepared.request.tools.size(),
+    "estimated_tokens", rep.estimated_tokens, "budget_tokens", rep.budget_tokens, "truncated",
+    rep.truncated, "summarized", rep.summarized, "omitted", rep.omitted, "bytes_removed",
+    rep.bytes_removed, "over_budget", rep.over_budget, "messages_seen", rep.messages_seen);
   j.add_reason_intent(json::object("route", first->name, "model", first->model, "chain", names,
                                    "request_hash", prepared.hash, "system_prompt",
                                    llm.system_prompt_version(), "context", json::raw_text{context},

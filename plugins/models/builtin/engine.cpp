@@ -59,9 +59,9 @@ class planner {
  public:
   planner(const knowledge_base& kb, const actors::run_context& ctx, const evidence_journal& j,
           const toolbox& tools)
-    : kb_(kb), journal_(j), ev_(j.all()),
-      constraints_(conversation::constraints_of(ctx.steps)), sit_{kb, ev_, tools, ctx.r,
-                                                                  &constraints_},
+    : kb_(kb), journal_(j), ev_(j.all()), constraints_(conversation::constraints_of(ctx.steps)),
+      checks_first_(conversation::directives_of(ctx.steps, conversation::form::check_first)),
+      sit_{kb, ev_, tools, ctx.r, &constraints_, &checks_first_},
       left_(ctx.r.budget.max_steps -
             std::count_if(ctx.steps.begin(), ctx.steps.end(), [](const step& s) {
               return s.kind != step_kind::message && s.kind != step_kind::reply;
@@ -103,6 +103,7 @@ class planner {
   const evidence_journal& journal_;
   const evidence& ev_;
   std::vector<conversation::constraint> constraints_; // set by the run's messages
+  std::vector<conversation::directive> checks_first_; // asked for by the run's messages
   situation sit_;
   std::int64_t left_; // steps left in the budget
   std::deque<round_data> rounds_;

@@ -37,7 +37,8 @@ struct triage_result {
   std::vector<std::string> deferred;              // siblings of an explaining dependency, unseen
   std::map<std::string, std::string> deferred_by; // the caller that set a deferred entity aside
   std::vector<fact> observations;
-  std::vector<goal_cue> cues; // failure modes the goal text points at
+  std::vector<goal_cue> cues;          // failure modes the goal text points at
+  std::set<std::string> checked_first; // described first, as a message asked
 };
 
 /// How a walk may proceed.
@@ -63,6 +64,9 @@ struct situation {
   const run& r;
   /// What people told the run not to touch (docs/conversation.md): no remedy acts on these.
   const std::vector<conversation::constraint>* constraints = nullptr;
+  /// What people asked the run to check first ("check X first"): the walk describes these
+  /// before anything else and follows the branches that lead to them first.
+  const std::vector<conversation::directive>* checks_first = nullptr;
 };
 
 /// Walks from the focus; with `allow_calls` false, unknown entities count as healthy. Once a

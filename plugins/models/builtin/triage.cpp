@@ -61,7 +61,7 @@ class walker {
 
   triage_result run() {
     t_.cues = cues_of(sit_);
-    if (!prepare())
+    if (!prepare() || !check_first())
       return t_;
     for (auto& [name, kind] : focus_) {
       t_.focus.push_back(name);
@@ -139,6 +139,77 @@ class walker {
     return true;
   }
 
+  /// What people asked to check first (docs/conversation.md, "Steering"), resolved against the
+  /// entities the run knows: a name, or a kind ("the cache"). Only the messages taken in this
+  /// walk's range count: "first" is about the checks that follow the message.
+  void resolve_checks_first() {
+    if (sit_.checks_first == nullptr)
+      return;
+    std::vector<conversation::known_entity> known;
+    for (auto& n : ev_.order)
+      known.emplace_back(n, ev_.entities.at(n).kind);
+    for (const auto& d : *sit_.checks_first) {
+      if (d.step < range_.from)
+        continue;
+      for (auto& n : conversation::resolve(d.entity, known))
+        if (ev_.find(n) != nullptr &&
+            std::none_of(checks_.begin(), checks_.end(), [&](auto& c) { return c.first == n; }))
+          checks_.emplace_back(n, &d);
+    }
+  }
+
+  /// Describes each entity asked for first before the walk's own checks; false when the walk
+  /// stops for such a call. The walk reaches them again by the call graph, already seen.
+  bool check_first() {
+    resolve_checks_first();
+    for (auto& [name, d] : checks_) {
+      auto& e = ev_.entities.at(name);
+      auto s =
+        observe(name, e.kind,
+                fmt::format("{} asked at step {} to check {} first", d->author, d->step, name));
+      if (s == sight::call)
+        return false;
+      if (s == sight::seen && !t_.checked_first.contains(name)) {
+        t_.checked_first.insert(name);
+        auto cls = classes_of(e);
+        t_.observations.push_back(
+          {last_seen(e),
+           fmt::format("{} checked first, as {} asked at step {}: {}", name, d->author, d->step,
+                       cls.empty() ? std::string{"healthy"} : classes_text(cls)),
+           0});
+      }
+    }
+    return true;
+  }
+
+  /// Whether an entity asked for first is `name` or lies below it in the call graph.
+  [[nodiscard]] bool leads_to_checked(const std::string& name) const {
+    if (checks_.empty())
+      return false;
+    std::set<std::string> seen{name};
+    std::deque<std::string> todo{name};
+    while (!todo.empty()) {
+      auto n = todo.front();
+      todo.pop_front();
+      if (std::any_of(checks_.begin(), checks_.end(), [&](auto& c) { return c.first == n; }))
+        return true;
+      if (const auto* e = ev_.find(n))
+        for (auto& d : e->calls)
+          if (seen.insert(d).second)
+            todo.push_back(d);
+    }
+    return false;
+  }
+
+  /// An entity's dependencies in the order the walk follows them: the branches that lead to an
+  /// entity asked for first go first, the rest as the call graph lists them.
+  [[nodiscard]] std::vector<std::string> calls_in_order(const entity& e) const {
+    auto out = e.calls;
+    std::stable_partition(out.begin(), out.end(),
+                          [&](const std::string& d) { return leads_to_checked(d); });
+    return out;
+  }
+
   /// One entity of the walk: healthy, or anomalous and explained (or not) by its dependencies.
   bool visit(const std::string& name) {
     auto s = observe(name, kind_hint(name), fmt::format("is {} anomalous?", name));
@@ -161,7 +232,7 @@ class walker {
       return false;
     std::vector<std::string> explaining;
     std::set<std::string> covered; // classes of `name` that some dependency explains
-    for (auto& d : e.calls)
+    for (auto& d : calls_in_order(e))
       if (!follow(name, cls, self, d, explaining, covered))
         return false;
     descend(name, explaining);
@@ -395,6 +466,8 @@ class walker {
   std::vector<std::pair<std::string, std::string>> focus_;
   std::deque<std::string> queue_;
   std::set<std::string> visited_, healthy_;
+  /// The entities asked for first, each with the message that asked.
+  std::vector<std::pair<std::string, const conversation::directive*>> checks_;
   std::map<std::pair<std::string, std::string>, std::set<std::string>> causes_; // caller, dep
 };
 

@@ -277,3 +277,45 @@ CAF_TEST(recalled memories go with the goal and the recall step is not a call) {
   CAF_CHECK(is_recall(journal[0]));
   CAF_CHECK(!is_recall(journal[1]));
 }
+
+CAF_TEST(a persons message is a user turn and the report lists the messages sent) {
+  std::vector<step> journal(3);
+  journal[0].n = 1;
+  journal[0].kind = step_kind::tool;
+  journal[0].state = step_state::succeeded;
+  journal[0].tool = "logs.search";
+  journal[0].result = R"({"hits":3})";
+  journal[1].n = 2;
+  journal[1].kind = step_kind::message;
+  journal[1].state = step_state::succeeded;
+  journal[1].args = R"({"id":"msg_1","run":"run_1","seq":1,"author":"alice","kind":"message",)"
+                    R"("text":"check cart-cache first","at":"2026-12-07T10:00:00Z"})";
+  journal[1].result = R"({"form":"check_first","subjects":["cart-cache"],"entities":[]})";
+  journal[2].n = 3;
+  journal[2].kind = step_kind::reply; // the kernel's answer: not the model's words
+  journal[2].state = step_state::succeeded;
+  journal[2].args = R"({"seq":2,"author":"agent","text":"because of step 1"})";
+  auto got = prior_steps_of(journal);
+  CAF_REQUIRE_EQUAL(got.size(), 2u);
+  CAF_CHECK(!got[1].has_call);
+  CAF_CHECK_EQUAL(got[1].message_seq, 1);
+  CAF_CHECK_EQUAL(got[1].result,
+                  "alice said to this run at 2026-12-07T10:00:00Z: check cart-cache first");
+  auto in = base_input();
+  in.steps = got;
+  auto out = assemble_context(in, context_budget{});
+  const auto& last = out.request.messages.back();
+  CAF_CHECK(last.role == role::user);
+  CAF_CHECK_EQUAL(last.text,
+                  "[journal step 2] alice said to this run at 2026-12-07T10:00:00Z: check "
+                  "cart-cache first");
+  CAF_CHECK_EQUAL(out.report.messages_seen, std::vector<std::int64_t>{1});
+  // A message left out to fit the budget is not among those seen.
+  context_budget tight;
+  tight.keep_last = 0;
+  tight.max_input_tokens = 1;
+  in.steps.push_back(call_step(4, R"({"lines":1})"));
+  auto trimmed = assemble_context(in, tight);
+  CAF_CHECK(trimmed.report.omitted > 0);
+  CAF_CHECK(trimmed.report.messages_seen.empty());
+}
