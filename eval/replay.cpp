@@ -12,6 +12,8 @@
 #include "actors/gateway/llm_provider.hpp"
 #include "actors/tools/forwarding_tool.hpp"
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
+#include "core/conversation/message.hpp"
 #include "core/journal/compare.hpp"
 #include "core/journal/step_text.hpp"
 #include "core/llm/wire.hpp"
@@ -214,6 +216,23 @@ std::string decide_as_recorded(net::node_parts& n, const recording& rec,
   return note;
 }
 
+/// The messages (and replies) the recorded run took from step `n` on, one step each, when its
+/// step `n` took one.
+std::vector<conversation::message> recorded_messages(const std::vector<step>& steps,
+                                                     std::int64_t n) {
+  std::vector<conversation::message> out;
+  for (auto i = static_cast<std::size_t>(std::max<std::int64_t>(n, 1) - 1); i < steps.size(); ++i) {
+    const auto& s = steps[i];
+    if (s.kind != step_kind::message && s.kind != step_kind::reply)
+      break;
+    auto m = conversation::message_from_json(s.args);
+    if (!m)
+      break; // the replay then diverges at this step, named by the comparison
+    out.push_back(std::move(*m));
+  }
+  return out;
+}
+
 /// Refuses a config whose model is not of the kind that drove the recording; a language model
 /// is set to answer from the recorded reason steps.
 sreh::error use_recorded_model(const recording& rec, actors::model_provider& provider) {
@@ -261,12 +280,16 @@ config::node_config scratch_config(const config::node_config& cfg, const std::st
   return scratch;
 }
 
-/// The recorded run's goal, as submitted: a flow run with the flow and inputs it pinned.
+/// The recorded run's goal, as submitted: a flow run with the flow and inputs it pinned; a goal
+/// run with the context it started with.
 goal_request goal_of(const run& r) {
   goal_request req;
   if (r.kind == "flow") {
     req.kind = r.kind;
     req.spec = r.spec;
+  } else if (r.spec.find("\"context\"") != std::string::npos) { // a Work's story, as it began
+    if (auto spec = json::parse_object(r.spec); spec && json::member(*spec, "context"))
+      req.spec = json::object("context", json::string_or(*spec, "context"));
   }
   req.goal = r.goal;
   req.submitter = r.submitter;
@@ -357,6 +380,9 @@ expected<replay_report> replay(const recording& rec, const config::node_config& 
     return t->take_flow_check(step, attempt);
   };
   recorded.hooks.timers_at_once = true;
+  recorded.hooks.messages = [steps = rec.steps](std::int64_t n) {
+    return recorded_messages(steps, n);
+  };
   auto parts = net::node_parts::start(scratch, std::move(tools), std::move(policy),
                                       std::move(provider), recorded);
   if (!parts)

@@ -1,10 +1,14 @@
 #pragma once
 // What a replay's scratch node answers from its recording besides the tools (eval/replay.hpp,
-// docs/replay.md): the outcome of a flow's checks, and timers that do not wait.
+// docs/replay.md): the outcome of a flow's checks, timers that do not wait, and the messages
+// people said to the run, at the steps the run took them.
 
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "core/conversation/message.hpp"
 
 namespace sreh::actors {
 
@@ -23,6 +27,10 @@ struct replay_hooks {
   /// Durable timers (a flow's sleeps and its waits' next checks, retry backoffs) fire at once:
   /// the recording already waited.
   bool timers_at_once = false;
+  /// The messages (and the kernel's replies) the recorded run took from step `n` on, one step
+  /// each and in order, when its step `n` took one; empty otherwise. The replayed run takes
+  /// them before its decision at step `n`, as the recorded one did.
+  std::function<std::vector<conversation::message>(std::int64_t n)> messages{};
 };
 
 } // namespace sreh::actors

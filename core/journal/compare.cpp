@@ -62,10 +62,34 @@ std::string describe(const step& s) {
     return fmt::format("conclude \"{}\"",
                        clip(doc ? json::string_or(*doc, "conclusion") : std::string{}, 50));
   }
+  case step_kind::message: {
+    auto args = object_of(s.args);
+    auto reading = object_of(s.result);
+    return fmt::format("message from {}: \"{}\" ({})",
+                       args ? json::string_or(*args, "author") : std::string{"?"},
+                       clip(args ? json::string_or(*args, "text") : std::string{}, 36),
+                       reading ? json::string_or(*reading, "form") : std::string{"?"});
+  }
+  case step_kind::reply: {
+    auto args = object_of(s.args);
+    return fmt::format("reply \"{}\"",
+                       clip(args ? json::string_or(*args, "text") : std::string{}, 50));
+  }
   default:
     return fmt::format("{} {}", to_string(s.kind), to_string(s.state));
   }
 }
+
+namespace {
+
+/// What a person said in a message or reply step: its author and text.
+std::string said(const step& s) {
+  auto args = object_of(s.args);
+  return args ? json::string_or(*args, "author") + '\x1f' + json::string_or(*args, "text")
+              : std::string{};
+}
+
+} // namespace
 
 std::string difference(const step& a, const step& b, const sides& names) {
   const auto& na = names.a;
@@ -90,6 +114,12 @@ std::string difference(const step& a, const step& b, const sides& names) {
   if (a.kind == step_kind::reason && request_hash(a) != request_hash(b))
     return fmt::format("the model was asked something else (its request hash differs){}",
                        names.same_answers_recorded ? "; the recorded answer was used" : "");
+  const bool conversation = a.kind == step_kind::message || a.kind == step_kind::reply;
+  if (conversation && said(a) != said(b))
+    return fmt::format("the message: {} {}, {} {}", na, clip(describe(a)), nb, clip(describe(b)));
+  if (a.kind == step_kind::message && canonical(a.result) != canonical(b.result))
+    return fmt::format("how the run read the message: {} {}, {} {}", na, clip(canonical(a.result)),
+                       nb, clip(canonical(b.result)));
   const bool live = names.live_from > 0 && b.n >= names.live_from;
   if (live)
     return {};

@@ -202,6 +202,46 @@ def test_builtin_run_replays_the_same():
             "sreh replay RUN --config FILE" in err, err
 
 
+def test_a_run_steered_by_messages_replays_the_same():
+    """The messages people said to a run are fed to its replay at the steps the run took them:
+    "check cart-cache first" reorders the replay's checks the same way, a question and its reply
+    are taken at the same steps, and "leave checkout alone" keeps the replay from rolling back."""
+    with TempDir() as d:
+        n = start(d, f"policy_mode: autonomous\nmodel: {{provider: builtin}}\n"
+                     f"sandbox: {{scenario: {SCENARIO}, call_delay_ms: 150}}\n")
+        run_id = submit(n)
+
+        def say(text):
+            status, _, doc = n.json("POST", f"/v1/runs/{run_id}/messages", {"text": text})
+            assert status == 201, (status, doc)
+
+        wait_until(lambda: len(n.steps(run_id)) >= 2, 60, "the run's first steps")
+        say("check cart-cache first")
+        say("what are you doing?")
+        wait_until(lambda: any(s["kind"] == "tool" and "cart-cache" in json.dumps(s["args"])
+                               for s in n.steps(run_id)), 60, "cart-cache described")
+        say("leave checkout alone")
+        r = n.wait_run(run_id, timeout=90)
+        steps = n.steps(run_id)
+        kinds = [s["kind"] for s in steps]
+        assert kinds.count("message") == 3 and kinds.count("reply") == 1, kinds
+        assert not [s for s in steps if s["tool"] == "deploy.rollback"], steps
+        assert r["state"] == "succeeded" and "constraint from otto" in r["conclusion"], r
+        n.stop()
+        rc, out, err = replay(n, run_id, "--json")
+        assert rc == 0, (rc, out, err)
+        doc = json.loads(out)
+        assert doc["same"] and doc["same_end"] and doc["first_divergence"] is None, \
+            json.dumps(doc, indent=1)
+        assert len(doc["steps"]) == len(steps), (len(doc["steps"]), len(steps))
+        recorded = [s["recorded"] for s in doc["steps"]]
+        assert 'message from otto: "leave checkout alone" (constraint)' in recorded, recorded
+        assert 'message from otto: "check cart-cache first" (check_first)' in recorded, recorded
+        assert any(x.startswith('reply "') for x in recorded), recorded
+        rc, out, err = replay(n, run_id)
+        assert rc == 0 and "same steps and end" in out, (rc, out, err)
+
+
 def test_changed_policy_diverges_at_the_rollback():
     with TempDir() as d, ModelServer(CONVERSATION, KEY) as srv:
         n = start(d, config("openai", srv.url, mode="autonomous"))
@@ -314,6 +354,7 @@ if __name__ == "__main__":
         test_anthropic_incident_replays_without_the_model,
         test_replay_never_calls_a_model_server_that_is_up,
         test_builtin_run_replays_the_same,
+        test_a_run_steered_by_messages_replays_the_same,
         test_changed_policy_diverges_at_the_rollback,
         test_flow_run_replays_and_a_policy_diverges_at_its_rollback,
         test_bad_input_is_named,

@@ -225,6 +225,12 @@ void advance(self_ptr self) {
     return fail(self, why);
   if (wants_recall(self)) // a goal run's first step
     return recall(self);
+  if (const auto& recorded = st.rt->replay.messages; recorded && st.inbox.empty())
+    if (auto ms = recorded(j.next_step_n()); !ms.empty()) { // a replay: as the recording did
+      for (auto& m : ms)
+        m.run_id = j.r.id;
+      on_messages(self, std::move(ms));
+    }
   if (!st.inbox.empty())
     return take_messages(self);
   if (j.r.kind == "flow")
