@@ -78,6 +78,11 @@ reason_request llm_provider::prepare(const run_context& ctx, const std::string& 
     for (const auto& m : labels->GetObject())
       if (m.value.IsString())
         in.labels.emplace_back(m.name.GetString(), m.value.GetString());
+  // What the run starts with besides its goal (a Work's story, works/conversation.hpp): the
+  // "Current state" of the context.
+  if (ctx.r.spec.find("\"context\"") != std::string::npos)
+    if (auto spec = json::parse_object(ctx.r.spec))
+      in.snapshot = json::string_or(*spec, "context");
   for (const auto& t : ctx.tools.all())
     in.tools.push_back({wire_tool_name(t->name()), t->description(), t->schema()});
   for (const auto& s : ctx.steps)

@@ -10,10 +10,13 @@
 #include <functional>
 
 #include "actors/works/orchestrator.hpp"
+#include "core/base/failpoint.hpp"
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 #include "core/expr/expression.hpp"
 #include "core/flows/inputs.hpp"
 #include "core/flows/runner.hpp"
+#include "core/works/conversation.hpp"
 #include "core/works/lifecycle.hpp"
 
 namespace sreh::actors {
@@ -200,53 +203,157 @@ expected<goal_request> run_request(const work_actor_state& st) {
   return req;
 }
 
+// -- the Work's conversation (docs/conversation.md, "Works") --------------------------------------
+
+/// The most earlier runs whose conclusions a new run's context carries.
+constexpr std::size_t context_runs = 5;
+
+/// What a new run of the Work starts with: the Work, what was said on it, its earlier runs.
+struct work_history {
+  std::vector<event> timeline;
+  std::vector<works::earlier_run> runs;
+};
+
+expected<work_history> read_history(persistence::store& s, const works::work& w, bool runs) {
+  work_history h;
+  persistence::event_filter f;
+  f.run_id = w.id;
+  f.limit = 10'000;
+  auto evs = s.read_events(f);
+  if (!evs)
+    return evs.error();
+  h.timeline = std::move(*evs);
+  if (!runs)
+    return h;
+  auto from = w.runs.size() > context_runs ? w.runs.end() - context_runs : w.runs.begin();
+  for (auto i = from; i != w.runs.end(); ++i) {
+    auto r = s.get_run(*i);
+    if (!r)
+      return r.error();
+    if (*r && is_terminal((*r)->state))
+      h.runs.push_back({(*r)->id, to_string((*r)->state),
+                        (*r)->state == run_state::succeeded ? (*r)->conclusion : (*r)->error});
+  }
+  return h;
+}
+
+/// Tells the active run what was said on the Work since it started (comments, triggers' texts),
+/// each as a message under a key of its timeline entry: telling it again (after a crash, at the
+/// next spawn) makes no second message.
+void tell_active_run(work_self self) {
+  auto& st = self->state;
+  if (st.w.active_run.empty())
+    return;
+  auto rt = st.env->rt;
+  read_store(
+    work_actor{self}, st.calls, rt->store, rt->store_pool,
+    [w = st.w](persistence::store& s) { return read_history(s, w, false); },
+    [self, run_id = st.w.active_run](expected<work_history> h) {
+      auto& st = self->state;
+      if (!h) {
+        st.env->log->warn("work {}: cannot read its timeline to tell run {}: {}", st.w.id, run_id,
+                          h.error().message);
+        return;
+      }
+      for (const auto& said : works::said_since(h->timeline, run_id)) {
+        conversation::message m;
+        m.run_id = run_id;
+        m.author = said.by;
+        m.text = said.text;
+        m.idempotency_key = works::message_key(st.w, said.seq);
+        self->request(st.env->kernel, std::chrono::seconds(30), say_atom::value, std::move(m))
+          .then(
+            [self, run_id, seq = said.seq](kernel_reply& rep) {
+              auto& st = self->state;
+              if (rep.err && rep.err.code != errc::conflict) // conflict: the run has ended
+                st.env->log->warn("work {}: telling run {} what was said (entry {}) failed: {}",
+                                  st.w.id, run_id, seq, rep.err.message);
+              else if (!rep.err && rep.created)
+                st.env->log->info("work {}: run {} heard entry {} as message {}", st.w.id, run_id,
+                                  seq, rep.said.seq);
+            },
+            [self, run_id](caf::error& err) {
+              self->state.env->log->warn("work {}: telling run {} failed: {}", self->state.w.id,
+                                         run_id, self->system().render(err));
+            });
+      }
+    });
+}
+
+/// A goal run's spec with the context it starts with: `{"context": TEXT}`.
+std::string context_spec(const works::work& w, const work_history& h) {
+  return json::object("context", works::run_context(w, works::said_on(h.timeline), h.runs));
+}
+
+void submit_run(work_self self, goal_request req);
+
 void start_run(work_self self) {
   run_op(self, [self] {
     auto& st = self->state;
     if (st.w.queued <= 0 || !st.w.active_run.empty() || works::is_closed(st.w.state))
       return done_op(self);
     auto req0 = run_request(st);
+    if (req0 && req0->kind != "flow") { // a goal run starts with the Work's story
+      auto rt = st.env->rt;
+      return read_store(
+        work_actor{self}, st.calls, rt->store, rt->store_pool,
+        [w = st.w](persistence::store& s) { return read_history(s, w, true); },
+        [self, req = std::move(*req0)](expected<work_history> h) mutable {
+          auto& st = self->state;
+          if (h)
+            req.spec = context_spec(st.w, *h);
+          else
+            st.env->log->warn("work {}: its next run starts without its history: {}", st.w.id,
+                              h.error().message);
+          submit_run(self, std::move(req));
+        });
+    }
     if (!req0) {
       auto before = st.w;
       auto fx = works::on_run_refused(st.w, req0.error().message, st.env->rt->clock.now_us());
       return apply(self, std::move(fx), std::move(before), [self](auto&) { done_op(self); });
     }
-    const auto n = st.w.triggers + 1;
-    goal_request req = std::move(*req0);
-    req.idempotency_key = works::run_key(st.w, n);
-    req.submitter = st.w.creator;
-    req.labels = run_labels(st);
-    auto retry = [self](const std::string& why) {
-      auto& st = self->state;
-      st.env->log->warn("work {}: starting its run failed ({}); retrying", st.w.id, why);
-      st.w.next_check = st.env->rt->clock.now_us() + 1'000'000;
-      schedule(self);
-      done_op(self);
-    };
-    self->request(st.env->kernel, std::chrono::seconds(30), submit_atom::value, std::move(req))
-      .then(
-        [self, n, retry](kernel_reply& rep) {
-          auto& st = self->state;
-          const auto now = st.env->rt->clock.now_us();
-          if (rep.err.code == errc::unavailable)
-            return retry(rep.err.message);
-          auto before = st.w;
-          if (rep.err) {
-            auto fx = works::on_run_refused(st.w, rep.err.message, now);
-            return apply(self, std::move(fx), std::move(before), [self](auto&) { done_op(self); });
-          }
-          auto fx = works::on_run_started(st.w, rep.run_id, n, rep.created, now);
-          auto run_id = rep.run_id;
-          apply(self, std::move(fx), std::move(before), [self, run_id](const sreh::error& err) {
-            if (!err) {
-              self->send(self->state.orch, watch_run_atom::value, run_id, self->state.w.id);
-              self->send(self, check_atom::value); // it may have ended already
-            }
-            done_op(self);
-          });
-        },
-        [self, retry](caf::error& err) { retry(self->system().render(err)); });
+    submit_run(self, std::move(*req0));
   });
+}
+
+/// Submits the Work's next run (inside start_run's operation).
+void submit_run(work_self self, goal_request req) {
+  auto& st = self->state;
+  const auto n = st.w.triggers + 1;
+  req.idempotency_key = works::run_key(st.w, n);
+  req.submitter = st.w.creator;
+  req.labels = run_labels(st);
+  auto retry = [self](const std::string& why) {
+    auto& st = self->state;
+    st.env->log->warn("work {}: starting its run failed ({}); retrying", st.w.id, why);
+    st.w.next_check = st.env->rt->clock.now_us() + 1'000'000;
+    schedule(self);
+    done_op(self);
+  };
+  self->request(st.env->kernel, std::chrono::seconds(30), submit_atom::value, std::move(req))
+    .then(
+      [self, n, retry](kernel_reply& rep) {
+        auto& st = self->state;
+        const auto now = st.env->rt->clock.now_us();
+        if (rep.err.code == errc::unavailable)
+          return retry(rep.err.message);
+        auto before = st.w;
+        if (rep.err) {
+          auto fx = works::on_run_refused(st.w, rep.err.message, now);
+          return apply(self, std::move(fx), std::move(before), [self](auto&) { done_op(self); });
+        }
+        auto fx = works::on_run_started(st.w, rep.run_id, n, rep.created, now);
+        auto run_id = rep.run_id;
+        apply(self, std::move(fx), std::move(before), [self, run_id](const sreh::error& err) {
+          if (!err) {
+            self->send(self->state.orch, watch_run_atom::value, run_id, self->state.w.id);
+            self->send(self, check_atom::value); // it may have ended already
+          }
+          done_op(self);
+        });
+      },
+      [self, retry](caf::error& err) { retry(self->system().render(err)); });
 }
 
 void cancel_run(work_self self, const std::string& by) {
@@ -355,13 +462,20 @@ caf::result<work_reply> command(work_self self, std::int32_t c, const std::strin
     }
     apply(
       self, std::move(*fx), std::move(before),
-      [self, rp](const sreh::error& err) mutable {
+      [self, rp, c](const sreh::error& err) mutable {
         if (err)
           rp.deliver(work_reply{err, {}, false});
         else
           rp.deliver(work_reply{{}, self->state.w, false});
         if (!err)
           self->send(self, check_atom::value); // a reopen or a resolve moves the clocks
+        const auto cmd = static_cast<works::work_command>(c);
+        const bool joined = cmd == works::work_command::trigger &&
+                            self->state.t.on_trigger == works::double_texting::join;
+        if (!err && (cmd == works::work_command::comment || joined)) {
+          failpoint("after_work_comment", 1); // said, its run not yet told (tests: kill -9)
+          tell_active_run(self);              // the active run hears what was said
+        }
         done_op(self);
       },
       by);
@@ -391,8 +505,10 @@ work_actor::behavior_type work_behavior(work_self self, orchestrator_impl_actor 
   }
   // The orchestrator learns of the Work's active run and next timer from its actor (after a
   // restart or a takeover it knows only the row's id).
-  if (!st.w.active_run.empty())
+  if (!st.w.active_run.empty()) {
     self->send(st.orch, watch_run_atom::value, st.w.active_run, st.w.id);
+    tell_active_run(self); // what a crash kept from it (what it heard is not said twice)
+  }
   self->send(st.orch, schedule_atom::value, st.w.id, st.w.next_check);
   return {
     [=](command_atom, std::int32_t c, const std::string& by,

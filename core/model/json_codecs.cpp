@@ -105,6 +105,11 @@ void write(writer& w, const run& r) {
   }
   if (r.kind == "goal")
     write_versions(w, r.spec);
+  // What the run started with besides its goal (a Work's story: core/works/conversation.hpp).
+  if (r.kind == "goal" && r.spec.find("\"context\"") != std::string::npos)
+    if (auto doc = json::parse_object(r.spec))
+      if (const auto* c = json::member(*doc, "context"); c != nullptr && c->IsString())
+        w.Key("context"), str(w, {c->GetString(), c->GetStringLength()});
   w.EndObject();
 }
 

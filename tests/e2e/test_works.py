@@ -1,7 +1,9 @@
 """Works on a real node: a Work made from examples/templates/incident.yaml over HTTP runs the
 sandbox incident and resolves when its done-criteria hold for their window (of world time);
 each double-texting policy on a second trigger; kill -9 while a Work waits on an SLA timer and
-while its run is mid-step; bad input that changes nothing; world state with its history."""
+while its run is mid-step; bad input that changes nothing; world state with its history; a comment
+reaching the active run as a constraint (across a kill -9), and a new run starting with the Work's
+story in its model request."""
 
 import json
 import os
@@ -10,6 +12,7 @@ import time
 
 from harness import TOKEN, Node, TempDir, auth_block, run_tests, sreh_cli, sse_events, wait_until
 from cluster_harness import SOURCE
+from model_server import ModelServer
 
 EXAMPLES = os.path.join(SOURCE, "examples")
 DEMO = os.path.join(EXAMPLES, "scenarios", "shop-checkout-bad-deploy.yaml")
@@ -394,10 +397,83 @@ def test_a_resolved_work_has_a_postmortem_that_replaces_its_runs():
         node.stop()
 
 
+def test_a_comment_reaches_the_active_run_as_a_constraint_even_across_a_crash():
+    """docs/conversation.md, "Works": a comment on a Work is a message of its active run, from the
+    commenter. "leave checkout alone" there keeps the run from rolling checkout back — also when
+    the node is killed right after the comment is committed and before the run was told: the
+    Work's actor tells it at its next start, once."""
+    with TempDir() as d:
+        node = demo_node(d, extra="  call_delay_ms: 400\n")
+        node.start(env_extra={"SREH_FAILPOINT": "after_work_comment:1"})
+        status, _, doc = create(node, "incident", {"service": "frontend", "alert": "HighErrorRate",
+                                                   "summary": "frontend 5xx above 5%"})
+        assert status == 201, doc
+        wid = doc["work"]["id"]
+        run_id = wait_work(node, wid, lambda w: w["active_run"], 20, "its run started")["active_run"]
+        wait_until(lambda: len(node.steps(run_id)) >= 2, 30, "the run's first steps")
+        text = "the release is being audited, leave checkout alone"
+        try:
+            node.json("POST", f"/v1/works/{wid}/comment", {"text": text})
+        except Exception:  # noqa: BLE001 - the node dies under the request
+            pass
+        assert node.wait_exit(30) == -9, "the node did not stop at the failpoint"
+        node.start(env_extra={"SREH_FAILPOINT": ""})
+        assert kinds(work(node, wid)).count("work.comment") == 1  # committed before the kill
+        r = node.wait_run(run_id, timeout=90)
+        status, _, msgs = node.json("GET", f"/v1/runs/{run_id}/messages")
+        assert status == 200, msgs
+        [m] = msgs["messages"]
+        assert m["text"] == text and m["author"] == "e2e-admin" and m["taken_step"], m
+        assert [c["entity"] for c in node.run(run_id)["constraints"]] == ["checkout"], r
+        steps = node.steps(run_id)
+        assert not [s for s in steps if s["tool"] == "deploy.rollback"], steps
+        assert r["state"] == "succeeded" and "constraint from e2e-admin" in r["conclusion"], r
+        node.stop()
+
+
+def test_a_retriggered_works_run_starts_with_the_works_story():
+    """A new run of a Work starts with the Work, what was said on it and what its earlier runs
+    concluded: the model's request has them as the current state, and the run shows them."""
+    key = "sk-e2e-works-story"
+    answers = [{"text": "Cause: the checkout release v2.4.1 is bad; it needs a rollback."},
+               {"text": "Cause: the same checkout release, still deployed."}]
+    with TempDir() as d, ModelServer(answers, key) as srv:
+        model = (f"model:\n  provider: openai\n  base_url: {srv.url}/v1\n  model: test-model\n"
+                 "  api_key: ${E2E_MODEL_KEY}\n")
+        node = demo_node(d, model=model).start(env_extra={"E2E_MODEL_KEY": key})
+        status, _, doc = create(node, "incident", {"service": "frontend", "alert": "HighErrorRate",
+                                                   "summary": "frontend 5xx above 5%"})
+        assert status == 201, doc
+        wid = doc["work"]["id"]
+        w = wait_work(node, wid, lambda w: w["runs"] and not w["active_run"], 30, "its first run ended")
+        first = w["runs"][0]["id"]
+        assert node.run(first)["state"] == "succeeded"
+        said = "the db is being failed over, leave payments-db alone"
+        status, _, doc = node.json("POST", f"/v1/works/{wid}/comment", {"text": said})
+        assert status == 200, doc
+        status, _, doc = node.json("POST", f"/v1/works/{wid}/trigger", {"text": "errors again"})
+        assert status == 200, doc
+        w = wait_work(node, wid, lambda w: len(w["runs"]) == 2 and not w["active_run"], 30,
+                      "its second run ended")
+        second = w["runs"][1]["id"]
+        assert not srv.violations, srv.violations
+        opening = [m["content"] for m in srv.requests[-1][2]["messages"] if m["role"] == "user"][0]
+        assert f"Current state:\nWork {wid} (incident, " in opening, opening
+        assert f": {said}" in opening and "(triggering a run): errors again" in opening, opening
+        assert (f"- {first} succeeded: Cause: the checkout release v2.4.1 is bad" in opening), opening
+        first_opening = [m["content"] for m in srv.requests[0][2]["messages"]
+                         if m["role"] == "user"][0]
+        assert f"Work {wid}" in first_opening and "Earlier runs" not in first_opening
+        assert node.run(second)["context"] in opening, node.run(second)
+        node.stop()
+
+
 if __name__ == "__main__":
     run_tests([
         test_an_incident_work_resolves_on_the_demo_scenario,
         test_a_second_trigger_follows_the_double_texting_policy,
+        test_a_comment_reaches_the_active_run_as_a_constraint_even_across_a_crash,
+        test_a_retriggered_works_run_starts_with_the_works_story,
         test_bad_input_gets_a_problem_and_changes_nothing,
         test_kill9_while_a_work_waits_on_its_sla_timer,
         test_kill9_while_its_run_is_mid_step_then_the_work_resolves,
