@@ -49,6 +49,9 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
   watch RUN               follow a run's events as a timeline
   cancel RUN              cancel a run
   say RUN TEXT            a message to a run: "do not touch X", "check X first", "stop", ...
+  follow-up RUN "GOAL" [--label k=v] [--watch]
+                          a new run that starts from what the ended RUN concluded and on which
+                          evidence: "do the same for the eu-west copy"
   fork RUN --from N [--policy FILE] [--version CANDIDATE] [--edit K=JSON] [--wait]
                           a new run from RUN's recorded steps 1..N-1, live from step N, under
                           another policy, a candidate's knowledge base, prompt, route or policy,
@@ -127,7 +130,7 @@ int main(int argc, char** argv) {
       cmd == "approvals" || cmd == "approve" || cmd == "deny" || cmd == "nodes" || cmd == "tools" ||
       cmd == "models" || cmd == "templates" || cmd == "flows" || cmd == "flow" || cmd == "works" ||
       cmd == "work" || cmd == "sandbox" || cmd == "memory" || cmd == "postmortem" ||
-      cmd == "fork" || cmd == "compare" || cmd == "evolve" || cmd == "say")
+      cmd == "fork" || cmd == "compare" || cmd == "evolve" || cmd == "say" || cmd == "follow-up")
     return sreh::app::run_client_command(cmd, argc - 2, argv + 2);
   std::fprintf(stderr, "sreh: unknown command '%s'\n\n%s", cmd.c_str(), usage);
   return 2;

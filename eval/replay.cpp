@@ -12,7 +12,6 @@
 #include "actors/gateway/llm_provider.hpp"
 #include "actors/tools/forwarding_tool.hpp"
 #include "core/base/json.hpp"
-#include "core/base/json_object.hpp"
 #include "core/conversation/message.hpp"
 #include "core/journal/compare.hpp"
 #include "core/journal/step_text.hpp"
@@ -281,15 +280,17 @@ config::node_config scratch_config(const config::node_config& cfg, const std::st
 }
 
 /// The recorded run's goal, as submitted: a flow run with the flow and inputs it pinned; a goal
-/// run with the context it started with.
+/// run with what it started with besides its goal (a Work's story, the run it follows up) — all
+/// of its spec but the versions, which the replay pins itself.
 goal_request goal_of(const run& r) {
   goal_request req;
   if (r.kind == "flow") {
     req.kind = r.kind;
     req.spec = r.spec;
-  } else if (r.spec.find("\"context\"") != std::string::npos) { // a Work's story, as it began
-    if (auto spec = json::parse_object(r.spec); spec && json::member(*spec, "context"))
-      req.spec = json::object("context", json::string_or(*spec, "context"));
+  } else if (auto spec = json::parse_object(r.spec); spec) {
+    spec->RemoveMember("versions");
+    if (!spec->ObjectEmpty())
+      req.spec = json::stringify(*spec);
   }
   req.goal = r.goal;
   req.submitter = r.submitter;

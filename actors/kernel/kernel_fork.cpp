@@ -78,7 +78,7 @@ caf::result<kernel_reply> fork_run(kernel_self self, journal::fork_request& req)
         r.budget.deadline_us = now + (from.budget.deadline_us - from.created_at);
       // The fork decides with the versions its original pinned, but those it names: the two
       // differ by its edits and those versions.
-      r.spec = journal::fork_spec(req);
+      r.spec = journal::fork_spec(req, from.spec);
       for (auto kind : evolve::all_artefacts)
         r.spec = evolve::pin_version(r.spec, kind, evolve::pinned_version(from.spec, kind));
       for (const auto& [kind, version] : req.versions)

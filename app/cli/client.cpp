@@ -32,6 +32,8 @@ int run_client_command(const std::string& cmd, int argc, char** argv) {
     return cancel(argc, argv);
   if (cmd == "say")
     return say(argc, argv);
+  if (cmd == "follow-up")
+    return follow_up(argc, argv);
   if (cmd == "fork")
     return fork(argc, argv);
   if (cmd == "compare")

@@ -19,6 +19,9 @@ namespace sreh::app::cli {
 // say.cpp
 /// `sreh say RUN TEXT [--idempotency-key K] [--json]`: a message to a run.
 [[nodiscard]] int say(int argc, char** argv);
+/// `sreh follow-up RUN GOAL [--label k=v]... [--idempotency-key K] [--watch] [--json]`: a new
+/// run that starts from what the ended run RUN concluded.
+[[nodiscard]] int follow_up(int argc, char** argv);
 /// `sreh show`'s conversation: the run's constraints and its messages (oldest first).
 void print_conversation(const style& st, const rapidjson::Value& run,
                         const rapidjson::Value* messages);

@@ -168,6 +168,8 @@ void print_run(const style& st, const rapidjson::Value& r) {
     row("inputs:", str(f, "inputs") == "{}" ? "" : str(f, "inputs"));
   }
   row("parent:", str(r, "parent"));
+  if (auto of = str(r, "follow_up_of"); !of.empty()) // docs/conversation.md, "Follow-ups"
+    row("follows up:", of);
   row("waiting:", str(r, "waiting_for"));
   row("submitter:", str(r, "submitter"));
   row("node:", str(r, "node_id"));

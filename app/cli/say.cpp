@@ -1,5 +1,5 @@
-// `sreh say RUN TEXT`: a message to a run (docs/conversation.md), and the conversation part of
-// `sreh show`.
+// `sreh say RUN TEXT`: a message to a run, `sreh follow-up RUN GOAL`: a new run from where an
+// ended one left off (docs/conversation.md), and the conversation part of `sreh show`.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -48,6 +48,26 @@ int say(int argc, char** argv) {
   std::printf("%s  message %lld to %s: taken at the run's next decision\n", str(m, "id").c_str(),
               static_cast<long long>(num(m, "seq")), id.c_str());
   return exit_ok;
+}
+
+int follow_up(int argc, char** argv) {
+  auto o = parse_options(argc, argv, {"idempotency-key", "label"}, {"watch", "json"});
+  if (!o)
+    return exit_usage;
+  if (o->positional.size() != 2)
+    return usage_error("follow-up takes the RUN id it follows up and the new GOAL (quote it)");
+  const auto& id = o->positional[0];
+  if (!valid_run_id(id))
+    return usage_error("'" + id + "' is not a run id (run_...)");
+  rapidjson::StringBuffer buf;
+  json::writer w(buf);
+  w.StartObject();
+  w.Key("goal");
+  w.String(o->positional[1].c_str(), static_cast<rapidjson::SizeType>(o->positional[1].size()));
+  if (!write_labels(w, *o))
+    return exit_usage;
+  w.EndObject();
+  return post_run(*o, "/v1/runs/" + id + "/follow-up", std::string(buf.GetString(), buf.GetSize()));
 }
 
 void print_conversation(const style& st, const rapidjson::Value& run,

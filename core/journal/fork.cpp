@@ -223,7 +223,7 @@ std::vector<step> forked_steps(const std::vector<step>& steps, const fork_reques
   return out;
 }
 
-std::string fork_spec(const fork_request& req) {
+std::string fork_spec(const fork_request& req, std::string_view original_spec) {
   return json::build([&](json::writer& w) {
     w.StartObject();
     w.Key("forked_from");
@@ -235,6 +235,12 @@ std::string fork_spec(const fork_request& req) {
     w.EndArray();
     if (!req.policy.empty())
       json::field(w, "policy", req.policy);
+    auto from = json::parse_object(original_spec.empty() ? "{}" : original_spec);
+    for (const char* key : {"context", "follow_up_of", "priors"})
+      if (const auto* v = from ? json::member(*from, key) : nullptr) {
+        w.Key(key);
+        v->Accept(w);
+      }
     w.EndObject();
   });
 }

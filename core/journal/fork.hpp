@@ -58,7 +58,10 @@ struct fork_request {
 [[nodiscard]] std::vector<step> forked_steps(const std::vector<step>& steps,
                                              const fork_request& req, const std::string& fork_id);
 
-/// The spec of a fork: `{"forked_from": {"run", "step"}, "edits": [N...], "policy"?: TEXT}`.
-[[nodiscard]] std::string fork_spec(const fork_request& req);
+/// The spec of a fork: `{"forked_from": {"run", "step"}, "edits": [N...], "policy"?: TEXT}`,
+/// with what the original started with besides its goal (`original_spec`'s `context`,
+/// `follow_up_of` and `priors`: a Work's story, the run it follows up), so the fork starts the
+/// same.
+[[nodiscard]] std::string fork_spec(const fork_request& req, std::string_view original_spec = {});
 
 } // namespace sreh::journal

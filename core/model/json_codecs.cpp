@@ -105,11 +105,13 @@ void write(writer& w, const run& r) {
   }
   if (r.kind == "goal")
     write_versions(w, r.spec);
-  // What the run started with besides its goal (a Work's story: core/works/conversation.hpp).
+  // What the run started with besides its goal: a Work's story (core/works/conversation.hpp)
+  // or the run it follows up (core/conversation/follow_up.hpp).
   if (r.kind == "goal" && r.spec.find("\"context\"") != std::string::npos)
     if (auto doc = json::parse_object(r.spec))
-      if (const auto* c = json::member(*doc, "context"); c != nullptr && c->IsString())
-        w.Key("context"), str(w, {c->GetString(), c->GetStringLength()});
+      for (const char* key : {"context", "follow_up_of"})
+        if (const auto* c = json::member(*doc, key); c != nullptr && c->IsString())
+          w.Key(key), str(w, {c->GetString(), c->GetStringLength()});
   w.EndObject();
 }
 

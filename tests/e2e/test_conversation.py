@@ -12,7 +12,9 @@
 - a question is answered from the journal, on an ended run and on a working one, citing the
   steps that support what it says (checked against the journal and the postmortem);
 - bad input of every kind is a clear 4xx that changes nothing, and a flood of messages stops at
-  the run's limit (429) without harming the run.
+  the run's limit (429) without harming the run;
+- a follow-up of an ended run starts from its conclusion and evidence, and the parent is
+  untouched.
 """
 
 import json
@@ -356,6 +358,89 @@ def test_a_question_to_a_working_run_is_answered_and_journaled_with_its_reply():
         n.stop()
 
 
+def hypothesis_facts(steps):
+    """Every fact the run's decisions weighed for a hypothesis."""
+    out = []
+    for s in steps:
+        detail = (s.get("decision") or {}).get("detail") or {}
+        for h in detail.get("hypotheses", []) if isinstance(detail, dict) else []:
+            out += [e["fact"] for e in h.get("evidence", [])]
+    return out
+
+
+def test_a_follow_up_starts_from_its_parents_conclusion_and_evidence():
+    """The rollback is denied while the release is audited; once the audit is over, "roll it back
+    now" as a follow-up starts from what the parent found: its context has the parent's
+    conclusion, cause and evidence (steps that exist in the parent's journal), the builtin weighs
+    the parent's cause first (it lists the deploys before walking the graph), and the rollback
+    runs once approved. The parent is untouched; bad input changes nothing."""
+    with TempDir() as d:
+        n = node(d, "review")
+        parent = submit(n)
+        approval = wait_for_approval(n, parent)
+        status, _, doc = n.json("POST", f"/v1/runs/{parent}/follow-up", {"goal": "now"},
+                                token=tok("otto"))
+        assert status == 409 and "still waiting" in doc["detail"], (status, doc)
+        status, _, doc = n.json("POST", f"/v1/approvals/{approval}/decision",
+                                {"decision": "deny", "comment": "the release is being audited"},
+                                token=tok("alice"))
+        assert status == 200, (status, doc)
+        p = n.wait_run(parent, timeout=60)
+        parent_steps = n.steps(parent)
+        assert not [s for s in parent_steps if s["tool"] == "deploy.rollback"
+                    and s["state"] == "succeeded"], parent_steps
+        unknown = "run_" + "0" * 26
+        for rid, body, who, code, word in [
+                (unknown, {"goal": "again"}, "otto", 404, "not found"),
+                ("run_nope", {"goal": "again"}, "otto", 400, "malformed"),
+                (parent, {"goal": "again"}, "vera", 403, ""),
+                (parent, {}, "otto", 400, "goal"),
+                (parent, {"goal": 3}, "otto", 400, "goal"),
+                (parent, {"goal": "again", "colour": "red"}, "otto", 400, "colour"),
+                (parent, {"goal": "again", "labels": {"service": 1}}, "otto", 400, "labels")]:
+            status, _, doc = n.json("POST", f"/v1/runs/{rid}/follow-up", body, token=tok(who))
+            assert status == code and word in doc.get("detail", ""), (rid, body, status, doc)
+        status, _, data = n.request("POST", f"/v1/runs/{parent}/follow-up", b"{not json",
+                                    {"Content-Type": "application/json"}, token=tok("otto"))
+        assert status == 400, (status, data)
+        status, _, doc = n.json("GET", "/v1/runs", token=tok("vera"))
+        assert [r["id"] for r in doc["runs"]] == [parent], doc  # none of it started a run
+        goal = "the audit is over: roll checkout back now"
+        code, out, err = sreh_cli(["follow-up", parent, goal, "--idempotency-key", "fu-1",
+                                   "--server", f"127.0.0.1:{n.port}"], token=tok("otto"))
+        assert code == 0, (code, out, err)
+        [follow] = re.findall(r"run_[0-9A-Za-z]{26}", out)
+        status, _, doc = n.json("POST", f"/v1/runs/{parent}/follow-up", {"goal": goal},
+                                headers={"Idempotency-Key": "fu-1"}, token=tok("otto"))
+        assert status == 200 and doc["run"]["id"] == follow, (status, doc)  # the same run
+        f = n.run(follow)
+        assert f["follow_up_of"] == parent and f["goal"] == goal, f
+        assert f["labels"] == p["labels"], (f["labels"], p["labels"])  # the parent's, none given
+        context = f["context"]
+        assert context.startswith(f"Follow-up of run {parent} (succeeded)"), context
+        assert "It concluded:" in context and "- bad_deploy on checkout" in context, context
+        numbers = {s["n"] for s in parent_steps}
+        evidence = [int(k) for k in re.findall(r"\n  - step (\d+):", context)]
+        assert evidence and set(evidence) <= numbers, (evidence, numbers)
+        approval = wait_for_approval(n, follow)
+        facts = hypothesis_facts(n.steps(follow))
+        assert f"run {parent}, which this run follows up, found bad_deploy" in facts, facts
+        tools = [s["tool"] for s in n.steps(follow) if s["kind"] == "tool"]
+        before = [s["tool"] for s in parent_steps if s["kind"] == "tool"]
+        assert tools.index("deploys.list") < before.index("deploys.list"), (tools, before)
+        status, _, doc = n.json("POST", f"/v1/approvals/{approval}/decision",
+                                {"decision": "approve", "comment": "audit done"}, token=tok("alice"))
+        assert status == 200, (status, doc)
+        r = n.wait_run(follow, timeout=60)
+        rollbacks = [s for s in n.steps(follow) if s["tool"] == "deploy.rollback"]
+        assert r["state"] == "succeeded" and [s["state"] for s in rollbacks] == ["succeeded"], r
+        assert n.steps(parent) == parent_steps and n.run(parent)["state"] == p["state"]
+        code, out, err = sreh_cli(["show", follow, "--server", f"127.0.0.1:{n.port}"],
+                                  token=tok("vera"))
+        assert code == 0 and f"follows up: {parent}" in " ".join(out.split()), out
+        n.stop()
+
+
 if __name__ == "__main__":
     run_tests([
         test_a_constraint_withdraws_the_pending_rollback_and_the_run_says_why,
@@ -365,4 +450,5 @@ if __name__ == "__main__":
         test_bad_messages_are_refused_and_a_flood_stops_at_the_limit,
         test_questions_are_answered_from_the_journal_citing_steps_that_exist,
         test_a_question_to_a_working_run_is_answered_and_journaled_with_its_reply,
+        test_a_follow_up_starts_from_its_parents_conclusion_and_evidence,
     ])

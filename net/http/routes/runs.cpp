@@ -6,8 +6,10 @@
 #include <charconv>
 
 #include "actors/evolve/candidate_service.hpp"
+#include "actors/postmortem/postmortem_service.hpp"
 #include "core/base/id.hpp"
 #include "core/base/json.hpp"
+#include "core/conversation/follow_up.hpp"
 #include "core/conversation/steering.hpp"
 #include "core/journal/compare.hpp"
 #include "core/journal/fork.hpp"
@@ -184,6 +186,45 @@ void cancel_run(server_context& ctx, const request& req, responder res) {
   });
 }
 
+// -- POST /v1/runs/{id}/follow-up (docs/conversation.md, "Follow-ups") ----------------------------
+
+/// A new run that starts from what the ended run `{id}` concluded and on which evidence; the
+/// parent is untouched. The body is a goal's (`goal`, `labels`, `budget`); without `labels` the
+/// follow-up has the parent's.
+void follow_up_run(server_context& ctx, const request& req, responder res) {
+  std::string key;
+  if (auto bad = read_idempotency_key(req, key))
+    return res.send(std::move(*bad));
+  auto loaded = find_run(ctx, req);
+  if (auto* p = std::get_if<reply>(&loaded))
+    return res.send(std::move(*p));
+  const auto& parent = std::get<run>(loaded);
+  auto doc = json::parse(req.body, static_cast<int>(ctx.cfg.limits.max_json_depth));
+  if (!doc)
+    return res.send(problem(doc.error(), req));
+  auto goal = parse_goal_request(req.body, ctx.cfg.budget);
+  if (!goal)
+    return res.send(problem(goal.error(), req));
+  if (!is_terminal(parent.state))
+    return res.send(problem(
+      409, "conflict",
+      fmt::format("run {} is still {}: a follow-up starts from what it concluded, once it has "
+                  "ended (to steer it now, POST /v1/runs/{}/messages)",
+                  parent.id, to_string(parent.state), parent.id),
+      req));
+  if (ctx.postmortems == nullptr)
+    return res.send(problem(503, "unavailable", "this node writes no postmortems", req));
+  auto account = ctx.postmortems->of_run(parent.id);
+  if (!account)
+    return res.send(problem(account.error(), req));
+  if (json::member(*doc, "labels") == nullptr)
+    goal->labels = parent.labels;
+  goal->spec = conversation::follow_up_spec(parent, *account);
+  goal->idempotency_key = key;
+  goal->submitter = req.who.name;
+  submit_run(ctx, req, std::move(res), std::move(*goal));
+}
+
 // -- POST /v1/runs/{id}/fork, GET /v1/runs/{id}/compare (docs/fork.md) -------------------------
 
 void fork_run(server_context& ctx, const request& req, responder res) {
@@ -333,6 +374,8 @@ void add_run_routes(router& r, server_context& ctx) {
         [c](const request& q, responder s) { s.send(get_steps(*c, q)); });
   r.add("POST", "/v1/runs/{id}/cancel", access::operator_,
         [c](const request& q, responder s) { cancel_run(*c, q, std::move(s)); });
+  r.add("POST", "/v1/runs/{id}/follow-up", access::operator_,
+        [c](const request& q, responder s) { follow_up_run(*c, q, std::move(s)); });
   r.add("POST", "/v1/runs/{id}/fork", access::operator_,
         [c](const request& q, responder s) { fork_run(*c, q, std::move(s)); });
   r.add("GET", "/v1/runs/{id}/compare", access::viewer,

@@ -81,8 +81,9 @@ struct situation {
 [[nodiscard]] std::string find_focus(const evidence& ev, const run& r,
                                      std::vector<std::pair<std::string, std::string>>& out);
 
-/// The failure modes the goal text cues (most specific first), then those the past cases
-/// recalled from memory name (their `fault` label, best first), each mode once.
+/// The failure modes the goal text cues (most specific first), then the causes of the run this
+/// one follows up (its `priors`), then those the past cases recalled from memory name (their
+/// `fault` label, best first), each mode once.
 [[nodiscard]] std::vector<goal_cue> cues_of(const situation& sit);
 
 /// True when the goal speaks of jobs ("a training job stalled") and the topology has some.

@@ -67,7 +67,7 @@ hypothesis score(const situation& sit, step_range r, step_range g, const failure
     h.symptoms.push_back(judge_symptom(sit, r, g, h, s));
   }
   for (auto& c : cues) {
-    auto weight = c.memory.empty() ? kb.limits.goal_cue_weight : kb.limits.memory_cue_weight;
+    auto weight = !c.prior() ? kb.limits.goal_cue_weight : kb.limits.memory_cue_weight;
     if (c.mode == &m && weight != 0) {
       h.score += weight;
       h.max_score += std::max(0.0, weight);

@@ -145,6 +145,8 @@ std::vector<std::string> goal_words(std::string_view text) {
 } // namespace
 
 std::string goal_cue::said() const {
+  if (!follow_up_of.empty())
+    return fmt::format("run {}, which this run follows up, found {}", follow_up_of, mode->kind);
   if (!memory.empty())
     return fmt::format("memory {} names {} for a case like this", memory, mode->kind);
   return fmt::format("the goal mentions '{}'", phrase);
@@ -164,7 +166,7 @@ std::vector<goal_cue> knowledge_base::cues_in(std::string_view goal) const {
         for (std::size_t k = 0; k < cw.size() && match; ++k)
           match = !cw[k].empty() && words[i + k].rfind(cw[k], 0) == 0;
         if (match && static_cast<int>(cw.size()) > best.words) {
-          best = {&m, phrase, static_cast<int>(cw.size()), {}};
+          best = {&m, phrase, static_cast<int>(cw.size()), {}, {}};
           break;
         }
       }

@@ -90,6 +90,10 @@ struct goal_cue {
   std::string phrase;
   int words = 0;      // words in the phrase: longer phrases are more specific
   std::string memory; // the memory's id and version ("mem_x v2") when recalled; "" = the goal
+  /// Or the run this one follows up, whose cause it was (core/conversation/follow_up.hpp): a
+  /// prior weighted as a memory's.
+  std::string follow_up_of;
+  [[nodiscard]] bool prior() const { return !memory.empty() || !follow_up_of.empty(); }
   /// What the cue says, for the evidence and the thought that follows it.
   [[nodiscard]] std::string said() const;
 };

@@ -30,7 +30,8 @@ namespace sreh::plugins {
 ///
 /// Past cases recalled from long-term memory (`past_cases`) are priors: the failure mode one
 /// names (its `fault` label) is checked first, weighted below the goal's own words
-/// (`memory_cue_weight`), and concluded only on the evidence.
+/// (`memory_cue_weight`), and concluded only on the evidence. A follow-up run
+/// (core/conversation/follow_up.hpp) weighs the causes of the run it follows up the same way.
 ///
 /// Contract of `decision.detail` (JSON object), for every decision:
 /// ```

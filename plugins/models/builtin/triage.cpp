@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/base/json.hpp"
+#include "core/conversation/follow_up.hpp"
 #include "plugins/models/builtin/engine.hpp"
 
 namespace sreh::plugins::reasoner {
@@ -39,13 +40,21 @@ std::string classes_text(const std::map<std::string, std::string>& cls) {
 
 std::vector<goal_cue> cues_of(const situation& sit) {
   auto out = sit.kb.cues_in(sit.r.goal);
+  auto known = [&out](const failure_mode* mode) {
+    return std::any_of(out.begin(), out.end(), [&](const goal_cue& c) { return c.mode == mode; });
+  };
+  // What the run it follows up found, before what memory recalls: the same team asked for it.
+  if (auto f = conversation::follow_up_of(sit.r.spec))
+    for (const auto& p : f->priors)
+      if (const auto* mode = sit.kb.find(p.kind); mode != nullptr && !known(mode)) {
+        out.push_back({mode, p.kind, 0, "", f->of});
+      }
   for (const auto& m : sit.ev.memories) {
     auto f = m.c.labels.find("fault");
     const auto* mode = f == m.c.labels.end() ? nullptr : sit.kb.find(f->second);
-    if (mode == nullptr ||
-        std::any_of(out.begin(), out.end(), [&](const goal_cue& c) { return c.mode == mode; }))
+    if (mode == nullptr || known(mode))
       continue;
-    out.push_back({mode, f->second, 0, fmt::format("{} v{}", m.c.id, m.c.version)});
+    out.push_back({mode, f->second, 0, fmt::format("{} v{}", m.c.id, m.c.version), ""});
   }
   return out;
 }

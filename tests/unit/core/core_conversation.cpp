@@ -1,11 +1,12 @@
 #define CAF_SUITE core_conversation
 // core/conversation: the wire shape of a message, the steering forms a run reads, how their
 // subjects resolve to the entities a run has seen, the constraints message steps set, and the
-// answers to questions about a run.
+// answers to questions about a run, and what a follow-up run starts from.
 #include <string>
 #include <vector>
 
 #include "core/conversation/answer.hpp"
+#include "core/conversation/follow_up.hpp"
 #include "core/conversation/message.hpp"
 #include "core/conversation/steering.hpp"
 #include "tests/support/caf_test.hpp"
@@ -220,4 +221,55 @@ CAF_TEST(a reply step records the question it answers and the steps it cites) {
                   (std::vector<std::int64_t>{3, 4, 12, 2}));
   CAF_CHECK_EQUAL(cv::reply_json(4, "on the evidence of steps 3, 5"),
                   R"({"in_reply_to":4,"cites":[3,5]})");
+}
+
+CAF_TEST(a follow up starts from the parents conclusion and evidence within its bound) {
+  run parent;
+  parent.id = "run_01J00000000000000000000000";
+  parent.goal = "checkout is failing";
+  parent.state = run_state::succeeded;
+  postmortem::document d;
+  d.summary = "bad_deploy on checkout: rolled back, recovered";
+  postmortem::cause c;
+  c.kind = "bad_deploy";
+  c.target = "checkout";
+  c.confidence = 0.93;
+  c.evidence = {"step 4: checkout deployed v2.4.1 10 min ago", "step 5: checkout 5xx after it"};
+  d.causes.push_back(c);
+  d.causes.push_back({}); // a cause the conclusion names without a kind is no prior
+  postmortem::action a;
+  a.step = 9;
+  a.tool = "deploy.rollback";
+  a.args = R"({"service":"checkout"})";
+  a.state = "succeeded";
+  a.verified = true;
+  a.approved_by = "alice";
+  d.actions.push_back(a);
+  auto text = cv::follow_up_context(parent, d);
+  CAF_MESSAGE(text);
+  for (const auto* part :
+       {"Follow-up of run run_01J00000000000000000000000 (succeeded), which was "
+        "asked: checkout is failing",
+        "It concluded: bad_deploy on checkout", "- bad_deploy on checkout (confidence 0.93)",
+        "  - step 4: checkout deployed v2.4.1", "  - step 5: checkout 5xx",
+        "- step 9: deploy.rollback {\"service\":\"checkout\"} (succeeded, verified, "
+        "approved by alice)"})
+    CAF_CHECK(text.find(part) != std::string::npos);
+  auto spec = cv::follow_up_spec(parent, d);
+  auto f = cv::follow_up_of(spec);
+  CAF_REQUIRE(f.has_value());
+  CAF_CHECK_EQUAL(f->of, parent.id);
+  CAF_REQUIRE_EQUAL(f->priors.size(), 1u);
+  CAF_CHECK_EQUAL(f->priors[0].kind, "bad_deploy");
+  CAF_CHECK_EQUAL(f->priors[0].target, "checkout");
+  CAF_CHECK(!cv::follow_up_of(R"({"context":"a Work's story"})").has_value());
+  CAF_CHECK(!cv::follow_up_of(R"({"follow_up_of":3})").has_value());
+  // Too long: the evidence goes first, what was concluded and done stays.
+  for (int i = 0; i < 200; ++i)
+    d.causes[0].evidence.push_back("step 6: a long fact number " + std::to_string(i));
+  auto bounded = cv::follow_up_context(parent, d, 2048);
+  CAF_CHECK_LESS_OR_EQUAL(bounded.size(), 2048u);
+  CAF_CHECK(bounded.find("more evidence left out") != std::string::npos);
+  CAF_CHECK(bounded.find("deploy.rollback") != std::string::npos);
+  CAF_CHECK(bounded.find("fact number 199") == std::string::npos);
 }

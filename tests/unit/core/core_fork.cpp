@@ -179,4 +179,11 @@ CAF_TEST(the spec says where the fork came from) {
   r.spec = jr::fork_spec(req);
   r.kind = "flow";
   CAF_CHECK(!fork_origin_of(r));
+  // It starts as its original did: with the Work's story or the run it follows up.
+  auto spec = jr::fork_spec(req, R"({"context":"Work wrk_1","follow_up_of":"run_P",)"
+                                 R"("priors":[{"kind":"bad_deploy","target":"checkout"}],)"
+                                 R"("versions":{"policy":"cand_1"}})");
+  CAF_CHECK(spec.find(R"("context":"Work wrk_1","follow_up_of":"run_P","priors":[{)") !=
+            std::string::npos);
+  CAF_CHECK(spec.find("versions") == std::string::npos); // the kernel pins those itself
 }
