@@ -2,17 +2,23 @@
 // memory::rank) over a generated corpus of incidents, on SQLite (default) or PostgreSQL.
 //
 //   sreh_memory_bench [--entries 100000] [--queries 1000] [--store sqlite|postgres]
-//                     [--pg-url URL]
+//                     [--pg-url URL] [--pg-schema NAME]
+//
+// On PostgreSQL each run loads a schema of its own (default `memory_bench_<time>_<pid>`), so runs
+// do not meet each other's entries; it stays for a look afterwards (the figures name it), and
+// goes with `DROP SCHEMA <name> CASCADE` or with the throwaway server of scripts/pg.sh.
 //
 // The corpus: incidents of 400 services × 20 kinds of fault, each told with a few words drawn
 // from a 2,000-word vocabulary, all committed in batches of 1,000 entries; the queries name a
 // service and a fault in other words. Prints the figures and the command to reproduce them.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,6 +26,7 @@
 #include "bench/bench_util.hpp"
 #include "core/memory/search.hpp"
 #include "net/node/node_parts.hpp"
+#include "persistence/postgres/postgres_store.hpp"
 
 using namespace sreh;
 
@@ -117,10 +124,15 @@ int main(int argc, char** argv) {
     if (mkdtemp(dir) == nullptr)
       return std::perror("mkdtemp"), 1;
     sc.path = std::string{dir} + "/sreh.db";
-  } else {
-    sc.url = option(argc, argv, "--pg-url", "");
   }
-  auto store = net::open_store(sc);
+  std::string schema;
+  auto store = [&]() -> expected<persistence::store_ptr> {
+    if (kind != "postgres")
+      return net::open_store(sc);
+    const auto fresh = fmt::format("memory_bench_{}_{}", std::time(nullptr), ::getpid());
+    schema = option(argc, argv, "--pg-schema", fresh.c_str());
+    return persistence::open_postgres_store({option(argc, argv, "--pg-url", ""), schema, 4});
+  }();
   if (!store) {
     std::fprintf(stderr, "memory bench: %s\n", store.error().message.c_str());
     return 1;
@@ -155,9 +167,12 @@ int main(int argc, char** argv) {
               kind.c_str(), entries, load_s, queries, percentile(ms, 0.5), percentile(ms, 0.99),
               *std::max_element(ms.begin(), ms.end()), first * 100 / queries,
               bench::peak_rss_kb() / 1024);
+  if (!schema.empty())
+    std::printf("loaded into schema %s (DROP SCHEMA %s CASCADE removes it)\n", schema.c_str(),
+                schema.c_str());
   std::printf("reproduce: build/release/bench/sreh_memory_bench --entries %d --queries %d "
-              "--store %s\n",
-              entries, queries, kind.c_str());
+              "--store %s%s\n",
+              entries, queries, kind.c_str(), kind == "postgres" ? " --pg-url URL" : "");
   if (kind == "sqlite")
     std::system(fmt::format("rm -rf {}", dir).c_str());
   return 0;
