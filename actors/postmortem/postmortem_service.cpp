@@ -126,10 +126,7 @@ expected<postmortem::document> postmortem_service::of_work(std::string_view id) 
                        fmt::format("work {} is {}: its postmortem is written when it is resolved "
                                    "or cancelled",
                                    id, works::to_string(work.state))};
-  persistence::event_filter f;
-  f.run_id = work.id;
-  f.limit = 10'000;
-  auto timeline = store_.read_events(f);
+  auto timeline = persistence::timeline_of(store_, work.id);
   if (!timeline)
     return timeline.error();
   std::vector<postmortem::run_record> runs;

@@ -216,10 +216,7 @@ struct work_history {
 
 expected<work_history> read_history(persistence::store& s, const works::work& w, bool runs) {
   work_history h;
-  persistence::event_filter f;
-  f.run_id = w.id;
-  f.limit = 10'000;
-  auto evs = s.read_events(f);
+  auto evs = persistence::timeline_of(s, w.id);
   if (!evs)
     return evs.error();
   h.timeline = std::move(*evs);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "app/cli/commands.hpp"
 #include "app/cli/http.hpp"
@@ -10,15 +11,26 @@
 
 namespace sreh::app::cli {
 
+namespace {
+
+/// The usage error for `RUN TEXT` arguments that are not (`what` names the text), or none.
+std::optional<int> bad_run_and_text(const options& o, const char* command, const char* what) {
+  if (o.positional.size() != 2)
+    return usage_error(fmt::format("{} takes a RUN id and {} (quote it)", command, what));
+  if (const auto& id = o.positional[0]; !valid_run_id(id))
+    return usage_error("'" + id + "' is not a run id (run_...)");
+  return std::nullopt;
+}
+
+} // namespace
+
 int say(int argc, char** argv) {
   auto o = parse_options(argc, argv, {"idempotency-key"}, {"json"});
   if (!o)
     return exit_usage;
-  if (o->positional.size() != 2)
-    return usage_error("say takes a RUN id and the TEXT of the message (quote it)");
+  if (auto bad = bad_run_and_text(*o, "say", "the TEXT of the message"))
+    return *bad;
   const auto& id = o->positional[0];
-  if (!valid_run_id(id))
-    return usage_error("'" + id + "' is not a run id (run_...)");
   rapidjson::StringBuffer buf;
   json::writer w(buf);
   w.StartObject();
@@ -54,11 +66,9 @@ int follow_up(int argc, char** argv) {
   auto o = parse_options(argc, argv, {"idempotency-key", "label"}, {"watch", "json"});
   if (!o)
     return exit_usage;
-  if (o->positional.size() != 2)
-    return usage_error("follow-up takes the RUN id it follows up and the new GOAL (quote it)");
+  if (auto bad = bad_run_and_text(*o, "follow-up", "the new GOAL"))
+    return *bad;
   const auto& id = o->positional[0];
-  if (!valid_run_id(id))
-    return usage_error("'" + id + "' is not a run id (run_...)");
   rapidjson::StringBuffer buf;
   json::writer w(buf);
   w.StartObject();

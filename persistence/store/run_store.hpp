@@ -69,4 +69,13 @@ class run_store {
   [[nodiscard]] virtual expected<store_stats> stats() = 0;
 };
 
+/// The events of run or Work `id`, oldest first, as many as one read returns (max_event_rows): a
+/// Work's timeline.
+[[nodiscard]] inline expected<std::vector<event>> timeline_of(run_store& s, std::string_view id) {
+  event_filter f;
+  f.run_id = std::string{id};
+  f.limit = max_event_rows;
+  return s.read_events(f);
+}
+
 } // namespace sreh::persistence

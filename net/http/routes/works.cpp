@@ -79,12 +79,9 @@ void write_runs(json::writer& w, server_context& ctx, const works::work& x, bool
 
 /// A Work's timeline: its events.
 void write_timeline(json::writer& w, server_context& ctx, const works::work& x) {
-  persistence::event_filter f;
-  f.run_id = x.id;
-  f.limit = 10'000;
   w.Key("timeline");
   w.StartArray();
-  if (auto evs = ctx.store.read_events(f))
+  if (auto evs = persistence::timeline_of(ctx.store, x.id))
     for (const auto& e : *evs) {
       w.StartObject();
       w.Key("seq"), w.Int64(e.run_seq);
