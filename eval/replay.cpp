@@ -13,6 +13,7 @@
 #include "actors/tools/forwarding_tool.hpp"
 #include "core/base/json.hpp"
 #include "core/conversation/message.hpp"
+#include "core/evolve/candidate.hpp"
 #include "core/journal/compare.hpp"
 #include "core/journal/step_text.hpp"
 #include "core/llm/wire.hpp"
@@ -287,10 +288,8 @@ goal_request goal_of(const run& r) {
   if (r.kind == "flow") {
     req.kind = r.kind;
     req.spec = r.spec;
-  } else if (auto spec = json::parse_object(r.spec); spec) {
-    spec->RemoveMember("versions");
-    if (!spec->ObjectEmpty())
-      req.spec = json::stringify(*spec);
+  } else {
+    req.spec = evolve::unpinned(r.spec);
   }
   req.goal = r.goal;
   req.submitter = r.submitter;

@@ -130,6 +130,14 @@ std::string pin_version(std::string_view spec, artefact kind, std::string_view v
   return json::stringify(*doc);
 }
 
+std::string unpinned(std::string_view spec) {
+  auto doc = json::parse_object(spec.empty() ? std::string_view{"{}"} : spec);
+  if (!doc)
+    return std::string{spec};
+  doc->RemoveMember("versions");
+  return json::stringify(*doc);
+}
+
 const candidate* current_of(const std::vector<candidate>& all, artefact kind) {
   for (const auto& c : all)
     if (c.kind == kind && c.state == candidate_state::promoted)

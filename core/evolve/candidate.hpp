@@ -94,6 +94,9 @@ struct candidate {
 /// `kind`'s pin removed (no pin is the config's version).
 [[nodiscard]] std::string pin_version(std::string_view spec, artefact kind,
                                       std::string_view version);
+/// `spec` without any pin, as compact JSON: the run's spec as its request gave it ("{}" when
+/// nothing else is in it). Two specs that differ only by their pins read the same.
+[[nodiscard]] std::string unpinned(std::string_view spec);
 
 /// The one promoted candidate of `kind` among `all` (the current version), if any.
 [[nodiscard]] const candidate* current_of(const std::vector<candidate>& all, artefact kind);

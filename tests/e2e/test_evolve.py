@@ -212,6 +212,15 @@ def test_a_candidate_that_saves_steps_is_promoted_by_a_second_person_and_pins_ne
         assert current(n)[0] == cid
         after, _ = waiting_run(n)
         assert n.run(after)["versions"] == versions(knowledge_base=cid), n.run(after)
+        # A retried submission is the same run, though the kernel pinned the versions into it.
+        retried = []
+        for _ in range(2):
+            status, _, doc = n.json("POST", "/v1/goals", {"goal": "is checkout healthy?"},
+                                    headers={"Idempotency-Key": "evolve-retry"})
+            retried.append((status, doc.get("run", {}).get("id")))
+        assert [s for s, _ in retried] == [201, 200] and retried[0][1] == retried[1][1], retried
+        status, _, doc = n.json("POST", f"/v1/runs/{retried[0][1]}/cancel", {})
+        assert status in (200, 202) and n.wait_run(retried[0][1], timeout=60)["state"] == "cancelled"
         # kill -9 while both wait: each resumes on the version it pinned, the promotion stands.
         n.kill9()
         n.start()

@@ -11,6 +11,7 @@
 #include "core/base/json.hpp"
 #include "core/conversation/follow_up.hpp"
 #include "core/conversation/steering.hpp"
+#include "core/evolve/candidate.hpp"
 #include "core/journal/compare.hpp"
 #include "core/journal/fork.hpp"
 #include "core/model/fork_origin.hpp"
@@ -71,7 +72,8 @@ void submit_run(server_context& ctx, const request& req, responder res, goal_req
       if (auto* p = std::get_if<reply>(&loaded))
         return res.send(std::move(*p));
       const auto& run = std::get<sreh::run>(loaded);
-      if (!r->created && (run.goal != text || run.spec != spec))
+      // The kernel pins today's versions into a goal run's spec: a retry is compared without.
+      if (!r->created && (run.goal != text || evolve::unpinned(run.spec) != evolve::unpinned(spec)))
         return res.send(
           problem(422, "idempotency-key-reuse",
                   fmt::format("Idempotency-Key reused with a different {} (it names run {})",
