@@ -2,8 +2,10 @@
 #include <caf/test/unit_test.hpp>
 
 #include <string>
+#include <vector>
 
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 #include "core/model/json_codecs.hpp"
 
 using namespace sreh;
@@ -287,4 +289,24 @@ CAF_TEST(quote escapes) {
   for (int c = 0; c < 256; ++c)
     all.push_back(static_cast<char>(c));
   CAF_CHECK(json::parse(json::quote(all)).has_value());
+}
+
+CAF_TEST(build reuses its buffer and nests) {
+  // A text built inside another's writer gets a buffer of its own: the outer text is intact.
+  auto outer = json::build([](json::writer& w) {
+    w.StartObject();
+    json::field(w, "a", 1);
+    auto inner = json::object("b", std::string(300, 'x'), "c", true);
+    json::field(w, "inner", json::raw_text{inner});
+    json::field(w, "d", "after");
+    w.EndObject();
+  });
+  CAF_CHECK_EQUAL(outer, R"({"a":1,"inner":{"b":")" + std::string(300, 'x') +
+                           R"(","c":true},"d":"after"})");
+  // A large text, then a small one: the second holds nothing of the first.
+  auto large = json::object("big", std::string(200 * 1024, 'y'));
+  CAF_CHECK_EQUAL(large.size(), 200u * 1024u + 10u);
+  CAF_CHECK_EQUAL(json::object("n", 2), std::string{R"({"n":2})"});
+  CAF_CHECK_EQUAL(json::array(std::vector<int>{1, 2}, [](json::writer& w, int i) { w.Int(i); }),
+                  std::string{"[1,2]"});
 }
