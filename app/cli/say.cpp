@@ -89,6 +89,10 @@ void print_conversation(const style& st, const rapidjson::Value& run,
                   st.bold(str(c, "entity")).c_str(), str(c, "author").c_str(),
                   static_cast<long long>(num(c, "step")), truncate(str(c, "said"), 120).c_str());
   }
+  if (const auto& p = member(run, "paused"); p.IsObject())
+    std::printf("\n%s by %s at step %lld (\"%s\"): it decides nothing until \"resume\"\n",
+                st.bold("paused").c_str(), str(p, "author").c_str(),
+                static_cast<long long>(num(p, "step")), truncate(str(p, "said"), 120).c_str());
   if (messages == nullptr || !messages->IsArray() || messages->GetArray().Empty())
     return;
   std::printf("\n%s\n", st.bold("conversation").c_str());

@@ -7,6 +7,7 @@
 
 #include "core/base/json.hpp"
 #include "core/base/text.hpp"
+#include "core/conversation/steering.hpp"
 
 namespace sreh::conversation {
 
@@ -83,6 +84,10 @@ void status(writer& w, const postmortem::document& d) {
   if (ended(d))
     w.line(fmt::format("The run ended ({}): {}", d.outcome,
                        d.summary.empty() ? "no conclusion was written." : d.summary));
+  else if (auto p = pause_of(w.steps))
+    w.line(fmt::format("The run is paused: {} said \"{}\" at step {}, and it decides nothing "
+                       "until someone says \"resume\".",
+                       p->author, utf8_prefix(p->said, 200), p->step));
   else
     w.line("The run is still working.");
   if (last != nullptr)

@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 #include "core/base/text.hpp"
 #include "core/model/json_fields.hpp"
 
@@ -164,12 +165,15 @@ reading read(std::string_view text) {
     if (auto x = after(s, "start with "); !x.empty())
       return {form::check_first, std::move(x)};
   }
-  if (all.size() == 1) {
+  if (!all.empty()) {
+    // A command is the message's first clause; what follows is its reason ("pause, the db is
+    // being failed over", "Stop. I will take it from here.").
+    const auto head = clip_subject(all[0]);
     for (auto [word, f] : {std::pair{"stop", form::stop}, std::pair{"abort", form::stop},
                            std::pair{"pause", form::pause}, std::pair{"hold on", form::pause},
                            std::pair{"resume", form::resume}, std::pair{"continue", form::resume},
                            std::pair{"go on", form::resume}})
-      if (is_command(all[0], word))
+      if (is_command(head, word))
         return {f, {}};
   }
   auto t = trim(text);
@@ -269,6 +273,34 @@ std::vector<directive> directives_of(const std::vector<step>& journal, form f) {
 
 std::vector<constraint> constraints_of(const std::vector<step>& journal) {
   return directives_of(journal, form::constraint);
+}
+
+std::optional<directive> pause_of(const std::vector<step>& journal) {
+  for (auto s = journal.rbegin(); s != journal.rend(); ++s) {
+    if (s->kind != step_kind::message || s->state != step_state::succeeded)
+      continue;
+    auto res = json::parse_object(s->result);
+    auto args = json::parse_object(s->args);
+    if (!res || !args)
+      continue;
+    auto what = json::string_or(*res, "form");
+    if (what == to_string(form::resume))
+      return std::nullopt;
+    if (what == to_string(form::pause))
+      return directive{{},
+                       json::string_or(*args, "text"),
+                       json::string_or(*args, "author"),
+                       json::string_or(*args, "id"),
+                       s->n};
+  }
+  return std::nullopt;
+}
+
+std::string pause_json(const std::optional<directive>& pause) {
+  if (!pause)
+    return "null";
+  return json::object("author", pause->author, "said", pause->said, "message", pause->message_id,
+                      "step", pause->step);
 }
 
 const constraint* constraint_on(const std::vector<constraint>& all, std::string_view target) {

@@ -16,6 +16,7 @@
 // that denies every mutating action on its entities (so no reasoner can ignore it). Pure.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -65,6 +66,13 @@ using constraint = directive;
 
 /// The constraints the run's `message` steps set: `directives_of(journal, form::constraint)`.
 [[nodiscard]] std::vector<constraint> constraints_of(const std::vector<step>& journal);
+
+/// The pause in force: the run's last pause or resume message, when it is a pause (its
+/// `entity` empty); none when the run is not paused.
+[[nodiscard]] std::optional<directive> pause_of(const std::vector<step>& journal);
+
+/// The wire shape of a pause: `{"author","said","message","step"}`, or null for none.
+[[nodiscard]] std::string pause_json(const std::optional<directive>& pause);
 
 /// The constraint on `target` (its entity, compared case-insensitively), or null.
 [[nodiscard]] const constraint* constraint_on(const std::vector<constraint>& all,

@@ -7,6 +7,7 @@
   investigates keeps the rollback from ever being proposed;
 - "check cart-cache first" makes cart-cache the next entity the run describes (without the
   message the walk reaches it late), and the run still mitigates;
+- "pause" holds the run (across a kill -9) until "resume", and a cancel ends a paused run;
 - kill -9 right after a message is committed and before the run sees it: after the restart the
   run takes it exactly once;
 - a question is answered from the journal, on an ended run and on a working one, citing the
@@ -135,6 +136,49 @@ def test_a_message_while_the_run_investigates_keeps_the_rollback_from_being_prop
         assert m["n"] <= 5, m
         assert r["state"] == "succeeded" and "bad_deploy" in r["conclusion"], r
         assert "deploy.rollback on checkout not done" in r["conclusion"], r["conclusion"]
+        n.stop()
+
+
+def test_pause_holds_the_run_across_a_kill_until_resume_and_a_cancel_ends_a_paused_run():
+    with TempDir() as d:
+        n = node(d, "autonomous", delay_ms=150)
+        run_id = submit(n)
+        wait_for_step(n, run_id, 2)
+        status, _, doc = say(n, run_id, "pause, the db is being failed over")
+        assert status == 201, (status, doc)
+        wait_until(lambda: message_steps(n, run_id), 60, "the pause taken")
+        [p] = message_steps(n, run_id)
+        r = n.run(run_id)
+        assert r["state"] == "running" and r["paused"]["step"] == p["n"], r
+        assert r["paused"]["author"] == "otto", r
+        status, _, doc = say(n, run_id, "what are you doing?")
+        assert status == 201 and "The run is paused: otto said" in doc["reply"]["text"], doc
+        # Paused across a crash: the restarted node reads the pause back from the journal.
+        n.kill9()
+        n.start()
+        assert n.run(run_id)["paused"]["step"] == p["n"]
+        code, out, err = sreh_cli(["show", run_id, "--server", f"127.0.0.1:{n.port}"],
+                                  token=tok("otto"))
+        assert code == 0 and f"paused by otto at step {p['n']}" in out, (code, out, err)
+        status, _, doc = say(n, run_id, "resume")
+        assert status == 201, (status, doc)
+        r = n.wait_run(run_id, timeout=90)
+        assert r["state"] == "succeeded" and r["paused"] is None, r
+        steps = n.steps(run_id)
+        # Nothing was decided while paused: the question's message and reply, then the resume,
+        # right after the pause; then the run went on and mitigated.
+        kinds = [(s["kind"], s["n"]) for s in steps if s["n"] > p["n"]][:3]
+        assert kinds == [("message", p["n"] + 1), ("reply", p["n"] + 2),
+                         ("message", p["n"] + 3)], kinds
+        assert [s for s in steps if s["tool"] == "deploy.rollback" and s["state"] == "succeeded"]
+        # A cancel ends a paused run at once.
+        other = submit(n)
+        wait_for_step(n, other, 2)
+        assert say(n, other, "hold on")[0] == 201
+        wait_until(lambda: message_steps(n, other), 60, "the second pause taken")
+        status, _, doc = n.json("POST", f"/v1/runs/{other}/cancel", {}, token=tok("otto"))
+        assert status in (200, 202), (status, doc)
+        assert n.wait_run(other, timeout=30)["state"] == "cancelled"
         n.stop()
 
 

@@ -233,6 +233,8 @@ void advance(self_ptr self) {
     }
   if (!st.inbox.empty())
     return take_messages(self);
+  if (st.pause)
+    return hold(self);
   if (j.r.kind == "flow")
     return advance_flow(self);
   if (!st.provider_error.empty())
@@ -410,7 +412,7 @@ run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, r
                                   std::function<void()>{[source] { source->request_stop(); }});
   self->state.journal.init(*self->state.rt, std::move(r), std::move(steps));
   load_run_versions(self->state);
-  refresh_constraints(self->state);
+  refresh_steering(self->state);
   return {
     [=](create_atom) -> caf::result<kernel_reply> {
       create(self);
@@ -425,6 +427,7 @@ run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, r
         st.cancelled_by = by;
         st.cancel.request_stop(); // the in-flight tool sees it through its stop_token
       }
+      wake(self); // a paused run ends now
       return rp;
     },
     [=](committed_atom, std::uint64_t token, sreh::error& err, std::string& existing) {

@@ -67,6 +67,9 @@ struct run_state_t {
   std::vector<conversation::message> inbox;
   /// The run's policy with the constraints its messages set as rules; null while there are none.
   std::shared_ptr<const policy::policy_set> constrained_policy;
+  /// The pause its messages put the run in ("pause" until "resume"): it decides nothing more.
+  std::optional<conversation::directive> pause;
+  bool holding = false; // paused and idle: a message or a cancel wakes it (run/conversation.cpp)
   static inline const char* name = "sreh.run";
 };
 
@@ -132,8 +135,12 @@ void recall(self_ptr self);
 /// The entities (name, kind) the run's tool results described so far.
 [[nodiscard]] std::vector<conversation::known_entity> known_entities(const std::vector<step>& steps,
                                                                      const tool_registry& tools);
-/// Rebuilds the run's constrained policy from the constraints of its message steps.
-void refresh_constraints(run_state_t& st);
+/// Rebuilds what the run's message steps ask of it: the constrained policy and the pause.
+void refresh_steering(run_state_t& st);
+/// The run is paused: it waits, idle, for its next message or a cancel.
+void hold(self_ptr self);
+/// A message or a cancel reached a holding run: it decides again.
+void wake(self_ptr self);
 /// Messages delivered to the actor: kept (once each, in seq order) until the next decision.
 void on_messages(self_ptr self, std::vector<conversation::message> ms);
 /// Journals the kept messages as message steps and commits; "stop" ends the run.

@@ -2,7 +2,8 @@
 // message to the run's actor, which keeps it until its next decision, then journals a `message`
 // step for it (marked taken in the same batch: exactly once, whatever crashes between). A
 // constraint ("do not touch X") becomes a rule of the run's own policy that denies every
-// mutating action on X, so no reasoner can ignore it; "stop" ends the run.
+// mutating action on X, so no reasoner can ignore it; "stop" ends the run; "pause" holds it
+// (durably: the pause is read back from its journal) until "resume".
 
 #include <fmt/format.h>
 
@@ -46,7 +47,8 @@ std::vector<conversation::known_entity> known_entities(const std::vector<step>& 
   return out;
 }
 
-void refresh_constraints(run_state_t& st) {
+void refresh_steering(run_state_t& st) {
+  st.pause = conversation::pause_of(st.journal.steps);
   auto all = conversation::constraints_of(st.journal.steps);
   if (all.empty()) {
     st.constrained_policy.reset();
@@ -80,6 +82,24 @@ void on_messages(self_ptr self, std::vector<conversation::message> ms) {
   }
   std::sort(st.inbox.begin(), st.inbox.end(),
             [](const auto& a, const auto& b) { return a.seq < b.seq; });
+  if (!st.inbox.empty())
+    wake(self);
+}
+
+void hold(self_ptr self) {
+  auto& st = self->state;
+  if (!st.holding)
+    st.rt->log->info("run {}: paused by {} at step {}; waiting for \"resume\"", st.journal.r.id,
+                     st.pause->author, st.pause->step);
+  st.holding = true;
+}
+
+void wake(self_ptr self) {
+  auto& st = self->state;
+  if (!st.holding)
+    return; // it is busy: it takes the message at its next decision
+  st.holding = false;
+  advance(self);
 }
 
 void take_messages(self_ptr self) {
@@ -105,7 +125,7 @@ void take_messages(self_ptr self) {
       stopped_by = m.author;
   }
   st.inbox.clear();
-  refresh_constraints(st);
+  refresh_steering(st);
   if (!stopped_by.empty()) {
     st.cancelled_by = stopped_by;
     return finish(self, run_state::cancelled, "stopped by a message from " + stopped_by);

@@ -127,7 +127,8 @@ std::variant<run, reply> find_run(server_context& ctx, const request& req) {
   return load_run(ctx, req, id);
 }
 
-/// The run's wire shape with the constraints its messages set (docs/conversation.md).
+/// The run's wire shape with the constraints and the pause its messages set
+/// (docs/conversation.md).
 reply get_run(server_context& ctx, const request& req) {
   auto loaded = find_run(ctx, req);
   if (auto* p = std::get_if<reply>(&loaded))
@@ -139,11 +140,15 @@ reply get_run(server_context& ctx, const request& req) {
   auto doc = json::parse_object(json::to_json(r));
   auto constraints =
     json::parse(conversation::constraints_json(conversation::constraints_of(*steps)));
-  if (!doc || !constraints)
+  auto paused = json::parse(
+    conversation::pause_json(is_terminal(r.state) ? std::nullopt : conversation::pause_of(*steps)));
+  if (!doc || !constraints || !paused)
     return problem({errc::internal, "run " + r.id + ": its wire shape does not read back"}, req);
   rapidjson::Value v;
   v.CopyFrom(*constraints, doc->GetAllocator());
   doc->AddMember("constraints", v, doc->GetAllocator());
+  v.CopyFrom(*paused, doc->GetAllocator());
+  doc->AddMember("paused", v, doc->GetAllocator());
   return json_reply(200, json::stringify(*doc));
 }
 

@@ -2,6 +2,7 @@
 // core/conversation: the wire shape of a message, the steering forms a run reads, how their
 // subjects resolve to the entities a run has seen, the constraints message steps set, and the
 // answers to questions about a run, and what a follow-up run starts from.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,12 @@ CAF_TEST(the steering forms are found in any sentence and their subjects are cli
   CAF_CHECK(form_of("Stop the run.") == cv::form::stop);
   CAF_CHECK(form_of("pause please") == cv::form::pause);
   CAF_CHECK(form_of("resume") == cv::form::resume);
+  // A command is the first clause; its reason may follow.
+  CAF_CHECK(form_of("pause, the db is being failed over") == cv::form::pause);
+  CAF_CHECK(form_of("Stop. I will take it from here.") == cv::form::stop);
+  CAF_CHECK(form_of("hold on while we check the release") == cv::form::pause);
+  CAF_CHECK(form_of("stop guessing and read the logs") == cv::form::note);
+  CAF_CHECK(form_of("the errors stop at 10:02. pause") == cv::form::note);
   CAF_CHECK(form_of("why checkout?") == cv::form::question);
   CAF_CHECK(form_of("What else could it have been") == cv::form::question);
   CAF_CHECK(form_of("the release went out at 09:00") == cv::form::note);
@@ -128,6 +135,41 @@ CAF_TEST(constraints come from message steps that read as constraints) {
   CAF_CHECK_EQUAL(cv::describe(all[0]),
                   "constraint from alice at step 2: \"leave payments-db alone\"");
   CAF_CHECK(cv::constraints_json(all).find(R"("entity":"checkout-db")") != std::string::npos);
+}
+
+CAF_TEST(a pause holds until the next resume and a working run says so) {
+  auto pause = [](std::int64_t n, std::string text) {
+    return message_step(n, std::move(text), cv::reading_json({cv::form::pause, {}}, {}));
+  };
+  auto resume = [](std::int64_t n) {
+    return message_step(n, "resume", cv::reading_json({cv::form::resume, {}}, {}));
+  };
+  auto note = message_step(4, "fyi", cv::reading_json({cv::form::note, {}}, {}));
+  CAF_CHECK_EQUAL(form_of("Please pause."), cv::form::pause);
+  CAF_CHECK_EQUAL(form_of("go on"), cv::form::resume);
+  CAF_CHECK(!cv::pause_of({}).has_value());
+  CAF_CHECK_EQUAL(cv::pause_json(std::nullopt), "null");
+  // The last pause or resume decides; a note after a pause does not lift it.
+  std::vector<step> journal{pause(2, "hold on, db failover"), note};
+  auto p = cv::pause_of(journal);
+  CAF_REQUIRE(p.has_value());
+  CAF_CHECK_EQUAL(p->step, 2);
+  CAF_CHECK_EQUAL(p->author, "alice");
+  CAF_CHECK_EQUAL(p->said, "hold on, db failover");
+  CAF_CHECK_EQUAL(cv::pause_json(p), R"({"author":"alice","said":"hold on, db failover",)"
+                                     R"("message":"msg_2","step":2})");
+  journal.push_back(resume(5));
+  CAF_CHECK(!cv::pause_of(journal).has_value());
+  journal.push_back(pause(6, "pause"));
+  auto again = cv::pause_of(journal);
+  CAF_REQUIRE(again.has_value());
+  CAF_CHECK_EQUAL(again->step, 6);
+  // A paused working run answers "what are you doing?" with the pause, citing its step.
+  postmortem::document d;
+  d.outcome = "running";
+  auto a = cv::answer_from("what are you doing?", d, journal);
+  CAF_CHECK(a.text.find("The run is paused: alice said \"pause\" at step 6") != std::string::npos);
+  CAF_CHECK(std::find(a.cited.begin(), a.cited.end(), 6) != a.cited.end());
 }
 
 namespace {
