@@ -90,6 +90,13 @@ start_gate(net::node_parts& n, const node_registries& regs, const config::node_c
     return sreh::error{err.code, "evolve: cannot read the candidates: " + err.message};
   if (auto err = n.supervise(svc->evaluator()))
     return sreh::error{err.code, "evolve: " + err.message};
+  // A promotion or rollback on another node of the cluster reaches this one as its event (the
+  // JetStream feed): the gate then reads which versions are current.
+  (void)n.hub().subscribe([g = svc.get()](const actors::event_hub::batch& b) {
+    for (const auto& e : b->events)
+      if (e.kind.rfind("candidate.", 0) == 0 && e.kind != "candidate.proposed")
+        return g->changed();
+  });
   return svc;
 }
 

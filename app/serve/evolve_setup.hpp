@@ -19,8 +19,9 @@ namespace sreh::app {
 make_versions(const node_registries& regs, const config::node_config& cfg,
               actors::model_provider_ptr provider, policy::policy_set policy);
 
-/// The candidate service over node `n`, loaded (its promoted versions current again) and its
-/// evaluator supervised by the node. `regs` and `cfg` must outlive it.
+/// The candidate service over node `n`, loaded (its promoted versions current again), its
+/// evaluator supervised by the node, and following the promotions other nodes announce. `regs`
+/// and `cfg` must outlive it.
 [[nodiscard]] expected<std::unique_ptr<actors::candidate_service>>
 start_gate(net::node_parts& n, const node_registries& regs, const config::node_config& cfg,
            std::shared_ptr<actors::version_registry> versions);

@@ -75,13 +75,19 @@ bool parse_args(int argc, char** argv, serve_args& out) {
   return true;
 }
 
-/// Blocks until SIGINT or SIGTERM; on SIGHUP reads the TLS files again (when `tls` is set).
-void wait_for_signal(net::tls_server_context* tls) {
+/// The signals the main thread waits for: SIGINT and SIGTERM stop the node, SIGHUP reloads.
+sigset_t node_signals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGHUP);
+  return set;
+}
+
+/// Blocks until SIGINT or SIGTERM; on SIGHUP reads the TLS files again (when `tls` is set).
+void wait_for_signal(net::tls_server_context* tls) {
+  const auto set = node_signals();
   int sig = 0;
   while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
     if (tls == nullptr) {
@@ -218,12 +224,8 @@ int serve_command(int argc, char** argv) {
   serve_args args;
   if (!parse_args(argc, argv, args))
     return 2;
-  // Block the shutdown signals in every thread we start; the main thread waits for them.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
+  // Block the node's signals in every thread we start; the main thread waits for them.
+  const auto set = node_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -267,13 +269,6 @@ int serve_command(int argc, char** argv) {
   if (!started_gate)
     return fail(started_gate.error().message);
   gate = std::move(*started_gate);
-  // A promotion or rollback on another node of the cluster reaches this one as its event (the
-  // JetStream feed): the gate then reads which versions are current.
-  (void)n.hub().subscribe([g = gate.get()](const actors::event_hub::batch& b) {
-    for (const auto& e : b->events)
-      if (e.kind.rfind("candidate.", 0) == 0 && e.kind != "candidate.proposed")
-        return g->changed();
-  });
   const bool api = !cfg->cluster.topo || cfg->cluster.topo->find(cfg->node_id)->has_role("api");
   // The front is a child of the node's supervision tree: restarted on the same port should its
   // io loop fail, stopped (before the kernel) when the node stops.
