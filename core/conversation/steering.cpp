@@ -277,21 +277,26 @@ std::vector<constraint> constraints_of(const std::vector<step>& journal) {
 
 std::optional<directive> pause_of(const std::vector<step>& journal) {
   for (auto s = journal.rbegin(); s != journal.rend(); ++s) {
-    if (s->kind != step_kind::message || s->state != step_state::succeeded)
-      continue;
+    if (s->kind != step_kind::message || s->state != step_state::succeeded ||
+        (s->result.find("\"pause\"") == std::string::npos &&
+         s->result.find("\"resume\"") == std::string::npos))
+      continue; // as directives_of: only a step that may say pause or resume is parsed
     auto res = json::parse_object(s->result);
-    auto args = json::parse_object(s->args);
-    if (!res || !args)
+    if (!res)
       continue;
     auto what = json::string_or(*res, "form");
     if (what == to_string(form::resume))
       return std::nullopt;
-    if (what == to_string(form::pause))
-      return directive{{},
-                       json::string_or(*args, "text"),
-                       json::string_or(*args, "author"),
-                       json::string_or(*args, "id"),
-                       s->n};
+    if (what != to_string(form::pause))
+      continue;
+    auto args = json::parse_object(s->args);
+    if (!args)
+      continue;
+    return directive{{},
+                     json::string_or(*args, "text"),
+                     json::string_or(*args, "author"),
+                     json::string_or(*args, "id"),
+                     s->n};
   }
   return std::nullopt;
 }
