@@ -1,8 +1,11 @@
 #pragma once
 
+#include <rapidjson/fwd.h>
+
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -26,6 +29,9 @@ struct tool_call {
   std::string args;            // JSON, validated against the schema
   std::string idempotency_key; // `<run id>:<step n>`
   std::stop_token cancel;      // set when the run is cancelled
+  /// `args` as parsed when the kernel checked them (`tool::parse_args`); null: not parsed. A
+  /// tool reads them from here rather than parsing `args` again.
+  std::shared_ptr<const rapidjson::Document> parsed{};
 };
 
 /// What a tool returns: a JSON result or an error message (recorded as the step's outcome).
@@ -93,6 +99,11 @@ class tool {
   /// JSON schema of the arguments (draft-07 subset: type, properties, required, enum, minimum,
   /// maximum, maxLength, additionalProperties=false).
   [[nodiscard]] virtual const std::string& schema() const = 0;
+  /// `args` parsed and checked against `schema()` (itself parsed once per tool): the arguments,
+  /// or why they do not fit ("arguments: ..." when they are not JSON; errc::internal when the
+  /// schema is not).
+  [[nodiscard]] expected<std::shared_ptr<const rapidjson::Document>>
+  parse_args(std::string_view args) const;
   [[nodiscard]] virtual risk_class risk() const = 0;
   /// Read-only and safe to repeat: re-run on recovery instead of reconciled.
   [[nodiscard]] virtual bool idempotent() const = 0;
@@ -132,6 +143,11 @@ class tool {
                                                   std::string_view /*result*/) const {
     return {};
   }
+
+ private:
+  mutable std::once_flag schema_once_;
+  mutable std::shared_ptr<const rapidjson::Document> schema_doc_;
+  mutable std::string schema_error_;
 };
 
 using tool_ptr = std::shared_ptr<tool>;

@@ -1,5 +1,6 @@
 #include "actors/tools/tool.hpp"
 #include "core/base/json.hpp"
+#include "core/base/json_schema.hpp"
 
 namespace sreh::actors {
 
@@ -30,6 +31,23 @@ action_scope tool::scope(std::string_view args) const {
     }
   }
   return sc;
+}
+
+expected<std::shared_ptr<const rapidjson::Document>> tool::parse_args(std::string_view args) const {
+  std::call_once(schema_once_, [this] {
+    if (auto doc = json::parse(schema()))
+      schema_doc_ = std::make_shared<const rapidjson::Document>(std::move(*doc));
+    else
+      schema_error_ = "tool schema is not valid JSON: " + doc.error().message;
+  });
+  if (!schema_doc_)
+    return sreh::error{errc::internal, schema_error_};
+  auto doc = json::parse(args);
+  if (!doc)
+    return sreh::error{errc::invalid_argument, "arguments: " + doc.error().message};
+  if (auto err = json::validate(*schema_doc_, *doc))
+    return err;
+  return std::make_shared<const rapidjson::Document>(std::move(*doc));
 }
 
 void tool_registry::add(tool_ptr t) {

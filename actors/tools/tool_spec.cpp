@@ -21,6 +21,8 @@ class declared_tool final : public tool {
   std::chrono::milliseconds timeout() const override { return spec_.timeout; }
 
   tool_result execute(const tool_call& call) override {
+    if (call.parsed && call.parsed->IsObject()) // checked by the kernel
+      return spec_.run(*call.parsed, tool_context{spec_.name, call});
     auto args = json::parse_object(call.args.empty() ? "{}" : call.args);
     if (!args)
       return tool_result::failure(spec_.name + ": " + args.error().message);

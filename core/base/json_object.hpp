@@ -119,31 +119,41 @@ void fields(writer& w, const KeysAndValues&... kv) {
 
 namespace detail {
 
-/// The buffer `build` writes into: one per thread, reused (it keeps its capacity), so a text
-/// costs one allocation, its result's. A `build` inside another's `fn` gets a buffer of its own.
-/// Measured: a fresh buffer per text grew (reallocated) a few times per step's payload, and
-/// those allocations from every scheduler thread contended on malloc's arenas (bench/ab.sh,
-/// SQLite C=64: 13 % fewer steps/s).
-class build_buffer {
+/// The buffer and writer `build` writes with: one pair per thread, reused (the buffer keeps its
+/// capacity, the writer its level stack), so a text costs one allocation, its result's. A
+/// `build` inside another's `fn` gets a pair of its own.
+/// Measured: a fresh buffer per text grew (reallocated) a few times per step's payload, and a
+/// fresh writer allocated its level stack (two allocations per text); those allocations from
+/// every scheduler thread contended on malloc's arenas (bench/ab.sh, SQLite C=64: 13 % fewer
+/// steps/s for the buffer alone).
+class build_scope {
  public:
-  build_buffer() : buf_(depth_++ == 0 ? shared() : own_) { buf_.Clear(); }
-  ~build_buffer() {
-    if (--depth_ == 0 && buf_.GetSize() > max_kept_bytes)
-      shared() = rapidjson::StringBuffer{}; // a rare large text: not kept for the thread's life
+  build_scope() : out_(depth_++ == 0 ? shared() : own_.emplace()) {
+    out_.buf.Clear();
+    out_.w.Reset(out_.buf);
   }
-  build_buffer(const build_buffer&) = delete;
-  build_buffer& operator=(const build_buffer&) = delete;
-  rapidjson::StringBuffer& get() { return buf_; }
+  ~build_scope() {
+    if (--depth_ == 0 && out_.buf.GetSize() > max_kept_bytes)
+      out_.buf = rapidjson::StringBuffer{}; // a rare large text: not kept for the thread's life
+  }
+  build_scope(const build_scope&) = delete;
+  build_scope& operator=(const build_scope&) = delete;
+  writer& w() { return out_.w; }
+  std::string text() const { return {out_.buf.GetString(), out_.buf.GetSize()}; }
 
  private:
+  struct output {
+    rapidjson::StringBuffer buf;
+    writer w{buf};
+  };
   static constexpr std::size_t max_kept_bytes = 64 * 1024;
-  static rapidjson::StringBuffer& shared() {
-    thread_local rapidjson::StringBuffer buf;
-    return buf;
+  static output& shared() {
+    thread_local output out;
+    return out;
   }
   static inline thread_local int depth_ = 0;
-  rapidjson::StringBuffer own_;
-  rapidjson::StringBuffer& buf_;
+  std::optional<output> own_; // before out_, which may refer to it
+  output& out_;
 };
 
 } // namespace detail
@@ -151,10 +161,9 @@ class build_buffer {
 /// The compact JSON text `fn(writer&)` writes.
 template <class Fn>
 [[nodiscard]] std::string build(Fn&& fn) {
-  detail::build_buffer b;
-  writer w(b.get());
-  fn(w);
-  return {b.get().GetString(), b.get().GetSize()};
+  detail::build_scope b;
+  fn(b.w());
+  return b.text();
 }
 
 /// Writes an object of alternating keys and values into `w`.

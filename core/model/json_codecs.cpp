@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/base/json.hpp"
+#include "core/base/json_object.hpp"
 #include "core/model/fork_origin.hpp"
 #include "core/model/json_fields.hpp"
 
@@ -164,7 +165,7 @@ expected<run> run_from_json(std::string_view text) {
   if (!doc)
     return doc.error();
   run r;
-  fields f{*doc, ""};
+  detail::fields f{*doc, ""};
   f.text("id", r.id);
   f.text("goal", r.goal);
   f.enumeration("state", r.state, parse_run_state, std::optional<run_state>{});
@@ -177,7 +178,7 @@ expected<run> run_from_json(std::string_view text) {
   f.integer("steps", r.steps);
   f.integer("tokens", r.tokens);
   if (auto* b = f.object("budget")) {
-    fields fb{*b, "budget."};
+    detail::fields fb{*b, "budget."};
     fb.integer("max_steps", r.budget.max_steps);
     fb.integer("max_tokens", r.budget.max_tokens);
     fb.time("deadline", r.budget.deadline_us);
@@ -204,7 +205,7 @@ expected<step> step_from_json(std::string_view text) {
   if (!doc)
     return doc.error();
   step s;
-  fields f{*doc, ""};
+  detail::fields f{*doc, ""};
   f.text("run_id", s.run_id);
   f.integer("n", s.n);
   f.enumeration("kind", s.kind, parse_step_kind, std::optional<step_kind>{});
@@ -230,7 +231,7 @@ expected<event> event_from_json(std::string_view text) {
   if (!doc)
     return doc.error();
   event e;
-  fields f{*doc, ""};
+  detail::fields f{*doc, ""};
   f.integer("seq", e.seq);
   f.text("id", e.id);
   f.text("run_id", e.run_id);
@@ -258,17 +259,13 @@ double cost_of_checkpoint(std::string_view checkpoint) {
 }
 
 std::string checkpoint_of(std::int64_t run_seq, double cost) {
-  rapidjson::StringBuffer buf;
-  json::writer w{buf};
-  w.StartObject();
-  w.Key("run_seq");
-  w.Int64(run_seq);
-  if (cost > 0) {
-    w.Key("cost");
-    w.Double(cost);
-  }
-  w.EndObject();
-  return {buf.GetString(), buf.GetSize()};
+  return json::build([&](json::writer& w) {
+    w.StartObject();
+    json::field(w, "run_seq", run_seq);
+    if (cost > 0)
+      json::field(w, "cost", cost);
+    w.EndObject();
+  });
 }
 
 std::int64_t run_seq_of_checkpoint(std::string_view checkpoint) {

@@ -160,7 +160,8 @@ part hypotheses(const rapidjson::Value* res) {
 /// No call repeated with nothing changed in between, no failed call retried as it was.
 part waste(const std::vector<step>& steps, const outcome::mutating_fn& mutating) {
   part p{"waste", 100, 0.20, {}};
-  std::map<std::string, std::int64_t> seen; // call → the step that made it, since the last change
+  // call (tool, arguments: views into `steps`) → the step that made it, since the last change
+  std::map<std::pair<std::string_view, std::string_view>, std::int64_t> seen;
   int repeats = 0;
   for (const auto& s : steps) {
     if (s.kind != step_kind::tool || is_recall(s) || s.state == step_state::intent)
@@ -169,8 +170,7 @@ part waste(const std::vector<step>& steps, const outcome::mutating_fn& mutating)
       seen.clear(); // the world changed: a look again is a new look
       continue;
     }
-    auto key = s.tool + " " + s.args;
-    auto [it, fresh] = seen.try_emplace(key, s.n);
+    auto [it, fresh] = seen.try_emplace({s.tool, s.args}, s.n);
     if (!fresh) {
       ++repeats;
       p.reasons.push_back(fmt::format("step {} repeats step {} ({}) with nothing changed between",

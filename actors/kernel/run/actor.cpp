@@ -10,7 +10,6 @@
 #include "core/base/failpoint.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
-#include "core/base/json_schema.hpp"
 #include "core/model/outcome.hpp"
 #include "core/quality/quality.hpp"
 
@@ -131,9 +130,10 @@ void execute(self_ptr self) {
     on_tool_done(self, s.n, false, "{}", fmt::format("unknown tool '{}'", s.tool));
     return;
   }
-  if (auto err = json::validate(t->schema(), s.args)) {
+  auto args = t->parse_args(s.args); // parsed once: the tool reads them from the call
+  if (!args) {
     on_tool_done(self, s.n, false, "{}",
-                 fmt::format("invalid arguments for '{}': {}", s.tool, err.message));
+                 fmt::format("invalid arguments for '{}': {}", s.tool, args.error().message));
     return;
   }
   // The call stops when the run is cancelled or, for a flow step with a timeout, when it is up.
@@ -145,7 +145,8 @@ void execute(self_ptr self) {
   const auto& facts = st.journal.facts(s);
   if (auto ms = facts.timeout_ms(); ms > 0)
     self->delayed_send(self, std::chrono::milliseconds(ms), step_timeout_atom::value, s.n);
-  tool_call call{st.journal.r.id, s.args, s.idempotency_key, st.step_stop.get_token()};
+  tool_call call{st.journal.r.id, s.args, s.idempotency_key, st.step_stop.get_token(),
+                 std::move(*args)};
   s.executed_at = st.rt->clock.now_us(); // journaled with the outcome: the wait ends here
   auto undoes = facts.compensates;
   if (undoes > 0) // the original call: its arguments and idempotency key

@@ -19,7 +19,6 @@
 #include "core/base/failpoint.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
-#include "core/base/json_schema.hpp"
 #include "core/llm/answer.hpp"
 #include "core/llm/wire.hpp"
 
@@ -150,8 +149,9 @@ void make_tool_step(self_ptr self, std::int64_t rs, const llm::tool_call& c,
     return reject_call(self, d,
                        fmt::format("unknown tool '{}' (the tools are: {})", c.name, known));
   }
-  if (auto err = json::validate(t->schema(), d.args))
-    return reject_call(self, d, fmt::format("invalid arguments for '{}': {}", c.name, err.message));
+  if (auto checked = t->parse_args(d.args); !checked)
+    return reject_call(
+      self, d, fmt::format("invalid arguments for '{}': {}", c.name, checked.error().message));
   propose(self, d);
 }
 

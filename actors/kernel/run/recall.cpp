@@ -11,7 +11,6 @@
 #include "actors/kernel/run/actor_impl.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
-#include "core/base/json_schema.hpp"
 #include "core/base/text.hpp"
 
 namespace sreh::actors::run_impl {
@@ -71,12 +70,14 @@ void recall(self_ptr self) {
   auto [tool, cap] = found.front();
   const auto& r = st.journal.r;
   auto args = recall_args(r, cap, static_cast<int>(st.rt->cfg.memory.recall));
-  if (auto err = json::validate(tool->schema(), args)) {
+  auto parsed = tool->parse_args(args);
+  if (!parsed) {
     st.rt->log->warn("run {}: no recall ({} does not take the recall's arguments: {})", r.id,
-                     tool->name(), err.message);
+                     tool->name(), parsed.error().message);
     return advance(self);
   }
-  tool_call call{r.id, args, fmt::format("{}:recall", r.id), st.cancel.get_token()};
+  tool_call call{r.id, args, fmt::format("{}:recall", r.id), st.cancel.get_token(),
+                 std::move(*parsed)};
   call_on(
     self, st.rt->pool, [tool, call] { return tool->execute(call); },
     [self, tool, args](tool_result res) {

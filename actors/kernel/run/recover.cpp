@@ -13,7 +13,6 @@
 #include "core/base/failpoint.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
-#include "core/base/json_schema.hpp"
 #include "core/model/outcome.hpp"
 
 namespace sreh::actors {

@@ -1,6 +1,7 @@
 #define CAF_SUITE core_json
 #include <caf/test/unit_test.hpp>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -307,6 +308,16 @@ CAF_TEST(build reuses its buffer and nests) {
   auto large = json::object("big", std::string(200 * 1024, 'y'));
   CAF_CHECK_EQUAL(large.size(), 200u * 1024u + 10u);
   CAF_CHECK_EQUAL(json::object("n", 2), std::string{R"({"n":2})"});
+  // A text whose writer stopped halfway (its `fn` threw) leaves nothing in the next.
+  try {
+    (void)json::build([](json::writer& w) {
+      w.StartObject();
+      w.Key("half");
+      throw std::runtime_error{"stop"};
+    });
+  } catch (const std::runtime_error&) {
+  }
+  CAF_CHECK_EQUAL(json::object("n", 3), std::string{R"({"n":3})"});
   CAF_CHECK_EQUAL(json::array(std::vector<int>{1, 2}, [](json::writer& w, int i) { w.Int(i); }),
                   std::string{"[1,2]"});
 }

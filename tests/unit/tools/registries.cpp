@@ -1,8 +1,10 @@
 #define CAF_SUITE registries
 #include <caf/test/unit_test.hpp>
+#include <fmt/format.h>
 
 #include "actors/gateway/provider_registry.hpp"
 #include "actors/gateway/scripted_provider.hpp"
+#include "actors/tools/tool_spec.hpp"
 #include "actors/tools/toolset_registry.hpp"
 #include "app/serve/plugins.hpp"
 
@@ -65,4 +67,40 @@ CAF_TEST(a default node config registers no test tools and the testkit flag does
   CAF_REQUIRE(app::make_tools_and_provider(regs, cfg, with).has_value());
   CAF_CHECK(with.find("test.echo") != nullptr);
   CAF_CHECK(with.find("test.record") != nullptr);
+}
+
+CAF_TEST(a declared tool reads the arguments the kernel parsed and checked) {
+  int runs = 0;
+  auto t = actors::make_tool(
+    {.name = "t.count",
+     .description = "Counts.",
+     .schema = R"({"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]})",
+     .run = [&runs](const rapidjson::Value& args, const actors::tool_context&) {
+       ++runs;
+       return actors::tool_result::success(fmt::format(R"({{"n":{}}})", args["n"].GetInt64()));
+     }});
+  auto bad = t->parse_args(R"({"n":"x"})");
+  CAF_REQUIRE(!bad);
+  CAF_CHECK(bad.error().message.find("n") != std::string::npos);
+  auto broken = t->parse_args("{");
+  CAF_REQUIRE(!broken);
+  CAF_CHECK(broken.error().message.rfind("arguments: ", 0) == 0);
+  auto ok = t->parse_args(R"({"n":7})");
+  CAF_REQUIRE(ok);
+  // The call's text says 1 and its parse says 7: the tool reads the parse.
+  actors::tool_call call{"run_1", R"({"n":1})", "run_1:1", {}, *ok};
+  CAF_CHECK_EQUAL(t->execute(call).result, std::string{R"({"n":7})"});
+  call.parsed = nullptr; // not parsed by the kernel: the tool parses the text
+  CAF_CHECK_EQUAL(t->execute(call).result, std::string{R"({"n":1})"});
+  CAF_CHECK_EQUAL(runs, 2);
+  auto unparsable =
+    actors::make_tool({.name = "t.broken",
+                       .description = "A schema that is not JSON.",
+                       .schema = "{",
+                       .run = [](const rapidjson::Value&, const actors::tool_context&) {
+                         return actors::tool_result::success("{}");
+                       }});
+  auto internal = unparsable->parse_args("{}");
+  CAF_REQUIRE(!internal);
+  CAF_CHECK(internal.error().code == errc::internal);
 }
