@@ -6,10 +6,10 @@ namespace sreh::actors {
 
 namespace {
 
-using done_fn = std::function<void(const kernel_reply&)>;
+using reply_done_fn = std::function<void(const kernel_reply&)>;
 
 template <class Handle, class... Ts>
-void ask(caf::actor_system& sys, Handle target, done_fn done, Ts... xs) {
+void ask(caf::actor_system& sys, Handle target, reply_done_fn done, Ts... xs) {
   ask_for<kernel_reply>(sys, std::move(target), std::move(done), std::move(xs)...);
 }
 
@@ -18,7 +18,7 @@ using reply_fn = std::function<void(expected<T>)>;
 
 /// `done` with the reply's error, or with `value(reply)`.
 template <class T, class Value>
-done_fn answer(reply_fn<T> done, Value value) {
+reply_done_fn answer(reply_fn<T> done, Value value) {
   return [done = std::move(done), value = std::move(value)](const kernel_reply& rep) {
     if (rep.err)
       return done(rep.err);
@@ -132,7 +132,7 @@ class kernel_facade_impl final : public kernel_facade {
 
  private:
   template <class... Ts>
-  void local(done_fn reply, Ts... xs) {
+  void local(reply_done_fn reply, Ts... xs) {
     ask(sys_, sup_, std::move(reply), std::move(xs)...);
   }
 
@@ -147,7 +147,7 @@ class kernel_facade_impl final : public kernel_facade {
 
   /// Sends a request about a run to the kernel of the node that owns it.
   template <class... Ts>
-  void route(const std::string& owner, done_fn reply, Ts... xs) {
+  void route(const std::string& owner, reply_done_fn reply, Ts... xs) {
     if (owner.empty() || cluster_ == nullptr || owner == cluster_->self_id())
       return local(std::move(reply), std::move(xs)...);
     if (auto peer = cluster_->kernel_of(owner))

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "actors/gateway/llm_provider.hpp"
 #include "actors/kernel/kernel_state.hpp"
 #include "actors/kernel/run/actor_impl.hpp"
 #include "actors/policy/policy_check.hpp"
@@ -50,22 +51,68 @@ sreh::error refusal(const run& r, std::int64_t last_seq, bool question) {
   return {};
 }
 
-/// The agent's reply to question `q` on the run `rec` reads: its text cites the steps it rests
-/// on. Taken by the run like a person's message (journaled as its `reply` step) while it works.
-conversation::message reply_to(const runtime& rt, const conversation::message& q,
-                               const postmortem::run_record& rec) {
-  auto doc = postmortem::of_run(rec.r, rec.steps, rec.approvals, rt.tools.mutating());
-  auto a = conversation::answer_from(q.text, doc, rec.steps);
+/// The agent's reply to question `q`, saying `text`. Taken by the run like a person's message
+/// (journaled as its `reply` step) while it works.
+conversation::message reply_message(const runtime& rt, const conversation::message& q,
+                                    std::string_view text) {
   conversation::message m;
   m.id = rt.ids.next("msg");
   m.run_id = q.run_id;
   m.seq = q.seq + 1;
   m.author = std::string{conversation::agent_author};
   m.kind = conversation::message_kind::reply;
-  m.text = std::string{utf8_prefix(a.text, conversation::max_text_bytes)};
+  m.text = std::string{utf8_prefix(text, conversation::max_text_bytes)};
   m.at = q.at;
   m.taken_step = q.taken_step;
   return m;
+}
+
+/// The answer to `q` from the run's own account of its journal (core/conversation/answer.hpp).
+std::string journal_answer(const runtime& rt, const conversation::message& q,
+                           const postmortem::run_record& rec) {
+  auto doc = postmortem::of_run(rec.r, rec.steps, rec.approvals, rt.tools.mutating());
+  return conversation::answer_from(q.text, doc, rec.steps).text;
+}
+
+/// The model behind a run's questions: the node's language model, unless the node replays
+/// (its answers are recorded) or decides with a deterministic provider.
+llm_provider* model_for_questions(const runtime& rt) {
+  auto* llm = rt.provider ? rt.provider->as_llm() : nullptr;
+  return llm && !llm->answers() ? llm : nullptr;
+}
+
+/// Asks the model question `q` about the run `rec` reads, with the run's context (the one its
+/// next reason step would send) and the question as the last user turn; `then(text)` in the
+/// kernel with the model's answer, its citations checked against the journal. When no model
+/// answers in text, the answer is the journal's, saying so first.
+void ask_model(kernel_self self, llm_provider& llm, const conversation::message& q,
+               std::shared_ptr<const postmortem::run_record> rec,
+               std::function<void(std::string)> then) {
+  auto& st = *self->state.rt;
+  auto prepared = llm.prepare(run_context{rec->r, rec->steps, st.tools, nullptr},
+                              conversation::model_question(q));
+  auto cell = std::make_shared<std::optional<gateway_result>>();
+  auto token = self->state.calls.add([self, cell, q, rec, then = std::move(then)] {
+    const auto& res = **cell;
+    const auto& rt = *self->state.rt;
+    if (res.ok && !res.response.text.empty()) {
+      rt.log->info("run {}: the model ({}) answered message {}", q.run_id, res.route, q.seq);
+      return then(conversation::checked_model_answer(res.response.text, std::ssize(rec->steps)));
+    }
+    auto why =
+      !res.ok ? "no model answered: " + res.error : std::string{"the model answered with no text"};
+    rt.log->warn("run {}: message {}: {}; answered from the journal", q.run_id, q.seq, why);
+    then(fmt::format("({}. This answer is from the run's journal.)\n{}", why,
+                     journal_answer(rt, q, *rec)));
+  });
+  auto handle = kernel_impl_actor{self};
+  llm.gateway().call(
+    prepared.request,
+    [handle, cell, token](gateway_result r) {
+      cell->emplace(std::move(r));
+      caf::anon_send(handle, called_atom::value, token);
+    },
+    {}, llm.route_for(rec->r));
 }
 
 /// The message's event on the run's stream: not of the run's own event sequence (run_seq 0),
@@ -179,6 +226,41 @@ void deliver(kernel_self self, std::vector<conversation::message> ms, std::funct
   consider_parked(self, run_id, std::move(then));
 }
 
+/// Commits message `m` (and the agent's `answer` to it, when it is a question) with their
+/// events, answers the request, and hands both to the run unless it has ended.
+void commit_said(kernel_self self, conversation::message m,
+                 std::optional<conversation::message> answer, bool ended,
+                 caf::typed_response_promise<kernel_reply> rp) {
+  auto& st = self->state;
+  persistence::write_batch b;
+  b.messages.push_back(m);
+  b.events.push_back(message_event(*st.rt, m));
+  if (answer) {
+    b.messages.push_back(*answer);
+    b.events.push_back(message_event(*st.rt, *answer));
+  }
+  kernel_commit(self, std::move(b), [self, m, answer, ended, rp](const sreh::error& err) mutable {
+    if (err) {
+      rp.deliver(reply_error(err.code, err.message));
+      return release_run(self, m.run_id);
+    }
+    failpoint("after_message", m.seq); // committed, not yet delivered (tests: kill -9)
+    kernel_reply rep;
+    rep.run_id = m.run_id;
+    rep.said = m;
+    if (answer)
+      rep.answered = *answer;
+    rep.created = true;
+    rp.deliver(rep);
+    if (ended)
+      return release_run(self, m.run_id);
+    std::vector<conversation::message> ms{m};
+    if (answer)
+      ms.push_back(*answer);
+    deliver(self, std::move(ms), [self, id = m.run_id] { release_run(self, id); });
+  });
+}
+
 void say_op(kernel_self self, conversation::message m,
             caf::typed_response_promise<kernel_reply> rp) {
   const bool question = conversation::read(m.text).what == conversation::form::question;
@@ -245,34 +327,17 @@ void say_op(kernel_self self, conversation::message m,
     // An ended run's journal is closed: its conversation goes on in the messages alone, each
     // read as of the run's last step.
     m.taken_step = ended ? v->r->steps : 0;
-    persistence::write_batch b;
-    b.messages.push_back(m);
-    b.events.push_back(message_event(*st.rt, m));
-    std::optional<conversation::message> answer;
-    if (v->record) {
-      answer = reply_to(*st.rt, m, *v->record);
-      b.messages.push_back(*answer);
-      b.events.push_back(message_event(*st.rt, *answer));
-    }
-    kernel_commit(
-      self, std::move(b), [self, m, answer, ended, rp, rep](const sreh::error& err) mutable {
-        if (err) {
-          rp.deliver(reply_error(err.code, err.message));
-          return release_run(self, m.run_id);
-        }
-        failpoint("after_message", m.seq); // committed, not yet delivered (tests: kill -9)
-        rep.said = m;
-        if (answer)
-          rep.answered = *answer;
-        rep.created = true;
-        rp.deliver(rep);
-        if (ended)
-          return release_run(self, m.run_id);
-        std::vector<conversation::message> ms{m};
-        if (answer)
-          ms.push_back(*answer);
-        deliver(self, std::move(ms), [self, id = m.run_id] { release_run(self, id); });
+    if (!v->record)
+      return commit_said(self, std::move(m), std::nullopt, ended, rp);
+    if (auto* llm = model_for_questions(*st.rt)) {
+      auto rec = std::make_shared<const postmortem::run_record>(std::move(*v->record));
+      return ask_model(self, *llm, m, rec, [self, m, ended, rp](std::string text) mutable {
+        auto answer = reply_message(*self->state.rt, m, text);
+        commit_said(self, std::move(m), std::move(answer), ended, rp);
       });
+    }
+    auto answer = reply_message(*st.rt, m, journal_answer(*st.rt, m, *v->record));
+    commit_said(self, std::move(m), std::move(answer), ended, rp);
   });
 }
 

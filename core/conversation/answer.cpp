@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/base/clock.hpp"
 #include "core/base/json.hpp"
 #include "core/base/text.hpp"
 #include "core/conversation/steering.hpp"
@@ -198,7 +199,7 @@ std::vector<std::int64_t> cited_in(std::string_view text) {
   return out;
 }
 
-std::string reply_json(std::int64_t question_seq, std::string_view text) {
+std::string reply_json(std::int64_t question_seq, std::string_view text, std::int64_t last_step) {
   rapidjson::StringBuffer buf;
   json::writer w{buf};
   w.StartObject();
@@ -207,10 +208,32 @@ std::string reply_json(std::int64_t question_seq, std::string_view text) {
   w.Key("cites");
   w.StartArray();
   for (auto n : cited_in(text))
-    w.Int64(n);
+    if (n <= last_step)
+      w.Int64(n);
   w.EndArray();
   w.EndObject();
   return {buf.GetString(), buf.GetSize()};
+}
+
+std::string model_question(const message& q) {
+  char at[32];
+  return fmt::format("{} asks about this run at {}: {}\n\nAnswer this question in plain text "
+                     "from the run's steps above; do not call a tool. Cite each step your "
+                     "answer rests on as \"step N\" (the [journal step N] marks), and only "
+                     "steps that are there; say so when the steps do not tell.",
+                     q.author, format_rfc3339(q.at, at), q.text);
+}
+
+std::string checked_model_answer(std::string_view text, std::int64_t last_step) {
+  std::string out{text};
+  std::vector<std::int64_t> missing;
+  for (auto n : cited_in(text))
+    if (n > last_step)
+      missing.push_back(n);
+  if (!missing.empty())
+    out += fmt::format("\n\n(Not in the journal, which has {} steps: step {}.)", last_step,
+                       fmt::join(missing, ", step "));
+  return out;
 }
 
 const char* to_string(topic t) {

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/conversation/message.hpp"
 #include "core/model/step.hpp"
 #include "core/postmortem/postmortem.hpp"
 
@@ -39,8 +40,20 @@ struct answer {
 /// The steps `text` names as "step N", in order, each once (what a reply cites).
 [[nodiscard]] std::vector<std::int64_t> cited_in(std::string_view text);
 
-/// The result a `reply` step journals: `{"in_reply_to": SEQ, "cites": [N, ...]}`.
-[[nodiscard]] std::string reply_json(std::int64_t question_seq, std::string_view text);
+/// The result a `reply` step journals: `{"in_reply_to": SEQ, "cites": [N, ...]}`, citing the
+/// steps the text names that the journal has (1 to `last_step`).
+[[nodiscard]] std::string reply_json(std::int64_t question_seq, std::string_view text,
+                                     std::int64_t last_step);
+
+/// The last user turn of the request that asks a model run's model the question `q` (the rest
+/// of the request is the run's own context): who asks and when, the question, and how to answer
+/// — in text, from the run's steps, citing them as "step N".
+[[nodiscard]] std::string model_question(const message& q);
+
+/// A model's answer `text` to a question on a run whose journal has `last_step` steps, as the
+/// reply says it: the text, and a last line naming any step it cites that the journal does not
+/// have (a model may invent one; a reply never lets it stand).
+[[nodiscard]] std::string checked_model_answer(std::string_view text, std::int64_t last_step);
 
 /// The answer to `question` from the document `d` of the run whose journal is `steps`.
 [[nodiscard]] answer answer_from(std::string_view question, const postmortem::document& d,

@@ -407,6 +407,54 @@ def test_a_message_reaches_a_model_run_as_a_user_turn_at_its_next_reason_step():
         node.stop()
 
 
+def test_a_question_to_a_model_run_is_answered_by_its_model_with_the_runs_context():
+    """docs/conversation.md, "Questions": a model run's question goes to the model with the
+    run's context and the question as the last user turn; the reply is the model's text, a step
+    it cites that the journal lacks is named as such and not cited, and when no model answers
+    the reply comes from the journal and says so."""
+    answers = [{"text": "Checking the service first.",
+                "calls": [("test_echo", '{"check": "cpu"}')]},
+               {"text": "Cause: checkout was wedged."},
+               {"text": "Because step 2 showed checkout wedged, as did step 40."},
+               {"status": 400, "error": "the model is away"}]
+    with TempDir() as d, ModelServer(answers, KEY) as srv:
+        node = Node(d, model_config("openai", srv.url), env_extra=ENV).start()
+        run_id, r, steps = run_to_end(node)
+        assert r["state"] == "succeeded", (r, kinds(steps))
+        last = max(s["n"] for s in steps)
+        assert last < 40, kinds(steps)
+        status, _, doc = node.json("POST", f"/v1/runs/{run_id}/messages",
+                                   {"text": "why checkout?"})
+        assert status == 201, doc
+        reply = doc["reply"]
+        assert reply["author"] == "agent" and reply["kind"] == "reply", reply
+        assert reply["text"] == ("Because step 2 showed checkout wedged, as did step 40.\n\n"
+                                 f"(Not in the journal, which has {last} steps: step 40.)"), reply
+        asked = srv.requests[2][2]
+        users = [x["content"] for x in asked["messages"] if x["role"] == "user"]
+        assert users[-1].startswith(f"{doc['message']['author']} asks about this run at "), users
+        assert "why checkout?" in users[-1] and "do not call a tool" in users[-1], users[-1]
+        # The run's own context came with it: its tool call and its result, numbered.
+        tool_n = [s["n"] for s in steps if s["kind"] == "tool"][-1]
+        tools = [x["content"] for x in asked["messages"] if x["role"] == "tool"]
+        assert any(t.startswith(f"[journal step {tool_n}]") for t in tools), asked["messages"]
+        # The model is away: the journal answers, saying so.
+        status, _, doc = node.json("POST", f"/v1/runs/{run_id}/messages",
+                                   {"text": "what did you do?"})
+        assert status == 201, doc
+        text = doc["reply"]["text"]
+        assert text.startswith("(no model answered: "), text
+        assert "This answer is from the run's journal.)" in text, text
+        assert len(srv.requests) == 4, len(srv.requests)
+        _, _, listed = node.json("GET", f"/v1/runs/{run_id}/messages")
+        assert [(m["author"], m["kind"]) for m in listed["messages"]][1::2] == \
+            [("agent", "reply")] * 2, listed
+        # The ended run's journal is untouched by its conversation.
+        assert node.steps(run_id) == steps
+        assert not srv.violations, srv.violations
+        node.stop()
+
+
 def test_config_errors_name_the_place():
     with TempDir() as d:
         node = Node(d, "model:\n  provider: openai\n  model: m\n", env_extra=ENV)
@@ -421,6 +469,7 @@ def test_config_errors_name_the_place():
 if __name__ == "__main__":
     run_tests([test_a_model_run_gets_the_recalled_memories_in_its_context,
                test_a_message_reaches_a_model_run_as_a_user_turn_at_its_next_reason_step,
+               test_a_question_to_a_model_run_is_answered_by_its_model_with_the_runs_context,
                test_openai_conversation, test_openai_streamed_conversation,
                test_anthropic_conversation, test_anthropic_streamed_conversation,
                test_retry_after_429_and_529_two_calls_in_one_response,

@@ -109,7 +109,7 @@ void take_messages(self_ptr self) {
   std::string stopped_by;
   for (const auto& m : st.inbox) {
     if (m.kind == conversation::message_kind::reply) { // answered by the kernel from the journal
-      j.add_message(m, conversation::reply_json(m.seq - 1, m.text));
+      j.add_message(m, conversation::reply_json(m.seq - 1, m.text, std::ssize(j.steps)));
       continue;
     }
     auto reading = conversation::read(m.text);

@@ -261,8 +261,28 @@ CAF_TEST(an answer cites the steps its facts come from and only steps that exist
 CAF_TEST(a reply step records the question it answers and the steps it cites) {
   CAF_CHECK_EQUAL(cv::cited_in("steps 3, 4 and 12; step 2; steplike 9; substep 7"),
                   (std::vector<std::int64_t>{3, 4, 12, 2}));
-  CAF_CHECK_EQUAL(cv::reply_json(4, "on the evidence of steps 3, 5"),
+  CAF_CHECK_EQUAL(cv::reply_json(4, "on the evidence of steps 3, 5", 9),
                   R"({"in_reply_to":4,"cites":[3,5]})");
+  // A step the journal does not have is not cited.
+  CAF_CHECK_EQUAL(cv::reply_json(4, "see steps 3 and 40", 9), R"({"in_reply_to":4,"cites":[3]})");
+}
+
+CAF_TEST(
+  a question to a model says who asks and how to answer and its answer keeps to the journal) {
+  cv::message q;
+  q.author = "alice";
+  q.text = "why checkout?";
+  q.at = 1'700'000'000'000'000;
+  auto turn = cv::model_question(q);
+  CAF_CHECK(turn.starts_with("alice asks about this run at 2023-11-14T22:13:20"));
+  CAF_CHECK(turn.find(": why checkout?") != std::string::npos);
+  CAF_CHECK(turn.find("do not call a tool") != std::string::npos);
+  CAF_CHECK(turn.find("\"step N\"") != std::string::npos);
+  CAF_CHECK_EQUAL(cv::checked_model_answer("the deploy (steps 2, 3)", 5),
+                  std::string{"the deploy (steps 2, 3)"});
+  CAF_CHECK_EQUAL(cv::checked_model_answer("the deploy (step 2, step 9 and step 12)", 5),
+                  std::string{"the deploy (step 2, step 9 and step 12)\n\n(Not in the journal, "
+                              "which has 5 steps: step 9, step 12.)"});
 }
 
 CAF_TEST(a follow up starts from the parents conclusion and evidence within its bound) {
