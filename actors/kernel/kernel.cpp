@@ -225,9 +225,15 @@ kernel_impl_actor::behavior_type kernel_behavior(kernel_self self, runtime_ptr r
       if (self->state.recovering)
         return caf::skip;
       auto i = self->state.runs.find(id);
-      if (i != self->state.runs.end())
-        return self->delegate(i->second, cancel_atom::value, id, by);
-      return cancel_parked(self, id, by);
+      if (i == self->state.runs.end())
+        return cancel_parked(self, id, by);
+      // Its actor cancels it. One that stopped before it answered (it parked on an approval or
+      // ended just then) leaves the run to be cancelled as the store has it.
+      auto rp = self->make_response_promise<kernel_reply>();
+      self->request(i->second, caf::infinite, cancel_atom::value, id, by)
+        .then([rp](kernel_reply& rep) mutable { rp.deliver(std::move(rep)); },
+              [self, id, by, rp](caf::error&) mutable { cancel_stored(self, id, by, rp); });
+      return rp;
     },
     [=](decide_atom, const std::string& id,
         const approval_vote& vote) -> caf::result<kernel_reply> {

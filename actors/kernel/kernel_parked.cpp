@@ -427,6 +427,12 @@ caf::result<kernel_reply> decide(kernel_self self, const std::string& approval_i
 caf::result<kernel_reply> cancel_parked(kernel_self self, const std::string& id,
                                         const std::string& by) {
   auto rp = self->make_response_promise<kernel_reply>();
+  cancel_stored(self, id, by, rp);
+  return rp;
+}
+
+void cancel_stored(kernel_self self, const std::string& id, const std::string& by,
+                   caf::typed_response_promise<kernel_reply> rp) {
   read_store(
     self, [id](persistence::run_store& s) { return s.get_run(id); },
     [self, id, by, rp](expected<std::optional<run>> found) mutable {
@@ -441,7 +447,6 @@ caf::result<kernel_reply> cancel_parked(kernel_self self, const std::string& id,
       }
       with_run(self, id, [self, id, by, rp] { cancel_op(self, id, by, rp); });
     });
-  return rp;
 }
 
 void on_timer(kernel_self self) {

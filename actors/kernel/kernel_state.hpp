@@ -123,6 +123,9 @@ caf::result<kernel_reply> decide(kernel_self self, const std::string& approval_i
                                  const approval_vote& vote);
 caf::result<kernel_reply> cancel_parked(kernel_self self, const std::string& run_id,
                                         const std::string& by);
+/// Cancels run `run_id` as the store has it (parked, or with no actor here) and answers `rp`.
+void cancel_stored(kernel_self self, const std::string& run_id, const std::string& by,
+                   caf::typed_response_promise<kernel_reply> rp);
 void on_timer(kernel_self self);
 /// Arms the kernel's wake-up for the earliest deadline of `timers`.
 void arm_timer(kernel_self self);
