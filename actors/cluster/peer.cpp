@@ -164,7 +164,8 @@ peer_actor spawn_peer(caf::actor_system& sys, cluster_member* member, runtime_pt
 }
 
 void add_peer_message_types(caf::actor_system_config& cfg) {
-  cfg.add_message_type<run_budget>("sreh::run_budget"); // inside goal_request
+  cfg.add_message_type<run_budget>("sreh::run_budget");           // inside goal_request
+  cfg.add_message_type<opening_message>("sreh::opening_message"); // inside goal_request
   cfg.add_message_type<goal_request>("sreh::goal_request");
   cfg.add_message_type<approval_vote>("sreh::approval_vote");
   cfg.add_message_type<kernel_reply>("sreh::kernel_reply");

@@ -115,18 +115,6 @@ void ask_model(kernel_self self, llm_provider& llm, const conversation::message&
     {}, llm.route_for(rec->r));
 }
 
-/// The message's event on the run's stream: not of the run's own event sequence (run_seq 0),
-/// which its actor keeps.
-event message_event(const runtime& rt, const conversation::message& m) {
-  event e;
-  e.id = rt.ids.next("evt");
-  e.run_id = m.run_id;
-  e.kind = "run.message";
-  e.at = m.at;
-  e.data = conversation::to_json(m);
-  return e;
-}
-
 /// A parked run's pending action and what the constraint check needs.
 struct pending_view {
   std::optional<run> r;
@@ -234,10 +222,10 @@ void commit_said(kernel_self self, conversation::message m,
   auto& st = self->state;
   persistence::write_batch b;
   b.messages.push_back(m);
-  b.events.push_back(message_event(*st.rt, m));
+  b.events.push_back(run_impl::message_event(*st.rt, m));
   if (answer) {
     b.messages.push_back(*answer);
-    b.events.push_back(message_event(*st.rt, *answer));
+    b.events.push_back(run_impl::message_event(*st.rt, *answer));
   }
   kernel_commit(self, std::move(b), [self, m, answer, ended, rp](const sreh::error& err) mutable {
     if (err) {

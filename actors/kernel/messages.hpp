@@ -31,9 +31,14 @@ typename Inspector::result_type inspect(Inspector& f, approval_vote& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, opening_message& x) {
+  return f(caf::meta::type_name("sreh::opening_message"), x.author, x.text);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, goal_request& x) {
   return f(caf::meta::type_name("sreh::goal_request"), x.goal, x.idempotency_key, x.submitter,
-           x.labels, x.budget, x.kind, x.parent, x.spec);
+           x.labels, x.budget, x.kind, x.parent, x.spec, x.opening);
 }
 
 template <class Inspector>

@@ -16,6 +16,7 @@ using work_impl::context_spec;
 using work_impl::read_history;
 using work_impl::run_labels;
 using work_impl::run_request;
+using work_impl::standing_constraints;
 using work_impl::tell_active_run;
 using work_impl::work_actor_state;
 using work_impl::work_history;
@@ -141,9 +142,10 @@ void start_run(work_self self) {
         [w = st.w](persistence::store& s) { return read_history(s, w, true); },
         [self, req = std::move(*req0)](expected<work_history> h) mutable {
           auto& st = self->state;
-          if (h)
+          if (h) {
             req.spec = context_spec(st.w, *h);
-          else
+            req.opening = standing_constraints(*h);
+          } else
             st.env->log->warn("work {}: its next run starts without its history: {}", st.w.id,
                               h.error().message);
           submit_run(self, std::move(req));

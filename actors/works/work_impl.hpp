@@ -63,4 +63,12 @@ void tell_active_run(work_self self);
 /// A goal run's spec with the context it starts with: `{"context": TEXT}`.
 [[nodiscard]] std::string context_spec(const works::work& w, const work_history& h);
 
+/// The most standing constraints a new run of a Work starts with (the latest are kept).
+inline constexpr std::size_t max_standing = 20;
+
+/// What a new run of a Work is told before it begins: the constraints said on the Work ("leave
+/// payments-db alone" in a comment or a trigger's text), which stand for its every run, with who
+/// said them. Steering that belongs to one run ("check X first", "pause") does not carry over.
+[[nodiscard]] std::vector<opening_message> standing_constraints(const work_history& h);
+
 } // namespace sreh::actors::work_impl

@@ -6,6 +6,7 @@
 #include "actors/works/work_impl.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
+#include "core/conversation/steering.hpp"
 #include "core/flows/inputs.hpp"
 #include "core/flows/runner.hpp"
 
@@ -136,6 +137,16 @@ void tell_active_run(work_self self) {
 
 std::string context_spec(const works::work& w, const work_history& h) {
   return json::object("context", works::run_context(w, works::said_on(h.timeline), h.runs));
+}
+
+std::vector<opening_message> standing_constraints(const work_history& h) {
+  std::vector<opening_message> out;
+  for (auto& s : works::said_on(h.timeline))
+    if (conversation::read(s.text).what == conversation::form::constraint)
+      out.push_back({std::move(s.by), std::move(s.text)});
+  if (out.size() > max_standing)
+    out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(max_standing));
+  return out;
 }
 
 } // namespace sreh::actors::work_impl

@@ -143,8 +143,9 @@ class build_scope {
 
  private:
   struct output {
+    output() : w(buf) {} // spelled out: clang does not see a nested member initializer here
     rapidjson::StringBuffer buf;
-    writer w{buf};
+    writer w;
   };
   static constexpr std::size_t max_kept_bytes = 64 * 1024;
   static output& shared() {

@@ -4,11 +4,19 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/base/expected.hpp"
 #include "core/model/run.hpp"
 
 namespace sreh {
+
+/// Something said to a run before it began: a Work's standing constraint (docs/conversation.md,
+/// "Works"). Never from a request body.
+struct opening_message {
+  std::string author;
+  std::string text;
+};
 
 /// What a client submits to start a run (`POST /v1/goals`).
 struct goal_request {
@@ -21,6 +29,8 @@ struct goal_request {
   std::string kind = "goal";
   std::string parent;
   std::string spec = "{}";
+  /// The run's first messages, committed with it and taken before its first decision.
+  std::vector<opening_message> opening;
 };
 
 /// Reads `labels` of a request (an object of at most 32 string values; keys 1..63 bytes, values

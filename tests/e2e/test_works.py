@@ -428,6 +428,24 @@ def test_a_comment_reaches_the_active_run_as_a_constraint_even_across_a_crash():
         steps = node.steps(run_id)
         assert not [s for s in steps if s["tool"] == "deploy.rollback"], steps
         assert r["state"] == "succeeded" and "constraint from e2e-admin" in r["conclusion"], r
+        # The constraint stands for the Work's next run: it is that run's first message, taken
+        # before its first decision, and the run keeps to it.
+        status, _, doc = node.json("POST", f"/v1/works/{wid}/trigger", {"text": "errors again"})
+        assert status == 200, doc
+        w = wait_work(node, wid, lambda w: len(w["runs"]) == 2 and not w["active_run"], 90,
+                      "its second run ended")
+        second = w["runs"][1]["id"]
+        status, _, msgs = node.json("GET", f"/v1/runs/{second}/messages")
+        assert status == 200, msgs
+        [m2] = msgs["messages"]
+        assert m2["text"] == text and m2["author"] == "e2e-admin" and m2["seq"] == 1, m2
+        steps2 = node.steps(second)
+        first_tool = min(s["n"] for s in steps2 if s["kind"] == "tool" and s["n"] > 1)
+        assert 0 < m2["taken_step"] < first_tool, (m2, steps2)
+        assert [c["entity"] for c in node.run(second)["constraints"]] == ["checkout"]
+        assert not [s for s in steps2 if s["tool"] == "deploy.rollback"], steps2
+        r2 = node.run(second)
+        assert "constraint from e2e-admin" in r2["conclusion"], r2
         node.stop()
 
 
@@ -465,6 +483,12 @@ def test_a_retriggered_works_run_starts_with_the_works_story():
                          if m["role"] == "user"][0]
         assert f"Work {wid}" in first_opening and "Earlier runs" not in first_opening
         assert node.run(second)["context"] in opening, node.run(second)
+        # The comment's constraint stands: the second run was told it before it began.
+        status, _, msgs = node.json("GET", f"/v1/runs/{second}/messages")
+        assert [(m["author"], m["text"]) for m in msgs["messages"]] == [("e2e-admin", said)], msgs
+        assert [c["entity"] for c in node.run(second)["constraints"]] == ["payments-db"]
+        _, _, msgs = node.json("GET", f"/v1/runs/{first}/messages")
+        assert msgs["messages"] == [], msgs  # said after the first run ended
         node.stop()
 
 

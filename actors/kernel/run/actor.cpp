@@ -275,7 +275,15 @@ void create(self_ptr self) {
   st.creator = self->make_response_promise<kernel_reply>();
   st.in_flight_outcomes.clear();
   st.next = after_commit::created;
-  submit_commit(self, st.journal.take_create_batch());
+  auto b = st.journal.take_create_batch();
+  // A new run's inbox holds only what was said to it before it began (goal_request.opening,
+  // handed over by the kernel when it spawned this actor): its first messages, committed with
+  // it and taken at its first decision.
+  for (const auto& m : st.inbox) {
+    b.messages.push_back(m);
+    b.events.push_back(message_event(*st.rt, m));
+  }
+  submit_commit(self, std::move(b));
 }
 
 void on_created(self_ptr self) {

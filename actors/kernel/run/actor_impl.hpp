@@ -143,6 +143,9 @@ void hold(self_ptr self);
 void wake(self_ptr self);
 /// Messages delivered to the actor: kept (once each, in seq order) until the next decision.
 void on_messages(self_ptr self, std::vector<conversation::message> ms);
+/// A message's event on its run's stream (`run.message`): not of the run's own event sequence
+/// (run_seq 0), which its actor keeps.
+[[nodiscard]] event message_event(const runtime& rt, const conversation::message& m);
 /// Journals the kept messages as message steps and commits; "stop" ends the run.
 void take_messages(self_ptr self);
 

@@ -71,6 +71,16 @@ void refresh_steering(run_state_t& st) {
   st.constrained_policy = std::move(p);
 }
 
+event message_event(const runtime& rt, const conversation::message& m) {
+  event e;
+  e.id = rt.ids.next("evt");
+  e.run_id = m.run_id;
+  e.kind = "run.message";
+  e.at = m.at;
+  e.data = conversation::to_json(m);
+  return e;
+}
+
 void on_messages(self_ptr self, std::vector<conversation::message> ms) {
   auto& st = self->state;
   const auto taken = st.journal.last_taken_seq();
