@@ -101,6 +101,46 @@ def test_decisions_and_cancels_reach_the_owner_and_parked_runs_fail_over():
         c.close()
 
 
+def test_messages_sent_to_another_node_reach_the_runs_owner_once():
+    """docs/conversation.md: a message or a question posted to a node that does not own the run
+    is committed by the owner's kernel, in the run's order; the run, parked on its approval
+    there, takes each once when it wakes; every node lists the same conversation."""
+    with TempDir() as d:
+        c = Cluster(d, names=("node-a", "node-b"), node_extra=REVIEW, auth=auth_block(TOKENS),
+                    token=OTTO).start_all()
+        a, b = c.nodes["node-a"], c.nodes["node-b"]
+        ids = [a.submit(f"needs approval {i}", key=f"say-{i}") for i in range(4)]
+        owner = {r: a.run(r)["node_id"] for r in ids}
+        for r in ids:
+            wait_state(a, r, "waiting")
+        for run_id, via in ((r, a if owner[r] == "node-b" else b) for r in ids[:2]):
+            status, _, said = via.json("POST", f"/v1/runs/{run_id}/messages",
+                                       {"text": "checking the dashboards meanwhile"},
+                                       headers={"Idempotency-Key": f"note-{run_id}"})
+            assert status == 201, f"message via {via.node_id}: {status} {said}"
+            status, _, again = via.json("POST", f"/v1/runs/{run_id}/messages",
+                                        {"text": "checking the dashboards meanwhile"},
+                                        headers={"Idempotency-Key": f"note-{run_id}"})
+            assert status == 200 and again["message"]["id"] == said["message"]["id"], again
+            status, _, asked = via.json("POST", f"/v1/runs/{run_id}/messages",
+                                        {"text": "what are you doing?"})
+            assert status == 201 and asked["reply"]["author"] == "agent", asked
+            assert "step" in asked["reply"]["text"], asked
+            decide(via, pending_approval(via, run_id))
+            wait_state(via, run_id, "succeeded")
+            for node in (a, b):
+                status, _, doc = node.json("GET", f"/v1/runs/{run_id}/messages")
+                assert status == 200, doc
+                got = [(m["seq"], m["author"], m["kind"]) for m in doc["messages"]]
+                assert got == [(1, "otto", "message"), (2, "otto", "message"),
+                               (3, "agent", "reply")], f"{node.node_id}: {got}"
+                assert all(m["taken_step"] > 0 for m in doc["messages"]), doc
+            steps = a.steps(run_id)
+            taken = [s["kind"] for s in steps if s["kind"] in ("message", "reply")]
+            assert taken == ["message", "message", "reply"], [s["kind"] for s in steps]
+        c.close()
+
+
 def test_a_node_without_its_peers_says_so_and_runs_goals_itself():
     with TempDir() as d:
         c = Cluster(d, node_extra="model:\n  provider: scripted\n  script:\n"
@@ -191,6 +231,7 @@ def test_bad_topology_files_are_refused_with_the_reason():
 
 if __name__ == "__main__":
     run_tests([test_decisions_and_cancels_reach_the_owner_and_parked_runs_fail_over,
+               test_messages_sent_to_another_node_reach_the_runs_owner_once,
                test_a_node_without_its_peers_says_so_and_runs_goals_itself,
                test_a_worker_only_node_runs_placed_goals_but_serves_no_api,
                test_bad_topology_files_are_refused_with_the_reason])
