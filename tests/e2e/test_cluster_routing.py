@@ -27,6 +27,13 @@ model:
 """
 
 
+def review_pair(d):
+    """Two nodes in review mode with otto's and alice's tokens: the cluster and its nodes."""
+    c = Cluster(d, names=("node-a", "node-b"), node_extra=REVIEW, auth=auth_block(TOKENS),
+                token=OTTO).start_all()
+    return c, c.nodes["node-a"], c.nodes["node-b"]
+
+
 def pending_approval(node, run_id):
     def find():
         status, _, doc = node.json("GET", f"/v1/approvals?state=pending&run={run_id}")
@@ -50,9 +57,7 @@ def wait_state(node, run_id, state, timeout=20):
 
 def test_decisions_and_cancels_reach_the_owner_and_parked_runs_fail_over():
     with TempDir() as d:
-        c = Cluster(d, names=("node-a", "node-b"), node_extra=REVIEW, auth=auth_block(TOKENS),
-                    token=OTTO).start_all()
-        a, b = c.nodes["node-a"], c.nodes["node-b"]
+        c, a, b = review_pair(d)
         ids = [a.submit(f"needs approval {i}", key=f"route-{i}") for i in range(6)]
         owner = {r: a.run(r)["node_id"] for r in ids}
         on_a = [r for r in ids if owner[r] == "node-a"]
@@ -106,9 +111,7 @@ def test_messages_sent_to_another_node_reach_the_runs_owner_once():
     is committed by the owner's kernel, in the run's order; the run, parked on its approval
     there, takes each once when it wakes; every node lists the same conversation."""
     with TempDir() as d:
-        c = Cluster(d, names=("node-a", "node-b"), node_extra=REVIEW, auth=auth_block(TOKENS),
-                    token=OTTO).start_all()
-        a, b = c.nodes["node-a"], c.nodes["node-b"]
+        c, a, b = review_pair(d)
         ids = [a.submit(f"needs approval {i}", key=f"say-{i}") for i in range(4)]
         owner = {r: a.run(r)["node_id"] for r in ids}
         for r in ids:

@@ -81,6 +81,17 @@ def message_steps(n, run_id):
     return [s for s in n.steps(run_id) if s["kind"] == "message"]
 
 
+def said_mid_investigation(d, text):
+    """A node in autonomous mode with slow tools, its run two steps in, and `text` said to it:
+    the node, the run and the message's answer."""
+    n = node(d, "autonomous", delay_ms=150)
+    run_id = submit(n)
+    wait_for_step(n, run_id, 2)
+    status, _, doc = say(n, run_id, text)
+    assert status == 201, (status, doc)
+    return n, run_id, doc
+
+
 def test_a_constraint_withdraws_the_pending_rollback_and_the_run_says_why():
     with TempDir() as d:
         n = node(d, "review")
@@ -124,11 +135,7 @@ def test_a_constraint_withdraws_the_pending_rollback_and_the_run_says_why():
 
 def test_a_message_while_the_run_investigates_keeps_the_rollback_from_being_proposed():
     with TempDir() as d:
-        n = node(d, "autonomous", delay_ms=150)
-        run_id = submit(n)
-        wait_for_step(n, run_id, 2)
-        status, _, doc = say(n, run_id, "Leave checkout alone.")
-        assert status == 201, (status, doc)
+        n, run_id, doc = said_mid_investigation(d, "Leave checkout alone.")
         r = n.wait_run(run_id, timeout=90)
         steps = n.steps(run_id)
         assert not [s for s in steps if s["tool"] == "deploy.rollback"], steps
@@ -141,11 +148,7 @@ def test_a_message_while_the_run_investigates_keeps_the_rollback_from_being_prop
 
 def test_pause_holds_the_run_across_a_kill_until_resume_and_a_cancel_ends_a_paused_run():
     with TempDir() as d:
-        n = node(d, "autonomous", delay_ms=150)
-        run_id = submit(n)
-        wait_for_step(n, run_id, 2)
-        status, _, doc = say(n, run_id, "pause, the db is being failed over")
-        assert status == 201, (status, doc)
+        n, run_id, doc = said_mid_investigation(d, "pause, the db is being failed over")
         wait_until(lambda: message_steps(n, run_id), 60, "the pause taken")
         [p] = message_steps(n, run_id)
         r = n.run(run_id)
@@ -205,11 +208,7 @@ def test_check_first_puts_that_entity_before_the_runs_own_checks():
         assert "cart-cache" in plain, plain  # the walk reaches it by itself, late
         n.stop()
     with TempDir() as d:
-        n = node(d, "autonomous", delay_ms=150)
-        steered = submit(n)
-        wait_for_step(n, steered, 2)
-        status, _, doc = say(n, steered, "Check cart-cache first, please.")
-        assert status == 201, (status, doc)
+        n, steered, doc = said_mid_investigation(d, "Check cart-cache first, please.")
         r = n.wait_run(steered, timeout=90)
         steps = n.steps(steered)
         [m] = message_steps(n, steered)
@@ -382,11 +381,7 @@ def test_questions_are_answered_from_the_journal_citing_steps_that_exist():
 
 def test_a_question_to_a_working_run_is_answered_and_journaled_with_its_reply():
     with TempDir() as d:
-        n = node(d, "autonomous", delay_ms=150)
-        run_id = submit(n)
-        wait_for_step(n, run_id, 2)
-        status, _, doc = say(n, run_id, "what are you doing?")
-        assert status == 201, (status, doc)
+        n, run_id, doc = said_mid_investigation(d, "what are you doing?")
         text = doc["reply"]["text"]
         assert "still working" in text and cited(text), text
         r = n.wait_run(run_id, timeout=90)
