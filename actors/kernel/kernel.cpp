@@ -165,19 +165,19 @@ caf::result<kernel_reply> submit(kernel_self self, goal_request& req) {
   if (r.budget.deadline_us > 0) // the request gives it relative to now
     r.budget.deadline_us += now;
   // What was said to it before it began: its actor commits these with it (run/actor.cpp).
-  auto& opening = self->state.inbox[r.id];
-  for (auto& o : req.opening) {
-    conversation::message m;
-    m.id = rt.ids.next("msg");
-    m.run_id = r.id;
-    m.seq = std::ssize(opening) + 1;
-    m.author = std::move(o.author);
-    m.text = std::string{utf8_prefix(o.text, conversation::max_text_bytes)};
-    m.at = now;
-    opening.push_back(std::move(m));
+  if (!req.opening.empty()) {
+    auto& opening = self->state.inbox[r.id];
+    for (auto& o : req.opening) {
+      conversation::message m;
+      m.id = rt.ids.next("msg");
+      m.run_id = r.id;
+      m.seq = std::ssize(opening) + 1;
+      m.author = std::move(o.author);
+      m.text = std::string{utf8_prefix(o.text, conversation::max_text_bytes)};
+      m.at = now;
+      opening.push_back(std::move(m));
+    }
   }
-  if (opening.empty())
-    self->state.inbox.erase(r.id);
   // The actor exists (and takes cancels) from now on; it answers the submitter once the run
   // is durable.
   auto a = activate(self, std::move(r), {});
