@@ -157,11 +157,34 @@ part hypotheses(const rapidjson::Value* res) {
   return p;
 }
 
-/// No call repeated with nothing changed in between, no failed call retried as it was.
+/// "2", "2–10" or "2, 5–7": ascending step numbers with consecutive ones as a range.
+std::string step_list(const std::vector<std::int64_t>& ns) {
+  std::string out;
+  for (std::size_t i = 0; i < ns.size();) {
+    auto j = i;
+    while (j + 1 < ns.size() && ns[j + 1] == ns[j] + 1)
+      ++j;
+    if (!out.empty())
+      out += ", ";
+    out += j == i ? fmt::format("{}", ns[i]) : fmt::format("{}–{}", ns[i], ns[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+/// No call repeated with nothing changed in between, no failed call retried as it was. Each
+/// call repeated is one reason, however often it was (so a looping run's score stays small):
+/// "steps 2–10 repeat step 1 (logs.search) with nothing changed between".
 part waste(const std::vector<step>& steps, const outcome::mutating_fn& mutating) {
   part p{"waste", 100, 0.20, {}};
-  // call (tool, arguments: views into `steps`) → the step that made it, since the last change
-  std::map<std::pair<std::string_view, std::string_view>, std::int64_t> seen;
+  struct repeated {
+    std::int64_t first;
+    std::string_view tool;
+    std::vector<std::int64_t> again;
+  };
+  std::vector<repeated> calls;
+  // call (tool, arguments: views into `steps`) → its entry in `calls`, since the last change
+  std::map<std::pair<std::string_view, std::string_view>, std::size_t> seen;
   int repeats = 0;
   for (const auto& s : steps) {
     if (s.kind != step_kind::tool || is_recall(s) || s.state == step_state::intent)
@@ -170,14 +193,29 @@ part waste(const std::vector<step>& steps, const outcome::mutating_fn& mutating)
       seen.clear(); // the world changed: a look again is a new look
       continue;
     }
-    auto [it, fresh] = seen.try_emplace({s.tool, s.args}, s.n);
-    if (!fresh) {
-      ++repeats;
-      p.reasons.push_back(fmt::format("step {} repeats step {} ({}) with nothing changed between",
-                                      s.n, it->second, s.tool));
-      it->second = s.n;
+    auto [it, fresh] = seen.try_emplace({s.tool, s.args}, calls.size());
+    if (fresh) {
+      calls.push_back({s.n, s.tool, {}});
+      continue;
     }
+    ++repeats;
+    calls[it->second].again.push_back(s.n);
   }
+  constexpr std::size_t max_reasons = 10;
+  std::size_t more = 0;
+  for (const auto& c : calls) {
+    if (c.again.empty())
+      continue;
+    if (p.reasons.size() == max_reasons) {
+      ++more;
+      continue;
+    }
+    p.reasons.push_back(fmt::format("{} {} {} step {} ({}) with nothing changed between",
+                                    c.again.size() == 1 ? "step" : "steps", step_list(c.again),
+                                    c.again.size() == 1 ? "repeats" : "repeat", c.first, c.tool));
+  }
+  if (more > 0)
+    p.reasons.push_back(fmt::format("and {} more call(s) repeated the same way", more));
   p.score = std::max(0, 100 - 25 * repeats);
   if (repeats == 0)
     p.reasons.push_back("no call was repeated with nothing changed");

@@ -1,4 +1,6 @@
 #define CAF_SUITE core_quality
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
 
@@ -122,6 +124,33 @@ CAF_TEST(a repeated tool call loses points but a look after an action does not )
   CAF_CHECK_EQUAL(part_score(b, "waste"), 75);
   CAF_CHECK(reasons(b).find("step 2 repeats step 1 (service.describe)") != std::string::npos);
   CAF_CHECK_GREATER(a.total, b.total);
+}
+
+CAF_TEST(a call repeated many times is one reason however often it was) {
+  std::vector<step> loop;
+  for (std::int64_t n = 1; n <= 10; ++n)
+    loop.push_back(tool_step(n, "logs.search", R"({"service":"checkout"})"));
+  loop.push_back(tool_step(11, "logs.search", R"({"service":"orders"})"));
+  loop.push_back(tool_step(12, "logs.search", R"({"service":"orders"})"));
+  loop.push_back(tool_step(13, "logs.search", R"({"service":"checkout"})"));
+  auto s = quality::of_run(finished(), loop, mutating);
+  const auto& waste = s.parts[2];
+  CAF_REQUIRE_EQUAL(waste.reasons.size(), 2u);
+  CAF_CHECK_EQUAL(waste.reasons[0],
+                  "steps 2–10, 13 repeat step 1 (logs.search) with nothing changed between");
+  CAF_CHECK_EQUAL(waste.reasons[1],
+                  "step 12 repeats step 11 (logs.search) with nothing changed between");
+  CAF_CHECK_EQUAL(waste.score, 0);
+  // Past ten repeated calls the rest are counted, not listed: the stored score stays small.
+  std::vector<step> many;
+  for (std::int64_t i = 0; i < 15; ++i) {
+    auto args = fmt::format(R"({{"service":"s{}"}})", i);
+    many.push_back(tool_step(2 * i + 1, "logs.search", args));
+    many.push_back(tool_step(2 * i + 2, "logs.search", args));
+  }
+  auto m = quality::of_run(finished(), many, mutating);
+  CAF_REQUIRE_EQUAL(m.parts[2].reasons.size(), 11u);
+  CAF_CHECK_EQUAL(m.parts[2].reasons.back(), "and 5 more call(s) repeated the same way");
 }
 
 CAF_TEST(denied proposals cost safety and a conclusion in words is judged by its citations) {
