@@ -67,11 +67,17 @@ std::string clip_subject(std::string_view s) {
 /// The subjects of a clipped phrase: split at "and", "or", "/"; articles and "service" dropped.
 std::vector<std::string> subjects_of(std::string_view phrase) {
   std::vector<std::string> out;
-  std::string p{phrase};
-  for (std::string_view sep : {" and ", " or ", "/", " nor "}) {
-    std::string::size_type at;
-    while ((at = p.find(sep)) != std::string::npos)
-      p.replace(at, sep.size(), "\x1f");
+  std::string p; // the phrase with each separator as '\x1f'
+  p.reserve(phrase.size());
+  for (std::size_t i = 0; i < phrase.size();) {
+    std::size_t skip = 0;
+    for (std::string_view sep : {" and ", " or ", "/", " nor "})
+      if (phrase.substr(i).starts_with(sep)) {
+        skip = sep.size();
+        break;
+      }
+    p += skip > 0 ? '\x1f' : phrase[i];
+    i += skip > 0 ? skip : 1;
   }
   std::string_view rest = p;
   while (!rest.empty()) {
