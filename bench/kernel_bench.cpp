@@ -236,7 +236,8 @@ result measure(net::node_parts& n, tracker& t, const options& o, int c, pg_probe
 bool set_proto_request(const options& o) {
   proto_request.goal = "bench";
   proto_request.submitter = "bench";
-  proto_request.budget.max_steps = 1000;
+  // Room for every step: with `--llm` each tool step has a reason step before it.
+  proto_request.budget.max_steps = std::max(1000, 2 * o.steps + 10);
   if (o.flow) {
     std::string text = "flow: bench\nsteps:\n";
     for (int i = 1; i <= o.steps; ++i)

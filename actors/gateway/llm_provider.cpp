@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "actors/tools/tool.hpp"
 #include "core/base/hash.hpp"
 #include "core/base/json.hpp"
@@ -70,7 +72,8 @@ decision llm_provider::decide(const run_context&) {
   return d;
 }
 
-reason_request llm_provider::prepare(const run_context& ctx, const std::string& notes) const {
+reason_request llm_provider::prepare(const run_context& ctx, const std::string& notes,
+                                     llm::prior_steps_cache* cache) const {
   llm::context_input in;
   in.system_prompt = system_prompt_;
   in.goal = ctx.r.goal;
@@ -90,10 +93,16 @@ reason_request llm_provider::prepare(const run_context& ctx, const std::string& 
       for (auto& o : ctx.tools.observations_of(s))
         if (auto* p = std::get_if<obs::past_cases>(&o))
           in.memories.insert(in.memories.end(), p->cases.begin(), p->cases.end());
-  in.steps = llm::prior_steps_of(ctx.steps);
-  for (auto& s : in.steps)
+  auto on_wire = [](llm::prior_step& s) {
     if (s.has_call)
       s.call.name = wire_tool_name(s.call.name);
+  };
+  if (cache != nullptr) {
+    in.kept_steps = &cache->of(ctx.steps, on_wire);
+  } else {
+    in.steps = llm::prior_steps_of(ctx.steps);
+    std::for_each(in.steps.begin(), in.steps.end(), on_wire);
+  }
   in.max_tokens = max_tokens_;
   auto assembled = llm::assemble_context(in, budget_);
   if (!notes.empty())
@@ -101,18 +110,20 @@ reason_request llm_provider::prepare(const run_context& ctx, const std::string& 
   reason_request out;
   out.report = assembled.report;
   out.request = std::move(assembled.request);
-  // The hash covers what the model is asked: system, messages and tools (not the route).
-  std::string canon = out.request.system;
+  // The hash covers what the model is asked: system, messages and tools (not the route), each
+  // field after a separator byte.
+  fnv1a64 h;
+  h.add(out.request.system);
   for (const auto& m : out.request.messages) {
-    canon += fmt::format("\x1e{}\x1f{}", llm::to_string(m.role), m.text);
+    h.add("\x1e").add(llm::to_string(m.role)).add("\x1f").add(m.text);
     for (const auto& c : m.tool_calls)
-      canon += fmt::format("\x1f{}\x1f{}\x1f{}", c.id, c.name, c.arguments);
-    canon +=
-      fmt::format("\x1f{}\x1f{}\x1f{}", m.result.tool_call_id, m.result.content, m.result.is_error);
+      h.add("\x1f").add(c.id).add("\x1f").add(c.name).add("\x1f").add(c.arguments);
+    h.add("\x1f").add(m.result.tool_call_id).add("\x1f").add(m.result.content).add("\x1f");
+    h.add(m.result.is_error ? "true" : "false");
   }
   for (const auto& t : out.request.tools)
-    canon += fmt::format("\x1d{}\x1f{}\x1f{}", t.name, t.description, t.parameters);
-  out.hash = "fnv1a64:" + fnv1a64_hex(canon);
+    h.add("\x1d").add(t.name).add("\x1f").add(t.description).add("\x1f").add(t.parameters);
+  out.hash = "fnv1a64:" + h.hex();
   return out;
 }
 

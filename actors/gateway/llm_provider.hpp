@@ -38,8 +38,10 @@ class llm_provider final : public model_provider {
   [[nodiscard]] llm_provider* as_llm() override { return this; }
 
   /// The request of the next turn of `ctx`'s run. `notes` are repair notes for the model (what
-  /// was wrong with its last answer), appended as a last user message.
-  [[nodiscard]] reason_request prepare(const run_context& ctx, const std::string& notes) const;
+  /// was wrong with its last answer), appended as a last user message. `cache`: the run's own,
+  /// kept between its turns (the request is the same with or without it).
+  [[nodiscard]] reason_request prepare(const run_context& ctx, const std::string& notes,
+                                       llm::prior_steps_cache* cache = nullptr) const;
 
   [[nodiscard]] model_gateway& gateway() { return *gateway_; }
   /// The route run `r` goes to first (`model.by_label`: the first rule its labels match), or

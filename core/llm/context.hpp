@@ -4,6 +4,7 @@
 // journal, and journals the report with the reason step.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -38,6 +39,30 @@ struct prior_step {
 /// thought comes from the step's decision JSON (`thought`), the call id from its
 /// `tool_call_id` when the gateway recorded one, else `call_<n>`.
 [[nodiscard]] std::vector<prior_step> prior_steps_of(const std::vector<step>& journal);
+/// One step as `prior_steps_of` shows it; nothing for a step the model is not shown.
+[[nodiscard]] std::optional<prior_step> prior_step_of(const step& s);
+
+/// `prior_steps_of` kept between the turns of one run: each turn converts only the steps that
+/// are new or changed since the last (a run's journal only grows, and a finished step stays as
+/// it is), so a turn's cost does not grow with the run's length. One per run, on its actor.
+class prior_steps_cache {
+ public:
+  /// Applied to each step once, as it is converted (the provider's tool names on the wire).
+  using fixup_fn = std::function<void(prior_step&)>;
+  /// The prior steps of `journal`, as `prior_steps_of` returns them (then `fixup`).
+  [[nodiscard]] const std::vector<prior_step>& of(const std::vector<step>& journal,
+                                                  const fixup_fn& fixup);
+
+ private:
+  struct slot {
+    std::int64_t n;
+    step_state state;
+    std::size_t result_size, decision_size;
+    bool shown; // it has an entry in steps_
+  };
+  std::vector<slot> slots_; // by journal position
+  std::vector<prior_step> steps_;
+};
 
 struct context_input {
   std::string system_prompt; // versioned and pinned per run by the caller
@@ -49,6 +74,8 @@ struct context_input {
   std::vector<obs::past_case> memories;
   std::vector<tool_spec> tools;
   std::vector<prior_step> steps; // oldest first
+  /// When set, the steps instead of `steps`, not copied (a run's prior_steps_cache).
+  const std::vector<prior_step>* kept_steps = nullptr;
   std::string model;
   std::int64_t max_tokens = 1024; // the answer's limit (not part of the input budget)
   std::optional<double> temperature;

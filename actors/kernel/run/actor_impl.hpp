@@ -29,6 +29,14 @@ enum class after_commit {
 
 /// A flow run's pinned definition, read from the run's spec once per actor (run/flow.cpp).
 struct flow_state;
+} // namespace sreh::actors::run_impl
+namespace sreh::llm {
+class prior_steps_cache;
+}
+namespace sreh::actors {
+struct reason_request;
+}
+namespace sreh::actors::run_impl {
 
 struct run_state_t {
   runtime_ptr rt;
@@ -54,8 +62,14 @@ struct run_state_t {
   run_memory_ptr model_memory;      // the provider's, between decisions (see run_memory)
   pending_calls calls;              // store reads and checks in flight
   std::shared_ptr<flow_state> flow; // a flow run's definition, once read
-  bool lease_waiting = false;       // a step waits for this node's lease (run/actor.cpp)
-  bool recalled = false;            // this actor asked memory already (run/recall.cpp)
+  /// The request a reason step journaled (its hash and context report), kept for the model
+  /// call that follows the step's commit, so a turn assembles its context once; `prepared_for`
+  /// is that step's number (a recovered step assembles it again).
+  std::shared_ptr<reason_request> prepared;
+  std::int64_t prepared_for = 0;
+  std::shared_ptr<llm::prior_steps_cache> prior_steps; // the journal as its model saw it
+  bool lease_waiting = false; // a step waits for this node's lease (run/actor.cpp)
+  bool recalled = false;      // this actor asked memory already (run/recall.cpp)
   /// A fork's own policy (docs/fork.md), or the policy version the run pinned (docs/evolve.md),
   /// loaded from its spec once per actor; null: the node's.
   std::shared_ptr<const policy::policy_set> own_policy;

@@ -48,6 +48,13 @@ std::pair<std::int64_t, std::string> repairs_so_far(const run_journal& j) {
   return {count, last};
 }
 
+/// The run's journal as its model saw it, kept between its turns.
+llm::prior_steps_cache& prior_steps(run_state_t& st) {
+  if (!st.prior_steps)
+    st.prior_steps = std::make_shared<llm::prior_steps_cache>();
+  return *st.prior_steps;
+}
+
 /// The note for the model when its last answer (before step `before`) was unusable.
 std::string notes_before(const run_journal& j, std::int64_t before) {
   for (auto i = j.steps.rbegin(); i != j.steps.rend(); ++i) {
@@ -259,12 +266,16 @@ model_gateway::delta_fn delta_publisher(const runtime_ptr& rt, std::string run_i
 void call_model(self_ptr self, llm_provider& llm, std::int64_t n) {
   auto& st = self->state;
   auto& j = st.journal;
-  std::vector<step> prior(j.steps.begin(), j.steps.begin() + (n - 1));
-  auto prepared = llm.prepare(run_context{j.r, prior, st.rt->tools, nullptr}, notes_before(j, n));
-  if (auto journaled = j.facts(n).request_hash; !journaled.empty() && journaled != prepared.hash)
-    st.rt->log->warn("run {} step {}: the request differs from the one journaled (the node's "
-                     "tools or prompt changed since)",
-                     j.r.id, n);
+  auto prepared = std::exchange(st.prepared, nullptr);
+  if (!prepared || std::exchange(st.prepared_for, 0) != n) { // recovered: assemble it again
+    std::vector<step> prior(j.steps.begin(), j.steps.begin() + (n - 1));
+    prepared = std::make_shared<reason_request>(llm.prepare(
+      run_context{j.r, prior, st.rt->tools, nullptr}, notes_before(j, n), &prior_steps(st)));
+    if (auto journaled = j.facts(n).request_hash; !journaled.empty() && journaled != prepared->hash)
+      st.rt->log->warn("run {} step {}: the request differs from the one journaled (the node's "
+                       "tools or prompt changed since)",
+                       j.r.id, n);
+  }
   auto cell = std::make_shared<std::optional<gateway_result>>();
   auto* p = &llm;
   auto token =
@@ -277,7 +288,7 @@ void call_model(self_ptr self, llm_provider& llm, std::int64_t n) {
     return;
   }
   llm.gateway().call(
-    prepared.request,
+    prepared->request,
     [handle, cell, token](gateway_result r) {
       cell->emplace(std::move(r));
       caf::anon_send(handle, called_atom::value, token);
@@ -308,8 +319,9 @@ void reason(self_ptr self, llm_provider& llm) {
                                   "(model.max_repairs is {}); the last: {}",
                                   repairs, llm.max_repairs(), last));
   auto n = j.next_step_n();
-  auto prepared = llm.prepare(run_context{j.r, j.steps, st.rt->tools, nullptr}, notes_before(j, n));
-  const auto& rep = prepared.report;
+  auto prepared = std::make_shared<reason_request>(llm.prepare(
+    run_context{j.r, j.steps, st.rt->tools, nullptr}, notes_before(j, n), &prior_steps(st)));
+  const auto& rep = prepared->report;
   // The route order of this run (model.by_label may send it to another route first).
   auto names = llm.gateway().order_names(llm.route_for(j.r));
   const auto* first = &llm.gateway().chain().front();
@@ -317,14 +329,16 @@ void reason(self_ptr self, llm_provider& llm) {
     if (!names.empty() && r.name == names.front())
       first = &r;
   auto context = json::object(
-    "messages", prepared.request.messages.size(), "tools", prepared.request.tools.size(),
+    "messages", prepared->request.messages.size(), "tools", prepared->request.tools.size(),
     "estimated_tokens", rep.estimated_tokens, "budget_tokens", rep.budget_tokens, "truncated",
     rep.truncated, "summarized", rep.summarized, "omitted", rep.omitted, "bytes_removed",
     rep.bytes_removed, "over_budget", rep.over_budget, "messages_seen", rep.messages_seen);
   j.add_reason_intent(json::object("route", first->name, "model", first->model, "chain", names,
-                                   "request_hash", prepared.hash, "system_prompt",
+                                   "request_hash", prepared->hash, "system_prompt",
                                    llm.system_prompt_version(), "context", json::raw_text{context},
                                    "repairs", repairs));
+  st.prepared = std::move(prepared);
+  st.prepared_for = n;
   commit(self, after_commit::advance); // once durable, the next advance calls the model
 }
 

@@ -50,6 +50,34 @@ bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
+/// A journal of a tool step, a failed one, an approval, a conclusion and a step at its intent.
+std::vector<step> sample_journal() {
+  std::vector<step> journal(5);
+  journal[0].n = 1;
+  journal[0].kind = step_kind::tool;
+  journal[0].state = step_state::succeeded;
+  journal[0].tool = "logs.search";
+  journal[0].args = R"({"q":"oom"})";
+  journal[0].decision = R"({"thought":"look for OOMs","detail":{},"policy":{}})";
+  journal[0].result = R"({"hits":3})";
+  journal[1].n = 2;
+  journal[1].kind = step_kind::tool;
+  journal[1].state = step_state::failed;
+  journal[1].tool = "deploy.history";
+  journal[1].decision = R"({"thought":"","tool_call_id":"toolu_9"})";
+  journal[1].error = "unknown service";
+  journal[2].n = 3;
+  journal[2].kind = step_kind::approval; // not the model's to see
+  journal[2].state = step_state::succeeded;
+  journal[3].n = 4;
+  journal[3].kind = step_kind::conclude;
+  journal[3].state = step_state::succeeded;
+  journal[3].result = R"({"conclusion":"the v42 deploy leaks memory"})";
+  journal[4].n = 5;
+  journal[4].kind = step_kind::tool; // still at its intent
+  return journal;
+}
+
 } // namespace
 
 CAF_TEST(everything fits and is sent in full) {
@@ -197,29 +225,7 @@ CAF_TEST(token estimate) {
 }
 
 CAF_TEST(prior steps from a journal) {
-  std::vector<step> journal(5);
-  journal[0].n = 1;
-  journal[0].kind = step_kind::tool;
-  journal[0].state = step_state::succeeded;
-  journal[0].tool = "logs.search";
-  journal[0].args = R"({"q":"oom"})";
-  journal[0].decision = R"({"thought":"look for OOMs","detail":{},"policy":{}})";
-  journal[0].result = R"({"hits":3})";
-  journal[1].n = 2;
-  journal[1].kind = step_kind::tool;
-  journal[1].state = step_state::failed;
-  journal[1].tool = "deploy.history";
-  journal[1].decision = R"({"thought":"","tool_call_id":"toolu_9"})";
-  journal[1].error = "unknown service";
-  journal[2].n = 3;
-  journal[2].kind = step_kind::approval; // not the model's to see
-  journal[2].state = step_state::succeeded;
-  journal[3].n = 4;
-  journal[3].kind = step_kind::conclude;
-  journal[3].state = step_state::succeeded;
-  journal[3].result = R"({"conclusion":"the v42 deploy leaks memory"})";
-  journal[4].n = 5;
-  journal[4].kind = step_kind::tool; // still at its intent
+  auto journal = sample_journal();
   auto got = prior_steps_of(journal);
   CAF_REQUIRE_EQUAL(got.size(), 3u);
   CAF_CHECK(got[0].has_call);
@@ -318,4 +324,78 @@ CAF_TEST(a persons message is a user turn and the report lists the messages sent
   auto trimmed = assemble_context(in, tight);
   CAF_CHECK(trimmed.report.omitted > 0);
   CAF_CHECK(trimmed.report.messages_seen.empty());
+}
+
+CAF_TEST(the kept prior steps are those of the journal as it grows and its steps finish) {
+  auto journal = sample_journal();
+  prior_steps_cache cache;
+  auto upper = [](prior_step& p) {
+    if (p.has_call)
+      p.call.name = "wire_" + p.call.name;
+  };
+  auto expect_same = [&] {
+    auto want = prior_steps_of(journal);
+    for (auto& p : want)
+      upper(p);
+    const auto& got = cache.of(journal, upper);
+    CAF_REQUIRE_EQUAL(got.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      CAF_CHECK_EQUAL(got[i].journal_step, want[i].journal_step);
+      CAF_CHECK_EQUAL(got[i].call.name, want[i].call.name);
+      CAF_CHECK_EQUAL(got[i].call.id, want[i].call.id);
+      CAF_CHECK_EQUAL(got[i].result, want[i].result);
+      CAF_CHECK_EQUAL(got[i].thought, want[i].thought);
+      CAF_CHECK_EQUAL(got[i].is_error, want[i].is_error);
+    }
+  };
+  expect_same();
+  CAF_CHECK_EQUAL(cache.of(journal, upper).size(), 3u);
+  // The step at its intent finishes: it is shown from now on, once.
+  journal[4].state = step_state::succeeded;
+  journal[4].tool = "metrics.query";
+  journal[4].result = R"({"p99_ms":900})";
+  expect_same();
+  CAF_CHECK_EQUAL(cache.of(journal, upper).size(), 4u);
+  // More steps; then the journal read again from the store, shorter (a recovered run).
+  step more;
+  more.n = 6;
+  more.kind = step_kind::tool;
+  more.state = step_state::in_doubt;
+  more.tool = "service.restart";
+  journal.push_back(more);
+  expect_same();
+  journal.resize(2);
+  expect_same();
+  CAF_CHECK_EQUAL(cache.of(journal, upper).size(), 2u);
+}
+
+CAF_TEST(each steps cost is counted exactly as the request is estimated) {
+  // Steps whose texts end at every size modulo 4: a budget of exactly the estimate keeps every
+  // result whole, one token less summarizes one.
+  auto in = base_input();
+  for (std::int64_t n = 1; n <= 8; ++n) {
+    auto s = call_step(n, std::string(static_cast<std::size_t>(300 + n), 'r'));
+    s.thought.append(static_cast<std::size_t>(n % 4), 't');
+    if (n % 3 == 0)
+      s.call.id.clear();
+    in.steps.push_back(s);
+  }
+  prior_step note;
+  note.journal_step = 9;
+  note.thought = "so far";
+  note.result = "the deploy correlates";
+  in.steps.push_back(note);
+  context_budget roomy;
+  roomy.max_input_tokens = 1'000'000;
+  const auto whole = assemble_context(in, roomy).report.estimated_tokens;
+  context_budget exact = roomy;
+  exact.keep_last = 0;
+  exact.max_input_tokens = whole;
+  auto fits = assemble_context(in, exact);
+  CAF_CHECK_EQUAL(fits.report.summarized, 0u);
+  CAF_CHECK_EQUAL(fits.report.estimated_tokens, whole);
+  exact.max_input_tokens = whole - 1;
+  auto over = assemble_context(in, exact);
+  CAF_CHECK_EQUAL(over.report.summarized, 1u);
+  CAF_CHECK_LESS(over.report.estimated_tokens, whole);
 }
