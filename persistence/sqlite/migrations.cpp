@@ -315,9 +315,11 @@ sreh::error exec(sqlite3* db, std::string_view path, const std::string& sql, std
   return {};
 }
 
+/// Applies `m` inside the open transaction, under a savepoint of its own: its script, `then`
+/// and its version record stand together or not at all.
 sreh::error apply(sqlite3* db, std::string_view path, const sqlite_migration& m) {
   const auto op = fmt::format("migration {}", m.version);
-  if (auto err = exec(db, path, "BEGIN IMMEDIATE", op))
+  if (auto err = exec(db, path, "SAVEPOINT migration", op))
     return err;
   const auto now_us = sreh::system_clock{}.now_us();
   auto err = exec(db, path, std::string{m.sql}, op);
@@ -326,11 +328,11 @@ sreh::error apply(sqlite3* db, std::string_view path, const sqlite_migration& m)
   if (!err)
     err = exec(db, path,
                fmt::format("INSERT INTO schema_version (version, applied_at) VALUES ({}, {});\n"
-                           "COMMIT;",
+                           "RELEASE migration;",
                            m.version, now_us),
                op);
-  if (err && sqlite3_get_autocommit(db) == 0)
-    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  if (err)
+    sqlite3_exec(db, "ROLLBACK TO migration; RELEASE migration", nullptr, nullptr, nullptr);
   return err;
 }
 
@@ -365,12 +367,26 @@ sreh::error migrate_sqlite(sqlite3* db, std::string_view path,
             fmt::format("sqlite: {} has schema version {}, newer than this build knows ({}); "
                         "use a newer sreh or another file",
                         path, current, known)};
+  // One transaction for all that are missing (a fresh file gets every migration in one commit,
+  // not one each); a failed one is rolled back alone and the ones before it are committed.
+  bool open = false;
   for (const auto& m : migrations) {
     if (m.version <= current)
       continue;
-    if (auto err = apply(db, path, m))
+    if (!open) {
+      if (auto err = exec(db, path, "BEGIN IMMEDIATE", fmt::format("migration {}", m.version)))
+        return err;
+      open = true;
+    }
+    if (auto err = apply(db, path, m)) {
+      if (sqlite3_get_autocommit(db) == 0 &&
+          sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
+        sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
       return err;
+    }
   }
+  if (open)
+    return exec(db, path, "COMMIT", "migrations");
   return {};
 }
 

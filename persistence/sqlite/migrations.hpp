@@ -22,8 +22,9 @@ struct sqlite_migration {
 [[nodiscard]] std::span<const sqlite_migration> sqlite_migrations();
 
 /// Brings `db` (the file `path`, named in errors) up to the last of `migrations`: creates the
-/// `schema_version` table if needed and applies each missing script in its own transaction,
-/// recording its version there (script, `then` and the record commit together). A database whose
+/// `schema_version` table if needed and applies the missing scripts in one transaction, each
+/// under a savepoint of its own recording its version there (script, `then` and the record stand
+/// together). A database whose
 /// version is newer than the last migration is an error naming the file and both versions; a failed
 /// script leaves the database at the previous version. Called with the write connection before any
 /// other use.
