@@ -333,7 +333,11 @@ expected<knowledge_base> load_knowledge_base(const std::string& path) {
 }
 
 expected<knowledge_base> embedded_knowledge_base() {
-  return parse_knowledge_base(embedded_knowledge_text(), "<embedded>/failure_modes.yaml");
+  // The same text every time: parsed once per process (every node, and every scenario of
+  // `sreh eval`, makes a reasoner of its own), then copied.
+  static const auto parsed =
+    parse_knowledge_base(embedded_knowledge_text(), "<embedded>/failure_modes.yaml");
+  return parsed;
 }
 
 } // namespace sreh::plugins::reasoner
