@@ -292,6 +292,101 @@ void truncate_results(std::vector<entry>& entries, const context_budget& budget,
 
 } // namespace
 
+namespace {
+
+/// Steps 2 and 3 of the strategy over `entries`, whose token costs are `costs`.
+struct trimming {
+  std::vector<entry>& entries;
+  std::vector<std::int64_t>& costs;
+  const context_budget& budget;
+  trim_report& rep;
+
+  /// Neither among the last `keep_last` steps nor conclusion-bearing: it may be trimmed.
+  [[nodiscard]] bool eligible(std::size_t i) const {
+    return i + budget.keep_last < entries.size() && !entries[i].step->conclusion_bearing;
+  }
+
+  /// 2. The oldest results become summaries while `total` is over; returns the new total.
+  std::int64_t summarize(std::int64_t total) {
+    for (std::size_t i = 0; i < entries.size() && total > budget.max_input_tokens; ++i) {
+      auto& e = entries[i];
+      if (!eligible(i))
+        continue;
+      const auto summary = summary_size(e, budget);
+      if (summary >= e.size())
+        continue;
+      rep.bytes_removed += e.size() - summary;
+      e.summary_size = summary;
+      e.state = entry::summarized;
+      ++rep.summarized;
+      auto c = cost(e);
+      total += c - costs[i];
+      costs[i] = c;
+    }
+    return total;
+  }
+
+  void omit(std::size_t i) {
+    auto& e = entries[i];
+    if (e.state == entry::summarized)
+      --rep.summarized;
+    rep.bytes_removed += e.size() + e.step->thought.size() + e.step->call.arguments.size();
+    e.state = entry::omitted;
+    ++rep.omitted;
+  }
+
+  /// 3. The oldest steps are left out, call and result together, while `total` (with a guess
+  /// at the note that names them) is over. Returns the first step not looked at, and whether
+  /// any was left out.
+  std::pair<std::size_t, bool> leave_out(std::int64_t total) {
+    bool noted = false;
+    std::size_t next = 0;
+    for (; next < entries.size() && total > budget.max_input_tokens; ++next) {
+      if (!eligible(next))
+        continue;
+      if (!noted) {
+        total += 20; // the note that says which steps are left out
+        noted = true;
+      }
+      omit(next);
+      total -= costs[next];
+    }
+    return {next, noted};
+  }
+
+  /// The note names every step left out and grows with them: leaves out more from `next` while
+  /// the exact estimate (`bare` tokens beside the opening message of `opening_size` bytes, plus
+  /// the steps sent) is over. Returns that estimate.
+  std::int64_t leave_out_for_the_note(std::size_t next, bool noted, std::int64_t bare,
+                                      std::size_t opening_size) {
+    std::int64_t kept = 0;
+    std::size_t left_out = 0;
+    std::size_t left_out_digits = 0;
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      if (entries[i].state == entry::omitted) {
+        ++left_out;
+        left_out_digits += digits(entries[i].step->journal_step);
+      } else {
+        kept += costs[i];
+      }
+    auto estimate = [&] {
+      return bare + per_message +
+             tokens(opening_size + left_out_note_size(left_out, left_out_digits)) + kept;
+    };
+    for (; next < entries.size() && noted && estimate() > budget.max_input_tokens; ++next) {
+      if (!eligible(next))
+        continue;
+      omit(next);
+      ++left_out;
+      left_out_digits += digits(entries[next].step->journal_step);
+      kept -= costs[next];
+    }
+    return estimate();
+  }
+};
+
+} // namespace
+
 assembled_context assemble_context(const context_input& in, const context_budget& budget) {
   assembled_context out;
   auto& rep = out.report;
@@ -310,78 +405,19 @@ assembled_context assemble_context(const context_input& in, const context_budget
   // The estimate without the first message, whose note grows with the steps left out.
   const auto beside_opening = total - per_message - tokens(opening_size);
   std::vector<std::int64_t> costs;
+  costs.reserve(entries.size());
   for (auto& e : entries) {
     costs.push_back(cost(e));
     total += costs.back();
   }
-  auto eligible = [&](std::size_t i) {
-    return i + budget.keep_last < entries.size() && !entries[i].step->conclusion_bearing;
-  };
-
-  // 2. The oldest results become summaries.
-  for (std::size_t i = 0; i < entries.size() && total > budget.max_input_tokens; ++i) {
-    auto& e = entries[i];
-    if (!eligible(i))
-      continue;
-    const auto summary = summary_size(e, budget);
-    if (summary >= e.size())
-      continue;
-    rep.bytes_removed += e.size() - summary;
-    e.summary_size = summary;
-    e.state = entry::summarized;
-    ++rep.summarized;
-    auto c = cost(e);
-    total += c - costs[i];
-    costs[i] = c;
-  }
-
-  // 3. The oldest steps are left out, call and result together.
-  auto omit = [&](entry& e) {
-    if (e.state == entry::summarized)
-      --rep.summarized;
-    rep.bytes_removed += e.size() + e.step->thought.size() + e.step->call.arguments.size();
-    e.state = entry::omitted;
-    ++rep.omitted;
-  };
-  bool noted = false;
-  std::size_t next = 0;
-  for (; next < entries.size() && total > budget.max_input_tokens; ++next) {
-    if (!eligible(next))
-      continue;
-    if (!noted) {
-      total += 20; // the note that says which steps are left out
-      noted = true;
-    }
-    omit(entries[next]);
-    total -= costs[next];
-  }
-  // The estimate of the request as it stands, exactly as estimate_tokens counts it once built.
-  std::int64_t kept = 0;
-  std::size_t left_out = 0;
-  std::size_t left_out_digits = 0;
-  for (std::size_t i = 0; i < entries.size(); ++i)
-    if (entries[i].state == entry::omitted) {
-      ++left_out;
-      left_out_digits += digits(entries[i].step->journal_step);
-    } else {
-      kept += costs[i];
-    }
-  auto estimate = [&] {
-    return beside_opening + per_message +
-           tokens(opening_size + left_out_note_size(left_out, left_out_digits)) + kept;
-  };
-  // The note names every step left out and grows with them: leave out more while it is over.
-  for (; next < entries.size() && noted && estimate() > budget.max_input_tokens; ++next) {
-    if (!eligible(next))
-      continue;
-    omit(entries[next]);
-    ++left_out;
-    left_out_digits += digits(entries[next].step->journal_step);
-    kept -= costs[next];
-  }
+  trimming trim{entries, costs, budget, rep};
+  total = trim.summarize(total);
+  auto [next, noted] = trim.leave_out(total);
+  [[maybe_unused]] const auto estimate =
+    trim.leave_out_for_the_note(next, noted, beside_opening, opening_size);
   out.request = build(in, entries, budget);
   rep.estimated_tokens = estimate_tokens(out.request);
-  assert(rep.estimated_tokens == estimate());
+  assert(rep.estimated_tokens == estimate); // counted from sizes as it is from the request
   rep.over_budget = rep.estimated_tokens > budget.max_input_tokens;
   for (const auto& e : entries)
     if (e.step->message_seq > 0 && e.state != entry::omitted)
