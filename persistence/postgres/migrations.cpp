@@ -344,7 +344,11 @@ CREATE UNIQUE INDEX messages_key ON messages(run_id, idempotency_key) WHERE idem
 CREATE INDEX messages_untaken ON messages(run_id) WHERE taken_step = 0 AND kind = 'message';
 )sql";
 
-constexpr std::array<migration, 13> all_migrations{{
+// Version 14: SQLite's index of unfinished runs without an IN list; PostgreSQL evaluates its
+// IN list in place, so nothing changes here.
+constexpr std::string_view schema_v14 = "-- the unfinished runs' index: SQLite only";
+
+constexpr std::array<migration, 14> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, hash_existing_events},
   {3, schema_v3, nullptr},
@@ -358,6 +362,7 @@ constexpr std::array<migration, 13> all_migrations{{
   {11, schema_v11, nullptr},
   {12, schema_v12, nullptr},
   {13, schema_v13, nullptr},
+  {14, schema_v14, nullptr},
 }};
 static_assert(follows_schema_history(all_migrations), "one numbering: store/schema_versions.hpp");
 

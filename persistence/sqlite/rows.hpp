@@ -38,7 +38,7 @@ inline constexpr const char* sql_list_runs_state_before =
 // The WHERE clause repeats the partial index's condition word for word so the planner uses it.
 inline constexpr const char* sql_unfinished_runs =
   "SELECT " SREH_RUN_COLUMNS " FROM runs WHERE node_id = ?1 AND "
-  "state IN ('pending', 'running', 'waiting') ORDER BY created_at, id";
+  "(state = 'pending' OR state = 'running' OR state = 'waiting') ORDER BY created_at, id";
 
 /// Binds all of `r` as ?1..?24 (the order of `sql_insert_run`, `sql_update_run`).
 void bind_run(stmt_use& q, const run& r);

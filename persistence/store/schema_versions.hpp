@@ -25,7 +25,7 @@ struct schema_change {
   std::string_view change;
 };
 
-inline constexpr std::array<schema_change, 13> schema_history{{
+inline constexpr std::array<schema_change, 14> schema_history{{
   {1, "runs, steps and the event log"},
   {2, "approvals; the audit hash chain over the event log; the index of succeeded tool steps"},
   {3, "relay offsets"},
@@ -39,6 +39,7 @@ inline constexpr std::array<schema_change, 13> schema_history{{
   {11, "runs: the reasoning-quality score"},
   {12, "evolution candidates"},
   {13, "runs' conversations: messages, in order, and the step that took each"},
+  {14, "the index of unfinished runs without an IN list (SQLite; nothing on PostgreSQL)"},
 }};
 
 /// The version this build migrates every backend to.

@@ -9,6 +9,7 @@
 #include "persistence/postgres/postgres_store.hpp"
 #include "persistence/sqlite/audit_verify.hpp"
 #include "persistence/sqlite/migrations.hpp"
+#include "persistence/sqlite/rows.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
 #include "persistence/store/schema_versions.hpp"
 #include "tests/support/caf_test.hpp"
@@ -56,6 +57,23 @@ struct fixture {
     sqlite_options opts;
     opts.path = path;
     return open_sqlite_store(opts);
+  }
+
+  /// The rows of EXPLAIN (or EXPLAIN QUERY PLAN) `sql` whose column `col` contains `word`.
+  int explain_count(const std::string& sql, int col, std::string_view word) {
+    sqlite3* db = nullptr;
+    sqlite3_stmt* stmt = nullptr;
+    int n = 0;
+    if (sqlite3_open(path.c_str(), &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK)
+      while (sqlite3_step(stmt) == SQLITE_ROW)
+        if (const auto* t = sqlite3_column_text(stmt, col);
+            t != nullptr &&
+            std::string_view{reinterpret_cast<const char*>(t)}.find(word) != std::string_view::npos)
+          ++n;
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return n;
   }
 
   /// Runs `sql` on the database file directly; "" or the error message.
@@ -257,7 +275,7 @@ CAF_TEST(a file of the previous numbering opens and moves to the shared one) {
   write_old_rows();
   check_opens_at_latest();
   CAF_CHECK_EQUAL(query("SELECT group_concat(version) FROM schema_version"),
-                  "1,2,3,4,5,6,7,8,9,10,11,12,13");
+                  "1,2,3,4,5,6,7,8,9,10,11,12,13,14");
 }
 
 CAF_TEST(a file at version 6 gets run kinds at version 7 and its runs read as goal runs) {
@@ -359,6 +377,25 @@ CAF_TEST(a file at version 12 gets the runs conversations at version 13) {
   CAF_REQUIRE(untaken.has_value());
   CAF_REQUIRE_EQUAL(untaken->size(), 1u);
   CAF_CHECK_EQUAL(untaken->front().text, m.text);
+}
+
+CAF_TEST(a file at version 13 gets the unfinished runs index without an IN list at version 14) {
+  make_old(sqlite_migrations().first(13));
+  const std::string update = "EXPLAIN UPDATE runs SET state = 'succeeded' WHERE id = 'run_old'";
+  // Before: the index's IN list is built as a temporary table for the old and the new row.
+  CAF_CHECK_EQUAL(explain_count(update, 1, "OpenEphemeral"), 2);
+  write_old_rows();
+  check_opens_at_latest();
+  CAF_CHECK_EQUAL(explain_count(update, 1, "OpenEphemeral"), 0);
+  CAF_CHECK_EQUAL(explain_count(std::string{"EXPLAIN QUERY PLAN "} + sqlite::sql_unfinished_runs, 3,
+                                "USING INDEX runs_unfinished"),
+                  1);
+  auto st = open();
+  CAF_REQUIRE(st.has_value());
+  auto unfinished = (*st)->unfinished_runs("n1");
+  CAF_REQUIRE(unfinished.has_value());
+  CAF_REQUIRE_EQUAL(unfinished->size(), 1u);
+  CAF_CHECK_EQUAL(unfinished->front().id, "run_old");
 }
 
 CAF_TEST(a file at version 5 gets the Works and world tables at version 6) {
