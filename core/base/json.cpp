@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "core/base/byte_scan.hpp"
+
 namespace sreh::json {
 
 namespace {
@@ -244,13 +246,7 @@ void quote_into(std::string& out, std::string_view s) {
   out.push_back('"');
   for (std::size_t i = 0; i < s.size();) {
     // A run of printable ASCII that needs no escape goes in at once.
-    std::size_t plain = i;
-    while (plain < s.size()) {
-      const auto b = static_cast<unsigned char>(s[plain]);
-      if (b < 0x20 || b >= 0x80 || b == '"' || b == '\\')
-        break;
-      ++plain;
-    }
+    const std::size_t plain = i + find_json_special(s.substr(i));
     if (plain > i) {
       out.append(s.substr(i, plain - i));
       i = plain;

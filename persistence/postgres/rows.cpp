@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <pqxx/field>
 
+#include <cstring>
+
+#include "core/base/byte_scan.hpp"
 #include "persistence/store/approval_codec.hpp"
 #include "persistence/store/row_columns.hpp"
 
@@ -43,17 +46,21 @@ std::string& array_columns::next() {
 
 array_columns& array_columns::text(std::string_view v) {
   auto& c = next();
-  // Sized for the worst case (every byte escaped) and written through a pointer without a
-  // branch per byte: a backslash is always written and kept only before '"' or '\\'. The
-  // columns are most of a commit's bytes, and JSON has a quote every few bytes.
+  // Sized for the worst case (every byte escaped), then cut to what was written: the plain runs
+  // between the quotes and backslashes (JSON has a quote every few bytes) go in at once.
   const auto at = c.size();
   c.resize(at + 2 * v.size() + 2);
   char* out = c.data() + at;
   *out++ = '"';
-  for (char ch : v) {
-    *out = '\\';
-    out += (ch == '"') | (ch == '\\');
-    *out++ = ch;
+  for (;;) {
+    const auto plain = find_quote_or_backslash(v);
+    std::memcpy(out, v.data(), plain);
+    out += plain;
+    if (plain == v.size())
+      break;
+    *out++ = '\\';
+    *out++ = v[plain];
+    v.remove_prefix(plain + 1);
   }
   *out++ = '"';
   c.resize(static_cast<std::size_t>(out - c.data()));

@@ -20,3 +20,14 @@ CAF_TEST(text elements are quoted with quotes and backslashes escaped) {
   CAF_CHECK_EQUAL(out[1], "{7,-1,0}");
   CAF_CHECK_EQUAL(cols.rows(), 3u);
 }
+
+CAF_TEST(a long text is escaped wherever its quotes and backslashes fall) {
+  std::string v, want = "{\"";
+  for (int i = 0; i < 60; ++i) { // runs of 0..22 plain bytes: every offset in a block of 16
+    v += std::string(static_cast<std::size_t>(i % 23), 'p') + (i % 2 ? "\"" : "\\");
+    want += std::string(static_cast<std::size_t>(i % 23), 'p') + (i % 2 ? "\\\"" : "\\\\");
+  }
+  array_columns cols{1};
+  cols.row().text(v);
+  CAF_CHECK_EQUAL(cols.finish()[0], want + "\"}");
+}
