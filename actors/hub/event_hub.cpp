@@ -24,18 +24,18 @@ void event_hub::unsubscribe(std::uint64_t token) {
   subs_.erase(token);
 }
 
-void event_hub::publish(const std::vector<event>& events) {
+void event_hub::publish(std::vector<event> events) {
   if (events.empty())
     return;
   auto b = std::make_shared<published_batch>();
-  b->events = events;
+  b->events = std::move(events);
   batch shared = std::move(b);
   // Copy the subscriber list so callbacks run without the lock (they may unsubscribe).
   std::vector<std::shared_ptr<subscriber>> targets;
   {
     std::lock_guard<std::mutex> lock{mtx_};
-    if (events.back().seq > 0) // 0: an ephemeral event (model.delta), never stored
-      last_seq_ = events.back().seq;
+    if (shared->events.back().seq > 0) // 0: an ephemeral event (model.delta), never stored
+      last_seq_ = shared->events.back().seq;
     targets.reserve(subs_.size());
     for (auto& [token, s] : subs_)
       targets.push_back(s);

@@ -41,7 +41,8 @@ class event_hub {
   /// Returns a token for `unsubscribe`.
   std::uint64_t subscribe(subscriber s);
   void unsubscribe(std::uint64_t token);
-  void publish(const std::vector<event>& events);
+  /// Hands `events` (one commit's, in seq order) to every subscriber as one shared batch.
+  void publish(std::vector<event> events);
   [[nodiscard]] std::size_t subscribers() const;
   /// Highest seq published so far.
   [[nodiscard]] std::int64_t last_seq() const;

@@ -79,7 +79,8 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
   // every node's commits, in the cluster-wide seq order, from the JetStream feed.
   const bool clustered = cfg.cluster.topo.has_value();
   if (!clustered)
-    p->writer_->set_events_listener([hub](const std::vector<event>& evs) { hub->publish(evs); });
+    p->writer_->set_events_listener(
+      [hub](std::vector<event> evs) { hub->publish(std::move(evs)); });
   p->writer_->start();
   if (auto err = p->record_config(policy))
     return err;

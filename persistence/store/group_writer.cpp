@@ -177,7 +177,7 @@ void group_writer::impl::process(std::vector<write_batch>& bs, std::vector<callb
   }
   if (l != nullptr && !committed.empty()) {
     try {
-      (*l)(committed);
+      (*l)(std::move(committed));
     } catch (const std::exception& ex) {
       logger("store")->error("group writer: the events listener threw: {}", ex.what());
     } catch (...) {

@@ -40,7 +40,7 @@ struct group_writer_stats {
 class group_writer final : public commit_queue {
  public:
   using callback = commit_queue::callback;
-  using events_listener = std::function<void(const std::vector<event>&)>;
+  using events_listener = std::function<void(std::vector<event>)>; // handed over
 
   group_writer(committer& s, group_writer_options opts = {});
   ~group_writer() override;
