@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/boxed.hpp"
 #include "core/base/status.hpp"
 #include "core/conversation/message.hpp"
 #include "core/evolve/candidate.hpp"
@@ -25,21 +26,23 @@ namespace sreh::persistence {
 /// One run's writes for one durable commit. Batches from many runs are applied in one
 /// transaction by the group-commit writer (transactional outbox: step rows, the run's checkpoint
 /// and the events they produce commit together or not at all).
+// The run rows and Works, which most batches lack or carry one of, are `boxed`: a pointer each
+// when absent, where a batch queued by each of 10,000 runs in flight held two of each by value.
 struct write_batch {
   /// Insert a new run. When another run already holds `create->idempotency_key` (non-empty),
   /// nothing of this batch is applied and the result names the existing run.
-  std::optional<run> create;
+  boxed<run> create;
   /// Replace the stored row of an existing run (state, checkpoint, counters, ...).
-  std::optional<run> update;
+  boxed<run> update;
   /// Upsert by (run_id, n): the intent inserts, the outcome replaces.
   std::vector<step> steps;
   /// Upsert by id: a new approval, or its votes and state after a decision.
   std::vector<approval> approvals;
   /// Insert a new Work. When another Work already holds `create_work->idempotency_key`
   /// (non-empty), nothing of this batch is applied and the result names the existing Work.
-  std::optional<works::work> create_work;
+  boxed<works::work> create_work;
   /// Replace the stored row of an existing Work.
-  std::optional<works::work> update_work;
+  boxed<works::work> update_work;
   /// Template versions, inserted when absent (a version's text never changes).
   std::vector<works::stored_template> templates;
   /// World state: each replaces the entity's current row and is added to its history under its

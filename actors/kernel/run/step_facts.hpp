@@ -7,12 +7,12 @@
 // run and a recovered one see the same facts, and every later look is typed.
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/base/boxed.hpp"
 #include "core/base/clock.hpp"
 #include "core/flows/flow.hpp"
 #include "core/flows/runner.hpp"
@@ -44,26 +44,9 @@ struct runs_wait {
   std::vector<std::string> keys; // of the runs it started, in order
 };
 
-/// A fact that most steps do not have, held out of line so that the facts of a tool step stay
-/// small: a run in flight keeps those of every step (docs/benchmarks.md, "Memory with 10,000
-/// runs in flight"). Read like a `std::optional<T>`; set whole, never changed in place.
-template <class T>
-class rare {
- public:
-  rare() = default;
-  rare(T v) : p_(std::make_shared<const T>(std::move(v))) {} // NOLINT: set as an optional is
-  rare(std::optional<T> v) : p_(v ? std::make_shared<const T>(std::move(*v)) : nullptr) {} // NOLINT
-
-  [[nodiscard]] bool has_value() const { return p_ != nullptr; }
-  explicit operator bool() const { return has_value(); }
-  const T& operator*() const { return *p_; }
-  const T* operator->() const { return p_.get(); }
-  [[nodiscard]] T value_or(T otherwise) const { return p_ ? *p_ : std::move(otherwise); }
-
- private:
-  std::shared_ptr<const T> p_;
-};
-
+/// Held out of line (`boxed`): the facts a tool step does not have, so that its facts stay small
+/// (a run in flight keeps those of every step; docs/benchmarks.md, "Memory with 10,000 runs in
+/// flight").
 struct step_facts {
   std::string thought; // decision.thought, of a step with other facts (a flow step's); else ""
   // -- tool steps (decision.detail, decision.policy)
@@ -71,16 +54,16 @@ struct step_facts {
   std::string tool_call_id;
   std::int64_t compensates = 0; // the step it undoes (0: none)
   bool rejected = false;        // refused before policy saw it (bad model output)
-  rare<flow_tag> flow;          // any step of a flow run that belongs to a flow step
+  boxed<flow_tag> flow;         // any step of a flow run that belongs to a flow step
   // -- timer steps (args); `for_step` also of observe steps
   timestamp_us until = 0;
   std::int64_t for_step = 0; // the step whose post-condition it checks (0: a flow's wait)
   std::string check;         // that post-condition, described
   // -- subruns steps
-  rare<runs_wait> runs;
+  boxed<runs_wait> runs;
   // -- reason steps: the request the intent was prepared as; the answer, once recorded
   std::string request_hash;
-  rare<model_answer> answer;
+  boxed<model_answer> answer;
 
   /// A flow tool step's timeout (ms); 0 for none.
   [[nodiscard]] std::int64_t timeout_ms() const { return flow ? flow->timeout_ms : 0; }
