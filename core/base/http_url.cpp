@@ -84,4 +84,46 @@ expected<http_url> parse_http_url(std::string_view url, bool require_port, bool 
   return out;
 }
 
+expected<client_url> parse_client_url(std::string_view url) {
+  client_url u;
+  if (url.starts_with("https://")) {
+    u.tls = true;
+    u.port = 443;
+    url.remove_prefix(8);
+  } else if (url.starts_with("http://")) {
+    url.remove_prefix(7);
+  } else {
+    return sreh::error{errc::invalid_argument, "expected an http:// or https:// URL"};
+  }
+  auto slash = url.find('/');
+  auto authority = url.substr(0, slash);
+  if (slash != std::string_view::npos)
+    u.target = std::string{url.substr(slash)};
+  if (authority.starts_with('[')) { // [v6]:port
+    auto close = authority.find(']');
+    if (close == std::string_view::npos)
+      return sreh::error{errc::invalid_argument, "unclosed '[' in the URL's host"};
+    u.host = std::string{authority.substr(1, close - 1)};
+    authority.remove_prefix(close + 1);
+  } else {
+    auto colon = authority.rfind(':');
+    u.host = std::string{authority.substr(0, colon)};
+    authority.remove_prefix(colon == std::string_view::npos ? authority.size() : colon);
+  }
+  if (authority.starts_with(':')) {
+    int port = 0;
+    for (char c : authority.substr(1)) {
+      if (c < '0' || c > '9' || port > 65535)
+        return sreh::error{errc::invalid_argument, "the URL's port is not a number"};
+      port = port * 10 + (c - '0');
+    }
+    if (port < 1 || port > 65535)
+      return sreh::error{errc::invalid_argument, "the URL's port is not between 1 and 65535"};
+    u.port = static_cast<std::uint16_t>(port);
+  }
+  if (u.host.empty())
+    return sreh::error{errc::invalid_argument, "the URL has no host"};
+  return u;
+}
+
 } // namespace sreh

@@ -22,6 +22,18 @@ struct http_url {
 [[nodiscard]] expected<http_url> parse_http_url(std::string_view url, bool require_port,
                                                 bool trim_slash);
 
+/// An http:// or https:// URL as a client connects to it.
+struct client_url {
+  bool tls = false;
+  std::string host;        // an IPv6 address without its brackets
+  std::uint16_t port = 80; // 80 for http, 443 for https unless given
+  std::string target = "/";
+};
+
+/// Splits an http:// or https:// URL for a client. Errors (invalid_argument) name what is
+/// wrong: the scheme, an unclosed '[', a port that is not a number in 1..65535, no host.
+[[nodiscard]] expected<client_url> parse_client_url(std::string_view url);
+
 /// Decodes %XX escapes (and '+' as a space when `plus_is_space`). Nullopt on a bad escape.
 [[nodiscard]] std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space);
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/base/expected.hpp"
+#include "core/base/http_url.hpp"
 #include "core/base/text.hpp"
 #include "net/http/beast.hpp"
 #include "net/http/maybe_tls_stream.hpp"
@@ -25,54 +26,7 @@ namespace ssl = asio::ssl;
 using clock_type = std::chrono::steady_clock;
 using ms = std::chrono::milliseconds;
 
-struct url_parts {
-  bool tls = false;
-  std::string host;
-  std::uint16_t port = 80;
-  std::string target = "/";
-};
-
-expected<url_parts> split_url(std::string_view url) {
-  url_parts u;
-  if (url.starts_with("https://")) {
-    u.tls = true;
-    u.port = 443;
-    url.remove_prefix(8);
-  } else if (url.starts_with("http://")) {
-    url.remove_prefix(7);
-  } else {
-    return sreh::error{errc::invalid_argument, "expected an http:// or https:// URL"};
-  }
-  auto slash = url.find('/');
-  auto authority = url.substr(0, slash);
-  if (slash != std::string_view::npos)
-    u.target = std::string{url.substr(slash)};
-  if (authority.starts_with('[')) { // [v6]:port
-    auto close = authority.find(']');
-    if (close == std::string_view::npos)
-      return sreh::error{errc::invalid_argument, "unclosed '[' in the URL's host"};
-    u.host = std::string{authority.substr(1, close - 1)};
-    authority.remove_prefix(close + 1);
-  } else {
-    auto colon = authority.rfind(':');
-    u.host = std::string{authority.substr(0, colon)};
-    authority.remove_prefix(colon == std::string_view::npos ? authority.size() : colon);
-  }
-  if (authority.starts_with(':')) {
-    int port = 0;
-    for (char c : authority.substr(1)) {
-      if (c < '0' || c > '9' || port > 65535)
-        return sreh::error{errc::invalid_argument, "the URL's port is not a number"};
-      port = port * 10 + (c - '0');
-    }
-    if (port < 1 || port > 65535)
-      return sreh::error{errc::invalid_argument, "the URL's port is not between 1 and 65535"};
-    u.port = static_cast<std::uint16_t>(port);
-  }
-  if (u.host.empty())
-    return sreh::error{errc::invalid_argument, "the URL has no host"};
-  return u;
-}
+using url_parts = sreh::client_url;
 
 using conn_ptr = std::unique_ptr<maybe_tls_stream>;
 
@@ -137,7 +91,7 @@ class call : public std::enable_shared_from_this<call> {
 
   void start() {
     deadline_ = clock_type::now() + req_.total_timeout;
-    auto u = split_url(req_.url);
+    auto u = parse_client_url(req_.url);
     if (!u)
       return fail_with(errc::invalid_argument, u.error().message);
     url_ = std::move(*u);
