@@ -12,17 +12,6 @@ namespace sreh::actors {
 
 namespace {
 
-std::map<std::string, std::string> labels_of(const run& r) {
-  std::map<std::string, std::string> out;
-  auto doc = json::parse(r.labels);
-  if (!doc || !doc->IsObject())
-    return out;
-  for (auto& m : doc->GetObject())
-    if (m.value.IsString())
-      out.emplace(m.name.GetString(), m.value.GetString());
-  return out;
-}
-
 /// Mutating actions of the window that succeeded or run (allowed, or approved), as the store has
 /// them (every node's), and the steps they belong to.
 std::vector<policy::past_action>
@@ -66,7 +55,7 @@ policy_check prepare_policy_check(const runtime& rt, const policy::policy_set& p
   a.environment = sc.environment;
   a.tier = sc.tier;
   a.blast_radius = sc.blast_radius;
-  a.labels = labels_of(r);
+  a.labels = json::string_members(r.labels);
   a.now = rt.clock.now_us();
   const auto window = policy::longest_rate_window_s(policy);
   if (!t->idempotent() && window > 0)

@@ -335,6 +335,17 @@ std::string string_of(const rapidjson::Value* v) {
   return v && v->IsString() ? std::string{v->GetString(), v->GetStringLength()} : std::string{};
 }
 
+std::map<std::string, std::string> string_members(std::string_view text) {
+  std::map<std::string, std::string> out;
+  auto doc = parse(text);
+  if (!doc || !doc->IsObject())
+    return out;
+  for (auto& m : doc->GetObject())
+    if (m.value.IsString())
+      out.emplace(m.name.GetString(), m.value.GetString());
+  return out;
+}
+
 std::string text_of(const rapidjson::Value& v) {
   if (v.IsNull())
     return {};

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,6 +60,10 @@ class writer : public rapidjson::Writer<rapidjson::StringBuffer> {
 
 /// The boolean member `key`, or `fallback` when absent or not a boolean.
 [[nodiscard]] bool bool_or(const rapidjson::Value& v, const char* key, bool fallback = false);
+
+/// The string members of the JSON object `text` (labels); members of other types are left out,
+/// and text that is not an object reads as empty.
+[[nodiscard]] std::map<std::string, std::string> string_members(std::string_view text);
 
 /// A value as text: strings as they are, numbers and the rest as compact JSON, null as "".
 [[nodiscard]] std::string text_of(const rapidjson::Value& v);
