@@ -1,6 +1,7 @@
 #include "core/base/sha256.hpp"
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 namespace sreh {
 
@@ -70,6 +71,17 @@ std::optional<sha256_digest> parse_sha256_hex(std::string_view hex) {
     d[i] = static_cast<unsigned char>(hi << 4 | lo);
   }
   return d;
+}
+
+std::string hmac_sha256_hex(std::string_view key, std::string_view data) {
+  sha256_digest out{};
+  unsigned int n = 0;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.data(),
+           &n) == nullptr ||
+      n != out.size())
+    return {};
+  return to_hex(out.data(), out.size());
 }
 
 } // namespace sreh

@@ -1,5 +1,6 @@
 #pragma once
-// SHA-256, the one wrapper of OpenSSL's digest (the audit chain, token digests, webhook keys).
+// SHA-256, the one wrapper of OpenSSL's digest (the audit chain, token digests, webhook keys),
+// and HMAC-SHA256 over it (the signature of outgoing webhooks).
 
 #include <array>
 #include <cstddef>
@@ -47,5 +48,8 @@ class sha256_hasher {
 [[nodiscard]] sha256_digest sha256(std::string_view data);
 /// Lower-case hex of the SHA-256 of `data`.
 [[nodiscard]] std::string sha256_hex(std::string_view data);
+/// Lower-case hex of HMAC-SHA256(`key`, `data`) (RFC 2104; "" in the unlikely case that OpenSSL
+/// fails).
+[[nodiscard]] std::string hmac_sha256_hex(std::string_view key, std::string_view data);
 
 } // namespace sreh

@@ -10,6 +10,7 @@
 
 #include "core/base/json.hpp"
 #include "core/base/text.hpp"
+#include "net/client/tls_context.hpp"
 #include "net/http/beast.hpp"
 #include "net/http/maybe_tls_stream.hpp"
 
@@ -81,29 +82,11 @@ expected<maybe_tls_stream> make_stream(asio::io_context& ioc, const std::string&
                                        const client_tls* tls) {
   if (tls == nullptr)
     return maybe_tls_stream{tcp::socket{ioc}};
-  namespace ssl = asio::ssl;
-  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
+  auto ctx = client_tls_context(host, *tls);
+  if (!ctx)
+    return ctx.error();
+  maybe_tls_stream s{tcp::socket{ioc}, std::move(*ctx)};
   beast::error_code ec;
-  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                     ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
-                   ec);
-  if (tls->ca_file.empty())
-    ctx->set_default_verify_paths(ec);
-  else
-    ctx->load_verify_file(tls->ca_file, ec);
-  if (ec)
-    return sreh::error{errc::invalid_argument, "CA file '" + tls->ca_file + "': " + ec.message()};
-  ctx->set_verify_mode(ssl::verify_peer, ec);
-  ctx->set_verify_callback(ssl::host_name_verification(host), ec);
-  if (!tls->cert_file.empty()) {
-    if (ctx->use_certificate_chain_file(tls->cert_file, ec); ec)
-      return sreh::error{errc::invalid_argument,
-                         "client certificate '" + tls->cert_file + "': " + ec.message()};
-    if (ctx->use_private_key_file(tls->key_file, ssl::context::pem, ec); ec)
-      return sreh::error{errc::invalid_argument,
-                         "client key '" + tls->key_file + "': " + ec.message()};
-  }
-  maybe_tls_stream s{tcp::socket{ioc}, std::move(ctx)};
   // SNI: the name the server's certificate is chosen by (never an IP address).
   if (asio::ip::make_address(host, ec); ec)
     SSL_set_tlsext_host_name(s.tls_layer().native_handle(), host.c_str());
@@ -183,6 +166,33 @@ expected<maybe_tls_stream> open_stream(asio::io_context& ioc, const std::string&
 }
 
 } // namespace
+
+expected<std::shared_ptr<asio::ssl::context>> client_tls_context(const std::string& host,
+                                                                 const client_tls& tls) {
+  namespace ssl = asio::ssl;
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
+  beast::error_code ec;
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                     ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
+                   ec);
+  if (tls.ca_file.empty())
+    ctx->set_default_verify_paths(ec);
+  else
+    ctx->load_verify_file(tls.ca_file, ec);
+  if (ec)
+    return sreh::error{errc::invalid_argument, "CA file '" + tls.ca_file + "': " + ec.message()};
+  ctx->set_verify_mode(ssl::verify_peer, ec);
+  ctx->set_verify_callback(ssl::host_name_verification(host), ec);
+  if (!tls.cert_file.empty()) {
+    if (ctx->use_certificate_chain_file(tls.cert_file, ec); ec)
+      return sreh::error{errc::invalid_argument,
+                         "client certificate '" + tls.cert_file + "': " + ec.message()};
+    if (ctx->use_private_key_file(tls.key_file, ssl::context::pem, ec); ec)
+      return sreh::error{errc::invalid_argument,
+                         "client key '" + tls.key_file + "': " + ec.message()};
+  }
+  return ctx;
+}
 
 expected<http_response> http_request(const std::string& host, std::uint16_t port,
                                      const std::string& method, const std::string& target,
