@@ -4,6 +4,7 @@
 
 #include "actors/gateway/llm_provider.hpp"
 #include "actors/gateway/scripted_provider.hpp"
+#include "config/notify/section.hpp"
 #include "net/client/model_http.hpp"
 #include "plugins/register.hpp"
 
@@ -78,6 +79,7 @@ node_registries registries() {
   plugins::register_shell_section(r.sections);
   plugins::register_prometheus_section(r.sections);
   plugins::register_alertmanager_section(r.sections);
+  config::register_notify_section(r.sections); // the node's own component, read the same way
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/node/sections.hpp"
+#include "config/notify/section.hpp"
 #include "plugins/sections.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
@@ -18,6 +19,7 @@ const sreh::config::section_registry& sections() {
     sreh::plugins::register_shell_section(s);
     sreh::plugins::register_prometheus_section(s);
     sreh::plugins::register_alertmanager_section(s);
+    sreh::config::register_notify_section(s);
     return s;
   }();
   return r;
