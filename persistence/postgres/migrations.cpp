@@ -348,7 +348,29 @@ CREATE INDEX messages_untaken ON messages(run_id) WHERE taken_step = 0 AND kind 
 // IN list in place, so nothing changes here.
 constexpr std::string_view schema_v14 = "-- the unfinished runs' index: SQLite only";
 
-constexpr std::array<migration, 14> all_migrations{{
+// The notifications' outbox (docs/notifications.md): one row per notice and receiver.
+constexpr std::string_view schema_v15 = R"sql(
+CREATE TABLE deliveries (
+  id         text COLLATE "C" PRIMARY KEY,
+  event_seq  bigint NOT NULL,
+  event      text NOT NULL,
+  receiver   text NOT NULL,
+  subject    text NOT NULL,
+  group_key  text NOT NULL,
+  notice     text NOT NULL,
+  state      text NOT NULL,
+  attempts   bigint NOT NULL,
+  created_at bigint NOT NULL,
+  next_at    bigint NOT NULL,
+  done_at    bigint NOT NULL,
+  last_error text NOT NULL
+);
+CREATE INDEX deliveries_due ON deliveries(next_at) WHERE state = 'pending';
+CREATE INDEX deliveries_state ON deliveries(state, id);
+CREATE INDEX deliveries_group ON deliveries(receiver, group_key, created_at);
+)sql";
+
+constexpr std::array<migration, 15> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, hash_existing_events},
   {3, schema_v3, nullptr},
@@ -363,6 +385,7 @@ constexpr std::array<migration, 14> all_migrations{{
   {12, schema_v12, nullptr},
   {13, schema_v13, nullptr},
   {14, schema_v14, nullptr},
+  {15, schema_v15, nullptr},
 }};
 static_assert(follows_schema_history(all_migrations), "one numbering: store/schema_versions.hpp");
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "persistence/postgres/candidate_sql.hpp"
+#include "persistence/postgres/delivery_sql.hpp"
 #include "persistence/postgres/memory_sql.hpp"
 #include "persistence/postgres/message_sql.hpp"
 #include "persistence/postgres/work_sql.hpp"
@@ -183,6 +184,8 @@ void prepare_statements(pqxx::connection& c) {
   for (const auto& s : candidate_statements)
     c.prepare(s.name, s.sql);
   for (const auto& s : message_statements)
+    c.prepare(s.name, s.sql);
+  for (const auto& s : delivery_statements)
     c.prepare(s.name, s.sql);
   c.prepare(commit_at_once_statement, commit_at_once().call_sql);
 }

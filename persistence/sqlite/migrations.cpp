@@ -299,7 +299,29 @@ CREATE INDEX runs_unfinished ON runs(node_id, created_at)
   WHERE state = 'pending' OR state = 'running' OR state = 'waiting';
 )sql";
 
-constexpr std::array<sqlite_migration, 14> all_migrations{{
+// The notifications' outbox (docs/notifications.md): one row per notice and receiver.
+constexpr std::string_view schema_v15 = R"sql(
+CREATE TABLE deliveries (
+  id         TEXT PRIMARY KEY,
+  event_seq  INTEGER NOT NULL,
+  event      TEXT NOT NULL,
+  receiver   TEXT NOT NULL,
+  subject    TEXT NOT NULL,
+  group_key  TEXT NOT NULL,
+  notice     TEXT NOT NULL,
+  state      TEXT NOT NULL,
+  attempts   INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  next_at    INTEGER NOT NULL,
+  done_at    INTEGER NOT NULL,
+  last_error TEXT NOT NULL
+);
+CREATE INDEX deliveries_due ON deliveries(next_at) WHERE state = 'pending';
+CREATE INDEX deliveries_state ON deliveries(state, id);
+CREATE INDEX deliveries_group ON deliveries(receiver, group_key, created_at);
+)sql";
+
+constexpr std::array<sqlite_migration, 15> all_migrations{{
   {1, schema_v1, nullptr},
   {2, schema_v2, sqlite::hash_existing_events},
   {3, schema_v3, nullptr},
@@ -314,6 +336,7 @@ constexpr std::array<sqlite_migration, 14> all_migrations{{
   {12, schema_v12, nullptr},
   {13, schema_v13, nullptr},
   {14, schema_v14, nullptr},
+  {15, schema_v15, nullptr},
 }};
 static_assert(follows_schema_history(all_migrations), "one numbering: store/schema_versions.hpp");
 

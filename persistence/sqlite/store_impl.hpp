@@ -119,6 +119,16 @@ class sqlite_store final : public store {
   expected<std::optional<conversation::message>> message_by_key(std::string_view run_id,
                                                                 std::string_view key) override;
   expected<std::int64_t> last_message_seq(std::string_view run_id) override;
+  // the notifications' outbox (deliveries.cpp)
+  sreh::error enqueue_deliveries(const std::vector<delivery>& deliveries,
+                                 std::string_view offset_name, std::int64_t offset) override;
+  expected<std::vector<delivery>> due_deliveries(timestamp_us now, int limit) override;
+  expected<std::optional<timestamp_us>> next_delivery_at() override;
+  sreh::error record_attempt(const delivery& d) override;
+  expected<std::optional<delivery>> get_delivery(std::string_view id) override;
+  expected<delivery_page> list_deliveries(const delivery_filter& f) override;
+  expected<std::optional<timestamp_us>> last_in_group(std::string_view receiver,
+                                                      std::string_view group_key) override;
 
  private:
   /// The head of the event log inside a transaction: advanced per event, kept on commit.

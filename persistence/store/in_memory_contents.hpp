@@ -21,6 +21,7 @@
 #include "persistence/store/in_memory_store.hpp"
 #include "persistence/store/in_memory_undo.hpp"
 #include "persistence/store/in_memory_works.hpp"
+#include "persistence/store/notify_store.hpp"
 
 namespace sreh::persistence {
 
@@ -66,6 +67,7 @@ struct in_memory_store::contents {
   in_memory::memory_tables memories;      // the same
   in_memory::candidate_tables candidates; // the same
   in_memory::message_tables messages;     // the same
+  std::map<std::string, delivery, std::less<>> deliveries; // written outside commit
   audit_hasher hasher;
 
   [[nodiscard]] std::string head_hash() const {

@@ -25,7 +25,7 @@ struct schema_change {
   std::string_view change;
 };
 
-inline constexpr std::array<schema_change, 14> schema_history{{
+inline constexpr std::array<schema_change, 15> schema_history{{
   {1, "runs, steps and the event log"},
   {2, "approvals; the audit hash chain over the event log; the index of succeeded tool steps"},
   {3, "relay offsets"},
@@ -40,6 +40,7 @@ inline constexpr std::array<schema_change, 14> schema_history{{
   {12, "evolution candidates"},
   {13, "runs' conversations: messages, in order, and the step that took each"},
   {14, "the index of unfinished runs without an IN list (SQLite; nothing on PostgreSQL)"},
+  {15, "the notifications' outbox: one delivery per notice and receiver"},
 }};
 
 /// The version this build migrates every backend to.

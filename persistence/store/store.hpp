@@ -12,6 +12,7 @@
 //   memory_store    memory_store.hpp    long-term memory: entries, their versions, search
 //   candidate_store candidate_store.hpp the evolution gate's candidates
 //   message_store   message_store.hpp   runs' conversations
+//   notify_store    notify_store.hpp    the notifications' outbox
 //   cluster_store   cluster_store.hpp   membership and run leases (PostgreSQL only)
 //
 // Later aggregates (flows) get an interface of their own here, and their rows travel in
@@ -26,6 +27,7 @@
 #include "persistence/store/committer.hpp"
 #include "persistence/store/memory_store.hpp"
 #include "persistence/store/message_store.hpp"
+#include "persistence/store/notify_store.hpp"
 #include "persistence/store/relay_store.hpp"
 #include "persistence/store/run_store.hpp"
 #include "persistence/store/work_store.hpp"
@@ -43,7 +45,8 @@ class store : public committer,
               public world_store,
               public memory_store,
               public candidate_store,
-              public message_store {
+              public message_store,
+              public notify_store {
  public:
   ~store() override = default;
 

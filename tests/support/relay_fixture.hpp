@@ -438,6 +438,31 @@ class gap_store final : public persistence::store {
   expected<std::int64_t> last_message_seq(std::string_view run_id) override {
     return s_.last_message_seq(run_id);
   }
+  sreh::error enqueue_deliveries(const std::vector<persistence::delivery>& d, std::string_view n,
+                                 std::int64_t offset) override {
+    return s_.enqueue_deliveries(d, n, offset);
+  }
+  expected<std::vector<persistence::delivery>> due_deliveries(timestamp_us now,
+                                                              int limit) override {
+    return s_.due_deliveries(now, limit);
+  }
+  expected<std::optional<timestamp_us>> next_delivery_at() override {
+    return s_.next_delivery_at();
+  }
+  sreh::error record_attempt(const persistence::delivery& d) override {
+    return s_.record_attempt(d);
+  }
+  expected<std::optional<persistence::delivery>> get_delivery(std::string_view id) override {
+    return s_.get_delivery(id);
+  }
+  expected<persistence::delivery_page>
+  list_deliveries(const persistence::delivery_filter& f) override {
+    return s_.list_deliveries(f);
+  }
+  expected<std::optional<timestamp_us>> last_in_group(std::string_view r,
+                                                      std::string_view g) override {
+    return s_.last_in_group(r, g);
+  }
   sreh::error ping() override { return s_.ping(); }
   expected<std::int64_t> relay_offset(std::string_view n) override { return s_.relay_offset(n); }
   sreh::error set_relay_offset(std::string_view n, std::int64_t seq) override {
