@@ -13,6 +13,8 @@
 #include "core/base/hash.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
+#include "core/notify/settings.hpp"
+#include "net/client/notify_transport.hpp"
 #include "persistence/postgres/postgres_store.hpp"
 #include "persistence/sqlite/sqlite_store.hpp"
 
@@ -128,6 +130,8 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
   p->add_collectors();
   if (auto err = p->start_relay())
     return err;
+  if (auto err = p->start_notifier())
+    return err;
   return p;
 }
 
@@ -173,6 +177,17 @@ void node_parts::add_collectors() {
       out.push_back(one("sreh_relay_connected", "1 while the relay holds a NATS connection.",
                         kind::gauge, r.connected ? 1.0 : 0.0));
     }
+    if (notifier_) {
+      auto n = notifier_->stats();
+      out.push_back(one("sreh_notifications_delivered_total", "Notifications delivered.",
+                        kind::counter, static_cast<double>(n.delivered)));
+      out.push_back(one("sreh_notification_attempts_failed_total",
+                        "Delivery attempts that failed (retried later or dead-lettered).",
+                        kind::counter, static_cast<double>(n.attempts_failed)));
+      out.push_back(one("sreh_notifications_dead_total",
+                        "Notifications dead-lettered after their attempts.", kind::counter,
+                        static_cast<double>(n.dead)));
+    }
     return out;
   });
 }
@@ -193,6 +208,30 @@ sreh::error node_parts::start_relay() {
   relay_ = std::make_shared<net::relay>(*store_, *store_, cfg_.cluster.topo ? nullptr : &hub_,
                                         std::move(ro), relay_lock_.get());
   return node_->supervise(relay_);
+}
+
+sreh::error node_parts::start_notifier() {
+  const auto& ns = cfg_.section<notify::settings>();
+  if (!ns.enabled())
+    return {};
+  actors::notifier_options o;
+  o.settings = ns;
+  o.link_base = ns.link_base.empty() ? "http://" + cfg_.listen : ns.link_base;
+  o.risk_of = [tools = tools_](std::string_view tool) -> std::string {
+    auto t = tools->find(tool);
+    return t ? actors::to_string(t->risk()) : "";
+  };
+  if (cfg_.store.kind == "postgres") {
+    notify_lock_ = persistence::make_postgres_relay_lock({cfg_.store.url, {}, 1}, "notify");
+    o.lead = [lock = notify_lock_.get()] {
+      auto held = lock->acquire();
+      return held && *held;
+    };
+  }
+  actors::notifier_stores stores{*store_, *store_, *store_, *store_, *store_};
+  notifier_ = std::make_shared<actors::notifier>(stores, make_notify_transport(), &hub_,
+                                                 std::move(o), clock_);
+  return node_->supervise(notifier_);
 }
 
 sreh::error node_parts::record_config(const policy::policy_set& policy) {

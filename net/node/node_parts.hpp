@@ -6,6 +6,7 @@
 #include "actors/gateway/model_provider.hpp"
 #include "actors/hub/event_hub.hpp"
 #include "actors/node/node.hpp"
+#include "actors/notify/notifier.hpp"
 #include "actors/tools/tool.hpp"
 #include "config/node/node_config.hpp"
 #include "core/base/clock.hpp"
@@ -68,6 +69,8 @@ class node_parts {
   const actors::tool_registry& tools() const { return *tools_; }
   /// The JetStream relay; null when no `nats.url` is configured.
   net::relay* relay() { return relay_.get(); }
+  /// The notifier; null when the config has no `notify:` receivers and routes.
+  actors::notifier* notifier() { return notifier_.get(); }
   /// Supervises `svc` with the node's other children (see actors::node::supervise).
   [[nodiscard]] sreh::error supervise(actors::service_ptr svc, actors::restart_policy policy = {}) {
     return node_->supervise(std::move(svc), policy);
@@ -89,6 +92,9 @@ class node_parts {
   /// The JetStream relay, when `nats.url` is set (and, in a cluster, this member has the relay
   /// role); with PostgreSQL behind the relay lock. Supervised by the node: after node_ started.
   sreh::error start_relay();
+  /// The notifier, when `notify:` has receivers and routes; with PostgreSQL behind a lock of
+  /// its own, so one node of a cluster notifies. Supervised by the node.
+  sreh::error start_notifier();
 
   const config::node_config& cfg_;
   metrics::registry metrics_; // before everything that keeps a reference into it
@@ -102,6 +108,8 @@ class node_parts {
   std::unique_ptr<persistence::relay_lock> relay_lock_;
   std::shared_ptr<net::relay> relay_;     // owned with the node's service supervisor
   std::unique_ptr<net::event_feed> feed_; // a cluster's events, into the hub
+  std::unique_ptr<persistence::relay_lock> notify_lock_;
+  std::shared_ptr<actors::notifier> notifier_; // owned with the node's service supervisor
 };
 
 } // namespace sreh::net
