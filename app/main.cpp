@@ -71,6 +71,8 @@ client (talks to a node; --server HOST:PORT or $SREH_SERVER, default 127.0.0.1:7
                           approve an action (or say an in-doubt one happened)
   deny APPROVAL [--comment TEXT]
                           deny an action (or say an in-doubt one did not happen)
+  notifications [--state pending|delivered|failed|grouped] | notifications retry ID
+                          the notifications sent and due (failed: the dead letters); send one again
   nodes                   the cluster's members: alive or dead, link, load
   tools                   the tools this node offers: risk class, mutating, arguments
   models                  the model routes in chain order: breaker, calls, tokens, cost
@@ -127,10 +129,11 @@ int main(int argc, char** argv) {
   if (cmd == "token")
     return sreh::app::token_command(argc - 2, argv + 2);
   if (cmd == "submit" || cmd == "runs" || cmd == "show" || cmd == "watch" || cmd == "cancel" ||
-      cmd == "approvals" || cmd == "approve" || cmd == "deny" || cmd == "nodes" || cmd == "tools" ||
-      cmd == "models" || cmd == "templates" || cmd == "flows" || cmd == "flow" || cmd == "works" ||
-      cmd == "work" || cmd == "sandbox" || cmd == "memory" || cmd == "postmortem" ||
-      cmd == "fork" || cmd == "compare" || cmd == "evolve" || cmd == "say" || cmd == "follow-up")
+      cmd == "approvals" || cmd == "notifications" || cmd == "approve" || cmd == "deny" ||
+      cmd == "nodes" || cmd == "tools" || cmd == "models" || cmd == "templates" || cmd == "flows" ||
+      cmd == "flow" || cmd == "works" || cmd == "work" || cmd == "sandbox" || cmd == "memory" ||
+      cmd == "postmortem" || cmd == "fork" || cmd == "compare" || cmd == "evolve" || cmd == "say" ||
+      cmd == "follow-up")
     return sreh::app::run_client_command(cmd, argc - 2, argv + 2);
   std::fprintf(stderr, "sreh: unknown command '%s'\n\n%s", cmd.c_str(), usage);
   return 2;

@@ -40,6 +40,8 @@ int run_client_command(const std::string& cmd, int argc, char** argv) {
     return compare(argc, argv);
   if (cmd == "approvals")
     return approvals(argc, argv);
+  if (cmd == "notifications")
+    return notifications(argc, argv);
   if (cmd == "approve")
     return decide(true, argc, argv);
   if (cmd == "deny")

@@ -83,5 +83,7 @@ void print_conversation(const style& st, const rapidjson::Value& run,
 [[nodiscard]] int approvals(int argc, char** argv);
 /// `approve` (approve = true) and `deny`.
 [[nodiscard]] int decide(bool approve, int argc, char** argv);
+// notifications.cpp
+[[nodiscard]] int notifications(int argc, char** argv);
 
 } // namespace sreh::app::cli

@@ -273,10 +273,12 @@ int serve_command(int argc, char** argv) {
   // The front is a child of the node's supervision tree: restarted on the same port should its
   // io loop fail, stopped (before the kernel) when the node stops.
   auto http = std::make_shared<net::http_front>(
-    net::server_context{n.store(), n.kernel(), n.hub(), *cfg, n.clock(), n.ids(), *tokens, api,
-                        n.relay(), n.feed(), &n.tools(), with_model_routes(regs.routes, provider),
-                        &n.tree(), &n.metrics(), n.works(), tls, &n.memory(), &n.postmortems(),
-                        gate.get()},
+    net::server_context{
+      n.store(),   n.kernel(),       n.hub(),    *cfg,
+      n.clock(),   n.ids(),          *tokens,    api,
+      n.relay(),   n.feed(),         &n.tools(), with_model_routes(regs.routes, provider),
+      &n.tree(),   &n.metrics(),     n.works(),  tls,
+      &n.memory(), &n.postmortems(), gate.get(), n.notifier()},
     host, port);
   if (!api)
     log->info("no api role: serving only /healthz, /readyz, /v1/stats, /v1/actors and "

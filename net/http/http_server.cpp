@@ -37,6 +37,7 @@ struct http_server::impl {
       return; // a cluster member without the api role
     add_run_routes(core->routes, core->ctx);
     add_message_routes(core->routes, core->ctx);
+    add_notification_routes(core->routes, core->ctx);
     add_event_routes(core->routes, core->ctx);
     add_approval_routes(core->routes, core->ctx);
     add_tool_routes(core->routes, core->ctx);

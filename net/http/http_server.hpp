@@ -25,6 +25,7 @@ class tool_registry;
 class memory_service;
 class postmortem_service;
 class candidate_service;
+class notifier;
 } // namespace sreh::actors
 
 namespace sreh::net {
@@ -73,6 +74,8 @@ struct server_context {
   actors::postmortem_service* postmortems = nullptr;
   /// The evolution gate (null: the candidate routes answer 503).
   actors::candidate_service* candidates = nullptr;
+  /// The notifier, woken when a delivery is retried (null: the poll finds it).
+  actors::notifier* notifier = nullptr;
 };
 
 /// The Beast HTTP/1.1 server: REST under /v1, SSE streams, /healthz, /readyz. Runs its own

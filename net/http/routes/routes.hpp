@@ -132,6 +132,10 @@ void add_postmortem_routes(router& r, server_context& ctx);
 /// POST and GET /v1/runs/{id}/messages: a run's conversation (docs/conversation.md).
 void add_message_routes(router& r, server_context& ctx);
 
+/// GET /v1/notifications (?state=failed: the dead letters), GET /v1/notifications/{id},
+/// POST /v1/notifications/{id}/retry (operators).
+void add_notification_routes(router& r, server_context& ctx);
+
 /// The `Idempotency-Key` header into `key` (left as is when absent); a problem when malformed.
 [[nodiscard]] std::optional<reply> read_idempotency_key(const request& req, std::string& key);
 /// Submits a run (a goal, or a flow: POST /v1/flows/{name}/runs) and answers 201 with
