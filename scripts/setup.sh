@@ -10,6 +10,7 @@ packages=(
   wrk clang clang-format libclang-rt-14-dev
   prometheus prometheus-alertmanager # promtool checks /metrics; the live demo and its tests
   faketime nftables # the fault matrix's clock jumps and partition (scripts/fault-matrix.sh)
+  python3-aiosmtpd # the SMTP server the notification tests deliver email to
 )
 
 missing=()
