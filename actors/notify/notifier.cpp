@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/base/failpoint.hpp"
 #include "core/base/json.hpp"
 #include "core/notify/render.hpp"
 #include "core/notify/routing.hpp"
@@ -200,6 +201,8 @@ expected<bool> notifier::enqueue_round() {
   }
   if (next == offset_)
     return false;
+  if (!out.empty())
+    failpoint("notify_enqueue", 1); // the deliveries made, not stored (tests: kill -9)
   if (auto err = stores_.outbox.enqueue_deliveries(out, offset_name, next))
     return err;
   offset_ = next;
@@ -314,6 +317,8 @@ void notifier::send_one(delivery d) {
     err = n.error();
   } else {
     err = transport_->send(*r, notify::render(*r, *n, d.id, clock_.now_us()));
+    if (!err)
+      failpoint("notify_sent", 1); // answered, not recorded: the one repeat (tests: kill -9)
   }
   const auto now = clock_.now_us();
   ++d.attempts;

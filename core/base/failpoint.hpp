@@ -12,6 +12,8 @@ namespace sreh {
 /// step N returned, outcome not committed), `after_outcome` (outcome of step N committed). The
 /// Alertmanager receiver's (N = 1): `alertmanager_created` (a notification's Work committed, its
 /// alerts not merged yet), `alertmanager_committed` (everything committed, the answer not sent).
+/// The notifier's (N = 1): `notify_enqueue` (a round's deliveries made, not stored),
+/// `notify_sent` (a receiver answered, the attempt not recorded).
 /// Costs one integer compare when unset.
 void failpoint(std::string_view name, std::int64_t n);
 

@@ -32,6 +32,7 @@ SECRET = "hook-secret-from-env"
 TOKENS = {"otto": ("operator", "otto-secret-token"), "vera": ("viewer", "vera-secret-token"),
           "root": ("admin", "root-secret-token")}
 N = None
+WORK = None  # the test's directory
 HOOKS = None  # the HTTP receivers (webhook, PagerDuty, and the one that comes up late)
 MAIL = []     # the messages the SMTP server accepted
 LOGINS = []  # who logged in to the STARTTLS server
@@ -285,9 +286,62 @@ def test_kill9_with_a_pending_delivery_delivers_it_after_the_restart():
         late.server_close()
 
 
+def crash_node(d, point):
+    """A node of its own (fresh store) that kills itself at the failpoint `point`."""
+    hooks = Receiver(free_port())
+    node = Node(d, config(hooks.server_address[1], free_port(), free_port(), "/nonexistent"),
+                auth=auth_block(TOKENS), token=tok("root"),
+                env_extra={"HOOK_SECRET": SECRET, "PD_KEY": "k", "SMTP_PASSWORD": "p"})
+    node.start(env_extra={"SREH_FAILPOINT": f"{point}:1"})
+    return node, hooks
+
+
+def crash_submit(node, goal):
+    status, _, doc = node.json("POST", "/v1/goals", {"goal": goal}, token=tok("otto"))
+    assert status == 201, (status, doc)
+    return doc["run"]["id"]
+
+
+def test_kill9_before_the_deliveries_are_stored_loses_nothing():
+    d = os.path.join(WORK, "crash-enqueue")
+    os.makedirs(d)
+    node, hooks = crash_node(d, "notify_enqueue")
+    rid = crash_submit(node, "crash before the outbox")
+    assert node.wait_exit(30) == -9, "the node did not stop at notify_enqueue"
+    assert not hooks.deliveries("/hook")
+    node.start()  # no failpoint: the offset did not move, so the notice is made again
+    wait_until(lambda: [h for h, b in hooks.deliveries("/hook")
+                        if json.loads(b)["notice"]["subject"] == rid], 30, "the notice")
+    rid2 = crash_submit(node, "after the restart")
+    wait_until(lambda: [h for h, b in hooks.deliveries("/hook")
+                        if json.loads(b)["notice"]["subject"] == rid2], 30, "a later notice")
+    subjects = [json.loads(b)["notice"]["subject"] for h, b in hooks.deliveries("/hook")]
+    assert subjects.count(rid) == 1, subjects
+    node.stop()
+    hooks.shutdown()
+
+
+def test_kill9_after_a_send_repeats_it_with_the_same_delivery_id():
+    d = os.path.join(WORK, "crash-sent")
+    os.makedirs(d)
+    node, hooks = crash_node(d, "notify_sent")
+    rid = crash_submit(node, "crash after the send")
+    assert node.wait_exit(30) == -9, "the node did not stop at notify_sent"
+    node.start()
+    got = wait_until(lambda: len(hooks.deliveries("/hook")) >= 2 and hooks.deliveries("/hook"),
+                     30, "the repeat after the restart")
+    ids = {h["X-Sreh-Delivery"] for h, b in got if json.loads(b)["notice"]["subject"] == rid}
+    assert len(ids) == 1, ids  # a receiver that keeps the id drops the repeat
+    status, _, doc = node.json("GET", f"/v1/notifications/{ids.pop()}", token=tok("vera"))
+    assert status == 200 and doc["notification"]["state"] == "delivered", doc
+    node.stop()
+    hooks.shutdown()
+
+
 if __name__ == "__main__":
     code = 0
     with TempDir() as d:
+        WORK = d
         HOOKS = Receiver(free_port())
         smtp_port = free_port()
         smtp = Controller(MailHandler(), hostname="127.0.0.1", port=smtp_port)
@@ -303,7 +357,9 @@ if __name__ == "__main__":
                        test_a_receiver_that_never_answers_is_dead_lettered_and_retried,
                        test_email_over_starttls_with_auth_and_a_server_without_it_refused,
                        test_a_receiver_back_after_a_while_gets_its_notice_once,
-                       test_kill9_with_a_pending_delivery_delivers_it_after_the_restart])
+                       test_kill9_with_a_pending_delivery_delivers_it_after_the_restart,
+                       test_kill9_before_the_deliveries_are_stored_loses_nothing,
+                       test_kill9_after_a_send_repeats_it_with_the_same_delivery_id])
         except SystemExit as e:
             code = e.code
         N.stop()
