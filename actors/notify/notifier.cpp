@@ -49,6 +49,7 @@ sreh::error notifier::start(failure_handler failed) {
     return {errc::invalid_argument, "notify: no transport"};
   stopping_ = false;
   offset_ = -1; // a restart reads the stored offset again
+  leading_ = false;
   // Here rather than on the thread, so that what commits after `start` returns is never taken
   // for history; a store that is away now is tried again by the thread.
   if (auto err = load_offset())
@@ -120,9 +121,17 @@ void notifier::run() {
 void notifier::loop() {
   const std::chrono::milliseconds poll{opts_.settings.poll_ms};
   while (!stopping_) {
-    if (opts_.lead && !opts_.lead()) {
-      pause(poll); // another node notifies; take over when it goes
-      continue;
+    if (opts_.lead) {
+      if (!opts_.lead()) {
+        leading_ = false;
+        pause(poll); // another node notifies; take over when it goes
+        continue;
+      }
+      if (!leading_) { // taken over: go on from where the last leader stored its offset
+        leading_ = true;
+        offset_ = -1;
+        logger("notify")->info("notify: this node notifies now");
+      }
     }
     auto made = enqueue_round();
     auto sent = made ? send_round() : expected<bool>{false};

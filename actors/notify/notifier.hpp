@@ -124,6 +124,7 @@ class notifier final : public service {
   bool woken_ = false; // guarded by mtx_
   // The notifier thread only:
   std::int64_t offset_ = -1; // -1: not loaded
+  bool leading_ = false;     // with opts_.lead: held the lock on the last look
   std::chrono::milliseconds backoff_{0};
   log_limiter error_log_{std::chrono::seconds(10)};
 };
