@@ -43,11 +43,10 @@ notifier::~notifier() {
 }
 
 sreh::error notifier::start(failure_handler failed) {
-  if (thread_.joinable())
+  if (thread_.running())
     return {errc::conflict, "notify: already started"};
   if (transport_ == nullptr)
     return {errc::invalid_argument, "notify: no transport"};
-  stopping_ = false;
   offset_ = -1; // a restart reads the stored offset again
   leading_ = false;
   // Here rather than on the thread, so that what commits after `start` returns is never taken
@@ -55,36 +54,26 @@ sreh::error notifier::start(failure_handler failed) {
   if (auto err = load_offset())
     logger("notify")->warn("notify: reading the offset: {}; trying again", err.message);
   backoff_ = std::chrono::milliseconds{0};
-  woken_ = false;
   on_failure_ = std::move(failed);
   if (hub_ != nullptr)
     hub_token_ = hub_->subscribe([this](const event_hub::batch&) { wake(); });
-  thread_ = std::thread{[this] { run(); }};
+  thread_.start([this] { run(); });
   logger("notify")->info("notify: {} receivers, {} routes", opts_.settings.receivers.size(),
                          opts_.settings.routes.size());
   return {};
 }
 
 void notifier::stop() {
-  if (!thread_.joinable())
+  if (!thread_.running())
     return;
-  {
-    std::lock_guard lk{mtx_};
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
+  thread_.stop();
   if (hub_ != nullptr)
     hub_->unsubscribe(hub_token_);
   on_failure_ = nullptr;
 }
 
 void notifier::wake() {
-  {
-    std::lock_guard lk{mtx_};
-    woken_ = true;
-  }
-  cv_.notify_one();
+  thread_.wake();
 }
 
 notifier_stats notifier::stats() const {
@@ -102,12 +91,6 @@ notifier_stats notifier::stats() const {
   return s;
 }
 
-void notifier::pause(std::chrono::milliseconds d) {
-  std::unique_lock lk{mtx_};
-  cv_.wait_for(lk, d, [&] { return stopping_.load() || woken_; });
-  woken_ = false;
-}
-
 void notifier::run() {
   try {
     loop();
@@ -120,11 +103,11 @@ void notifier::run() {
 
 void notifier::loop() {
   const std::chrono::milliseconds poll{opts_.settings.poll_ms};
-  while (!stopping_) {
+  while (!thread_.stopping()) {
     if (opts_.lead) {
       if (!opts_.lead()) {
         leading_ = false;
-        pause(poll); // another node notifies; take over when it goes
+        thread_.pause(poll); // another node notifies; take over when it goes
         continue;
       }
       if (!leading_) { // taken over: go on from where the last leader stored its offset
@@ -142,7 +125,7 @@ void notifier::loop() {
       backoff_ = std::clamp(backoff_ * 2, std::chrono::milliseconds{100}, poll * 10);
       error_log_.log(*logger("notify"), spdlog::level::warn, "notify: {}; again in {} ms",
                      err.message, backoff_.count());
-      pause(backoff_);
+      thread_.pause(backoff_);
       continue;
     }
     backoff_ = std::chrono::milliseconds{0};
@@ -153,7 +136,7 @@ void notifier::loop() {
     if (auto next = stores_.outbox.next_delivery_at(); next && *next)
       wait = std::clamp(std::chrono::milliseconds{(**next - clock_.now_us()) / 1000 + 1},
                         std::chrono::milliseconds{1}, poll);
-    pause(wait);
+    thread_.pause(wait);
   }
 }
 
@@ -310,7 +293,7 @@ expected<bool> notifier::send_round() {
   if (!due)
     return due.error();
   for (auto& d : *due) {
-    if (stopping_)
+    if (thread_.stopping())
       break;
     send_one(std::move(d));
   }

@@ -3,20 +3,17 @@
 // durable offset, through the store's outbox, and delivers each one until it is sent or
 // dead-lettered. A supervised service of the node (child "notify"), like the event relay.
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 
 #include "actors/hub/event_hub.hpp"
 #include "actors/notify/transport.hpp"
+#include "actors/runtime/service_thread.hpp"
 #include "actors/runtime/supervision.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/logger.hpp"
@@ -107,7 +104,6 @@ class notifier final : public service {
   [[nodiscard]] expected<std::vector<persistence::delivery>>
   deliveries_of(const notify::notice& n, std::map<std::string, timestamp_us>& groups);
   void send_one(persistence::delivery d);
-  void pause(std::chrono::milliseconds d);
 
   notifier_stores stores_;
   notify_transport_ptr transport_;
@@ -116,12 +112,8 @@ class notifier final : public service {
   const sreh::clock& clock_;
   std::unique_ptr<counters> counters_;
   std::uint64_t hub_token_ = 0;
-  std::thread thread_;
   failure_handler on_failure_;
-  std::atomic<bool> stopping_{false};
-  std::mutex mtx_;
-  std::condition_variable cv_;
-  bool woken_ = false; // guarded by mtx_
+  service_thread thread_;
   // The notifier thread only:
   std::int64_t offset_ = -1; // -1: not loaded
   bool leading_ = false;     // with opts_.lead: held the lock on the last look

@@ -4,15 +4,14 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 
 #include "actors/hub/event_hub.hpp"
+#include "actors/runtime/service_thread.hpp"
 #include "actors/runtime/supervision.hpp"
 #include "core/base/logger.hpp"
 #include "core/model/event.hpp"
@@ -122,12 +121,8 @@ class relay final : public actors::service {
   std::unique_ptr<jetstream_client> js_; // used by the relay thread only
   std::unique_ptr<counters> counters_;
   std::uint64_t hub_token_ = 0;
-  std::thread thread_;
   actors::failure_handler on_failure_; // set before the thread starts, reset after it ends
-  std::atomic<bool> stopping_{false};
-  std::mutex mtx_;
-  std::condition_variable cv_;
-  bool woken_ = false; // guarded by mtx_
+  actors::service_thread thread_;
   // Relay thread only:
   bool stream_ready_ = false;
   bool offset_loaded_ = false;

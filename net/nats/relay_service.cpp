@@ -25,7 +25,6 @@ struct relay::counters {
   std::atomic<std::int64_t> newest{0}; // highest seq read from the store
   std::atomic<bool> connected{false};
   std::atomic<bool> active{false};
-  bool conn_changed = false; // guarded by relay::mtx_
   mutable std::mutex error_mtx;
   std::string last_error; // guarded by error_mtx
 
@@ -48,7 +47,7 @@ relay::~relay() {
 }
 
 sreh::error relay::start(actors::failure_handler failed) {
-  if (thread_.joinable())
+  if (thread_.running())
     return {errc::conflict, "relay: already started"};
   if (opts_.url.empty())
     return {errc::invalid_argument, "relay: nats url is required"};
@@ -57,7 +56,6 @@ sreh::error relay::start(actors::failure_handler failed) {
   if (opts_.page_size < 1 || opts_.page_size > 10'000)
     return {errc::invalid_argument,
             fmt::format("relay: page_size {}: expected 1..10000", opts_.page_size)};
-  stopping_ = false;
   // A start after a stop (a restart by the supervisor) begins as the first did: from the
   // stored offset, with the stream and the lock checked again.
   stream_ready_ = false;
@@ -65,32 +63,21 @@ sreh::error relay::start(actors::failure_handler failed) {
   leading_ = false;
   backoff_ = std::chrono::milliseconds{0};
   recovering_ = false;
-  woken_ = false;
   on_failure_ = std::move(failed);
   if (hub_ != nullptr)
     hub_token_ = hub_->subscribe([this](const actors::event_hub::batch&) {
-      // On the group-commit writer's thread: signal only.
-      {
-        std::lock_guard lk{mtx_};
-        woken_ = true;
-      }
-      cv_.notify_one();
+      thread_.wake(); // on the group-commit writer's thread: signal only
     });
-  thread_ = std::thread{[this] { run(); }};
+  thread_.start([this] { run(); });
   logger("relay")->info("relay {}: publishing the event log to {} (stream {}, subjects {}.>)",
                         opts_.name, opts_.url, opts_.stream, opts_.subject_prefix);
   return {};
 }
 
 void relay::stop() {
-  if (!thread_.joinable())
+  if (!thread_.running())
     return;
-  {
-    std::lock_guard lk{mtx_};
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
+  thread_.stop();
   if (hub_ != nullptr)
     hub_->unsubscribe(hub_token_);
   js_.reset(); // closes the connection; its callbacks have run when this returns
@@ -117,11 +104,7 @@ relay_stats relay::stats() const {
 }
 
 void relay::pause(std::chrono::milliseconds d, bool wakeable) {
-  std::unique_lock lk{mtx_};
-  cv_.wait_for(lk, d,
-               [&] { return stopping_.load() || counters_->conn_changed || (wakeable && woken_); });
-  counters_->conn_changed = false;
-  woken_ = false;
+  thread_.pause(d, wakeable);
 }
 
 void relay::failed(const sreh::error& err, bool connecting) {
@@ -188,7 +171,7 @@ void relay::run() {
 
 void relay::loop() {
   auto log = logger("relay");
-  while (!stopping_.load()) {
+  while (!thread_.stopping()) {
     if (!lead())
       continue;
     if (!js_) {
@@ -204,11 +187,7 @@ void relay::loop() {
       jo.reconnect = false; // a lost connection is replaced by a new one: see jetstream_options
       jo.on_connection_change = [this](bool up) {
         counters_->connected = up;
-        {
-          std::lock_guard lk{mtx_};
-          counters_->conn_changed = true;
-        }
-        cv_.notify_all();
+        thread_.interrupt(); // a pause ends: connect again, or go on
       };
       auto js = jetstream_client::connect(std::move(jo));
       if (!js) {
@@ -238,7 +217,7 @@ void relay::loop() {
       pause(opts_.poll_interval, true);
     } else { // commits of every node notify the lock's session; short waits keep stop() prompt
       const auto until = std::chrono::steady_clock::now() + opts_.poll_interval;
-      while (!stopping_.load() && std::chrono::steady_clock::now() < until)
+      while (!thread_.stopping() && std::chrono::steady_clock::now() < until)
         if (lock_->wait_for_commit(std::chrono::milliseconds{100}))
           break;
     }
@@ -296,7 +275,7 @@ expected<bool> relay::round() {
     bodies.push_back(json::to_json(e));
     msgs.push_back({event_subject(opts_.subject_prefix, e), e.id, e.seq, bodies.back()});
   }
-  const auto out = js_->publish(msgs, stopping_);
+  const auto out = js_->publish(msgs, thread_.stop_flag());
   counters_->published.fetch_add(out.sent);
   counters_->acked.fetch_add(out.acked);
   counters_->duplicates.fetch_add(out.duplicates);
@@ -312,7 +291,7 @@ expected<bool> relay::round() {
     counters_->offset = next;
   }
   if (out.err) {
-    if (stopping_.load())
+    if (thread_.stopping())
       return true;         // cancelled by stop: not an error
     stream_ready_ = false; // a restarted server may have lost it: check again
     if (!js_->connected()) {
