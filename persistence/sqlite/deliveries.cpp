@@ -1,6 +1,8 @@
 // The notifications' outbox in the SQLite store (deliveries, migration 15). Reads use the reader
 // pool; writes take the write connection between two group commits, each a short transaction.
 
+#include <functional>
+
 #include "persistence/sqlite/store_impl.hpp"
 #include "persistence/store/paging.hpp"
 #include "persistence/store/store_impl.hpp"
