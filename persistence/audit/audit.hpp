@@ -14,6 +14,7 @@
 // of the whole tail (or the removal of the newest entries).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -62,5 +63,10 @@ struct audit_report {
 
   [[nodiscard]] bool ok() const { return fault == audit_fault::none; }
 };
+
+/// `progress(done, total)` of a verification: called every `audit_progress_every` entries and
+/// at the end (`total` is the last seq when it began); may be empty.
+using audit_progress = std::function<void(std::int64_t done, std::int64_t total)>;
+inline constexpr std::int64_t audit_progress_every = 16'384;
 
 } // namespace sreh::persistence

@@ -4,11 +4,7 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <system_error>
-
 #include "persistence/audit/audit_chain.hpp"
-#include "persistence/sqlite/migrations.hpp"
 #include "persistence/sqlite/rows.hpp"
 #include "persistence/sqlite/statement.hpp"
 
@@ -20,7 +16,6 @@ using sqlite::connection;
 using sqlite::stmt_use;
 
 constexpr int first_chained_version = 2;
-constexpr std::int64_t progress_every = 16'384;
 
 constexpr const char* sql_chain =
   "SELECT seq, id, run_id, run_seq, kind, at, data, prev_hash, hash FROM events ORDER BY seq";
@@ -70,18 +65,9 @@ class file_lookup final : public audit_lookup {
 };
 
 expected<std::unique_ptr<connection>> open_chain(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    return sreh::error{errc::not_found, fmt::format("audit: no database file at {}", path)};
-  auto c = connection::open(path, SQLITE_OPEN_READONLY, 5'000);
-  if (!c)
-    return c.error();
-  const int version = sqlite_database_version((*c)->db());
-  if (version < 0)
-    return sreh::error{errc::invalid_argument,
-                       fmt::format("audit: {} is not a sreh database (no schema_version: {})", path,
-                                   sqlite3_errmsg((*c)->db()))};
-  if (version < first_chained_version)
+  int version = 0;
+  auto c = sqlite::open_store_file(path, "audit", version);
+  if (c && version < first_chained_version)
     return sreh::error{errc::invalid_argument,
                        fmt::format("audit: {} has schema version {}, which has no audit chain; "
                                    "open it once with this sreh (serve) to migrate it",
@@ -91,9 +77,8 @@ expected<std::unique_ptr<connection>> open_chain(const std::string& path) {
 
 } // namespace
 
-expected<audit_report>
-verify_audit_chain(const std::string& sqlite_path,
-                   const std::function<void(std::int64_t done, std::int64_t total)>& progress) {
+expected<audit_report> verify_audit_chain(const std::string& sqlite_path,
+                                          const audit_progress& progress) {
   auto opened = open_chain(sqlite_path);
   if (!opened)
     return opened.error();
@@ -120,7 +105,7 @@ verify_audit_chain(const std::string& sqlite_path,
     read_entry(stmt, x);
     if (!walk.check(x))
       return walk.take();
-    if (progress && walk.done() % progress_every == 0)
+    if (progress && walk.done() % audit_progress_every == 0)
       progress(walk.done(), total);
   }
   if (rc != SQLITE_DONE)

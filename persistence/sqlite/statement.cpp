@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <system_error>
+
+#include "persistence/sqlite/migrations.hpp"
+
 namespace sreh::persistence::sqlite {
 
 sreh::error make_error(sqlite3* db, int rc, std::string_view op, std::string_view path) {
@@ -53,6 +58,23 @@ sreh::error connection::exec(const char* sql, std::string_view op) {
   if (rc != SQLITE_OK)
     return make_error(db_, rc, op, path_);
   return {};
+}
+
+expected<std::unique_ptr<connection>> open_store_file(const std::string& path, std::string_view op,
+                                                      int& version) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return sreh::error{errc::not_found, fmt::format("{}: no database file at {}", op, path)};
+  auto c = connection::open(path, SQLITE_OPEN_READONLY, 5'000);
+  if (!c)
+    return c.error();
+  version = sqlite_database_version((*c)->db());
+  if (version <= 0)
+    return sreh::error{
+      errc::invalid_argument,
+      fmt::format("{}: {} is not a sreh database ({})", op, path,
+                  version == 0 ? "no schema version recorded" : sqlite3_errmsg((*c)->db()))};
+  return c;
 }
 
 } // namespace sreh::persistence::sqlite

@@ -107,4 +107,10 @@ class connection {
   std::unordered_map<const char*, sqlite3_stmt*> stmts_;
 };
 
+/// Opens the sreh store file `path` read-only for a command (`audit verify`, `backup`), with its
+/// schema version in `version`. An error starting with `op` names the file when it is missing,
+/// not SQLite or holds no sreh schema.
+[[nodiscard]] expected<std::unique_ptr<connection>>
+open_store_file(const std::string& path, std::string_view op, int& version);
+
 } // namespace sreh::persistence::sqlite
