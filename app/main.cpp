@@ -4,9 +4,10 @@
 #include <cstring>
 #include <string>
 
-#include "app/cli/audit_command.hpp"
 #include "app/cli/client.hpp"
 #include "app/cli/cluster_check.hpp"
+#include "app/serve/audit_command.hpp"
+#include "app/serve/backup_command.hpp"
 #include "app/serve/eval_command.hpp"
 #include "app/serve/replay_command.hpp"
 #include "app/serve/serve.hpp"
@@ -33,8 +34,14 @@ node:
                           run a finished run again from its journal (recorded model answers and
                           tool results, no model server) and compare it step by step
 
-  audit verify [--data-dir DIR | --db FILE]
-                          check the tamper-evident audit log; names the first bad entry
+  audit verify [--config FILE | --data-dir DIR | --db FILE]
+                          check the tamper-evident audit log (SQLite or PostgreSQL store);
+                          names the first bad entry
+  backup DIR [--config FILE | --data-dir DIR]
+                          a consistent copy of a node's SQLite store while it runs, with its
+                          tokens and a manifest; the copy's audit chain is verified
+  restore DIR [--config FILE | --data-dir DIR] [--force]
+                          put a backup back into a stopped node's data dir, after checking it
   token hash TOKEN        print a token's SHA-256, for auth.tokens in a config
   token new               print a fresh random token and its SHA-256
 
@@ -126,6 +133,10 @@ int main(int argc, char** argv) {
     return sreh::app::replay_command(argc - 2, argv + 2);
   if (cmd == "audit")
     return sreh::app::audit_command(argc - 2, argv + 2);
+  if (cmd == "backup")
+    return sreh::app::backup_command(argc - 2, argv + 2);
+  if (cmd == "restore")
+    return sreh::app::restore_command(argc - 2, argv + 2);
   if (cmd == "token")
     return sreh::app::token_command(argc - 2, argv + 2);
   if (cmd == "submit" || cmd == "runs" || cmd == "show" || cmd == "watch" || cmd == "cancel" ||

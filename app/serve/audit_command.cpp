@@ -1,47 +1,48 @@
-// `sreh audit verify`: the command-line face of persistence's verify_audit_chain.
+// `sreh audit verify`: the command-line face of persistence's verify_audit_chain (SQLite) and
+// verify_postgres_audit_chain.
 
-#include "app/cli/audit_command.hpp"
+#include "app/serve/audit_command.hpp"
+
+#include <fmt/format.h>
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "app/serve/store_target.hpp"
+#include "persistence/postgres/audit_verify.hpp"
 #include "persistence/sqlite/audit_verify.hpp"
 
 namespace sreh::app {
 
 namespace {
 
-constexpr const char* audit_usage = "usage: sreh audit verify [--data-dir DIR | --db FILE]\n";
-constexpr const char* default_db = "./data/sreh.db";
+constexpr const char* audit_usage =
+  "usage: sreh audit verify [--config FILE] [--node-id ID] [--data-dir DIR] | --db FILE\n";
 /// Below this many entries a verification is quick enough to print no progress.
 constexpr std::int64_t progress_threshold = 100'000;
 
-/// The database file named by the options, or "" after a usage error (already printed).
-std::string parse_args(int argc, char** argv) {
-  std::string data_dir;
-  std::string db;
+/// The store named by the options, or nullopt after an error (already printed).
+std::optional<store_target> parse_args(int argc, char** argv) {
+  store_args args;
   for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    if ((a == "--data-dir" || a == "--db") && i + 1 < argc) {
-      (a == "--db" ? db : data_dir) = argv[++i];
+    std::string error;
+    if (take_store_option(argc, argv, i, args, error) && error.empty())
       continue;
-    }
-    std::fprintf(stderr, "sreh audit verify: %s '%s'\n%s",
-                 a == "--data-dir" || a == "--db" ? "missing value for" : "unknown option", argv[i],
+    std::fprintf(stderr, "sreh audit verify: %s\n%s",
+                 error.empty() ? fmt::format("unknown option '{}'", argv[i]).c_str()
+                               : error.c_str(),
                  audit_usage);
-    return {};
+    return std::nullopt;
   }
-  if (!data_dir.empty() && !db.empty()) {
-    std::fprintf(stderr, "sreh audit verify: give --data-dir or --db, not both\n%s", audit_usage);
-    return {};
+  auto target = resolve_store(args);
+  if (!target) {
+    std::fprintf(stderr, "sreh audit verify: %s\n", target.error().message.c_str());
+    return std::nullopt;
   }
-  if (!db.empty())
-    return db;
-  if (!data_dir.empty())
-    return data_dir == "/" ? std::string{"/sreh.db"} : data_dir + "/sreh.db";
-  return default_db;
+  return std::move(*target);
 }
 
 /// Prints "verified N/M (P%)" each time another tenth of a long log is done.
@@ -62,11 +63,15 @@ class progress_printer {
   std::int64_t printed_ = 0;
 };
 
-int verify(const std::string& path) {
+int verify(const store_target& target) {
   const auto start = std::chrono::steady_clock::now();
   progress_printer printer;
-  auto report = persistence::verify_audit_chain(
-    path, [&printer](std::int64_t done, std::int64_t total) { printer(done, total); });
+  const persistence::audit_progress progress = [&printer](std::int64_t done, std::int64_t total) {
+    printer(done, total);
+  };
+  auto report = target.store.kind == "postgres"
+                  ? persistence::verify_postgres_audit_chain(target.store.url, {}, progress)
+                  : persistence::verify_audit_chain(target.store.path, progress);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   if (!report) {
     std::fprintf(stderr, "sreh audit verify: %s\n", report.error().message.c_str());
@@ -97,10 +102,10 @@ int audit_command(int argc, char** argv) {
     std::fprintf(stderr, "sreh audit: unknown subcommand '%s'\n%s", argv[0], audit_usage);
     return 2;
   }
-  const auto path = parse_args(argc, argv);
-  if (path.empty())
+  const auto target = parse_args(argc, argv);
+  if (!target)
     return 2;
-  return verify(path);
+  return verify(*target);
 }
 
 } // namespace sreh::app
