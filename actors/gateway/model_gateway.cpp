@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <stdexcept>
 
 #include "actors/gateway/route_call.hpp"
+#include "core/base/fault.hpp"
 #include "core/base/logger.hpp"
 
 namespace sreh::actors {
@@ -74,6 +76,8 @@ std::vector<std::string> model_gateway::order_names(std::string_view first) cons
 
 void model_gateway::call(const llm::chat_request& req, done_fn done, delta_fn on_delta,
                          std::string_view first) {
+  if (fault("gateway.call"))
+    throw std::runtime_error("fault injected at gateway.call");
   auto cs = std::make_shared<call_state>();
   cs->req = req;
   cs->done = std::move(done);

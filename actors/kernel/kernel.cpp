@@ -1,8 +1,12 @@
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 #include "actors/evolve/versions.hpp"
 #include "actors/kernel/kernel_state.hpp"
 #include "actors/kernel/run/step_facts.hpp"
+#include "actors/runtime/supervisor.hpp"
+#include "core/base/fault.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
 #include "core/base/text.hpp"
@@ -230,11 +234,16 @@ void on_run_exit(kernel_self self, const caf::exit_msg& msg) {
 kernel_impl_actor::behavior_type kernel_behavior(kernel_self self, runtime_ptr rt) {
   self->state.rt = std::move(rt);
   self->set_exit_handler([=](caf::exit_msg& msg) { on_run_exit(self, msg); });
+  // A bug's exception ends the kernel with its message (its runs' actors go with it); the
+  // supervisor records it and starts a kernel that recovers them.
+  self->set_exception_handler(exit_with_message);
   recover_all(self);
   return {
     [=](submit_atom, goal_request& req) -> caf::result<kernel_reply> {
       if (self->state.recovering)
         return caf::skip;
+      if (fault("kernel.submit"))
+        throw std::runtime_error("fault injected at kernel.submit");
       return submit(self, req);
     },
     [=](cancel_atom, const std::string& id, const std::string& by) -> caf::result<kernel_reply> {

@@ -4,8 +4,11 @@
 // operation runs at a time, the others wait in order. State lives in the store: the actor may
 // quit whenever it is idle (the orchestrator passivates it) and is spawned again from its row.
 
+#include <stdexcept>
+
 #include "actors/works/work_impl.hpp"
 #include "core/base/failpoint.hpp"
+#include "core/base/fault.hpp"
 #include "core/works/lifecycle.hpp"
 
 namespace sreh::actors {
@@ -355,7 +358,11 @@ work_actor::behavior_type work_behavior(work_self self, orchestrator_impl_actor 
   self->send(st.orch, schedule_atom::value, st.w.id, st.w.next_check);
   return {
     [=](command_atom, std::int32_t c, const std::string& by,
-        const std::string& text) -> caf::result<work_reply> { return command(self, c, by, text); },
+        const std::string& text) -> caf::result<work_reply> {
+      if (fault("works.command"))
+        throw std::runtime_error("fault injected at works.command");
+      return command(self, c, by, text);
+    },
     [=](start_atom) { start_run(self); },
     [=](run_ended_atom, const std::string& run_id, const std::string& state,
         const std::string& outcome) { run_ended(self, run_id, state, outcome); },

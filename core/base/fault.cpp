@@ -14,6 +14,7 @@ namespace {
 struct armed_fault {
   std::string name;
   std::int64_t left = 0; // calls until it fires (1: the next one)
+  bool every = false;    // `NAME:N+`: fires at the N-th call and at every one after it
 };
 
 struct fault_table {
@@ -30,9 +31,13 @@ struct fault_table {
       auto colon = item.rfind(':');
       if (colon == std::string_view::npos)
         continue;
-      auto n = std::strtoll(std::string{item.substr(colon + 1)}.c_str(), nullptr, 10);
+      auto count = item.substr(colon + 1);
+      const bool every = !count.empty() && count.back() == '+';
+      if (every)
+        count.remove_suffix(1);
+      auto n = std::strtoll(std::string{count}.c_str(), nullptr, 10);
       if (n >= 1)
-        armed.push_back({std::string{item.substr(0, colon)}, n});
+        armed.push_back({std::string{item.substr(0, colon)}, n, every});
     }
     any = !armed.empty();
   }
@@ -52,6 +57,10 @@ bool fault(std::string_view name) {
   std::lock_guard lk{t.mtx};
   for (auto it = t.armed.begin(); it != t.armed.end(); ++it)
     if (it->name == name && --it->left == 0) {
+      if (it->every) {
+        it->left = 1;
+        return true;
+      }
       t.armed.erase(it);
       t.any = !t.armed.empty();
       return true;
@@ -59,12 +68,12 @@ bool fault(std::string_view name) {
   return false;
 }
 
-void arm_fault(std::string_view name, std::int64_t n) {
+void arm_fault(std::string_view name, std::int64_t n, bool every) {
   auto& t = table();
   std::lock_guard lk{t.mtx};
   std::erase_if(t.armed, [&](const armed_fault& f) { return f.name == name; });
   if (n >= 1)
-    t.armed.push_back({std::string{name}, n});
+    t.armed.push_back({std::string{name}, n, every});
   t.any = !t.armed.empty();
 }
 

@@ -2,12 +2,15 @@
 
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <stop_token>
 
 #include "actors/kernel/run/actor_impl.hpp"
 #include "actors/kernel/run/journal.hpp"
 #include "actors/policy/policy_check.hpp"
+#include "actors/runtime/supervisor.hpp"
 #include "core/base/failpoint.hpp"
+#include "core/base/fault.hpp"
 #include "core/base/json.hpp"
 #include "core/base/json_object.hpp"
 #include "core/model/outcome.hpp"
@@ -218,6 +221,8 @@ void propose(self_ptr self, const decision& d) {
 
 /// Asks the model for the next step and journals its intent (or the conclusion).
 void advance(self_ptr self) {
+  if (fault("run.step"))
+    throw std::runtime_error("fault injected at run.step");
   auto& st = self->state;
   auto& j = st.journal;
   if (st.cancel.stop_requested())
@@ -416,6 +421,8 @@ run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, r
                                       run r, std::vector<step> steps) {
   self->state.rt = std::move(rt);
   self->state.kernel = std::move(kernel);
+  // A bug's exception ends the actor with its message; the kernel recovers the run from the store.
+  self->set_exception_handler(exit_with_message);
   auto* source = &self->state.cancel;
   self->state.on_shutdown.emplace(self->state.rt->shutdown.get_token(),
                                   std::function<void()>{[source] { source->request_stop(); }});
