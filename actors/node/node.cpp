@@ -1,5 +1,10 @@
 #include "actors/node/node.hpp"
 
+#include <fmt/format.h>
+
+#include <functional>
+#include <string>
+
 #include "actors/cluster/cluster.hpp"
 #include "actors/kernel/kernel.hpp"
 #include "actors/kernel/kernel_facade.hpp"
@@ -40,6 +45,8 @@ struct node::impl {
   postmortem_service postmortems;
   std::shared_ptr<const version_registry> versions;
   replay_hooks replay;
+  std::function<void(std::string)> fatal;
+  caf::actor kernel_watch; // watch_kernel's
 
   impl(const config::node_config& c, persistence::store& s, persistence::commit_queue& w,
        const tool_registry& t, policy::policy_set pol, model_provider_ptr p, const sreh::clock& clk,
@@ -68,6 +75,10 @@ void node::use_versions(std::shared_ptr<const version_registry> versions) {
 
 void node::use_replay(replay_hooks hooks) {
   impl_->replay = std::move(hooks);
+}
+
+void node::on_fatal(std::function<void(std::string why)> f) {
+  impl_->fatal = std::move(f);
 }
 
 void node::use_hub(event_hub& hub, std::shared_ptr<world_view> world) {
@@ -116,6 +127,26 @@ runtime_ptr make_runtime(node::impl& d) {
       "sreh_runs_finished_total", "Runs that ended on this node, by final state.", {"state"});
   }
   return rt;
+}
+
+/// Watches the kernel's supervisor: when it quits with an error (the kernel died more often than
+/// its budget allows), the node cannot run goals any more, and `fatal` says so.
+void watch_kernel(node::impl& d) {
+  if (!d.fatal)
+    return;
+  // Held by the node: an actor nothing refers to is destroyed, its monitor with it.
+  d.kernel_watch =
+    d.sys->spawn([sup = d.sup, fatal = d.fatal](caf::event_based_actor* self) -> caf::behavior {
+      self->monitor(sup);
+      self->set_down_handler([self, fatal](caf::down_msg& msg) {
+        if (msg.reason && msg.reason != caf::exit_reason::user_shutdown)
+          fatal(fmt::format("the kernel died more often than its restart budget allows (last: "
+                            "{}); this node can run no goals",
+                            self->system().render(msg.reason)));
+        self->quit();
+      });
+      return {[](const std::string&) {}}; // nothing to handle: it lives for the down message
+    });
 }
 
 /// The Works control plane: the orchestrator and, when the tools came with world sources, the
@@ -182,6 +213,7 @@ sreh::error node::start() {
       return err;
   }
   d.sup = spawn_supervisor(*d.sys, d.rt);
+  watch_kernel(d);
   if (clustered)
     if (auto err = d.cluster->open(d.sup))
       return err;
@@ -212,6 +244,7 @@ void node::stop() {
   d.rt->shutdown.request_stop(); // in-flight tools return now; their steps resume after restart
   caf::anon_send_exit(d.sup, caf::exit_reason::user_shutdown);
   d.sup = nullptr;
+  d.kernel_watch = nullptr; // it quits on the supervisor's down message
   d.sys->await_all_actors_done();
   d.pool->stop();
   d.store_pool->stop(); // runs the reads still queued; their replies find no actor

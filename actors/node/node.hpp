@@ -1,6 +1,8 @@
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "actors/gateway/model_provider.hpp"
 #include "actors/hub/event_hub.hpp"
@@ -48,6 +50,11 @@ class node {
   void use_versions(std::shared_ptr<const version_registry> versions);
   /// A replay's scratch node: what it answers from the recording (eval/replay.hpp); before start.
   void use_replay(replay_hooks hooks);
+  /// Called once, on an actor thread, when the kernel's supervisor gave up (the kernel died more
+  /// often than its restart budget allows): the node can run no goals any more and its owner
+  /// should stop it loudly rather than serve a dead kernel. Must only signal (not block, not
+  /// stop the node itself). Before `start`; without it the node stays up, not ready.
+  void on_fatal(std::function<void(std::string why)> f);
 
   /// Starts the actor system and the kernel, which recovers unfinished runs.
   [[nodiscard]] sreh::error start();

@@ -6,10 +6,12 @@
 #include <fmt/ranges.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -107,6 +109,34 @@ int fail(const std::string& what) {
   std::fprintf(stderr, "sreh serve: %s\n", what.c_str());
   return 1;
 }
+
+/// Why the node stops on its own: set once, by the node's fatal handler, which then sends this
+/// process the SIGTERM that wait_for_signal takes.
+class fatal_stop {
+ public:
+  void operator()(std::string why) {
+    {
+      std::lock_guard lk{mtx_};
+      if (!why_.empty())
+        return;
+      why_ = std::move(why);
+    }
+    logger("node")->critical("{}: stopping the node", why_);
+    ::kill(::getpid(), SIGTERM);
+  }
+  [[nodiscard]] std::string why() const {
+    std::lock_guard lk{mtx_};
+    return why_;
+  }
+
+ private:
+  mutable std::mutex mtx_;
+  std::string why_;
+};
+
+/// What the process exits with when the node stopped on its own (EX_SOFTWARE): a service
+/// manager restarts it, a person sees a failed unit, never a node that looks up and runs nothing.
+constexpr int fatal_exit_code = 70;
 
 /// Raises the open-files limit to what the connection limits need (two per allowed connection,
 /// at most the hard limit), as servers do; warns when the hard limit is lower.
@@ -260,8 +290,9 @@ int serve_command(int argc, char** argv) {
   const char* scheme = tls ? "https" : "http";
   auto versions = make_versions(regs, *cfg, provider, setup->policy);
   std::unique_ptr<actors::candidate_service> gate; // outlives the parts, whose child it runs
-  auto parts =
-    net::node_parts::start(*cfg, tools, std::move(setup->policy), provider, {}, versions);
+  auto fatal = std::make_shared<fatal_stop>();
+  auto parts = net::node_parts::start(*cfg, tools, std::move(setup->policy), provider, {}, versions,
+                                      [fatal](std::string why) { (*fatal)(std::move(why)); });
   if (!parts)
     return fail(parts.error().message);
   auto& n = **parts;
@@ -298,6 +329,11 @@ int serve_command(int argc, char** argv) {
              stderr);
   wait_for_signal(tls.get());
   parts->reset(); // the front and the relay, the actors, then the writer, then the store
+  if (const auto why = fatal->why(); !why.empty()) {
+    log->critical("stopped: {}", why);
+    std::fprintf(stderr, "sreh serve: stopped: %s\n", why.c_str());
+    return fatal_exit_code;
+  }
   log->info("stopped cleanly");
   return 0;
 }

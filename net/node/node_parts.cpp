@@ -57,7 +57,8 @@ expected<std::unique_ptr<node_parts>>
 node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
                   policy::policy_set policy, actors::model_provider_ptr provider,
                   const recorded_answers& recorded,
-                  std::shared_ptr<const actors::version_registry> versions) {
+                  std::shared_ptr<const actors::version_registry> versions,
+                  std::function<void(std::string why)> on_fatal) {
   std::unique_ptr<node_parts> p{new node_parts(cfg)};
   std::error_code ec;
   std::filesystem::create_directories(cfg.data_dir, ec);
@@ -123,6 +124,8 @@ node_parts::start(const config::node_config& cfg, std::shared_ptr<actors::tool_r
   p->node_->use_hub(p->hub_, world);
   p->node_->use_versions(std::move(versions));
   p->node_->use_replay(recorded.hooks);
+  if (on_fatal)
+    p->node_->on_fatal(std::move(on_fatal));
   if (auto err = p->node_->start())
     return err;
   flow_kernel->kernel = &p->node_->kernel();

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "actors/gateway/model_provider.hpp"
 #include "actors/hub/event_hub.hpp"
@@ -47,11 +48,13 @@ class node_parts {
   /// Opens the store, starts the writer and the actors. `tools` and `provider` are the node's
   /// (app/serve/plugins.hpp: make_tools_and_provider). With `recorded.tools`, the node's
   /// tools (`tools`, world.get and flow.run, less `tools.disable`) are what it makes of each.
+  /// `on_fatal`: called once when the kernel's supervisor gave up (actors::node::on_fatal).
   [[nodiscard]] static expected<std::unique_ptr<node_parts>>
   start(const config::node_config& cfg, std::shared_ptr<actors::tool_registry> tools,
         policy::policy_set policy, actors::model_provider_ptr provider,
         const recorded_answers& recorded = {},
-        std::shared_ptr<const actors::version_registry> versions = {});
+        std::shared_ptr<const actors::version_registry> versions = {},
+        std::function<void(std::string why)> on_fatal = {});
   ~node_parts();
 
   actors::kernel_api& kernel() { return node_->kernel(); }
