@@ -7,7 +7,7 @@
 # event. Then the PostgreSQL restart and freeze and NATS restart cells (tests of their own, with
 # throwaway servers).
 #
-#   scripts/fault-matrix.sh [CELL...]   cells: kill9 disk_full clock slow_disk partition store_partition pg nats
+#   scripts/fault-matrix.sh [CELL...]   cells: kill9 disk_full clock slow_disk partition store_partition actors pg nats
 #                                       (default: all)
 #
 # Needs root (tmpfs for the full disk, nftables for the partition). SREH_FAULT_SEED repeats a run's random moments.
@@ -16,13 +16,13 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh release sreh
 cells=("$@")
-[ ${#cells[@]} -gt 0 ] || cells=(kill9 disk_full clock slow_disk partition store_partition pg nats)
+[ ${#cells[@]} -gt 0 ] || cells=(kill9 disk_full clock slow_disk partition store_partition actors pg nats)
 node_cells=() rc=0
 for c in "${cells[@]}"; do
   case "$c" in
-    kill9|disk_full|clock|slow_disk|partition|store_partition) node_cells+=("$c") ;;
+    kill9|disk_full|clock|slow_disk|partition|store_partition|actors) node_cells+=("$c") ;;
     pg|nats) ;;
-    *) echo "fault-matrix.sh: unknown cell '$c' (kill9 disk_full clock slow_disk partition store_partition pg nats)" >&2; exit 2 ;;
+    *) echo "fault-matrix.sh: unknown cell '$c' (kill9 disk_full clock slow_disk partition store_partition actors pg nats)" >&2; exit 2 ;;
   esac
 done
 if [ ${#node_cells[@]} -gt 0 ]; then
