@@ -194,8 +194,10 @@ void recover_crashed(kernel_self self, const std::string& id) {
     read_store(
       self,
       [id](persistence::store& s) -> std::optional<recovery_item> {
+        // Pending too: an actor that died between the run's creation and its first step.
         auto r = s.get_run(id);
-        if (!r || !r->has_value() || (*r)->state != run_state::running)
+        if (!r || !r->has_value() ||
+            ((*r)->state != run_state::running && (*r)->state != run_state::pending))
           return std::nullopt;
         return load_recovery(s, std::move(**r));
       },

@@ -62,16 +62,18 @@ def kernel_row(node):
 
 
 def test_a_run_actor_that_dies_resumes_from_its_journal():
-    with TempDir() as d:
-        # The 3rd step the node starts: the echo between the two records of the one run.
-        node = Node(d, config_extra=PLAN, env_extra={"SREH_FAULT": "run.step:3"}).start()
-        run_id = node.submit("a run whose actor dies mid-way")
-        r = node.wait_run(run_id)
-        assert r["state"] == "succeeded", r
-        check_once(node, [run_id])
-        log = node.log_text()
-        assert f"run {run_id} actor died" in log and "fault injected at run.step" in log, log
-        assert "recovering it from the store" in log, log
+    # The 1st step the node starts (the run is still pending), then the 3rd (mid-way: the echo
+    # between the two records).
+    for point in ("run.step:1", "run.step:3"):
+        with TempDir() as d:
+            node = Node(d, config_extra=PLAN, env_extra={"SREH_FAULT": point}).start()
+            run_id = node.submit("a run whose actor dies")
+            r = node.wait_run(run_id, timeout=20)
+            assert r["state"] == "succeeded", (point, r)
+            check_once(node, [run_id])
+            log = node.log_text()
+            assert f"run {run_id} actor died" in log and "fault injected at run.step" in log, log
+            assert "recovering it from the store" in log, log
 
 
 def test_a_crashed_kernel_is_restarted_and_recovers_its_runs():
