@@ -288,6 +288,24 @@ void cluster_member::adopt_works(std::function<void(const std::string&)> adopt) 
   adopt_work_ = std::move(adopt);
 }
 
+void cluster_member::serve_works(std::function<caf::actor()> target) {
+  std::lock_guard lk{mtx_};
+  works_target_ = std::move(target);
+}
+
+caf::actor cluster_member::works_target() const {
+  std::function<caf::actor()> target;
+  {
+    std::lock_guard lk{mtx_};
+    target = works_target_;
+  }
+  return target ? target() : caf::actor{};
+}
+
+expected<std::vector<std::string>> cluster_member::claim_orphan_works() {
+  return store_.claim_orphan_works(self_.id, claim_batch);
+}
+
 void cluster_member::linked(const std::string& id, peer_actor a) {
   {
     std::lock_guard lk{mtx_};

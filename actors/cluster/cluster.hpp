@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "actors/cluster/peer.hpp"
 #include "actors/kernel/cluster_view.hpp"
@@ -51,6 +52,14 @@ class cluster_member final : public run_routing {
   /// From now on the heartbeat thread also claims the open Works of dead members and hands
   /// each id to `adopt` (which must only enqueue: it runs on the heartbeat thread).
   void adopt_works(std::function<void(const std::string&)> adopt);
+  /// Where the commands other members forward on Works this node owns go: the current
+  /// orchestrator (null while there is none). Thread-safe.
+  void serve_works(std::function<caf::actor()> target);
+  [[nodiscard]] caf::actor works_target() const;
+  /// Claims now what the heartbeat thread would claim at its next beat: up to one batch of the
+  /// open Works of members whose lease expired. Returns their ids (now this node's; the caller
+  /// adopts them). Blocking (the store): not on a scheduler thread.
+  [[nodiscard]] expected<std::vector<std::string>> claim_orphan_works();
   void leave();
 
   [[nodiscard]] cluster_view view() const override;
@@ -105,6 +114,7 @@ class cluster_member final : public run_routing {
   std::unordered_map<std::string, member_state> members_; // by id, every topology member
   bool store_reachable_ = true;
   std::function<void(const std::string&)> adopt_work_; // under mtx_
+  std::function<caf::actor()> works_target_;           // under mtx_
 
   std::thread thread_;
   std::mutex stop_mtx_;

@@ -151,6 +151,24 @@ peer_impl_actor::behavior_type peer_behavior(peer_self self, cluster_member* mem
     [=](say_atom a, conversation::message& m) -> caf::result<kernel_reply> {
       return self->delegate(self->state.sup, a, std::move(m));
     },
+    [=](forward_atom a, std::string& id, std::int32_t c, std::string& by,
+        std::string& text) -> caf::result<forwarded_reply> {
+      auto works = self->state.member->works_target();
+      if (!works)
+        return forwarded_reply{
+          {errc::unavailable, fmt::format("node '{}' has no Works orchestrator running; retry "
+                                          "shortly",
+                                          self->state.self_id)}};
+      auto rp = self->make_response_promise<forwarded_reply>();
+      self->request(works, caf::infinite, a, std::move(id), c, std::move(by), std::move(text))
+        .then([rp](forwarded_reply& r) mutable { rp.deliver(std::move(r)); },
+              [self, rp](caf::error& err) mutable {
+                rp.deliver(
+                  forwarded_reply{{errc::unavailable, "the owner's orchestrator did not answer: " +
+                                                        self->system().render(err)}});
+              });
+      return rp;
+    },
   };
 }
 
@@ -171,6 +189,7 @@ void add_peer_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<kernel_reply>("sreh::kernel_reply");
   cfg.add_message_type<conversation::message>("sreh::conversation::message");
   cfg.add_message_type<peer_load>("sreh::peer_load");
+  cfg.add_message_type<forwarded_reply>("sreh::forwarded_reply");
 }
 
 } // namespace sreh::actors

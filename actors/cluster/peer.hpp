@@ -27,14 +27,32 @@ typename Inspector::result_type inspect(Inspector& f, peer_load& x) {
   return f(caf::meta::type_name("sreh::peer_load"), x.node_id, x.active_runs, x.parked_runs);
 }
 
+/// A person's command on a Work (works::work_command) sent to the member that owns the Work:
+/// (forward, work id, command, by, text).
+using forward_atom = caf::atom_constant<caf::atom("forward")>;
+
+/// How the owner answered a forwarded Works command: its error, or none when it was applied (and
+/// committed: the sender reads the Work from the store the members share).
+struct forwarded_reply {
+  sreh::error err;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, forwarded_reply& x) {
+  return f(caf::meta::type_name("sreh::forwarded_reply"), x.err);
+}
+
 /// The peer actor of a member, published on its cluster port. Other members hand it the run
 /// requests that belong to this node (it delegates them to the kernel, whose replies go back
-/// unchanged) and push their load to it.
+/// unchanged) and the commands on Works this node owns (to its orchestrator), and push their
+/// load to it.
 using peer_actor =
   caf::typed_actor<caf::replies_to<submit_atom, goal_request>::with<kernel_reply>,
                    caf::replies_to<cancel_atom, std::string, std::string>::with<kernel_reply>,
                    caf::replies_to<decide_atom, std::string, approval_vote>::with<kernel_reply>,
                    caf::replies_to<say_atom, conversation::message>::with<kernel_reply>,
+                   caf::replies_to<forward_atom, std::string, std::int32_t, std::string,
+                                   std::string>::with<forwarded_reply>,
                    caf::reacts_to<load_atom, peer_load>>;
 
 class cluster_member;

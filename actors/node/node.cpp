@@ -171,15 +171,22 @@ void start_works(node::impl& d) {
                                  e.error().message);
       });
     };
+  if (auto* c = d.cluster.get())
+    env->routing =
+      work_routing{[c](const std::string& n) { return c->alive(n); },
+                   [c](const std::string& n) { return caf::actor_cast<caf::actor>(c->peer(n)); },
+                   [c] { return c->claim_orphan_works(); }};
   d.works = std::make_unique<works_facade>(*d.sys);
   auto* facade = d.works.get();
   d.works_sup = spawn_works_supervisor(*d.sys, env, *d.hub, d.tree,
                                        [facade](orchestrator_actor a) { facade->set(a); });
-  if (d.cluster)
+  if (d.cluster) {
+    d.cluster->serve_works([facade] { return caf::actor_cast<caf::actor>(facade->current()); });
     d.cluster->adopt_works([facade](const std::string& id) {
       if (auto orch = facade->current())
         caf::anon_send(orch, adopt_atom::value, id);
     });
+  }
 }
 
 } // namespace

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "actors/cluster/peer.hpp"
 #include "actors/kernel/messages.hpp"
 #include "actors/works/works_api.hpp"
 
@@ -59,6 +60,8 @@ using orchestrator_actor =
   caf::typed_actor<caf::replies_to<create_atom, new_work>::with<work_reply>,
                    caf::replies_to<command_atom, std::string, std::int32_t, std::string,
                                    std::string>::with<work_reply>,
+                   caf::replies_to<forward_atom, std::string, std::int32_t, std::string,
+                                   std::string>::with<forwarded_reply>,
                    caf::reacts_to<run_ended_atom, std::string, std::string, std::string>,
                    caf::reacts_to<adopt_atom, std::string>>;
 

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "actors/runtime/supervisor.hpp"
+#include "actors/works/forward.hpp"
 #include "actors/works/make_work.hpp"
 #include "config/templates/template_file.hpp"
 #include "core/base/fault.hpp"
@@ -48,6 +49,8 @@ struct orchestrator_state {
   std::unordered_map<std::string, std::vector<waiter>> waiting; // for an actor being made
   std::unordered_set<std::string> loading;
   std::unordered_map<std::string, std::string> run_to_work; // the Works' active runs
+  /// Works another member owns, by id: the owner their row named when last loaded.
+  std::unordered_map<std::string, std::string> elsewhere;
   std::multimap<timestamp_us, std::string> timers;
   std::unordered_map<std::string, timestamp_us> due; // the one timer of each Work
   timestamp_us armed = 0;
@@ -120,12 +123,15 @@ void activate(orchestrator_self self, const std::string& id) {
         return fail_waiters(self, id, got.err);
       if (!got.w)
         return fail_waiters(self, id, {errc::not_found, "work " + id + " not found"});
-      if (const auto& me = st.env->rt->cfg.node_id; got.w->node_id != me)
+      if (const auto& me = st.env->rt->cfg.node_id; got.w->node_id != me) {
+        if (st.env->routing)
+          st.elsewhere[id] = got.w->node_id; // a command then goes there (forward.hpp)
         return fail_waiters(self, id,
                             {errc::conflict, fmt::format("work {} is owned by node '{}': send "
                                                          "the request there (GET "
                                                          "/v1/cluster/nodes lists its address)",
                                                          id, got.w->node_id)});
+      }
       expected<works::work_template> t =
         sreh::error{errc::internal, fmt::format("work {}: template {} version {} is not stored", id,
                                                 got.w->template_name, got.w->template_version)};
@@ -346,16 +352,56 @@ void follow_run_ends(orchestrator_self self, event_hub* hub) {
 }
 
 /// A command on a Work goes to its actor (woken when passivated).
+/// Runs command `c` on Work `id` here; `rp` gets the Work actor's answer.
+void command_here(orchestrator_self self, caf::typed_response_promise<work_reply> rp,
+                  const std::string& id, std::int32_t c, std::string by, std::string text) {
+  with_work(self, id, [rp, c, by, text](expected<work_actor> a) mutable {
+    if (a)
+      rp.delegate(*a, command_atom::value, c, by, text);
+    else
+      rp.deliver(work_reply{a.error(), {}, false});
+  });
+}
+
 caf::result<work_reply> command(orchestrator_self self, const std::string& id, std::int32_t c,
                                 const std::string& by, const std::string& text) {
   auto rp = self->make_response_promise<work_reply>();
-  with_work(self, id, [rp, c, by, text](expected<work_actor> a) mutable {
-    if (!a) {
+  with_work(self, id, [self, rp, id, c, by, text](expected<work_actor> a) mutable {
+    if (a) {
+      rp.delegate(*a, command_atom::value, c, by, text);
+      return;
+    }
+    auto& st = self->state;
+    auto owner = st.elsewhere.find(id);
+    if (owner == st.elsewhere.end()) {
       rp.deliver(work_reply{a.error(), {}, false});
       return;
     }
-    rp.delegate(*a, command_atom::value, c, by, text);
+    const auto o = std::move(owner->second);
+    st.elsewhere.erase(owner);
+    command_elsewhere(
+      self, st.calls, *st.env, o, {id, c, by, text},
+      [rp](work_reply r) mutable { rp.deliver(std::move(r)); },
+      [self, rp, id, c, by, text](std::vector<std::string> claimed) mutable {
+        self->state.env->log->info("work {}: claimed with {} other open works of dead members "
+                                   "to answer a command",
+                                   id, claimed.size() - 1);
+        for (const auto& w : claimed)
+          self->send(self, adopt_atom::value, w); // its timer, its run: as a heartbeat claim
+        command_here(self, rp, id, c, std::move(by), std::move(text));
+      });
   });
+  return rp;
+}
+
+/// A command another member forwarded (forward.hpp): run here, answered with its error only.
+caf::result<forwarded_reply> forwarded(orchestrator_self self, const std::string& id,
+                                       std::int32_t c, const std::string& by,
+                                       const std::string& text) {
+  auto rp = self->make_response_promise<forwarded_reply>();
+  answer_forwarded(
+    self, [self, id](std::function<void(expected<work_actor>)> f) { with_work(self, id, f); }, rp,
+    {id, c, by, text});
   return rp;
 }
 
@@ -397,6 +443,12 @@ orchestrator_impl_actor::behavior_type orchestrator_behavior(orchestrator_self s
         return caf::skip;
       return command(self, id, c, by, text);
     },
+    [=](forward_atom, const std::string& id, std::int32_t c, const std::string& by,
+        const std::string& text) -> caf::result<forwarded_reply> {
+      if (self->state.recovering)
+        return caf::skip;
+      return forwarded(self, id, c, by, text);
+    },
     [=](run_ended_atom, const std::string& run_id, const std::string& state,
         const std::string& outcome) { run_ended(self, run_id, state, outcome); },
     [=](adopt_atom, const std::string& id) {
@@ -434,28 +486,8 @@ orchestrator_actor spawn_orchestrator(caf::actor_system& sys, works_env_ptr env,
   return sys.spawn(orchestrator_behavior, std::move(env), &hub);
 }
 
-caf::actor spawn_works_supervisor(caf::actor_system& sys, works_env_ptr env, event_hub& hub,
-                                  supervision_table& tree,
-                                  std::function<void(orchestrator_actor)> current) {
-  std::vector<supervised_child> children;
-  auto* h = &hub;
-  children.push_back({"orchestrator", [env, h, current](caf::local_actor* parent) -> caf::actor {
-                        if (parent == nullptr) {
-                          current(orchestrator_actor{});
-                          return {};
-                        }
-                        auto a = parent->spawn<caf::linked>(orchestrator_behavior, env, h);
-                        current(a);
-                        return caf::actor_cast<caf::actor>(a);
-                      }});
-  if (!env->rt->tools.world_sources().empty())
-    children.push_back({"world_sync", [env, h](caf::local_actor* parent) -> caf::actor {
-                          if (parent == nullptr)
-                            return {};
-                          return caf::actor_cast<caf::actor>(spawn_world_sync(parent, env, *h));
-                        }});
-  auto log = env->log;
-  return spawn_one_for_one(sys, tree, "node", std::move(log), std::move(children));
+orchestrator_actor spawn_orchestrator(caf::local_actor* parent, works_env_ptr env, event_hub& hub) {
+  return parent->spawn<caf::linked>(orchestrator_behavior, std::move(env), &hub);
 }
 
 } // namespace sreh::actors

@@ -5,7 +5,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "actors/hub/event_hub.hpp"
 #include "actors/runtime/runtime.hpp"
@@ -16,6 +18,15 @@
 #include "core/works/template.hpp"
 
 namespace sreh::actors {
+
+/// How the orchestrator reaches the other members of a cluster (set by actors/node on a
+/// clustered node): whether a member's lease holds, its peer actor (null when not linked), and
+/// the claim of dead members' open Works (blocking: the store).
+struct work_routing {
+  std::function<bool(const std::string& node)> alive;
+  std::function<caf::actor(const std::string& node)> peer;
+  std::function<expected<std::vector<std::string>>()> claim;
+};
 
 /// What the Works actors share. Lives as long as the longest of them.
 struct works_env {
@@ -30,6 +41,9 @@ struct works_env {
   /// A Work closed (resolved or cancelled) and that is durable: its postmortem is written
   /// (actors/node). Called on the Work's actor: it must not block.
   std::function<void(const std::string&)> work_closed{};
+  /// A cluster's members: commands on Works another member owns are forwarded to it
+  /// (forward.hpp). None on a single node.
+  std::optional<work_routing> routing{};
 };
 using works_env_ptr = std::shared_ptr<works_env>;
 
@@ -43,6 +57,8 @@ void add_timeline(const works_env& env, works::work& w, const works::work_templa
 /// timers to the actor of each Work, spawning it from the store when it was passivated, and
 /// passivates the actors idle for `passivate_after`.
 orchestrator_actor spawn_orchestrator(caf::actor_system& sys, works_env_ptr env, event_hub& hub);
+/// The same, linked to `parent` (its supervisor).
+orchestrator_actor spawn_orchestrator(caf::local_actor* parent, works_env_ptr env, event_hub& hub);
 
 /// Keeps the orchestrator (and, when the node has world sources, the world sync) running as
 /// children "orchestrator" and "world_sync" of the node's tree: spawns them linked, and when

@@ -65,6 +65,11 @@ peer_actor::behavior_type echo_peer(caf::actor sink) {
       r.created = true;
       return r;
     },
+    [](forward_atom, const std::string& work_id, std::int32_t c, const std::string& by,
+       const std::string& text) {
+      return forwarded_reply{
+        {errc::conflict, work_id + "/" + std::to_string(c) + "/" + by + "/" + text}};
+    },
     [=](load_atom, const peer_load& load) { caf::anon_send(sink, load_atom::value, load); },
   };
 }
@@ -148,6 +153,18 @@ CAF_TEST(every request and the load push cross the middleman whole) {
     CAF_CHECK_EQUAL(said.said.text, m.text);
     CAF_CHECK_EQUAL(said.said.idempotency_key, std::string{"k-1"});
     CAF_CHECK_EQUAL(said.said.seq, 7);
+
+    // A Works command forwarded to its owner: the owner's error comes back whole.
+    caf::scoped_actor self{*b.sys};
+    self
+      ->request(*peer, patience, forward_atom::value, std::string{"work_1"}, std::int32_t{4},
+                std::string{"erin"}, std::string{"graphs ✓"})
+      .receive(
+        [&](const forwarded_reply& r) {
+          CAF_CHECK(r.err.code == errc::conflict);
+          CAF_CHECK_EQUAL(r.err.message, std::string{"work_1/4/erin/graphs ✓"});
+        },
+        [&](const caf::error& err) { CAF_FAIL("forward: " << b.sys->render(err)); });
 
     caf::anon_send(*peer, load_atom::value, peer_load{"node-b", 3, 1});
     bool got = false;
