@@ -138,6 +138,17 @@ class fatal_stop {
 /// manager restarts it, a person sees a failed unit, never a node that looks up and runs nothing.
 constexpr int fatal_exit_code = 70;
 
+/// The exit code of a node that has stopped, after its last line.
+int stopped(const fatal_stop& fatal) {
+  if (const auto why = fatal.why(); !why.empty()) {
+    logger("node")->critical("stopped: {}", why);
+    std::fprintf(stderr, "sreh serve: stopped: %s\n", why.c_str());
+    return fatal_exit_code;
+  }
+  logger("node")->info("stopped cleanly");
+  return 0;
+}
+
 /// Raises the open-files limit to what the connection limits need (two per allowed connection,
 /// at most the hard limit), as servers do; warns when the hard limit is lower.
 void raise_file_limit(const config::node_config& cfg) {
@@ -329,13 +340,7 @@ int serve_command(int argc, char** argv) {
              stderr);
   wait_for_signal(tls.get());
   parts->reset(); // the front and the relay, the actors, then the writer, then the store
-  if (const auto why = fatal->why(); !why.empty()) {
-    log->critical("stopped: {}", why);
-    std::fprintf(stderr, "sreh serve: stopped: %s\n", why.c_str());
-    return fatal_exit_code;
-  }
-  log->info("stopped cleanly");
-  return 0;
+  return stopped(*fatal);
 }
 
 int config_check_command(int argc, char** argv) {
