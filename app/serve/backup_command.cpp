@@ -87,6 +87,15 @@ std::optional<command_args> parse_args(const char* cmd, const char* usage, bool 
   return std::nullopt;
 }
 
+/// The SQLite store `args` name; a PostgreSQL one is an error that says what to do instead.
+expected<store_target> sqlite_target(const store_args& args, std::string_view instead) {
+  auto target = resolve_store(args);
+  if (target && target->store.kind == "postgres")
+    return sreh::error{errc::invalid_argument,
+                       fmt::format("the store is PostgreSQL (store.kind: postgres): {}", instead)};
+  return target;
+}
+
 /// Makes what was written to `path` (a file or a directory) durable.
 sreh::error sync_path(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY);
@@ -274,13 +283,10 @@ int backup_command(int argc, char** argv) {
   const auto args = parse_args("backup", backup_usage, false, argc, argv);
   if (!args)
     return 2;
-  auto target = resolve_store(args->store);
+  auto target = sqlite_target(args->store, "back it up with pg_dump or the database's own "
+                                           "backups; sreh backup copies a node's SQLite store");
   if (!target)
     return fail("backup", target.error().message);
-  if (target->store.kind == "postgres")
-    return fail("backup", "the store is PostgreSQL (store.kind: postgres): back it up with "
-                          "pg_dump or the database's own backups; sreh backup copies a node's "
-                          "SQLite store");
   if (auto err = prepare_backup_dir(args->dir))
     return fail("backup", err.message);
   const auto start = std::chrono::steady_clock::now();
@@ -445,12 +451,10 @@ int restore_command(int argc, char** argv) {
   const auto args = parse_args("restore", restore_usage, true, argc, argv);
   if (!args)
     return 2;
-  auto target = resolve_store(args->store);
+  auto target = sqlite_target(args->store, "restore the database with pg_restore; sreh "
+                                           "restore puts back a SQLite store");
   if (!target)
     return fail("restore", target.error().message);
-  if (target->store.kind == "postgres")
-    return fail("restore", "the store is PostgreSQL (store.kind: postgres): restore the "
-                           "database with pg_restore; sreh restore puts back a SQLite store");
   auto m = read_manifest(args->dir);
   if (!m)
     return fail("restore", m.error().message);
