@@ -25,7 +25,7 @@ constexpr const char* audit_usage =
 constexpr std::int64_t progress_threshold = 100'000;
 
 /// The store named by the options, or nullopt after an error (already printed).
-std::optional<store_target> parse_args(int argc, char** argv) {
+std::optional<store_target> parse_audit_args(int argc, char** argv) {
   store_args args;
   for (int i = 1; i < argc; ++i) {
     std::string error;
@@ -63,7 +63,7 @@ class progress_printer {
   std::int64_t printed_ = 0;
 };
 
-int verify(const store_target& target) {
+int verify_store(const store_target& target) {
   const auto start = std::chrono::steady_clock::now();
   progress_printer printer;
   const persistence::audit_progress progress = [&printer](std::int64_t done, std::int64_t total) {
@@ -102,10 +102,10 @@ int audit_command(int argc, char** argv) {
     std::fprintf(stderr, "sreh audit: unknown subcommand '%s'\n%s", argv[0], audit_usage);
     return 2;
   }
-  const auto target = parse_args(argc, argv);
+  const auto target = parse_audit_args(argc, argv);
   if (!target)
     return 2;
-  return verify(*target);
+  return verify_store(*target);
 }
 
 } // namespace sreh::app

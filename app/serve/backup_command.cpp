@@ -56,14 +56,14 @@ struct command_args {
   bool force = false;
 };
 
-int fail(const char* cmd, const std::string& what) {
+int refuse(const char* cmd, const std::string& what) {
   std::fprintf(stderr, "sreh %s: %s\n", cmd, what.c_str());
   return 1;
 }
 
 /// The arguments of `sreh CMD`, or nullopt after a usage error (printed).
-std::optional<command_args> parse_args(const char* cmd, const char* usage, bool takes_force,
-                                       int argc, char** argv) {
+std::optional<command_args> parse_command_args(const char* cmd, const char* usage, bool takes_force,
+                                               int argc, char** argv) {
   command_args out;
   std::string error;
   for (int i = 0; i < argc && error.empty(); ++i) {
@@ -201,7 +201,7 @@ expected<manifest> read_manifest(const std::string& dir) {
 }
 
 /// Writes `text` to `path` through a synced temporary file: the file is whole or absent.
-sreh::error write_file(const std::string& path, const std::string& text) {
+sreh::error write_durably(const std::string& path, const std::string& text) {
   const auto tmp = path + ".tmp";
   {
     std::ofstream out{tmp, std::ios::trunc};
@@ -270,7 +270,7 @@ expected<manifest> take_backup(const store_target& target, const std::string& di
   fs::rename(partial, fs::path{dir} / store_name, ec);
   if (ec)
     return sreh::error{errc::unavailable, fmt::format("rename {}: {}", partial, ec.message())};
-  if (auto err = write_file((fs::path{dir} / manifest_name).string(), manifest_json(m)))
+  if (auto err = write_durably((fs::path{dir} / manifest_name).string(), manifest_json(m)))
     return err;
   if (auto err = sync_path(dir))
     return err;
@@ -280,19 +280,19 @@ expected<manifest> take_backup(const store_target& target, const std::string& di
 } // namespace
 
 int backup_command(int argc, char** argv) {
-  const auto args = parse_args("backup", backup_usage, false, argc, argv);
+  const auto args = parse_command_args("backup", backup_usage, false, argc, argv);
   if (!args)
     return 2;
   auto target = sqlite_target(args->store, "back it up with pg_dump or the database's own "
                                            "backups; sreh backup copies a node's SQLite store");
   if (!target)
-    return fail("backup", target.error().message);
+    return refuse("backup", target.error().message);
   if (auto err = prepare_backup_dir(args->dir))
-    return fail("backup", err.message);
+    return refuse("backup", err.message);
   const auto start = std::chrono::steady_clock::now();
   auto m = take_backup(*target, args->dir);
   if (!m)
-    return fail("backup", m.error().message);
+    return refuse("backup", m.error().message);
   const auto copy = (fs::path{args->dir} / store_name).string();
   std::error_code ec;
   std::printf("backed up %s to %s: %s, %.1f MB, %zu token file(s), in %.2f s\n",
@@ -301,11 +301,11 @@ int backup_command(int argc, char** argv) {
               seconds_since(start));
   auto report = persistence::verify_audit_chain(copy, {});
   if (!report)
-    return fail("backup", "the copy cannot be verified: " + report.error().message);
+    return refuse("backup", "the copy cannot be verified: " + report.error().message);
   if (!report->ok())
-    return fail("backup", fmt::format("the copy's audit chain is BROKEN at event {}: {} (the "
-                                      "source's is too: sreh audit verify names it)",
-                                      report->bad_seq, report->message));
+    return refuse("backup", fmt::format("the copy's audit chain is BROKEN at event {}: {} (the "
+                                        "source's is too: sreh audit verify names it)",
+                                        report->bad_seq, report->message));
   std::printf("audit chain of the copy ok: %lld entries, last hash %s\n",
               static_cast<long long>(report->entries), report->last_hash.c_str());
   return 0;
@@ -414,27 +414,28 @@ expected<std::vector<std::string>> restore_tokens(const std::string& dir, const 
 int put_in_place(const command_args& args, const store_target& target, const manifest& m) {
   auto lock = persistence::data_dir_lock::acquire(target.data_dir, "restore");
   if (!lock)
-    return fail("restore", lock.error().message);
+    return refuse("restore", lock.error().message);
   auto aside = clear_place(target.store.path, args.force);
   if (!aside)
-    return fail("restore", aside.error().message);
+    return refuse("restore", aside.error().message);
   const auto from = (fs::path{args.dir} / store_name).string();
   const auto restoring = target.store.path + ".restoring";
   std::error_code ec;
   fs::remove(restoring, ec); // what an interrupted restore left
   auto facts = persistence::copy_sqlite_store(from, restoring, page_progress("restore"));
   if (!facts)
-    return fail("restore", facts.error().message +
-                             (aside->empty() ? "" : "; the store it was to replace is " + *aside));
+    return refuse("restore",
+                  facts.error().message +
+                    (aside->empty() ? "" : "; the store it was to replace is " + *aside));
   fs::rename(restoring, target.store.path, ec);
   if (ec)
-    return fail("restore", fmt::format("rename {}: {}", restoring, ec.message()));
+    return refuse("restore", fmt::format("rename {}: {}", restoring, ec.message()));
   const auto parent = fs::absolute(target.store.path, ec).parent_path().string();
   if (auto err = sync_path(parent))
-    return fail("restore", err.message);
+    return refuse("restore", err.message);
   auto kept = restore_tokens(args.dir, m, target.data_dir);
   if (!kept)
-    return fail("restore", kept.error().message);
+    return refuse("restore", kept.error().message);
   std::printf("restored %s (taken %s from %s) to %s: %s\n", args.dir.c_str(), m.taken_at.c_str(),
               m.source.c_str(), target.store.path.c_str(), describe(*facts).c_str());
   if (!aside->empty())
@@ -448,18 +449,18 @@ int put_in_place(const command_args& args, const store_target& target, const man
 } // namespace
 
 int restore_command(int argc, char** argv) {
-  const auto args = parse_args("restore", restore_usage, true, argc, argv);
+  const auto args = parse_command_args("restore", restore_usage, true, argc, argv);
   if (!args)
     return 2;
   auto target = sqlite_target(args->store, "restore the database with pg_restore; sreh "
                                            "restore puts back a SQLite store");
   if (!target)
-    return fail("restore", target.error().message);
+    return refuse("restore", target.error().message);
   auto m = read_manifest(args->dir);
   if (!m)
-    return fail("restore", m.error().message);
+    return refuse("restore", m.error().message);
   if (auto err = check_backup(args->dir, *m))
-    return fail("restore", err.message + "; nothing was changed");
+    return refuse("restore", err.message + "; nothing was changed");
   return put_in_place(*args, *target, *m);
 }
 
