@@ -19,6 +19,7 @@ namespace sreh {
 /// - `works.command`: a Work's actor, on a person's command, before it handled it;
 /// - `kernel.submit`: the kernel, on a new goal, before it made the run (runs under way die
 ///   with it: their actors are linked to it);
+/// - `run.create`: a run's actor, as it makes the run (before its row is committed);
 /// - `run.step`: a run's actor, as it starts a step (the previous one is committed);
 /// - `gateway.call`: the model gateway, as a call enters it (on the calling run's actor).
 ///

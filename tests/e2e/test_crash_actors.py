@@ -76,6 +76,19 @@ def test_a_run_actor_that_dies_resumes_from_its_journal():
             assert "recovering it from the store" in log, log
 
 
+def test_a_submit_whose_run_actor_dies_is_answered_at_once():
+    with TempDir() as d:
+        node = Node(d, config_extra=PLAN, env_extra={"SREH_FAULT": "run.create:1"}).start()
+        body = {"goal": "a run whose actor dies as it is made"}
+        headers = {"Idempotency-Key": "create-crash-1"}
+        # Answered by the dying actor, not by the facade's 30 s timeout (timeout=10 fails that).
+        status, _, doc = node.json("POST", "/v1/goals", body, headers)
+        assert status == 503 and "stopped before it answered" in doc["detail"], (status, doc)
+        status, _, doc = node.json("POST", "/v1/goals", body, headers)
+        assert status == 201, (status, doc)
+        assert node.wait_run(doc["run"]["id"])["state"] == "succeeded"
+
+
 def test_a_crashed_kernel_is_restarted_and_recovers_its_runs():
     with TempDir() as d:
         node = Node(d, config_extra=SLOW_PLAN, env_extra={"SREH_FAULT": "kernel.submit:4"})
@@ -167,6 +180,7 @@ def test_a_gateway_call_that_throws_is_asked_again_after_the_run_resumes():
 
 if __name__ == "__main__":
     run_tests([test_a_run_actor_that_dies_resumes_from_its_journal,
+               test_a_submit_whose_run_actor_dies_is_answered_at_once,
                test_a_crashed_kernel_is_restarted_and_recovers_its_runs,
                test_a_kernel_that_keeps_dying_stops_the_node_loudly,
                test_a_work_actor_that_dies_on_a_command_is_recovered,

@@ -278,6 +278,8 @@ void advance(self_ptr self) {
 void create(self_ptr self) {
   auto& st = self->state;
   st.creator = self->make_response_promise<kernel_reply>();
+  if (fault("run.create"))
+    throw std::runtime_error("fault injected at run.create");
   st.in_flight_outcomes.clear();
   st.next = after_commit::created;
   auto b = st.journal.take_create_batch();
@@ -415,6 +417,18 @@ void resume(self_ptr self, const approval& a) {
   // The run is durably running again before its step executes, so a crash in between is
   // recovered as an intent without outcome (reconciled), never executed twice.
   commit(self, run_step ? after_commit::execute : after_commit::advance);
+}
+
+run_state_t::~run_state_t() {
+  if (creator.pending())
+    creator.deliver(reply_error(errc::unavailable,
+                                "the run's actor stopped before it answered (it died, or the "
+                                "kernel restarted): the run may not exist; submit again with the "
+                                "same Idempotency-Key, which names the run if it does"));
+  for (auto& p : cancel_waiters)
+    if (p.pending())
+      p.deliver(reply_error(errc::unavailable,
+                            "the run's actor stopped before the cancel was applied; cancel again"));
 }
 
 run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, runtime_ptr rt,

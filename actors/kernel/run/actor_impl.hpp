@@ -85,6 +85,14 @@ struct run_state_t {
   std::optional<conversation::directive> pause;
   bool holding = false; // paused and idle: a message or a cancel wakes it (run/conversation.cpp)
   static inline const char* name = "sreh.run";
+
+  run_state_t() = default;
+  run_state_t(const run_state_t&) = delete;
+  run_state_t& operator=(const run_state_t&) = delete;
+  /// Answers whoever still waits on the actor when it stops without having answered them (it
+  /// died, or the kernel did and took it along): CAF 0.17 drops such a promise silently, and the
+  /// submitter would wait for its timeout.
+  ~run_state_t();
 };
 
 using self_ptr = run_actor::stateful_pointer<run_state_t>;
