@@ -8,6 +8,7 @@ delivery is pending delivers it after the restart, without sending the delivered
 
 import hashlib
 import hmac
+import http.client
 import json
 import os
 import ssl
@@ -296,20 +297,31 @@ def crash_node(d, point):
     return node, hooks
 
 
-def crash_submit(node, goal):
-    status, _, doc = node.json("POST", "/v1/goals", {"goal": goal}, token=tok("otto"))
-    assert status == 201, (status, doc)
-    return doc["run"]["id"]
+def crash_submit(node, goal, may_die=False):
+    """Submits `goal` with an Idempotency-Key of its own; the run's id. With `may_die`, the node
+    may kill itself at its failpoint before it answers (the notice is made on another thread
+    once the run is committed): the same key, sent after the restart, names the run."""
+    key = {"Idempotency-Key": "crash-" + hashlib.sha256(goal.encode()).hexdigest()[:16]}
+    try:
+        status, _, doc = node.json("POST", "/v1/goals", {"goal": goal}, key, token=tok("otto"))
+    except (OSError, http.client.HTTPException):
+        if not may_die:
+            raise
+        return lambda: crash_submit(node, goal)
+    assert status in (200, 201), (status, doc)
+    run_id = doc["run"]["id"]
+    return (lambda: run_id) if may_die else run_id
 
 
 def test_kill9_before_the_deliveries_are_stored_loses_nothing():
     d = os.path.join(WORK, "crash-enqueue")
     os.makedirs(d)
     node, hooks = crash_node(d, "notify_enqueue")
-    rid = crash_submit(node, "crash before the outbox")
+    rid = crash_submit(node, "crash before the outbox", may_die=True)
     assert node.wait_exit(30) == -9, "the node did not stop at notify_enqueue"
     assert not hooks.deliveries("/hook")
     node.start()  # no failpoint: the offset did not move, so the notice is made again
+    rid = rid()
     wait_until(lambda: [h for h, b in hooks.deliveries("/hook")
                         if json.loads(b)["notice"]["subject"] == rid], 30, "the notice")
     rid2 = crash_submit(node, "after the restart")
@@ -325,9 +337,10 @@ def test_kill9_after_a_send_repeats_it_with_the_same_delivery_id():
     d = os.path.join(WORK, "crash-sent")
     os.makedirs(d)
     node, hooks = crash_node(d, "notify_sent")
-    rid = crash_submit(node, "crash after the send")
+    rid = crash_submit(node, "crash after the send", may_die=True)
     assert node.wait_exit(30) == -9, "the node did not stop at notify_sent"
     node.start()
+    rid = rid()
     got = wait_until(lambda: len(hooks.deliveries("/hook")) >= 2 and hooks.deliveries("/hook"),
                      30, "the repeat after the restart")
     ids = {h["X-Sreh-Delivery"] for h, b in got if json.loads(b)["notice"]["subject"] == rid}
