@@ -93,12 +93,14 @@ void command_elsewhere(orchestrator_impl_actor::pointer self, pending_calls& cal
   call_blocking(
     orchestrator_impl_actor{self}, calls, env.rt->store_pool,
     [claim = routing.claim] { return claim(); },
-    [id = cmd.id, owner, deliver = std::move(deliver),
+    [self, id = cmd.id, owner, deliver = std::move(deliver),
      run_here = std::move(run_here)](expected<std::vector<std::string>> ids) {
       if (!ids)
         return deliver(retry_later(fmt::format("work {}: its owner, node '{}', is dead and "
                                                "claiming its Works failed: {}",
                                                id, owner, ids.error().message)));
+      for (const auto& w : *ids) // each is this node's now: its timer, its run, as a heartbeat's
+        self->send(self, adopt_atom::value, w);
       if (std::find(ids->begin(), ids->end(), id) == ids->end())
         return deliver(retry_later(fmt::format("work {}: its owner, node '{}', is dead and "
                                                "another member is taking its Works over; "

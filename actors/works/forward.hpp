@@ -23,9 +23,9 @@ struct forwarded_command {
 /// Runs on the orchestrator `self` (`calls`: its pending store calls) for Work `cmd.id`, whose
 /// row names `owner`, another member. An owner that is alive and linked gets the command; its
 /// answer is `deliver`ed with the Work as the store has it after the command. A dead owner's open
-/// Works are claimed (one batch, env.routing->claim): when this Work is among them,
-/// `run_here(claimed)` runs the command on this node (and answers); otherwise `deliver` says to
-/// retry. Every failure names the Work and the owner.
+/// Works are claimed (one batch, env.routing->claim) and each adopted (adopt_atom to `self`):
+/// when this Work is among them, `run_here(claimed)` runs the command on this node (and
+/// answers); otherwise `deliver` says to retry. Every failure names the Work and the owner.
 void command_elsewhere(orchestrator_impl_actor::pointer self, pending_calls& calls,
                        const works_env& env, const std::string& owner, forwarded_command cmd,
                        std::function<void(work_reply)> deliver,

@@ -386,8 +386,6 @@ caf::result<work_reply> command(orchestrator_self self, const std::string& id, s
         self->state.env->log->info("work {}: claimed with {} other open works of dead members "
                                    "to answer a command",
                                    id, claimed.size() - 1);
-        for (const auto& w : claimed)
-          self->send(self, adopt_atom::value, w); // its timer, its run: as a heartbeat claim
         command_here(self, rp, id, c, std::move(by), std::move(text));
       });
   });
