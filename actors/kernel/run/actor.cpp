@@ -419,18 +419,6 @@ void resume(self_ptr self, const approval& a) {
   commit(self, run_step ? after_commit::execute : after_commit::advance);
 }
 
-run_state_t::~run_state_t() {
-  if (creator.pending())
-    creator.deliver(reply_error(errc::unavailable,
-                                "the run's actor stopped before it answered (it died, or the "
-                                "kernel restarted): the run may not exist; submit again with the "
-                                "same Idempotency-Key, which names the run if it does"));
-  for (auto& p : cancel_waiters)
-    if (p.pending())
-      p.deliver(reply_error(errc::unavailable,
-                            "the run's actor stopped before the cancel was applied; cancel again"));
-}
-
 run_actor::behavior_type run_behavior(self_ptr self, kernel_impl_actor kernel, runtime_ptr rt,
                                       run r, std::vector<step> steps) {
   self->state.rt = std::move(rt);
